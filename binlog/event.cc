@@ -1,0 +1,206 @@
+#include "binlog/event.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "binlog/checksum.h"
+
+namespace binlog {
+
+EventHeader DecodeHeader(absl::string_view bytes) {
+  const char* p = bytes.data();
+  EventHeader h;
+  h.timestamp = LoadLe32(p + kTimestampOffset);
+  h.type = static_cast<uint8_t>(p[kTypeOffset]);
+  h.server_id = LoadLe32(p + kServerIdOffset);
+  h.event_size = LoadLe32(p + kEventSizeOffset);
+  h.log_pos = LoadLe32(p + kLogPosOffset);
+  h.flags = LoadLe16(p + kFlagsOffset);
+  return h;
+}
+
+void EncodeHeader(const EventHeader& h, char* out) {
+  StoreLe32(out + kTimestampOffset, h.timestamp);
+  out[kTypeOffset] = static_cast<char>(h.type);
+  StoreLe32(out + kServerIdOffset, h.server_id);
+  StoreLe32(out + kEventSizeOffset, h.event_size);
+  StoreLe32(out + kLogPosOffset, h.log_pos);
+  StoreLe16(out + kFlagsOffset, h.flags);
+}
+
+const char* ChecksumStateName(ChecksumState s) {
+  switch (s) {
+    case ChecksumState::kNone: return "none";
+    case ChecksumState::kOk: return "ok";
+    case ChecksumState::kBad: return "bad";
+  }
+  return "none";
+}
+
+uint32_t ComputeEventChecksum(absl::string_view event) {
+  size_t covered = event.size() - kChecksumSize;
+  if (static_cast<uint8_t>(event[kTypeOffset]) == kFormatDescriptionEvent &&
+      (event[kFlagsOffset] & kFlagBinlogInUse)) {
+    // The FDE checksum is defined with the in-use bit clear: checksum the
+    // bytes before the flag, the flag byte cleared, then the rest.
+    char flag = static_cast<char>(event[kFlagsOffset] & ~kFlagBinlogInUse);
+    uint32_t c = Crc32(event.data(), kFlagsOffset);
+    c = Crc32Extend(c, &flag, 1);
+    return Crc32Extend(c, event.data() + kFlagsOffset + 1,
+                       covered - kFlagsOffset - 1);
+  }
+  return Crc32(event.data(), covered);
+}
+
+bool EventChecksumMatches(absl::string_view event) {
+  uint32_t stored = LoadLe32(event.data() + event.size() - kChecksumSize);
+  return stored == ComputeEventChecksum(event);
+}
+
+uint8_t FormatDescription::PostHeaderLen(uint8_t type) const {
+  if (type == 0 || type > post_header_len.size()) return 0;
+  return post_header_len[type - 1];
+}
+
+namespace {
+
+// Parses the leading "X.Y.Z" of a server version the way the servers do:
+// numbers separated by '.', each < 256; anything else yields 0.0.0.
+void ParseVersion(absl::string_view v, int out[3]) {
+  out[0] = out[1] = out[2] = 0;
+  size_t i = 0;
+  for (int part = 0; part < 3; ++part) {
+    int n = 0;
+    size_t start = i;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9' && i - start < 4) {
+      n = n * 10 + (v[i] - '0');
+      ++i;
+    }
+    if (i == start || n > 255) {
+      out[0] = out[1] = out[2] = 0;
+      return;
+    }
+    out[part] = n;
+    if (part < 2) {
+      if (i >= v.size() || v[i] != '.') {
+        if (part == 0) out[0] = 0;  // the first number must be followed by '.'
+        return;
+      }
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+bool ServerVersionHasChecksumAlg(absl::string_view server_version) {
+  int v[3];
+  ParseVersion(server_version, v);
+  bool maria = server_version.find("MariaDB") != absl::string_view::npos ||
+               server_version.find("-maria-") != absl::string_view::npos;
+  int threshold[3] = {5, 6, 1};
+  if (maria) {
+    threshold[0] = 5;
+    threshold[1] = 3;
+    threshold[2] = 0;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (v[i] != threshold[i]) return v[i] > threshold[i];
+  }
+  return true;
+}
+
+absl::StatusOr<FormatDescription> DecodeFormatDescription(
+    absl::string_view event) {
+  if (event.size() < kFdePostHeaderOffset) {
+    return absl::DataLossError(absl::StrCat(
+        "format description event too short: ", event.size(), " bytes"));
+  }
+  EventHeader h = DecodeHeader(event);
+  if (h.type != kFormatDescriptionEvent) {
+    return absl::DataLossError(absl::StrCat(
+        "expected FORMAT_DESCRIPTION_EVENT, found type ", h.type));
+  }
+  FormatDescription fd;
+  fd.in_use = (h.flags & kFlagBinlogInUse) != 0;
+  fd.binlog_version = LoadLe16(event.data() + kFdeBinlogVersionOffset);
+  if (fd.binlog_version != 4) {
+    return absl::DataLossError(absl::StrCat("unsupported binlog version ",
+                                            fd.binlog_version, " (need 4)"));
+  }
+  absl::string_view ver = event.substr(kFdeServerVersionOffset,
+                                       kFdeServerVersionLen - 1);
+  size_t nul = ver.find('\0');
+  if (nul != absl::string_view::npos) ver = ver.substr(0, nul);
+  fd.server_version = std::string(ver);
+  fd.create_timestamp = LoadLe32(event.data() + kFdeCreateTimestampOffset);
+  fd.common_header_len = static_cast<uint8_t>(event[kFdeHeaderLenOffset]);
+  if (fd.common_header_len < kHeaderSize) {
+    return absl::DataLossError(absl::StrCat(
+        "format description declares a common header of ",
+        fd.common_header_len, " bytes (need >= 19)"));
+  }
+  size_t n;
+  if (ServerVersionHasChecksumAlg(fd.server_version)) {
+    if (event.size() < kFdePostHeaderOffset + 1 + kChecksumSize) {
+      return absl::DataLossError("format description event too short");
+    }
+    n = event.size() - kFdePostHeaderOffset - 1 - kChecksumSize;
+    uint8_t alg = static_cast<uint8_t>(event[kFdePostHeaderOffset + n]);
+    if (alg != 0 && alg != 1) {
+      return absl::DataLossError(
+          absl::StrCat("unknown checksum algorithm ", alg));
+    }
+    fd.checksum_alg = static_cast<ChecksumAlg>(alg);
+  } else {
+    n = event.size() - kFdePostHeaderOffset;
+    fd.checksum_alg = ChecksumAlg::kUndefined;
+  }
+  fd.post_header_len.assign(event.begin() + kFdePostHeaderOffset,
+                            event.begin() + kFdePostHeaderOffset + n);
+  return fd;
+}
+
+absl::StatusOr<RotateInfo> DecodeRotate(absl::string_view body) {
+  if (body.size() < kRotatePostHeaderSize) {
+    return absl::DataLossError("rotate event body too short");
+  }
+  RotateInfo r;
+  r.position = LoadLe64(body.data());
+  absl::string_view name = body.substr(kRotatePostHeaderSize);
+  if (name.size() > 511) name = name.substr(0, 511);
+  r.next_file = std::string(name);
+  return r;
+}
+
+absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,
+                                      uint8_t post_header_len) {
+  if (post_header_len < kQueryPostHeaderSize ||
+      body.size() < post_header_len) {
+    return absl::DataLossError("query event too short");
+  }
+  QueryInfo q;
+  q.thread_id = LoadLe32(body.data());
+  q.exec_time = LoadLe32(body.data() + 4);
+  uint8_t db_len = static_cast<uint8_t>(body[8]);
+  q.error_code = LoadLe16(body.data() + 9);
+  uint16_t status_len = LoadLe16(body.data() + 11);
+  size_t db_off = static_cast<size_t>(post_header_len) + status_len;
+  if (db_off + db_len + 1 > body.size()) {
+    return absl::DataLossError("query event: status block or db past end");
+  }
+  q.db = body.substr(db_off, db_len);
+  q.query = body.substr(db_off + db_len + 1);
+  return q;
+}
+
+absl::StatusOr<MariaGtidInfo> DecodeMariaGtid(absl::string_view body) {
+  if (body.size() < 13) return absl::DataLossError("MariaDB GTID event too short");
+  MariaGtidInfo g;
+  g.seq_no = LoadLe64(body.data());
+  g.domain_id = LoadLe32(body.data() + 8);
+  g.flags2 = static_cast<uint8_t>(body[12]);
+  return g;
+}
+
+}  // namespace binlog

@@ -1,0 +1,123 @@
+// File: binlog/event.h
+//
+// Decoding and validation of single events.
+//
+// Defines:
+//   EventHeader         the decoded 19-byte common header
+//   ChecksumState       what a reader learned about an event's CRC32 footer
+//   DecodeHeader        parse 19 bytes
+//   CheckEventChecksum  verify the CRC32 footer (FDE in-use bit handled)
+//   FormatDescription   the decoded Format_description event
+//   Rotate / Query / MariaGtid decoding of the fields the library needs
+//
+// Errors: DataLoss for malformed bytes. Callers add the file and offset
+// (the decoders only see bytes).
+
+#ifndef BINLOG_BINLOG_EVENT_H_
+#define BINLOG_BINLOG_EVENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "binlog/format.h"
+
+namespace binlog {
+
+struct EventHeader {
+  uint32_t timestamp = 0;
+  uint8_t type = 0;
+  uint32_t server_id = 0;
+  uint32_t event_size = 0;
+  uint32_t log_pos = 0;
+  uint16_t flags = 0;
+};
+
+// Decodes the common header from the first 19 bytes of `bytes`.
+// REQUIRES: bytes.size() >= kHeaderSize.
+EventHeader DecodeHeader(absl::string_view bytes);
+
+// Encodes `h` into out[0, 19).
+void EncodeHeader(const EventHeader& h, char* out);
+
+enum class ChecksumState {
+  kNone,  // the file has no checksums
+  kOk,
+  kBad,
+};
+const char* ChecksumStateName(ChecksumState s);  // "none", "ok", "bad"
+
+// Verifies the CRC32 footer of a complete event (header..footer). For a
+// Format_description event the in-use flag is cleared in a copy first, as
+// servers compute that checksum with the flag clear.
+// REQUIRES: event.size() >= kHeaderSize + kChecksumSize.
+bool EventChecksumMatches(absl::string_view event);
+
+// Computes the CRC32 footer value for a complete event (over all bytes but
+// the last 4), with the FDE rule applied.
+uint32_t ComputeEventChecksum(absl::string_view event);
+
+// The decoded Format_description event.
+struct FormatDescription {
+  uint16_t binlog_version = 4;
+  std::string server_version;
+  uint32_t create_timestamp = 0;
+  uint8_t common_header_len = kHeaderSize;
+  std::vector<uint8_t> post_header_len;  // index = type - 1
+  ChecksumAlg checksum_alg = ChecksumAlg::kOff;
+  bool in_use = false;  // kFlagBinlogInUse in the header flags
+
+  bool has_checksums() const { return checksum_alg == ChecksumAlg::kCrc32; }
+  // Post-header length declared for `type`, or 0 if not declared.
+  uint8_t PostHeaderLen(uint8_t type) const;
+};
+
+// Decodes a complete Format_description event (header included). Applies
+// the servers' version rule for whether an algorithm byte is present.
+absl::StatusOr<FormatDescription> DecodeFormatDescription(
+    absl::string_view event);
+
+// True if "X.Y.Z..." parses to a version at or above the one where the
+// checksum algorithm byte was introduced (MySQL 5.6.1, MariaDB 5.3.0).
+bool ServerVersionHasChecksumAlg(absl::string_view server_version);
+
+// Body of an event without header and footer, given the file's checksum
+// setting. REQUIRES: the event was validated (size >= header + footer).
+inline absl::string_view EventBody(absl::string_view event, bool checksums) {
+  size_t end = event.size() - (checksums ? kChecksumSize : 0);
+  return event.substr(kHeaderSize, end - kHeaderSize);
+}
+
+// Rotate event fields.
+struct RotateInfo {
+  uint64_t position = 0;
+  std::string next_file;
+};
+absl::StatusOr<RotateInfo> DecodeRotate(absl::string_view body);
+
+// Query event: the parts the library uses (database, statement).
+struct QueryInfo {
+  uint32_t thread_id = 0;
+  uint32_t exec_time = 0;
+  uint16_t error_code = 0;
+  absl::string_view db;
+  absl::string_view query;
+};
+// `post_header_len` is the FDE's value for QUERY_EVENT (13 on v4 servers).
+absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,
+                                      uint8_t post_header_len);
+
+// MariaDB Gtid event (162).
+struct MariaGtidInfo {
+  uint64_t seq_no = 0;
+  uint32_t domain_id = 0;
+  uint8_t flags2 = 0;
+};
+absl::StatusOr<MariaGtidInfo> DecodeMariaGtid(absl::string_view body);
+
+}  // namespace binlog
+
+#endif  // BINLOG_BINLOG_EVENT_H_

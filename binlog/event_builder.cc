@@ -1,0 +1,132 @@
+#include "binlog/event_builder.h"
+
+#include <cstring>
+
+#include "binlog/event.h"
+#include "binlog/format.h"
+
+namespace binlog {
+namespace {
+
+// Types 1..41 as MySQL 8.0.26 - 8.2 declare them (reference section 4.2).
+constexpr uint8_t kMySql80Phl[41] = {
+    0, 13, 0, 8, 0, 0, 0, 0, 4, 0, 4, 0, 0, 0, 98, 0, 4, 26, 8, 0,
+    0, 0, 8, 8, 8, 2, 0, 0, 0, 10, 10, 10, 42, 42, 0, 18, 52, 0, 10, 40, 0};
+
+// Builds header + body (+ footer) into a string; fills the CRC.
+std::string Finish(uint8_t type, uint32_t timestamp, uint32_t server_id,
+                   uint16_t flags, absl::string_view body, uint32_t log_pos,
+                   bool footer, bool checksum_value) {
+  size_t size = kHeaderSize + body.size() + (footer ? kChecksumSize : 0);
+  std::string ev(size, '\0');
+  EventHeader h;
+  h.timestamp = timestamp;
+  h.type = type;
+  h.server_id = server_id;
+  h.event_size = static_cast<uint32_t>(size);
+  h.log_pos = log_pos;
+  h.flags = flags;
+  EncodeHeader(h, ev.data());
+  std::memcpy(ev.data() + kHeaderSize, body.data(), body.size());
+  if (footer && checksum_value) {
+    StoreLe32(ev.data() + size - kChecksumSize, ComputeEventChecksum(ev));
+  }
+  return ev;
+}
+
+}  // namespace
+
+absl::string_view MySql80PostHeaderLengths() {
+  return absl::string_view(reinterpret_cast<const char*>(kMySql80Phl),
+                           sizeof(kMySql80Phl));
+}
+
+std::string EncodeFormatDescription(const FdeParams& p) {
+  std::string body;
+  char b2[2];
+  StoreLe16(b2, 4);
+  body.append(b2, 2);
+  std::string ver = p.server_version.substr(0, kFdeServerVersionLen - 1);
+  ver.resize(kFdeServerVersionLen, '\0');
+  body += ver;
+  char b4[4];
+  StoreLe32(b4, p.create_timestamp);
+  body.append(b4, 4);
+  body.push_back(static_cast<char>(kHeaderSize));
+  body += std::string(MySql80PostHeaderLengths());
+  body.push_back(static_cast<char>(p.checksums ? 1 : 0));
+  size_t size = kHeaderSize + body.size() + kChecksumSize;
+  uint16_t flags = p.in_use ? kFlagBinlogInUse : 0;
+  // The 4 checksum bytes are always present in an FDE with an algorithm
+  // byte, and always hold the real CRC.
+  return Finish(kFormatDescriptionEvent, p.timestamp, p.server_id, flags, body,
+                static_cast<uint32_t>(kMagicSize + size), true, true);
+}
+
+std::string EncodeRotate(uint32_t timestamp, uint32_t server_id,
+                         absl::string_view next_file, uint32_t log_pos,
+                         bool checksums) {
+  std::string body(8, '\0');
+  StoreLe64(body.data(), 4);
+  body.append(next_file.data(), next_file.size());
+  return Finish(kRotateEvent, timestamp, server_id, 0, body, log_pos,
+                checksums, checksums);
+}
+
+std::string EncodeStop(uint32_t timestamp, uint32_t server_id,
+                       uint32_t log_pos, bool checksums) {
+  return Finish(kStopEvent, timestamp, server_id, 0, absl::string_view(),
+                log_pos, checksums, checksums);
+}
+
+void AppendEmptyPreviousGtids(TransactionBuffer* txn, uint32_t timestamp,
+                              uint32_t server_id) {
+  char* p = txn->AppendEvent(kPreviousGtidsEvent, server_id, timestamp, 0, 8);
+  std::memset(p, 0, 8);
+}
+
+void AppendGtid(TransactionBuffer* txn, uint32_t timestamp, uint32_t server_id,
+                const uint8_t sid[16], int64_t gno, int64_t last_committed,
+                int64_t sequence_number) {
+  bool anonymous = gno == 0;
+  char* p = txn->AppendEvent(anonymous ? kAnonymousGtidEvent : kGtidEvent,
+                             server_id, timestamp, 0, 42);
+  p[0] = 0;  // gtid_flags: row-based only
+  std::memcpy(p + 1, sid, 16);
+  StoreLe64(p + 17, static_cast<uint64_t>(gno));
+  p[25] = 2;  // LOGICAL_TIMESTAMP_TYPECODE
+  StoreLe64(p + 26, static_cast<uint64_t>(last_committed));
+  StoreLe64(p + 34, static_cast<uint64_t>(sequence_number));
+}
+
+void AppendAnonymousGtid(TransactionBuffer* txn, uint32_t timestamp,
+                         uint32_t server_id, int64_t last_committed,
+                         int64_t sequence_number) {
+  static const uint8_t kZeroSid[16] = {};
+  AppendGtid(txn, timestamp, server_id, kZeroSid, 0, last_committed,
+             sequence_number);
+}
+
+void AppendQuery(TransactionBuffer* txn, uint32_t timestamp,
+                 uint32_t server_id, uint32_t thread_id, absl::string_view db,
+                 absl::string_view query) {
+  size_t db_len = db.size() > 255 ? 255 : db.size();
+  size_t body = kQueryPostHeaderSize + db_len + 1 + query.size();
+  char* p = txn->AppendEvent(kQueryEvent, server_id, timestamp, 0, body);
+  StoreLe32(p, thread_id);
+  StoreLe32(p + 4, 0);  // exec time
+  p[8] = static_cast<char>(db_len);
+  StoreLe16(p + 9, 0);   // error code
+  StoreLe16(p + 11, 0);  // status vars length
+  std::memcpy(p + 13, db.data(), db_len);
+  p[13 + db_len] = '\0';
+  std::memcpy(p + 14 + db_len, query.data(), query.size());
+}
+
+void AppendXid(TransactionBuffer* txn, uint32_t timestamp, uint32_t server_id,
+               uint64_t xid) {
+  char* p = txn->AppendEvent(kXidEvent, server_id, timestamp, 0, 8);
+  StoreLe64(p, xid);
+}
+
+}  // namespace binlog

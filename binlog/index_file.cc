@@ -1,0 +1,147 @@
+#include "binlog/index_file.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace binlog {
+
+std::string BinlogFileName(absl::string_view basename, uint64_t number) {
+  return absl::StrFormat("%s.%06u", basename, number);
+}
+
+std::string IndexFileName(absl::string_view basename) {
+  return absl::StrCat(basename, ".index");
+}
+
+std::string IndexTempFileName(absl::string_view basename) {
+  return absl::StrCat(basename, ".index_crash_safe");
+}
+
+bool ParseBinlogFileName(absl::string_view basename, absl::string_view name,
+                         uint64_t* number) {
+  if (!absl::ConsumePrefix(&name, basename)) return false;
+  if (!absl::ConsumePrefix(&name, ".")) return false;
+  if (name.size() < 6 || name.size() > 10) return false;
+  uint64_t n = 0;
+  for (char c : name) {
+    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (n > kMaxFileNumber) return false;
+  *number = n;
+  return true;
+}
+
+absl::StatusOr<std::vector<uint64_t>> ParseIndex(absl::string_view content,
+                                                 absl::string_view dir,
+                                                 absl::string_view basename,
+                                                 absl::string_view index_path) {
+  std::vector<uint64_t> numbers;
+  int line_no = 0;
+  std::string dir_slash(dir);
+  while (!dir_slash.empty() && dir_slash.back() == '/') dir_slash.pop_back();
+  dir_slash += '/';
+  for (absl::string_view line : absl::StrSplit(content, '\n')) {
+    ++line_no;
+    absl::ConsumeSuffix(&line, "\r");
+    if (line.size() <= 1) break;  // as the servers: a 0-1 char line ends it
+    absl::string_view name = line;
+    if (absl::StartsWith(name, "/")) {
+      if (!absl::ConsumePrefix(&name, dir_slash)) {
+        return absl::DataLossError(absl::StrCat(
+            index_path, " line ", line_no, ": entry '", line,
+            "' is outside the log directory ", dir));
+      }
+    } else {
+      absl::ConsumePrefix(&name, "./");
+    }
+    uint64_t n = 0;
+    if (name.find('/') != absl::string_view::npos ||
+        !ParseBinlogFileName(basename, name, &n)) {
+      return absl::DataLossError(absl::StrCat(
+          index_path, " line ", line_no, ": entry '", line,
+          "' is not a file '", basename, ".NNNNNN' in the log directory"));
+    }
+    if (!numbers.empty() && n <= numbers.back()) {
+      return absl::DataLossError(absl::StrCat(
+          index_path, " line ", line_no, ": entry '", line,
+          "' is out of order or repeated"));
+    }
+    numbers.push_back(n);
+  }
+  return numbers;
+}
+
+absl::StatusOr<std::string> ReadSmallFile(io::FileSystem* fs,
+                                          const std::string& path,
+                                          size_t max_size) {
+  auto file = fs->OpenReadable(path);
+  if (!file.ok()) return file.status();
+  auto size = (*file)->Size();
+  if (!size.ok()) return size.status();
+  if (*size > max_size) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        path, ": ", *size, " bytes is larger than the limit ", max_size));
+  }
+  std::string out(static_cast<size_t>(*size), '\0');
+  size_t got = 0;
+  absl::Status s = (*file)->Read(0, out.size(), out.data(), &got);
+  if (!s.ok()) return s;
+  out.resize(got);
+  return out;
+}
+
+absl::StatusOr<std::vector<uint64_t>> ReadIndex(io::FileSystem* fs,
+                                                const std::string& dir,
+                                                const std::string& basename) {
+  std::string path = io::JoinPath(dir, IndexFileName(basename));
+  std::string tmp = io::JoinPath(dir, IndexTempFileName(basename));
+  auto exists = fs->Exists(path);
+  if (!exists.ok()) return exists.status();
+  if (!*exists) {
+    auto tmp_exists = fs->Exists(tmp);
+    if (!tmp_exists.ok()) return tmp_exists.status();
+    if (!*tmp_exists) {
+      return absl::NotFoundError(absl::StrCat("no index file ", path));
+    }
+    absl::Status s = fs->Rename(tmp, path);
+    if (!s.ok()) return s;
+    auto d = fs->OpenDirectory(dir);
+    if (!d.ok()) return d.status();
+    s = (*d)->Sync();
+    if (!s.ok()) return s;
+  }
+  auto content = ReadSmallFile(fs, path);
+  if (!content.ok()) return content.status();
+  return ParseIndex(*content, dir, basename, path);
+}
+
+absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,
+                        const std::string& dir, const std::string& basename,
+                        const std::vector<uint64_t>& numbers) {
+  std::string content;
+  for (uint64_t n : numbers) {
+    absl::StrAppend(&content, "./", BinlogFileName(basename, n), "\n");
+  }
+  std::string tmp = io::JoinPath(dir, IndexTempFileName(basename));
+  std::string path = io::JoinPath(dir, IndexFileName(basename));
+  auto file = fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate);
+  if (!file.ok()) return file.status();
+  absl::Status s = (*file)->Write(0, content);
+  if (s.ok()) s = (*file)->Sync();
+  absl::Status c = (*file)->Close();
+  if (!s.ok()) return s;
+  if (!c.ok()) return c;
+  s = fs->Rename(tmp, path);
+  if (!s.ok()) return s;
+  return dir_handle->Sync();
+}
+
+}  // namespace binlog

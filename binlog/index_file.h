@@ -1,0 +1,75 @@
+// File: binlog/index_file.h
+//
+// The `<basename>.index` file: the list of binlog files of a log, oldest
+// first, one per line, in the format MySQL and MariaDB write
+// ("./<basename>.000001\n"), and the file-name rules shared by the writer
+// and the readers.
+//
+// Crash-safe update protocol (as MySQL's): write the whole new list to
+// `<basename>.index_crash_safe`, fdatasync it, rename it over `.index`, fsync
+// the directory. At open, a `.index_crash_safe` with no `.index` is renamed
+// into place (a crash between unlink and rename on servers that do both).
+//
+// Thread safety: functions are thread-safe; concurrent writers of one index
+// must be serialized by the caller.
+// Errors: DataLoss for malformed content (with file and line), NotFound for
+// a missing index, I/O errors from the FileSystem.
+
+#ifndef BINLOG_BINLOG_INDEX_FILE_H_
+#define BINLOG_BINLOG_INDEX_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "io/file_system.h"
+
+namespace binlog {
+
+// "<basename>.000042": the extension has at least 6 digits.
+std::string BinlogFileName(absl::string_view basename, uint64_t number);
+std::string IndexFileName(absl::string_view basename);
+std::string IndexTempFileName(absl::string_view basename);
+
+// If `name` is "<basename>.<digits>" (at least 6 digits), stores the number
+// and returns true.
+bool ParseBinlogFileName(absl::string_view basename, absl::string_view name,
+                         uint64_t* number);
+
+// Largest file number a log may use (MySQL's limit).
+inline constexpr uint64_t kMaxFileNumber = 0x7FFFFFFF;
+
+// Parses index content. Every entry must name a file inside `dir` (either
+// "./name", "name", or an absolute path whose directory is `dir`) that
+// matches "<basename>.NNNNNN"; numbers must increase. Entries such as
+// "../x" or "/etc/passwd" are rejected with DataLoss naming the line.
+// `index_path` is used only in messages.
+absl::StatusOr<std::vector<uint64_t>> ParseIndex(absl::string_view content,
+                                                 absl::string_view dir,
+                                                 absl::string_view basename,
+                                                 absl::string_view index_path);
+
+// Reads and parses `<dir>/<basename>.index`, first completing an interrupted
+// update (see above). NotFound if there is no index.
+absl::StatusOr<std::vector<uint64_t>> ReadIndex(io::FileSystem* fs,
+                                                const std::string& dir,
+                                                const std::string& basename);
+
+// Replaces the index with `numbers` using the crash-safe protocol. The new
+// index is durable on return.
+absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,
+                        const std::string& dir, const std::string& basename,
+                        const std::vector<uint64_t>& numbers);
+
+// Reads a whole small file (index files, tests). Fails with
+// ResourceExhausted above `max_size`.
+absl::StatusOr<std::string> ReadSmallFile(io::FileSystem* fs,
+                                          const std::string& path,
+                                          size_t max_size = 64 << 20);
+
+}  // namespace binlog
+
+#endif  // BINLOG_BINLOG_INDEX_FILE_H_

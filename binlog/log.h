@@ -1,0 +1,220 @@
+// File: binlog/log.h
+//
+// Binlog: an append-only log of MySQL binlog v4 files in one directory:
+// `<basename>.000001`, `<basename>.000002`, ... and `<basename>.index`, as a
+// MySQL server writes them. This is the class a server links in place of its
+// own binary-log code.
+//
+// Writing. The caller builds a whole transaction in a TransactionBuffer and
+// calls Commit(). The log assigns the position, fills each event's log_pos
+// and CRC32, writes the transaction at the end of the active file, makes it
+// durable under the SyncPolicy, and returns its position. A transaction
+// never splits across files; the log rotates to a new file after the commit
+// that makes the active file reach Options::max_file_size.
+//
+// Reading. NewReader() returns a tailing Reader. Readers never read past the
+// published end: under SyncPolicy::kEveryGroup that is the durable end (a
+// reader never sees a transaction a crash could take back); under the other
+// policies it is the written end. Readers never take a lock that the writer
+// holds during I/O.
+//
+// Files on disk. Every file starts with the magic, a Format_description
+// event with the in-use flag set while the file is active, and the header
+// events of Options::file_header. A rotated file ends with a Rotate event, the
+// last file of a clean Close() with a Stop event; both then get the in-use
+// flag cleared, so closed files are exact MySQL binlogs that mysqlbinlog reads.
+//
+// Open and recovery. Open() takes `<basename>.lock` (one writer per log),
+// reads the index, and recovers the last file if it was not closed cleanly:
+// the file is cut at the end of its last complete, checksum-valid
+// transaction (torn events, half transactions and zeros after it are
+// removed so they can never be mistaken for events), its in-use flag is
+// cleared, and the cut is made durable. recovery() tells what was cut. Then
+// a new file is started, as MySQL does after every server start.
+//
+// Thread safety: thread-safe. Any number of threads may call Commit()
+// concurrently; commits are ordered by the positions they return.
+// Errors: after a failed write, fdatasync or rotation the log is poisoned:
+// that commit and every later one fail with FailedPrecondition carrying the
+// original error, and nothing written after the failure becomes visible to
+// readers. The log never retries an fdatasync (a failed fdatasync may have
+// dropped dirty pages; a retry can report success for lost data). Reopen to
+// recover.
+// Durability: see SyncPolicy. Rotation makes new files and index updates
+// durable (file fdatasync, directory fsync) before anything is written to
+// the new file.
+// Lifetime: Options::file_system must outlive the Binlog and its readers.
+
+#ifndef BINLOG_BINLOG_LOG_H_
+#define BINLOG_BINLOG_LOG_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "binlog/options.h"
+#include "binlog/reader.h"
+#include "binlog/transaction.h"
+#include "io/file_system.h"
+
+namespace binlog {
+
+namespace internal {
+class LiveLog;
+}  // namespace internal
+
+// Where a committed transaction lives.
+struct CommitPosition {
+  uint64_t file_number = 0;  // e.g. 3 for "<basename>.000003"
+  uint64_t start = 0;        // offset of its first event
+  uint64_t end = 0;          // offset after its last event (its last log_pos)
+};
+
+// What Open() found and did.
+struct RecoveryReport {
+  bool recovered = false;        // the last file needed recovery
+  std::string file_name;         // that file
+  uint64_t valid_end = 0;        // end of its last complete transaction
+  uint64_t bytes_cut = 0;        // bytes removed after valid_end
+  uint64_t events_cut = 0;       // complete events removed (half transactions)
+  bool partial_event_cut = false;  // a torn event was removed too
+  std::string reason;            // why the scan stopped where it did
+  std::vector<std::string> ignored_files;  // binlog-named files not in the index
+};
+
+struct LogStats {
+  uint64_t commits = 0;
+  uint64_t groups = 0;        // write+sync rounds (1 commit each here)
+  uint64_t max_group_size = 0;
+  uint64_t fsyncs = 0;
+  uint64_t bytes_written = 0;
+  uint64_t fsync_micros = 0;  // time spent in fdatasync
+  uint64_t rotations = 0;
+};
+
+struct LogFileInfo {
+  uint64_t number = 0;
+  std::string name;
+};
+
+class Binlog {
+ public:
+  // Opens or creates the log `<dir>/<basename>.*`. See the file comment.
+  // Errors: Unavailable if another writer holds the log; InvalidArgument for
+  // bad options; DataLoss for an index or last file that cannot be trusted
+  // (the message names the file and offset; nothing is changed on disk);
+  // NotFound for a missing directory (create_if_missing false) or an index
+  // entry whose file is missing.
+  static absl::StatusOr<std::unique_ptr<Binlog>> Open(const std::string& dir,
+                                                      const std::string& basename,
+                                                      const Options& options);
+
+  // Closes the log if Close() was not called (errors are lost then).
+  ~Binlog();
+
+  Binlog(const Binlog&) = delete;
+  Binlog& operator=(const Binlog&) = delete;
+
+  // Appends the transaction in `txn` and returns its position once durable
+  // under the SyncPolicy. On return `txn` holds the bytes as written (final
+  // log_pos and checksums); Clear() it to reuse it.
+  // Errors: InvalidArgument for an empty buffer, a buffer whose checksum
+  // setting differs from the log's, or a transaction that cannot fit below
+  // the 4 GiB offset limit even in a new file; FailedPrecondition after
+  // Close() or once the log is poisoned; the I/O error that poisoned it for
+  // the commit that hit it.
+  absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn)
+      ABSL_LOCKS_EXCLUDED(write_mu_);
+
+  // Makes everything committed so far durable now (for kNever and
+  // kEveryNGroups users), then publishes it.
+  absl::Status Sync() ABSL_LOCKS_EXCLUDED(write_mu_);
+
+  // Closes the active file with a Rotate event and starts a new one
+  // (FLUSH BINARY LOGS).
+  absl::Status Rotate() ABSL_LOCKS_EXCLUDED(write_mu_);
+
+  // Deletes the files numbered below `file_number` (PURGE BINARY LOGS TO),
+  // never the active file and never a file a reader of this log has open:
+  // purging stops at the first such file. The index is rewritten first
+  // (crash-safe), then the files are removed. Returns the number of files
+  // deleted.
+  absl::StatusOr<int> PurgeTo(uint64_t file_number)
+      ABSL_LOCKS_EXCLUDED(index_mu_);
+
+  // Writes a Stop event, clears the in-use flag, syncs, releases the lock.
+  // Later calls fail with FailedPrecondition. Readers see the end of the log.
+  absl::Status Close() ABSL_LOCKS_EXCLUDED(write_mu_);
+
+  // A tailing reader of this log. See binlog/reader.h.
+  absl::StatusOr<std::unique_ptr<Reader>> NewReader(
+      const ReaderOptions& options);
+
+  // The files of the log, oldest first.
+  std::vector<LogFileInfo> ListFiles() const;
+
+  // The end readers may read up to now: (file number, offset).
+  CommitPosition VisibleEnd() const;
+
+  const RecoveryReport& recovery() const { return recovery_; }
+  LogStats stats() const;
+  const std::string& dir() const { return dir_; }
+  const std::string& basename() const { return basename_; }
+
+ private:
+  Binlog(std::string dir, std::string basename, const Options& options);
+
+  absl::Status OpenImpl();
+  absl::Status RecoverLastFile(uint64_t number);
+  absl::Status StartNewFile(uint64_t number, bool at_startup)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status CloseActiveFile(bool rotate, uint64_t next_number)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status RotateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status SyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
+  absl::Status Poison(absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  absl::Status CheckUsable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  uint32_t Now() const;
+
+  const std::string dir_;
+  const std::string basename_;
+  Options options_;
+  io::FileSystem* fs_;
+  std::shared_ptr<internal::LiveLog> live_;
+  std::unique_ptr<io::FileLock> lock_;
+  std::unique_ptr<io::Directory> dir_handle_;
+  RecoveryReport recovery_;
+
+  // Serializes writers, rotation and close. Readers never take it.
+  mutable absl::Mutex write_mu_;
+  // Serializes index rewrites (rotation and purge). Order: write_mu_ before
+  // index_mu_.
+  mutable absl::Mutex index_mu_ ABSL_ACQUIRED_AFTER(write_mu_);
+
+  std::unique_ptr<io::WritableFile> active_ ABSL_GUARDED_BY(write_mu_);
+  uint64_t active_number_ ABSL_GUARDED_BY(write_mu_) = 0;
+  uint64_t end_ ABSL_GUARDED_BY(write_mu_) = 0;       // written end
+  uint64_t synced_end_ ABSL_GUARDED_BY(write_mu_) = 0;
+  uint32_t groups_since_sync_ ABSL_GUARDED_BY(write_mu_) = 0;
+  absl::Status error_ ABSL_GUARDED_BY(write_mu_);    // sticky
+  bool closed_ ABSL_GUARDED_BY(write_mu_) = false;
+  TransactionBuffer header_buf_ ABSL_GUARDED_BY(write_mu_);
+
+  // Counters: written under write_mu_, read by stats() without it.
+  std::atomic<uint64_t> commits_{0};
+  std::atomic<uint64_t> fsyncs_{0};
+  std::atomic<uint64_t> bytes_written_{0};
+  std::atomic<uint64_t> fsync_micros_{0};
+  std::atomic<uint64_t> rotations_{0};
+};
+
+}  // namespace binlog
+
+#endif  // BINLOG_BINLOG_LOG_H_

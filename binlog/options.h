@@ -1,0 +1,117 @@
+// File: binlog/options.h
+//
+// Options of a Binlog (the writer side of a log) and of its readers.
+// Defaults are durable: sync every commit group, checksums on.
+
+#ifndef BINLOG_BINLOG_OPTIONS_H_
+#define BINLOG_BINLOG_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "io/file_system.h"
+
+namespace binlog {
+
+class TransactionBuffer;
+
+// When the log makes committed data durable.
+enum class SyncPolicy {
+  // fdatasync after every commit group before Commit returns. Durable: a
+  // Commit that returned OK survives power loss. (sync_binlog=1)
+  kEveryGroup,
+  // fdatasync after every `sync_every_n` groups. NOT durable: up to N-1
+  // acknowledged groups can be lost on power loss. (sync_binlog=N)
+  kEveryNGroups,
+  // Never fdatasync on commit (the OS writes back when it likes). NOT
+  // durable: acknowledged commits can be lost on power loss; a process crash
+  // loses nothing. (sync_binlog=0)
+  kNever,
+};
+
+// What the file-header callback is told about the new file.
+struct FileHeaderContext {
+  uint64_t file_number = 0;
+  std::string file_name;  // base name, e.g. "binlog.000007"
+};
+
+// Fills the events that follow the Format_description event of each new
+// file (for example Previous_gtids). Called with the log's writer mutex held
+// (during Open and rotation), so it must be quick and must not call back into
+// the Binlog. A non-OK status fails the rotation and poisons the log.
+using FileHeaderCallback =
+    std::function<absl::Status(const FileHeaderContext&, TransactionBuffer*)>;
+
+struct Options {
+  // File system to use; nullptr means io::FileSystem::Default() (POSIX).
+  // Must outlive the Binlog and its readers.
+  io::FileSystem* file_system = nullptr;
+
+  // Create the directory and an empty log if missing.
+  bool create_if_missing = true;
+
+  // server_id written in the headers of events the library creates.
+  uint32_t server_id = 1;
+
+  // Server version announced in the Format_description event. Must parse as
+  // X.Y.Z >= 5.6.1 so that readers honour the checksum byte. The event
+  // layout is MySQL 8.0.26 - 8.2's, so a version in that range is the
+  // honest choice.
+  std::string server_version = "8.0.36";
+
+  // CRC32 footers on every event (binlog_checksum=CRC32).
+  bool checksums = true;
+
+  // Rotate after the commit that makes the active file reach this size. A
+  // transaction never splits across files, so a file can be larger. Range
+  // 4096 .. 4 GiB - 64 MiB (log_pos is 32-bit).
+  uint64_t max_file_size = 1ull << 30;
+
+  SyncPolicy sync_policy = SyncPolicy::kEveryGroup;
+  // For kEveryNGroups: groups per fdatasync (>= 1).
+  uint32_t sync_every_n = 1;
+
+  // Events after the Format_description event of every new file. When
+  // unset the library writes an empty Previous_gtids event, as MySQL 5.7+
+  // does with GTIDs off.
+  FileHeaderCallback file_header;
+
+  // Seconds since the epoch for events the library writes (FDE, Rotate,
+  // Stop). When unset, the system clock.
+  std::function<uint32_t()> now_seconds;
+};
+
+// How a reader treats the CRC32 footer of each event.
+enum class ChecksumMode {
+  kVerify,  // a mismatch is a DataLoss error naming file and offset
+  kReport,  // deliver the event with Event::checksum == kBad
+  kSkip,    // do not compute checksums (Event::checksum == kNone)
+};
+
+struct ReaderOptions {
+  // First file to read (its number, e.g. 3 for "binlog.000003"); 0 means the
+  // oldest file.
+  uint64_t start_file = 0;
+  // Offset in the first file of the first event to return; 0 (or 4) means
+  // the file's first event, the Format_description event. Otherwise it must
+  // be an event boundary (an end position a Commit returned, for example);
+  // the Format_description event is still read, because it says whether
+  // events carry checksums, but not returned.
+  uint64_t start_offset = 0;
+
+  // Bytes read per I/O. 64 KiB .. 64 MiB.
+  size_t buffer_size = 1 << 20;
+
+  ChecksumMode checksum_mode = ChecksumMode::kVerify;
+
+  // Check that every event's log_pos equals its end offset (true for every
+  // binlog a server writes; false for relay logs).
+  bool check_log_pos = true;
+};
+
+}  // namespace binlog
+
+#endif  // BINLOG_BINLOG_OPTIONS_H_

@@ -1,0 +1,167 @@
+// File: binlog/reader.h
+//
+// Reader: iterates the events of a binlog, across files, in order.
+//
+// Two kinds of readers share this class:
+//   - a tailing reader of a live log, from Binlog::NewReader(). It never
+//     reads past the end the writer has published (see Binlog), never takes
+//     a lock the writer holds during I/O, and can wait for more events.
+//   - a reader of files at rest, from Reader::OpenDirectory() or
+//     Reader::OpenFiles(): any MySQL or MariaDB binlog directory or file,
+//     including ours after Close().
+//
+// Each event is validated before it is returned: event_size within bounds,
+// the event inside the file, log_pos equal to its end offset (unless
+// disabled), and the CRC32 footer (per ChecksumMode). The first event of each
+// file must be a Format_description event; it decides whether the file's
+// events carry checksums.
+//
+// End of a file: a Rotate event, or the end of the file's bytes, moves the
+// reader to the next file. For files at rest, a file whose in-use flag is set
+// (a crashed or still-open file) may end with a torn event or with zeros;
+// the reader records that as a TornTail (see torn_tails()) and goes on with
+// the next file, as mysqlbinlog does. The same in a file whose in-use flag is
+// clear is DataLoss, except all-zero bytes where a header should be, which
+// end the file cleanly (the unused part of a preallocated file) and are
+// recorded as a TornTail too.
+//
+// Errors (absl::Status from Next):
+//   OutOfRange   no more events now. For a live log, more may come: call
+//                WaitForMore(). For files at rest: the end.
+//   DataLoss     malformed event or checksum mismatch; the message names
+//                the file and the offset. The reader stays at that event.
+//   NotFound     a file the reader needs is missing (purged, deleted).
+//   other        I/O errors from the FileSystem.
+//
+// Thread safety: not thread-safe; use one reader per thread. Any number of
+// readers may run concurrently with each other and with the writer.
+// Lifetime: the Event returned by Next() (its data view) is valid until the
+// next call to Next() or the reader's destruction. A tailing reader may
+// outlive its Binlog (it then reports OutOfRange at the end, and
+// WaitForMore() returns Cancelled).
+
+#ifndef BINLOG_BINLOG_READER_H_
+#define BINLOG_BINLOG_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "binlog/event.h"
+#include "binlog/options.h"
+#include "io/file_system.h"
+
+namespace binlog {
+
+namespace internal {
+class LogSource;
+}  // namespace internal
+
+struct Event {
+  absl::string_view data;  // the whole event: header, body, footer
+  EventHeader header;
+  uint64_t file_number = 0;  // number of the file (its extension)
+  uint64_t offset = 0;       // start of the event in its file
+  uint64_t end_offset = 0;   // offset + event_size
+  ChecksumState checksum = ChecksumState::kNone;
+  bool file_has_checksums = false;
+
+  // The event body: after the 19-byte header, before the footer.
+  absl::string_view body() const { return EventBody(data, file_has_checksums); }
+};
+
+// A file that ended in something other than a complete event.
+struct TornTail {
+  std::string file_name;
+  uint64_t offset = 0;          // end of the last complete event
+  uint64_t trailing_bytes = 0;  // bytes after it
+  bool zeros = false;           // all-zero header where an event should start
+  bool in_use = false;          // the file's in-use flag was set
+  std::string reason;
+};
+
+class Reader {
+ public:
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Opens the binlog files of directory `dir`. With a non-empty `basename`
+  // the files listed in `<basename>.index` are read. With an empty basename
+  // the one `*.index` file in the directory names the basename; if there is
+  // none, every file named `<name>.NNNNNN` (one basename) is read in number
+  // order. InvalidArgument if the choice is ambiguous.
+  static absl::StatusOr<std::unique_ptr<Reader>> OpenDirectory(
+      const std::string& dir, const std::string& basename,
+      const ReaderOptions& options, io::FileSystem* fs = nullptr);
+
+  // Reads the given files in the given order, each one completely.
+  // ReaderOptions::start_file is an index into `paths` plus one (0 = first).
+  static absl::StatusOr<std::unique_ptr<Reader>> OpenFiles(
+      const std::vector<std::string>& paths, const ReaderOptions& options,
+      io::FileSystem* fs = nullptr);
+
+  // Reads the next event into `*event`. See the file comment for errors.
+  absl::Status Next(Event* event);
+
+  // For a live log: waits until more events are visible past the reader's
+  // position, or the deadline passes. OK when there is more to read,
+  // DeadlineExceeded on timeout, Cancelled if the log was closed.
+  // For files at rest: returns OutOfRange at once.
+  absl::Status WaitForMore(absl::Time deadline);
+
+  // Name (not path) of the file the reader is in, and the offset of the next
+  // event it will read.
+  const std::string& file_name() const { return file_name_; }
+  uint64_t file_number() const { return file_number_; }
+  uint64_t position() const { return pos_; }
+
+  // The Format_description of the current file (after its first Next()).
+  const FormatDescription& format_description() const { return fde_; }
+
+  const std::vector<TornTail>& torn_tails() const { return torn_tails_; }
+
+ private:
+  friend class Binlog;
+  Reader(std::shared_ptr<internal::LogSource> source, const ReaderOptions& o,
+         io::FileSystem* fs);
+
+  absl::Status OpenFile(uint64_t number);
+  absl::Status NextFile(bool* moved);
+  absl::Status Fill(uint64_t offset, size_t need, uint64_t limit,
+                    size_t* available);
+  absl::Status ReadFormatDescription();
+  absl::Status Corrupt(uint64_t offset, absl::string_view what) const;
+
+  std::shared_ptr<internal::LogSource> source_;
+  ReaderOptions options_;
+  io::FileSystem* fs_;
+
+  // Current file.
+  std::unique_ptr<io::RandomAccessFile> file_;
+  uint64_t file_number_ = 0;
+  std::string file_name_;
+  FormatDescription fde_;
+  bool has_checksums_ = false;
+  bool file_done_ = false;  // Rotate seen or end reached
+  bool fde_pending_return_ = false;
+  uint64_t pos_ = 0;
+
+  // Buffer holding file bytes [buf_offset_, buf_offset_ + buf_len_).
+  std::unique_ptr<char[]> buf_;
+  size_t buf_cap_ = 0;
+  uint64_t buf_offset_ = 0;
+  size_t buf_len_ = 0;
+
+  std::vector<TornTail> torn_tails_;
+  bool started_ = false;
+};
+
+}  // namespace binlog
+
+#endif  // BINLOG_BINLOG_READER_H_

@@ -1,0 +1,380 @@
+// POSIX implementation of io::FileSystem.
+//
+// Every descriptor is opened with O_CLOEXEC. Reads and writes loop on EINTR
+// and on short transfers. Files are never opened with O_APPEND: the binlog
+// writes at offsets it tracks, and on Linux pwrite on an O_APPEND descriptor
+// ignores the offset. close() is never retried: on Linux the descriptor is
+// released even when close reports an error, and a retry could close a
+// descriptor another thread just opened.
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "io/file_system.h"
+#include "io/unique_fd.h"
+
+namespace binlog {
+namespace io {
+namespace {
+
+absl::Status ErrnoStatus(int err, absl::string_view op,
+                         absl::string_view path) {
+  std::string msg = absl::StrCat(op, " ", path, ": ", strerror(err));
+  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
+  return absl::ErrnoToStatus(err, msg);
+}
+
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(std::string path, UniqueFd fd)
+      : path_(std::move(path)), fd_(std::move(fd)) {}
+
+  absl::Status Write(uint64_t offset, absl::string_view data) override {
+    const char* p = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+      ssize_t n = ::pwrite(fd_.get(), p, left, static_cast<off_t>(offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "pwrite", path_);
+      }
+      if (n == 0) return absl::DataLossError(absl::StrCat("pwrite ", path_, ": wrote 0 bytes"));
+      p += n;
+      left -= static_cast<size_t>(n);
+      offset += static_cast<uint64_t>(n);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status WriteV(uint64_t offset,
+                      absl::Span<const absl::string_view> parts) override {
+    // Build iovecs on the stack in batches of IOV_MAX-bounded size; resume
+    // after a short write by skipping the bytes already written.
+    constexpr size_t kBatch = 64;
+    size_t idx = 0;
+    size_t skip = 0;  // bytes of parts[idx] already written
+    while (idx < parts.size()) {
+      struct iovec iov[kBatch];
+      size_t cnt = 0;
+      size_t total = 0;
+      for (size_t i = idx; i < parts.size() && cnt < kBatch; ++i) {
+        size_t off = (i == idx) ? skip : 0;
+        if (parts[i].size() == off) continue;
+        iov[cnt].iov_base = const_cast<char*>(parts[i].data() + off);
+        iov[cnt].iov_len = parts[i].size() - off;
+        total += iov[cnt].iov_len;
+        ++cnt;
+      }
+      if (cnt == 0) break;
+      ssize_t n = ::pwritev(fd_.get(), iov, static_cast<int>(cnt),
+                            static_cast<off_t>(offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "pwritev", path_);
+      }
+      if (n == 0 && total > 0) {
+        return absl::DataLossError(absl::StrCat("pwritev ", path_, ": wrote 0 bytes"));
+      }
+      offset += static_cast<uint64_t>(n);
+      size_t adv = static_cast<size_t>(n);
+      while (idx < parts.size() && adv > 0) {
+        size_t rem = parts[idx].size() - skip;
+        if (adv >= rem) {
+          adv -= rem;
+          ++idx;
+          skip = 0;
+        } else {
+          skip += adv;
+          adv = 0;
+        }
+      }
+      while (idx < parts.size() && parts[idx].size() == skip) {
+        ++idx;
+        skip = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Sync() override {
+    if (::fdatasync(fd_.get()) != 0) {
+      return ErrnoStatus(errno, "fdatasync", path_);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status SyncAll() override {
+    if (::fsync(fd_.get()) != 0) return ErrnoStatus(errno, "fsync", path_);
+    return absl::OkStatus();
+  }
+
+  absl::Status Allocate(uint64_t offset, uint64_t len,
+                        bool keep_size) override {
+    int mode = keep_size ? FALLOC_FL_KEEP_SIZE : 0;
+    int r;
+    do {
+      r = ::fallocate(fd_.get(), mode, static_cast<off_t>(offset),
+                      static_cast<off_t>(len));
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) return ErrnoStatus(errno, "fallocate", path_);
+    return absl::OkStatus();
+  }
+
+  absl::Status Truncate(uint64_t size) override {
+    int r;
+    do {
+      r = ::ftruncate(fd_.get(), static_cast<off_t>(size));
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) return ErrnoStatus(errno, "ftruncate", path_);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<uint64_t> Size() override {
+    struct stat st;
+    if (::fstat(fd_.get(), &st) != 0) return ErrnoStatus(errno, "fstat", path_);
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+  absl::Status Close() override {
+    absl::Status s = fd_.Close();
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(s.message(), " ", path_));
+    return s;
+  }
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  UniqueFd fd_;
+};
+
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string path, UniqueFd fd)
+      : path_(std::move(path)), fd_(std::move(fd)) {}
+
+  absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                    size_t* bytes_read) const override {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_.get(), scratch + done, n - done,
+                          static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        *bytes_read = done;
+        return ErrnoStatus(errno, "pread", path_);
+      }
+      if (r == 0) break;  // end of file
+      done += static_cast<size_t>(r);
+    }
+    *bytes_read = done;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<uint64_t> Size() const override {
+    struct stat st;
+    if (::fstat(fd_.get(), &st) != 0) return ErrnoStatus(errno, "fstat", path_);
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+  absl::Status Advise(uint64_t offset, uint64_t len, AccessHint hint) override {
+    int advice = POSIX_FADV_NORMAL;
+    switch (hint) {
+      case AccessHint::kNormal: advice = POSIX_FADV_NORMAL; break;
+      case AccessHint::kSequential: advice = POSIX_FADV_SEQUENTIAL; break;
+      case AccessHint::kWillNeed: advice = POSIX_FADV_WILLNEED; break;
+      case AccessHint::kDontNeed: advice = POSIX_FADV_DONTNEED; break;
+    }
+    int r = ::posix_fadvise(fd_.get(), static_cast<off_t>(offset),
+                            static_cast<off_t>(len), advice);
+    if (r != 0) return ErrnoStatus(r, "posix_fadvise", path_);
+    return absl::OkStatus();
+  }
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  UniqueFd fd_;
+};
+
+class PosixDirectory final : public Directory {
+ public:
+  PosixDirectory(std::string path, UniqueFd fd)
+      : path_(std::move(path)), fd_(std::move(fd)) {}
+  absl::Status Sync() override {
+    if (::fsync(fd_.get()) != 0) return ErrnoStatus(errno, "fsync dir", path_);
+    return absl::OkStatus();
+  }
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  UniqueFd fd_;
+};
+
+// flock() locks belong to the open file description, so a second open of
+// the lock file in the same process conflicts too (unlike fcntl locks, which
+// a process shares across all its descriptors and loses when any of them
+// closes).
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(UniqueFd fd) : fd_(std::move(fd)) {}
+  ~PosixFileLock() override { ::flock(fd_.get(), LOCK_UN); }
+
+ private:
+  UniqueFd fd_;
+};
+
+int OpenRetry(const char* path, int flags, mode_t mode) {
+  int fd;
+  do {
+    fd = ::open(path, flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  absl::StatusOr<std::unique_ptr<WritableFile>> OpenWritable(
+      const std::string& path, OpenMode mode) override {
+    int flags = O_RDWR;
+    switch (mode) {
+      case OpenMode::kCreateNew: flags |= O_CREAT | O_EXCL; break;
+      case OpenMode::kOpenExisting: break;
+      case OpenMode::kCreateOrTruncate: flags |= O_CREAT | O_TRUNC; break;
+    }
+    int fd = OpenRetry(path.c_str(), flags, 0644);
+    if (fd < 0) return ErrnoStatus(errno, "open for write", path);
+    return std::unique_ptr<WritableFile>(
+        new PosixWritableFile(path, UniqueFd(fd)));
+  }
+
+  absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenReadable(
+      const std::string& path) override {
+    int fd = OpenRetry(path.c_str(), O_RDONLY, 0);
+    if (fd < 0) return ErrnoStatus(errno, "open for read", path);
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return absl::FailedPreconditionError(
+          absl::StrCat("open for read ", path, ": is a directory"));
+    }
+    return std::unique_ptr<RandomAccessFile>(
+        new PosixRandomAccessFile(path, UniqueFd(fd)));
+  }
+
+  absl::StatusOr<std::unique_ptr<Directory>> OpenDirectory(
+      const std::string& path) override {
+    int fd = OpenRetry(path.c_str(), O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0) return ErrnoStatus(errno, "open directory", path);
+    return std::unique_ptr<Directory>(new PosixDirectory(path, UniqueFd(fd)));
+  }
+
+  absl::Status CreateDirectory(const std::string& path) override {
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoStatus(errno, "mkdir", path);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+      return ErrnoStatus(errno, "rename", absl::StrCat(from, " -> ", to));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Remove(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return ErrnoStatus(errno, "unlink", path);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<std::string>> ListDirectory(
+      const std::string& path) override {
+    int fd = OpenRetry(path.c_str(), O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0) return ErrnoStatus(errno, "opendir", path);
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+      int err = errno;
+      ::close(fd);
+      return ErrnoStatus(err, "fdopendir", path);
+    }
+    std::vector<std::string> names;
+    errno = 0;
+    while (struct dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) {
+        continue;
+      }
+      names.emplace_back(e->d_name);
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err != 0) return ErrnoStatus(err, "readdir", path);
+    return names;
+  }
+
+  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", path);
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+  absl::StatusOr<bool> Exists(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) return true;
+    if (errno == ENOENT) return false;
+    return ErrnoStatus(errno, "stat", path);
+  }
+
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
+      const std::string& path) override {
+    int fd = OpenRetry(path.c_str(), O_RDWR | O_CREAT, 0644);
+    if (fd < 0) return ErrnoStatus(errno, "open lock file", path);
+    UniqueFd ufd(fd);
+    int r;
+    do {
+      r = ::flock(ufd.get(), LOCK_EX | LOCK_NB);
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) {
+      if (errno == EWOULDBLOCK) {
+        return absl::UnavailableError(absl::StrCat(
+            "lock ", path, ": held by another writer (one writer per log)"));
+      }
+      return ErrnoStatus(errno, "flock", path);
+    }
+    return std::unique_ptr<FileLock>(new PosixFileLock(std::move(ufd)));
+  }
+};
+
+}  // namespace
+
+FileSystem* FileSystem::Default() {
+  static FileSystem* fs = new PosixFileSystem();
+  return fs;
+}
+
+std::string JoinPath(absl::string_view dir, absl::string_view name) {
+  if (dir.empty()) return std::string(name);
+  if (dir.back() == '/') return absl::StrCat(dir, name);
+  return absl::StrCat(dir, "/", name);
+}
+
+}  // namespace io
+}  // namespace binlog
