@@ -42,7 +42,8 @@ class LogSource {
   virtual absl::Status Wait(uint64_t file, uint64_t offset,
                             absl::Time deadline) = 0;
   // Marks file `n` as open by a reader (purge skips it), and undoes that.
-  virtual void Pin(uint64_t n) = 0;
+  // Returns false if the file is no longer part of the log (purged).
+  virtual bool Pin(uint64_t n) = 0;
   virtual void Unpin(uint64_t n) = 0;
 };
 

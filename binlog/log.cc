@@ -1,0 +1,689 @@
+// Binlog: the writer side of a log, and the live source its readers follow.
+//
+// Actors and state.
+//   Committing threads: build a TransactionBuffer, Seal() it (checksums
+//     with log_pos = 0) in their own thread, then take write_mu_ for the
+//     serial section: Place() (final log_pos and checksum correction, 8 bytes
+//     per event), one pwrite, the fdatasync of the policy, publish.
+//   Readers: never take write_mu_ or index_mu_. They read
+//     LiveLog::published_ (one atomic word), the file list under
+//     LiveLog::files_mu_ (held only for list operations, never during I/O),
+//     and sleep on LiveLog::tail_cv_ when they have caught up.
+//   Purge: takes index_mu_ and files_mu_, never write_mu_.
+//
+// Invariants.
+//   - published_ only moves forward, always to an event boundary, and only to
+//     bytes that are durable under kEveryGroup (written under the other
+//     policies).
+//   - A file is listed in the index only after its header is durable and its
+//     directory entry is synced; a transaction is written to a file only
+//     after the file is listed in a durable index. So after a crash every
+//     acknowledged transaction is in a file the index names.
+//   - After any I/O error in the serial section, error_ is set and nothing
+//     more is written or published.
+
+#include "binlog/log.h"
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "binlog/event.h"
+#include "binlog/event_builder.h"
+#include "binlog/format.h"
+#include "binlog/index_file.h"
+#include "binlog/log_source.h"
+#include "binlog/status_macros.h"
+#include "binlog/transaction_boundary.h"
+
+namespace binlog {
+namespace internal {
+
+// The live view of a log that readers follow.
+class LiveLog final : public LogSource {
+ public:
+  LiveLog(std::string dir, std::string basename)
+      : dir_(std::move(dir)), basename_(std::move(basename)) {}
+
+  // Packs (file, offset) in one word so readers load both atomically.
+  // Offsets stay below 2^32 (log_pos is 32-bit), file numbers below 2^31.
+  static uint64_t Pack(uint64_t file, uint64_t offset) {
+    return (file << 32) | offset;
+  }
+
+  // Called by the writer (under write_mu_) after the bytes up to `offset`
+  // are visible under the sync policy. Release store: a reader that loads
+  // the new value (acquire) and then preads sees the bytes.
+  void Publish(uint64_t file, uint64_t offset) {
+    published_.store(Pack(file, offset), std::memory_order_seq_cst);
+    // Dekker pairing with Wait(): a reader increments sleepers_ (seq_cst)
+    // before re-checking published_; we store published_ before loading
+    // sleepers_. Either the reader sees the new end, or we see the sleeper.
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) WakeAll();
+  }
+
+  // Clean close: every file is complete and readable to its end.
+  void MarkClosed(bool clean) {
+    if (clean) clean_closed_.store(true, std::memory_order_seq_cst);
+    ended_.store(true, std::memory_order_seq_cst);
+    WakeAll();
+  }
+
+  void SetFiles(std::vector<uint64_t> files) {
+    absl::MutexLock l(&files_mu_);
+    files_ = std::move(files);
+  }
+  void AddFile(uint64_t n) {
+    absl::MutexLock l(&files_mu_);
+    files_.push_back(n);
+  }
+  std::vector<uint64_t> Files() {
+    absl::MutexLock l(&files_mu_);
+    return files_;
+  }
+
+  // Removes up to `count` of the oldest files below `target` that no reader
+  // pins and that are not the newest file; returns them.
+  std::vector<uint64_t> TakePurgeable(uint64_t target) {
+    absl::MutexLock l(&files_mu_);
+    std::vector<uint64_t> out;
+    size_t i = 0;
+    for (; i + 1 < files_.size(); ++i) {
+      uint64_t n = files_[i];
+      if (n >= target) break;
+      auto it = pins_.find(n);
+      if (it != pins_.end() && it->second > 0) break;
+      out.push_back(n);
+    }
+    files_.erase(files_.begin(), files_.begin() + static_cast<long>(i));
+    return out;
+  }
+  void RestoreFront(const std::vector<uint64_t>& front) {
+    absl::MutexLock l(&files_mu_);
+    files_.insert(files_.begin(), front.begin(), front.end());
+  }
+
+  uint64_t published() const {
+    return published_.load(std::memory_order_acquire);
+  }
+
+  // LogSource.
+  uint64_t FirstFile() override {
+    absl::MutexLock l(&files_mu_);
+    return files_.empty() ? 0 : files_.front();
+  }
+  uint64_t NextFile(uint64_t n) override {
+    absl::MutexLock l(&files_mu_);
+    auto it = std::upper_bound(files_.begin(), files_.end(), n);
+    return it == files_.end() ? 0 : *it;
+  }
+  std::string FileName(uint64_t n) override {
+    return BinlogFileName(basename_, n);
+  }
+  std::string FilePath(uint64_t n) override {
+    return io::JoinPath(dir_, BinlogFileName(basename_, n));
+  }
+  uint64_t Limit(uint64_t n) override {
+    if (clean_closed_.load(std::memory_order_acquire)) return kNoLimit;
+    uint64_t p = published();
+    uint64_t pf = p >> 32;
+    if (n < pf) return kNoLimit;  // closed by rotation: complete
+    if (n == pf) return p & 0xFFFFFFFFu;
+    return 0;
+  }
+  bool live() const override { return true; }
+
+  absl::Status Wait(uint64_t file, uint64_t offset,
+                    absl::Time deadline) override {
+    auto more = [&]() {
+      uint64_t p = published();
+      return (p >> 32) > file || (p & 0xFFFFFFFFu) > offset ||
+             clean_closed_.load(std::memory_order_acquire);
+    };
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    absl::Status result = absl::OkStatus();
+    {
+      absl::MutexLock l(&tail_mu_);
+      while (!more()) {
+        if (ended_.load(std::memory_order_acquire)) {
+          result = absl::CancelledError("the log was closed");
+          break;
+        }
+        if (tail_cv_.WaitWithDeadline(&tail_mu_, deadline) && !more()) {
+          result = absl::DeadlineExceededError("no new events before the deadline");
+          break;
+        }
+      }
+    }
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    if (result.ok() && !more() && ended_.load()) {
+      return absl::CancelledError("the log was closed");
+    }
+    return result;
+  }
+
+  bool Pin(uint64_t n) override {
+    absl::MutexLock l(&files_mu_);
+    if (!std::binary_search(files_.begin(), files_.end(), n)) return false;
+    ++pins_[n];
+    return true;
+  }
+  void Unpin(uint64_t n) override {
+    absl::MutexLock l(&files_mu_);
+    auto it = pins_.find(n);
+    if (it != pins_.end() && --it->second == 0) pins_.erase(it);
+  }
+
+ private:
+  void WakeAll() {
+    absl::MutexLock l(&tail_mu_);
+    tail_cv_.SignalAll();
+  }
+
+  const std::string dir_;
+  const std::string basename_;
+
+  // (file << 32) | offset of the end readers may read. Written only by the
+  // writer holding Binlog::write_mu_; loaded by readers without locks.
+  // Kept on its own cache line: every reader polls it, the writer stores it
+  // once per group.
+  alignas(64) std::atomic<uint64_t> published_{0};
+  // Number of readers inside Wait(); the writer takes tail_mu_ only if > 0.
+  alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<bool> clean_closed_{false};
+  std::atomic<bool> ended_{false};
+
+  absl::Mutex tail_mu_;
+  absl::CondVar tail_cv_;
+
+  absl::Mutex files_mu_;
+  std::vector<uint64_t> files_ ABSL_GUARDED_BY(files_mu_);
+  std::map<uint64_t, int> pins_ ABSL_GUARDED_BY(files_mu_);
+};
+
+}  // namespace internal
+
+namespace {
+
+// Room kept below the 32-bit offset limit for the Rotate/Stop event.
+constexpr uint64_t kEndReserve = 1024;
+
+absl::Status ValidateOptions(const std::string& basename, const Options& o) {
+  if (basename.empty() || basename.find('/') != std::string::npos ||
+      basename == "." || basename == "..") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "basename '", basename, "' must be a non-empty file name without '/'"));
+  }
+  constexpr uint64_t kMaxSize = kMaxFileOffset - (64ull << 20);
+  if (o.max_file_size < 4096 || o.max_file_size > kMaxSize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_file_size ", o.max_file_size, " outside [4096, ", kMaxSize, "]"));
+  }
+  if (o.sync_policy == SyncPolicy::kEveryNGroups && o.sync_every_n == 0) {
+    return absl::InvalidArgumentError("sync_every_n must be >= 1");
+  }
+  if (!ServerVersionHasChecksumAlg(o.server_version) ||
+      o.server_version.size() >= kFdeServerVersionLen) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "server_version '", o.server_version,
+        "' must parse as X.Y.Z >= 5.6.1 and be shorter than 50 bytes"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Binlog::Binlog(std::string dir, std::string basename, const Options& options)
+    : dir_(std::move(dir)),
+      basename_(std::move(basename)),
+      options_(options),
+      fs_(options.file_system != nullptr ? options.file_system
+                                         : io::FileSystem::Default()),
+      live_(std::make_shared<internal::LiveLog>(dir_, basename_)),
+      header_buf_(options.checksums) {}
+
+Binlog::~Binlog() {
+  bool closed;
+  {
+    absl::MutexLock l(&write_mu_);
+    closed = closed_;
+  }
+  // Best effort: the caller did not call Close(); its error has nowhere to go.
+  if (!closed) Close().IgnoreError();
+}
+
+uint32_t Binlog::Now() const {
+  if (options_.now_seconds) return options_.now_seconds();
+  return static_cast<uint32_t>(::time(nullptr));
+}
+
+absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(
+    const std::string& dir, const std::string& basename,
+    const Options& options) {
+  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
+  std::unique_ptr<Binlog> log(new Binlog(dir, basename, options));
+  BINLOG_RETURN_IF_ERROR(log->OpenImpl());
+  return log;
+}
+
+absl::Status Binlog::OpenImpl() {
+  if (options_.create_if_missing) {
+    BINLOG_RETURN_IF_ERROR(fs_->CreateDirectory(dir_));
+  } else {
+    BINLOG_ASSIGN_OR_RETURN(bool exists, fs_->Exists(dir_));
+    if (!exists) return absl::NotFoundError(absl::StrCat("no directory ", dir_));
+  }
+  BINLOG_ASSIGN_OR_RETURN(
+      lock_, fs_->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock"))));
+  BINLOG_ASSIGN_OR_RETURN(dir_handle_, fs_->OpenDirectory(dir_));
+  BINLOG_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                          fs_->ListDirectory(dir_));
+  std::vector<uint64_t> on_disk;
+  for (const auto& n : names) {
+    uint64_t num;
+    if (ParseBinlogFileName(basename_, n, &num)) on_disk.push_back(num);
+  }
+  std::sort(on_disk.begin(), on_disk.end());
+
+  std::vector<uint64_t> numbers;
+  auto index = ReadIndex(fs_, dir_, basename_);
+  if (index.ok()) {
+    numbers = std::move(*index);
+  } else if (absl::IsNotFound(index.status())) {
+    if (!on_disk.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          dir_, ": ", on_disk.size(), " binlog files ", basename_,
+          ".NNNNNN exist but there is no ", IndexFileName(basename_),
+          "; refusing to guess which belong to the log"));
+    }
+  } else {
+    return index.status();
+  }
+  for (uint64_t n : numbers) {
+    if (!std::binary_search(on_disk.begin(), on_disk.end(), n)) {
+      return absl::NotFoundError(absl::StrCat(
+          io::JoinPath(dir_, IndexFileName(basename_)), " names ",
+          BinlogFileName(basename_, n), ", which does not exist"));
+    }
+  }
+  uint64_t max_number = numbers.empty() ? 0 : numbers.back();
+  for (uint64_t n : on_disk) {
+    if (!std::binary_search(numbers.begin(), numbers.end(), n)) {
+      // Left alone: a file of an interrupted rotation (it holds no
+      // acknowledged transaction, since commits go only to indexed files)
+      // or a file someone else put here. New files number past it.
+      recovery_.ignored_files.push_back(BinlogFileName(basename_, n));
+      max_number = std::max(max_number, n);
+    }
+  }
+  if (!numbers.empty()) BINLOG_RETURN_IF_ERROR(RecoverLastFile(numbers.back()));
+  live_->SetFiles(numbers);
+  if (max_number + 1 > kMaxFileNumber) {
+    return absl::ResourceExhaustedError("binlog file numbers exhausted");
+  }
+  absl::MutexLock l(&write_mu_);
+  absl::Status s = StartNewFile(max_number + 1, /*at_startup=*/true);
+  if (!s.ok()) {
+    closed_ = true;
+    live_->MarkClosed(false);
+  }
+  return s;
+}
+
+absl::Status Binlog::RecoverLastFile(uint64_t number) {
+  std::string name = BinlogFileName(basename_, number);
+  std::string path = io::JoinPath(dir_, name);
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kVerify;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenFiles({path}, ro, fs_));
+  Event ev;
+  absl::Status s = reader->Next(&ev);
+  if (!s.ok()) {
+    return absl::DataLossError(absl::StrCat(
+        "cannot recover ", path, ": its Format_description event is unreadable: ",
+        s.message()));
+  }
+  const FormatDescription fde = reader->format_description();
+  if (!fde.in_use) return absl::OkStatus();  // closed cleanly
+
+  // Scan: the valid end advances only past events that leave no
+  // transaction open (the Format_description and header events count).
+  TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
+  uint64_t valid_end = ev.end_offset;
+  uint64_t pending = 0;
+  std::string reason = "end of file";
+  for (;;) {
+    s = reader->Next(&ev);
+    if (!s.ok()) break;
+    auto r = parser.Feed(ev.header, ev.body());
+    if (r == TransactionBoundaryParser::Result::kOutside ||
+        r == TransactionBoundaryParser::Result::kEnded) {
+      valid_end = ev.end_offset;
+      pending = 0;
+    } else {
+      ++pending;
+    }
+  }
+  bool partial = false;
+  if (absl::IsOutOfRange(s)) {
+    if (!reader->torn_tails().empty()) {
+      const TornTail& t = reader->torn_tails().front();
+      partial = !t.zeros;
+      reason = t.reason;
+    } else if (pending > 0) {
+      reason = "file ends inside a transaction";
+    }
+  } else if (absl::IsDataLoss(s)) {
+    partial = true;
+    reason = std::string(s.message());
+  } else {
+    return s;  // I/O error: change nothing
+  }
+  reader.reset();
+
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
+  recovery_.recovered = true;
+  recovery_.file_name = name;
+  recovery_.valid_end = valid_end;
+  recovery_.bytes_cut = size > valid_end ? size - valid_end : 0;
+  recovery_.events_cut = pending;
+  recovery_.partial_event_cut = partial && recovery_.bytes_cut > 0;
+  recovery_.reason = recovery_.bytes_cut > 0 ? reason : "clean end";
+
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
+                          fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
+  absl::Status ws = absl::OkStatus();
+  if (size > valid_end) ws = f->Truncate(valid_end);
+  // Clear the in-use flag (one byte in place; the FDE checksum is defined
+  // with the flag clear, so it stays valid).
+  char flags_lo = 0;
+  size_t got = 0;
+  if (ws.ok()) {
+    auto rf = fs_->OpenReadable(path);
+    ws = rf.ok() ? (*rf)->Read(kInUseFlagFileOffset, 1, &flags_lo, &got)
+                 : rf.status();
+  }
+  if (ws.ok()) {
+    flags_lo = static_cast<char>(flags_lo & ~kFlagBinlogInUse);
+    ws = f->Write(kInUseFlagFileOffset, absl::string_view(&flags_lo, 1));
+  }
+  if (ws.ok()) ws = f->Sync();
+  absl::Status cs = f->Close();
+  if (!ws.ok()) return ws;
+  return cs;
+}
+
+absl::Status Binlog::StartNewFile(uint64_t number, bool at_startup) {
+  std::string name = BinlogFileName(basename_, number);
+  std::string path = io::JoinPath(dir_, name);
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> file,
+                          fs_->OpenWritable(path, io::OpenMode::kCreateNew));
+  uint32_t now = Now();
+  FdeParams fp;
+  fp.timestamp = now;
+  fp.server_id = options_.server_id;
+  fp.server_version = options_.server_version;
+  fp.create_timestamp = at_startup ? now : 0;
+  fp.checksums = options_.checksums;
+  fp.in_use = true;
+  std::string fde = EncodeFormatDescription(fp);
+  header_buf_.Clear();
+  if (options_.file_header) {
+    FileHeaderContext ctx{number, name};
+    absl::Status s = options_.file_header(ctx, &header_buf_);
+    if (!s.ok()) {
+      file->Close().IgnoreError();  // the callback's error is the one to report
+      return s;
+    }
+    if (header_buf_.checksums() != options_.checksums) {
+      return absl::InvalidArgumentError("file header buffer checksum mismatch");
+    }
+  } else {
+    AppendEmptyPreviousGtids(&header_buf_, now, options_.server_id);
+  }
+  uint64_t header_start = kMagicSize + fde.size();
+  if (!header_buf_.empty()) {
+    header_buf_.Seal();
+    header_buf_.Place(header_start);
+  }
+  absl::string_view parts[3] = {absl::string_view(kBinlogMagic, kMagicSize),
+                                fde, header_buf_.data()};
+  absl::Status s = file->WriteV(0, parts);
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = dir_handle_->Sync();
+  if (!s.ok()) {
+    file->Close().IgnoreError();  // the write/sync error is the one to report
+    return s;
+  }
+  {
+    absl::MutexLock il(&index_mu_);
+    live_->AddFile(number);
+    s = WriteIndexLocked();
+  }
+  if (!s.ok()) {
+    file->Close().IgnoreError();
+    return s;
+  }
+  active_ = std::move(file);
+  active_number_ = number;
+  end_ = synced_end_ = header_start + header_buf_.size();
+  groups_since_sync_ = 0;
+  live_->Publish(number, end_);
+  return absl::OkStatus();
+}
+
+absl::Status Binlog::WriteIndexLocked() {
+  return WriteIndex(fs_, dir_handle_.get(), dir_, basename_, live_->Files());
+}
+
+absl::Status Binlog::CloseActiveFile(bool rotate, uint64_t next_number) {
+  std::string ev;
+  if (rotate) {
+    std::string next = BinlogFileName(basename_, next_number);
+    size_t size = kHeaderSize + kRotatePostHeaderSize + next.size() +
+                  (options_.checksums ? kChecksumSize : 0);
+    ev = EncodeRotate(Now(), options_.server_id, next,
+                      static_cast<uint32_t>(end_ + size), options_.checksums);
+  } else {
+    size_t size = kHeaderSize + (options_.checksums ? kChecksumSize : 0);
+    ev = EncodeStop(Now(), options_.server_id,
+                    static_cast<uint32_t>(end_ + size), options_.checksums);
+  }
+  BINLOG_RETURN_IF_ERROR(active_->Write(end_, ev));
+  end_ += ev.size();
+  const char cleared = 0;  // FDE flags low byte with kFlagBinlogInUse clear
+  BINLOG_RETURN_IF_ERROR(
+      active_->Write(kInUseFlagFileOffset, absl::string_view(&cleared, 1)));
+  BINLOG_RETURN_IF_ERROR(SyncLocked());
+  absl::Status s = active_->Close();
+  active_.reset();
+  return s;
+}
+
+absl::Status Binlog::SyncLocked() {
+  absl::Time t0 = absl::Now();
+  absl::Status s = active_->Sync();
+  fsync_micros_.fetch_add(
+      static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
+      std::memory_order_relaxed);
+  fsyncs_.fetch_add(1, std::memory_order_relaxed);
+  if (!s.ok()) return s;
+  synced_end_ = end_;
+  groups_since_sync_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status Binlog::Poison(absl::Status s) {
+  if (error_.ok()) error_ = s;
+  return s;
+}
+
+absl::Status Binlog::CheckUsable() const {
+  if (closed_) return absl::FailedPreconditionError("the log is closed");
+  if (!error_.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the log stopped after an earlier error (reopen to recover): ",
+        error_.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Binlog::RotateLocked() {
+  uint64_t next = active_number_ + 1;
+  if (next > kMaxFileNumber) {
+    return Poison(absl::ResourceExhaustedError("binlog file numbers exhausted"));
+  }
+  absl::Status s = CloseActiveFile(/*rotate=*/true, next);
+  if (!s.ok()) return Poison(s);
+  s = StartNewFile(next, /*at_startup=*/false);
+  if (!s.ok()) return Poison(s);
+  rotations_.fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
+  if (txn == nullptr || txn->empty()) {
+    return absl::InvalidArgumentError("commit of an empty transaction");
+  }
+  if (txn->checksums() != options_.checksums) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "transaction buffer built with checksums ",
+        txn->checksums() ? "on" : "off", " but the log has them ",
+        options_.checksums ? "on" : "off"));
+  }
+  const uint64_t size = txn->size();
+  if (size + 64 * 1024 > kMaxFileOffset - kEndReserve) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "transaction of ", size,
+        " bytes cannot fit in a binlog file (log_pos is 32-bit)"));
+  }
+  txn->Seal();  // per-byte checksum work, outside the serial section
+
+  absl::MutexLock l(&write_mu_);
+  BINLOG_RETURN_IF_ERROR(CheckUsable());
+  if (end_ + size + kEndReserve > kMaxFileOffset) {
+    BINLOG_RETURN_IF_ERROR(RotateLocked());
+  }
+  const uint64_t start = end_;
+  txn->Place(start);
+  absl::Status s = active_->Write(start, txn->data());
+  if (!s.ok()) return Poison(s);
+  end_ += size;
+  bytes_written_.fetch_add(size, std::memory_order_relaxed);
+  commits_.fetch_add(1, std::memory_order_relaxed);
+  ++groups_since_sync_;
+  bool sync = options_.sync_policy == SyncPolicy::kEveryGroup ||
+              (options_.sync_policy == SyncPolicy::kEveryNGroups &&
+               groups_since_sync_ >= options_.sync_every_n);
+  if (sync) {
+    s = SyncLocked();
+    if (!s.ok()) return Poison(s);
+  }
+  live_->Publish(active_number_, options_.sync_policy == SyncPolicy::kEveryGroup
+                                     ? synced_end_
+                                     : end_);
+  CommitPosition pos{active_number_, start, end_};
+  if (end_ >= options_.max_file_size) {
+    // The commit is complete (and durable under the policy); a rotation
+    // failure poisons the log for later commits.
+    RotateLocked().IgnoreError();
+  }
+  return pos;
+}
+
+absl::Status Binlog::Sync() {
+  absl::MutexLock l(&write_mu_);
+  BINLOG_RETURN_IF_ERROR(CheckUsable());
+  if (synced_end_ < end_) {
+    absl::Status s = SyncLocked();
+    if (!s.ok()) return Poison(s);
+  }
+  live_->Publish(active_number_, end_);
+  return absl::OkStatus();
+}
+
+absl::Status Binlog::Rotate() {
+  absl::MutexLock l(&write_mu_);
+  BINLOG_RETURN_IF_ERROR(CheckUsable());
+  return RotateLocked();
+}
+
+absl::StatusOr<int> Binlog::PurgeTo(uint64_t file_number) {
+  absl::MutexLock il(&index_mu_);
+  std::vector<uint64_t> victims = live_->TakePurgeable(file_number);
+  if (victims.empty()) return 0;
+  absl::Status s = WriteIndexLocked();
+  if (!s.ok()) {
+    live_->RestoreFront(victims);
+    return s;
+  }
+  int removed = 0;
+  absl::Status first_error;
+  for (uint64_t n : victims) {
+    absl::Status r = fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n)));
+    if (r.ok()) {
+      ++removed;
+    } else if (first_error.ok()) {
+      first_error = r;
+    }
+  }
+  absl::Status ds = dir_handle_->Sync();
+  if (!first_error.ok()) return first_error;
+  if (!ds.ok()) return ds;
+  return removed;
+}
+
+absl::Status Binlog::Close() {
+  absl::MutexLock l(&write_mu_);
+  if (closed_) return absl::FailedPreconditionError("the log is already closed");
+  closed_ = true;
+  absl::Status s;
+  if (error_.ok() && active_ != nullptr) {
+    s = CloseActiveFile(/*rotate=*/false, 0);
+    live_->MarkClosed(s.ok());
+  } else {
+    if (active_ != nullptr) active_->Close().IgnoreError();  // already failed
+    active_.reset();
+    live_->MarkClosed(false);
+    s = error_;
+  }
+  lock_.reset();
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<Reader>> Binlog::NewReader(
+    const ReaderOptions& options) {
+  return std::unique_ptr<Reader>(new Reader(live_, options, fs_));
+}
+
+std::vector<LogFileInfo> Binlog::ListFiles() const {
+  std::vector<LogFileInfo> out;
+  for (uint64_t n : live_->Files()) {
+    out.push_back(LogFileInfo{n, BinlogFileName(basename_, n)});
+  }
+  return out;
+}
+
+CommitPosition Binlog::VisibleEnd() const {
+  uint64_t p = live_->published();
+  return CommitPosition{p >> 32, p & 0xFFFFFFFFu, p & 0xFFFFFFFFu};
+}
+
+LogStats Binlog::stats() const {
+  LogStats s;
+  s.commits = commits_.load(std::memory_order_relaxed);
+  s.groups = s.commits;
+  s.max_group_size = s.commits > 0 ? 1 : 0;
+  s.fsyncs = fsyncs_.load(std::memory_order_relaxed);
+  s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
+  s.fsync_micros = fsync_micros_.load(std::memory_order_relaxed);
+  s.rotations = rotations_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace binlog

@@ -1,0 +1,432 @@
+// Reader: validates and returns events across the files of a log.
+//
+// Design notes.
+// - The reader keeps one buffer of file bytes and refills it with large
+//   positioned reads (ReaderOptions::buffer_size); an event larger than the
+//   buffer grows the buffer to hold it. Bytes already buffered past the
+//   consumed position are kept (moved to the front) when refilling.
+// - It never reads past LogSource::Limit(): for the active file of a live
+//   log that is the end the writer published, which is always an event
+//   boundary, so a partial event there means corruption, not "wait".
+// - For files at rest the end of the file is the end. A partial event or
+//   zeros at the end of a file with the in-use flag set is what a crash (or
+//   a preallocated tail) leaves: recorded as a TornTail, not an error.
+
+#include "binlog/reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "binlog/checksum.h"
+#include "binlog/format.h"
+#include "binlog/index_file.h"
+#include "binlog/log_source.h"
+#include "binlog/status_macros.h"
+
+namespace binlog {
+namespace internal {
+namespace {
+
+// A fixed list of files at rest.
+class StaticSource final : public LogSource {
+ public:
+  explicit StaticSource(std::vector<std::pair<uint64_t, std::string>> files)
+      : files_(std::move(files)) {}
+
+  uint64_t FirstFile() override {
+    return files_.empty() ? 0 : files_.front().first;
+  }
+  uint64_t NextFile(uint64_t n) override {
+    for (size_t i = 0; i + 1 < files_.size(); ++i) {
+      if (files_[i].first == n) return files_[i + 1].first;
+    }
+    return 0;
+  }
+  std::string FileName(uint64_t n) override {
+    std::string p = FilePath(n);
+    size_t slash = p.rfind('/');
+    return slash == std::string::npos ? p : p.substr(slash + 1);
+  }
+  std::string FilePath(uint64_t n) override {
+    for (const auto& f : files_) {
+      if (f.first == n) return f.second;
+    }
+    return std::string();
+  }
+  uint64_t Limit(uint64_t) override { return kNoLimit; }
+  bool live() const override { return false; }
+  absl::Status Wait(uint64_t, uint64_t, absl::Time) override {
+    return absl::OutOfRangeError("files at rest do not grow");
+  }
+  bool Pin(uint64_t n) override { return !FilePath(n).empty(); }
+  void Unpin(uint64_t) override {}
+
+ private:
+  std::vector<std::pair<uint64_t, std::string>> files_;
+};
+
+}  // namespace
+}  // namespace internal
+
+namespace {
+
+constexpr size_t kMinBuffer = 64 << 10;
+constexpr size_t kMaxBuffer = 64 << 20;
+
+bool AllZero(const char* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Reader::Reader(std::shared_ptr<internal::LogSource> source,
+               const ReaderOptions& o, io::FileSystem* fs)
+    : source_(std::move(source)), options_(o), fs_(fs) {
+  options_.buffer_size =
+      std::min(std::max(options_.buffer_size, kMinBuffer), kMaxBuffer);
+}
+
+Reader::~Reader() {
+  if (file_ != nullptr) source_->Unpin(file_number_);
+}
+
+absl::StatusOr<std::unique_ptr<Reader>> Reader::OpenFiles(
+    const std::vector<std::string>& paths, const ReaderOptions& options,
+    io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  std::vector<std::pair<uint64_t, std::string>> files;
+  for (size_t i = 0; i < paths.size(); ++i) files.emplace_back(i + 1, paths[i]);
+  auto src = std::make_shared<internal::StaticSource>(std::move(files));
+  return std::unique_ptr<Reader>(new Reader(std::move(src), options, fs));
+}
+
+absl::StatusOr<std::unique_ptr<Reader>> Reader::OpenDirectory(
+    const std::string& dir, const std::string& basename_in,
+    const ReaderOptions& options, io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  std::string basename = basename_in;
+  BINLOG_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                          fs->ListDirectory(dir));
+  std::sort(names.begin(), names.end());
+  if (basename.empty()) {
+    std::vector<std::string> indexes;
+    for (const auto& n : names) {
+      if (n.size() > 6 && n.compare(n.size() - 6, 6, ".index") == 0) {
+        indexes.push_back(n.substr(0, n.size() - 6));
+      }
+    }
+    if (indexes.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          dir, ": several index files (", absl::StrJoin(indexes, ", "),
+          "); name the basename"));
+    }
+    if (indexes.size() == 1) {
+      basename = indexes[0];
+    } else {
+      std::vector<std::string> bases;
+      for (const auto& n : names) {
+        size_t dot = n.rfind('.');
+        uint64_t num;
+        if (dot != std::string::npos && dot > 0 &&
+            ParseBinlogFileName(n.substr(0, dot), n, &num)) {
+          std::string b = n.substr(0, dot);
+          if (std::find(bases.begin(), bases.end(), b) == bases.end()) {
+            bases.push_back(b);
+          }
+        }
+      }
+      if (bases.empty()) {
+        return absl::NotFoundError(
+            absl::StrCat(dir, ": no binlog files (<basename>.NNNNNN)"));
+      }
+      if (bases.size() > 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            dir, ": binlog files of several basenames (",
+            absl::StrJoin(bases, ", "), "); name the basename"));
+      }
+      basename = bases[0];
+    }
+  }
+  std::vector<uint64_t> numbers;
+  auto index = ReadIndex(fs, dir, basename);
+  if (index.ok()) {
+    numbers = std::move(*index);
+  } else if (absl::IsNotFound(index.status())) {
+    for (const auto& n : names) {
+      uint64_t num;
+      if (ParseBinlogFileName(basename, n, &num)) numbers.push_back(num);
+    }
+    std::sort(numbers.begin(), numbers.end());
+    if (numbers.empty()) {
+      return absl::NotFoundError(absl::StrCat(
+          dir, ": no index and no files ", basename, ".NNNNNN"));
+    }
+  } else {
+    return index.status();
+  }
+  std::vector<std::pair<uint64_t, std::string>> files;
+  for (uint64_t n : numbers) {
+    std::string path = io::JoinPath(dir, BinlogFileName(basename, n));
+    BINLOG_ASSIGN_OR_RETURN(bool exists, fs->Exists(path));
+    if (!exists) {
+      return absl::NotFoundError(absl::StrCat(
+          "the index of ", dir, " names ", BinlogFileName(basename, n),
+          ", which does not exist"));
+    }
+    files.emplace_back(n, std::move(path));
+  }
+  auto src = std::make_shared<internal::StaticSource>(std::move(files));
+  return std::unique_ptr<Reader>(new Reader(std::move(src), options, fs));
+}
+
+absl::Status Reader::Corrupt(uint64_t offset, absl::string_view what) const {
+  return absl::DataLossError(
+      absl::StrCat(file_name_, ": offset ", offset, ": ", what));
+}
+
+absl::Status Reader::Fill(uint64_t offset, size_t need, uint64_t limit,
+                          size_t* available) {
+  // Already buffered?
+  if (offset >= buf_offset_ && offset + need <= buf_offset_ + buf_len_) {
+    *available = need;
+    return absl::OkStatus();
+  }
+  uint64_t max_read = limit == internal::kNoLimit
+                          ? internal::kNoLimit
+                          : (limit > offset ? limit - offset : 0);
+  size_t want = std::max(need, options_.buffer_size);
+  if (want > max_read) want = static_cast<size_t>(max_read);
+  if (want < need) want = need < max_read ? need : static_cast<size_t>(max_read);
+  if (buf_cap_ < std::max(want, options_.buffer_size)) {
+    size_t cap = std::max(want, options_.buffer_size);
+    std::unique_ptr<char[]> nb(new char[cap]);
+    size_t keep = 0;
+    if (offset >= buf_offset_ && offset < buf_offset_ + buf_len_) {
+      keep = static_cast<size_t>(buf_offset_ + buf_len_ - offset);
+      std::memcpy(nb.get(), buf_.get() + (offset - buf_offset_), keep);
+    }
+    buf_ = std::move(nb);
+    buf_cap_ = cap;
+    buf_len_ = keep;
+  } else if (offset >= buf_offset_ && offset < buf_offset_ + buf_len_) {
+    size_t keep = static_cast<size_t>(buf_offset_ + buf_len_ - offset);
+    std::memmove(buf_.get(), buf_.get() + (offset - buf_offset_), keep);
+    buf_len_ = keep;
+  } else {
+    buf_len_ = 0;
+  }
+  buf_offset_ = offset;
+  if (buf_len_ < want) {
+    size_t got = 0;
+    absl::Status s = file_->Read(offset + buf_len_, want - buf_len_,
+                                 buf_.get() + buf_len_, &got);
+    if (!s.ok()) return s;
+    buf_len_ += got;
+  }
+  *available = std::min(buf_len_, need);
+  return absl::OkStatus();
+}
+
+absl::Status Reader::OpenFile(uint64_t number) {
+  if (!source_->Pin(number)) {
+    return absl::NotFoundError(absl::StrCat(
+        "binlog file ", source_->FileName(number), " is no longer in the log"));
+  }
+  auto f = fs_->OpenReadable(source_->FilePath(number));
+  if (!f.ok()) {
+    source_->Unpin(number);
+    return f.status();
+  }
+  if (file_ != nullptr) source_->Unpin(file_number_);
+  file_ = std::move(*f);
+  (void)file_->Advise(0, 0, io::AccessHint::kSequential).ok();  // advisory
+  file_number_ = number;
+  file_name_ = source_->FileName(number);
+  file_done_ = false;
+  buf_offset_ = 0;
+  buf_len_ = 0;
+  pos_ = 0;
+  return ReadFormatDescription();
+}
+
+absl::Status Reader::ReadFormatDescription() {
+  uint64_t limit = source_->Limit(file_number_);
+  size_t avail = 0;
+  BINLOG_RETURN_IF_ERROR(Fill(0, kMagicSize + kHeaderSize, limit, &avail));
+  if (avail < kMagicSize ||
+      std::memcmp(buf_.get(), kBinlogMagic, kMagicSize) != 0) {
+    return Corrupt(0, "not a binlog file (no binlog magic fe 62 69 6e)");
+  }
+  if (avail < kMagicSize + kHeaderSize) {
+    return Corrupt(kMagicSize, "file ends before its Format_description event");
+  }
+  EventHeader h = DecodeHeader(absl::string_view(buf_.get() + kMagicSize, kHeaderSize));
+  if (h.type != kFormatDescriptionEvent) {
+    return Corrupt(kMagicSize, absl::StrCat("first event is type ", h.type,
+                                            ", not FORMAT_DESCRIPTION_EVENT"));
+  }
+  if (h.event_size < kFdePostHeaderOffset || h.event_size > 4096) {
+    return Corrupt(kMagicSize, absl::StrCat("Format_description event_size ",
+                                            h.event_size, " out of bounds"));
+  }
+  BINLOG_RETURN_IF_ERROR(Fill(kMagicSize, h.event_size, limit, &avail));
+  if (avail < h.event_size) {
+    return Corrupt(kMagicSize, "file ends inside its Format_description event");
+  }
+  absl::string_view ev(buf_.get() + (kMagicSize - buf_offset_), h.event_size);
+  auto fd = DecodeFormatDescription(ev);
+  if (!fd.ok()) return Corrupt(kMagicSize, fd.status().message());
+  fde_ = std::move(*fd);
+  has_checksums_ = fde_.has_checksums();
+  if (has_checksums_ && options_.checksum_mode == ChecksumMode::kVerify &&
+      !EventChecksumMatches(ev)) {
+    return Corrupt(kMagicSize, "Format_description checksum mismatch");
+  }
+  pos_ = kMagicSize;
+  fde_pending_return_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Reader::Next(Event* ev) {
+  if (!started_) {
+    uint64_t first =
+        options_.start_file != 0 ? options_.start_file : source_->FirstFile();
+    if (first == 0) return absl::OutOfRangeError("the log has no files");
+    BINLOG_RETURN_IF_ERROR(OpenFile(first));
+    started_ = true;
+    if (options_.start_offset > kMagicSize) {
+      fde_pending_return_ = false;
+      pos_ = options_.start_offset;
+    }
+  }
+  for (;;) {
+    if (file_done_) {
+      uint64_t next = source_->NextFile(file_number_);
+      if (next == 0) {
+        return absl::OutOfRangeError(absl::StrCat(
+            "end of the log at ", file_name_, ":", pos_));
+      }
+      BINLOG_RETURN_IF_ERROR(OpenFile(next));
+      continue;
+    }
+    uint64_t limit = source_->Limit(file_number_);
+    size_t avail = 0;
+    BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &avail));
+    if (avail == 0) {
+      if (limit == internal::kNoLimit) {
+        file_done_ = true;  // the file ends on an event boundary
+        continue;
+      }
+      if (source_->Limit(file_number_) != limit) continue;  // just closed
+      return absl::OutOfRangeError(absl::StrCat(
+          "no more events visible at ", file_name_, ":", pos_));
+    }
+    const char* p = buf_.get() + (pos_ - buf_offset_);
+    if (avail < kHeaderSize) {
+      if (limit != internal::kNoLimit) {
+        return Corrupt(pos_, "published end is not an event boundary");
+      }
+      if (fde_.in_use || AllZero(p, avail)) {
+        TornTail t{file_name_, pos_, avail, AllZero(p, avail), fde_.in_use,
+                   absl::StrCat("file ends inside an event header (",
+                                avail, " of 19 bytes)")};
+        torn_tails_.push_back(std::move(t));
+        file_done_ = true;
+        continue;
+      }
+      return Corrupt(pos_, absl::StrCat("file ends inside an event header (",
+                                        avail, " of 19 bytes)"));
+    }
+    if (AllZero(p, kHeaderSize)) {
+      if (limit != internal::kNoLimit) {
+        return Corrupt(pos_, "zero bytes where an event header should be");
+      }
+      // The unused tail of a preallocated file, or zeros a crash left.
+      BINLOG_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
+      torn_tails_.push_back(TornTail{
+          file_name_, pos_, size > pos_ ? size - pos_ : 0, true, fde_.in_use,
+          "zero bytes where an event header should be"});
+      file_done_ = true;
+      continue;
+    }
+    EventHeader h = DecodeHeader(absl::string_view(p, kHeaderSize));
+    size_t min_size = kHeaderSize + (has_checksums_ ? kChecksumSize : 0);
+    if (h.event_size < min_size) {
+      return Corrupt(pos_, absl::StrCat("event_size ", h.event_size,
+                                        " is below the minimum ", min_size));
+    }
+    if (h.event_size > kMaxEventSize) {
+      return Corrupt(pos_, absl::StrCat("event_size ", h.event_size,
+                                        " is above the maximum ", kMaxEventSize));
+    }
+    BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &avail));
+    if (avail < h.event_size) {
+      if (limit != internal::kNoLimit) {
+        return Corrupt(pos_, absl::StrCat("event of ", h.event_size,
+                                          " bytes crosses the published end"));
+      }
+      std::string why = absl::StrCat("file ends inside an event (", avail,
+                                     " of ", h.event_size, " bytes, type ",
+                                     EventTypeName(h.type), ")");
+      if (fde_.in_use) {
+        torn_tails_.push_back(
+            TornTail{file_name_, pos_, avail, false, true, why});
+        file_done_ = true;
+        continue;
+      }
+      return Corrupt(pos_, why);
+    }
+    absl::string_view data(buf_.get() + (pos_ - buf_offset_), h.event_size);
+    ChecksumState cs = ChecksumState::kNone;
+    if (has_checksums_ && options_.checksum_mode != ChecksumMode::kSkip) {
+      if (EventChecksumMatches(data)) {
+        cs = ChecksumState::kOk;
+      } else if (options_.checksum_mode == ChecksumMode::kVerify) {
+        return Corrupt(pos_, absl::StrCat("checksum mismatch in ",
+                                          EventTypeName(h.type), " event"));
+      } else {
+        cs = ChecksumState::kBad;
+      }
+    }
+    uint64_t end = pos_ + h.event_size;
+    bool is_fde_at_start = pos_ == kMagicSize;
+    if (options_.check_log_pos && cs != ChecksumState::kBad &&
+        h.log_pos != static_cast<uint32_t>(end) &&
+        !(h.flags & kFlagArtificial)) {
+      return Corrupt(pos_, absl::StrCat("log_pos ", h.log_pos,
+                                        " does not match the event end ", end));
+    }
+    if (h.type == kFormatDescriptionEvent && !is_fde_at_start) {
+      // A later Format_description (relay logs) replaces the file's.
+      auto fd = DecodeFormatDescription(data);
+      if (!fd.ok()) return Corrupt(pos_, fd.status().message());
+      fde_ = std::move(*fd);
+      has_checksums_ = fde_.has_checksums();
+    }
+    if (fde_pending_return_) fde_pending_return_ = false;
+    ev->data = data;
+    ev->header = h;
+    ev->file_number = file_number_;
+    ev->offset = pos_;
+    ev->end_offset = end;
+    ev->checksum = cs;
+    ev->file_has_checksums = has_checksums_;
+    pos_ = end;
+    if (h.type == kRotateEvent) file_done_ = true;
+    return absl::OkStatus();
+  }
+}
+
+absl::Status Reader::WaitForMore(absl::Time deadline) {
+  if (!source_->live()) return absl::OutOfRangeError("files at rest do not grow");
+  return source_->Wait(file_number_, pos_, deadline);
+}
+
+}  // namespace binlog
