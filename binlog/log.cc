@@ -141,8 +141,7 @@ class LiveLog final : public LogSource {
                     absl::Time deadline) override {
     auto more = [&]() {
       uint64_t p = published();
-      return (p >> 32) > file || (p & 0xFFFFFFFFu) > offset ||
-             clean_closed_.load(std::memory_order_acquire);
+      return (p >> 32) > file || (p & 0xFFFFFFFFu) > offset;
     };
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     absl::Status result = absl::OkStatus();
@@ -644,7 +643,11 @@ absl::Status Binlog::Close() {
   closed_ = true;
   absl::Status s;
   if (error_.ok() && active_ != nullptr) {
+    uint64_t number = active_number_;
     s = CloseActiveFile(/*rotate=*/false, 0);
+    // The Stop event is durable: publish it, so waiting readers read to it
+    // and then learn that the log ended.
+    if (s.ok()) live_->Publish(number, end_);
     live_->MarkClosed(s.ok());
   } else {
     if (active_ != nullptr) active_->Close().IgnoreError();  // already failed

@@ -111,7 +111,9 @@ class Reader {
 
   // For a live log: waits until more events are visible past the reader's
   // position, or the deadline passes. OK when there is more to read,
-  // DeadlineExceeded on timeout, Cancelled if the log was closed.
+  // DeadlineExceeded on timeout, Cancelled if the log was closed and the
+  // reader has read everything (after a clean Close() the reader can read
+  // up to and including the Stop event first).
   // For files at rest: returns OutOfRange at once.
   absl::Status WaitForMore(absl::Time deadline);
 
