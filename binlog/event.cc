@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/checksum.h"
 
@@ -133,6 +134,16 @@ absl::StatusOr<FormatDescription> DecodeFormatDescription(
   size_t nul = ver.find('\0');
   if (nul != absl::string_view::npos) ver = ver.substr(0, nul);
   fd.server_version = std::string(ver);
+  int parsed[3];
+  ParseVersion(fd.server_version, parsed);
+  if (parsed[0] == 0 && parsed[1] == 0 && parsed[2] == 0) {
+    // Servers would read this as version 0.0.0 (no checksums at all). No
+    // server writes such a version, and a damaged version byte would
+    // silently turn checksum verification off, so it is corruption.
+    return absl::DataLossError(absl::StrCat(
+        "server version '", absl::CHexEscape(fd.server_version),
+        "' in the format description does not parse as X.Y.Z"));
+  }
   fd.create_timestamp = LoadLe32(event.data() + kFdeCreateTimestampOffset);
   fd.common_header_len = static_cast<uint8_t>(event[kFdeHeaderLenOffset]);
   if (fd.common_header_len < kHeaderSize) {
