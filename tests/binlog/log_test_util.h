@@ -45,7 +45,10 @@ inline void BuildTransaction(TransactionBuffer* txn, uint64_t id,
   std::string text = absl::StrCat("txn ", id, " ");
   std::mt19937_64 rng(id);
   while (text.size() < payload) text.push_back(static_cast<char>('a' + rng() % 26));
-  char* body = txn->AppendEvent(kRowsQueryEvent, server_id, ts, 0, text.size() + 1);
+  // Servers write Rows_query with the ignorable flag: readers that do not
+  // know the type (MariaDB's) skip it instead of failing.
+  char* body = txn->AppendEvent(kRowsQueryEvent, server_id, ts, kFlagIgnorable,
+                                text.size() + 1);
   body[0] = static_cast<char>(text.size() > 255 ? 255 : text.size());
   std::memcpy(body + 1, text.data(), text.size());
   AppendXid(txn, ts, server_id, id);
