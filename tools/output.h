@@ -1,0 +1,97 @@
+// File: tools/output.h
+//
+// Output helpers for binlogtool: JSON string escaping that always produces
+// valid JSON, a builder for one output record in either of the tool's two
+// formats (text "key=value" or one JSON object per line), and UTC time
+// formatting.
+//
+// Defines:
+//   AppendJsonString  appends a quoted, escaped JSON string
+//   Printable         escapes control characters and non-UTF-8 bytes
+//   OutputFormat      kText or kJsonl
+//   RecordWriter      builds one output line field by field
+//   FormatUtc         "YYYY-MM-DD HH:MM:SS" in UTC
+//   FormatUtcIso      "YYYY-MM-DDTHH:MM:SSZ" (one token, for text lines)
+//
+// Binlog strings (queries, database names, file names inside Rotate
+// events) are bytes, not text: a server writes whatever the client sent, and
+// a damaged file holds anything. The escaper therefore never assumes UTF-8.
+// Valid UTF-8 sequences pass through; every byte that is not part of one is
+// written as \u00XX (the byte value as a code point), and so is every control
+// character. The output is valid JSON for any input; the price is that a
+// byte 0xE9 and the character U+00E9 written as \u00e9 cannot be told apart.
+//
+// Thread safety: thread-compatible.
+
+#ifndef BINLOG_TOOLS_OUTPUT_H_
+#define BINLOG_TOOLS_OUTPUT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace binlog {
+namespace tools {
+
+// Appends `s` to `*out` as a JSON string literal, quotes included.
+void AppendJsonString(absl::string_view s, std::string* out);
+
+// Returns `s` as a JSON string literal.
+std::string JsonString(absl::string_view s);
+
+// Returns `s` safe to print on a terminal: valid UTF-8 passes, control
+// characters and bytes that are not UTF-8 become \xHH. For messages that
+// may carry bytes from a file (index entries, names), so a hostile file
+// cannot send escape sequences to the operator's terminal.
+std::string Printable(absl::string_view s);
+
+enum class OutputFormat {
+  kText,   // key=value pairs separated by spaces; strings JSON-quoted
+  kJsonl,  // one JSON object per line
+};
+
+// RecordWriter builds one line. In text mode each field is written as
+// " key=value" (strings quoted as JSON strings, so a query with newlines
+// stays on one line); Text() adds raw text that appears only in text mode.
+// In JSON mode fields become members of one object; Text() is ignored.
+//
+// Example:
+//   RecordWriter w(OutputFormat::kJsonl);
+//   w.Num("pos", 4);
+//   w.Str("type_name", "QUERY_EVENT");
+//   std::string line = w.Finish();  // {"pos":4,"type_name":"QUERY_EVENT"}\n
+class RecordWriter {
+ public:
+  explicit RecordWriter(OutputFormat format);
+
+  void Str(absl::string_view key, absl::string_view value);
+  void Num(absl::string_view key, uint64_t value);
+  void Bool(absl::string_view key, bool value);
+  // A string written unquoted in text mode (a name or a time that has no
+  // spaces), quoted in JSON mode.
+  void Word(absl::string_view key, absl::string_view value);
+  // Raw text, text mode only (no separator is added).
+  void Text(absl::string_view raw);
+
+  // Ends the record (closing brace in JSON mode, newline in both) and
+  // returns it. The writer is left empty, ready for a new record.
+  std::string Finish();
+
+ private:
+  void Key(absl::string_view key);
+
+  OutputFormat format_;
+  std::string line_;
+  bool first_ = true;
+};
+
+// Seconds since the epoch as "YYYY-MM-DD HH:MM:SS" (UTC).
+std::string FormatUtc(uint32_t seconds);
+// Seconds since the epoch as "YYYY-MM-DDTHH:MM:SSZ" (UTC).
+std::string FormatUtcIso(uint32_t seconds);
+
+}  // namespace tools
+}  // namespace binlog
+
+#endif  // BINLOG_TOOLS_OUTPUT_H_
