@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: every test in the optimized build (the default
+# configuration of .bazelrc: -O2 -Wall -Wextra -Werror), then the tests
+# under AddressSanitizer + UndefinedBehaviorSanitizer (--config=asan).
+# Tests tagged "manual" (benchmarks, long crash runs) are not part of //...
+#
+# Environment:
+#   BINLOG_TEST_QUICK=1   skip the sanitizer pass (local iteration)
+#
+# Ends with one line "N passed, N failed" counted from bazel's per-test
+# summary over both passes; exits non-zero if anything failed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+tools/setup.sh
+
+log=$(mktemp "${TMPDIR:-/tmp}/binlog-test.XXXXXX")
+trap 'rm -f "$log"' EXIT
+
+total_passed=0
+total_failed=0
+
+# run_pass NAME BAZEL_TEST_ARGS...
+# --test_summary=short prints one line per test, cached or not:
+#   //tests:foo_test        (cached) PASSED in 0.3s
+#   //tests:bar_test                 FAILED in 1.2s
+# --keep_going runs every test that builds, and lists those that do not.
+run_pass() {
+  local name=$1
+  shift
+  echo "==== $name: bazel test $*"
+  local rc=0
+  bazel test --test_summary=short --keep_going --color=no "$@" 2>&1 |
+    tee "$log" || rc=$?
+  local passed failed
+  passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(PASSED|FLAKY)' "$log" || true)
+  failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|REMOTE FAILURE|BUILD FAILURE|FAILED TO BUILD)' "$log" || true)
+  # Exit 4: the build succeeded but there was no test to run.
+  if [[ $rc -ne 0 && $rc -ne 4 && $failed -eq 0 ]]; then
+    echo "$name: bazel exited with status $rc without naming a failed test; counting the pass as one failure"
+    failed=1
+  fi
+  echo "==== $name: $passed passed, $failed failed"
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+}
+
+run_pass "optimized" //...
+
+if [[ "${BINLOG_TEST_QUICK:-0}" == "1" ]]; then
+  echo "==== asan: skipped (BINLOG_TEST_QUICK=1)"
+else
+  # --platform_suffix keeps the sanitizer objects in their own output
+  # directory (k8-opt-asan), so switching between the two passes does not
+  # throw away the other's build outputs.
+  run_pass "asan" --config=asan --platform_suffix=asan //tests/...
+fi
+
+echo "$total_passed passed, $total_failed failed"
+[[ $total_failed -eq 0 ]]
