@@ -65,30 +65,28 @@ uint8_t FormatDescription::PostHeaderLen(uint8_t type) const {
 
 namespace {
 
-// Parses the leading "X.Y.Z" of a server version the way the servers do:
-// numbers separated by '.', each < 256; anything else yields 0.0.0.
+// Parses the leading "X.Y.Z" of a server version the way the servers do
+// (strtoul per part): the first number must be present and followed by '.',
+// a missing or non-numeric later part is 0, and any part >= 256 makes the
+// whole version 0.0.0.
 void ParseVersion(absl::string_view v, int out[3]) {
   out[0] = out[1] = out[2] = 0;
   size_t i = 0;
   for (int part = 0; part < 3; ++part) {
-    int n = 0;
+    long n = 0;
     size_t start = i;
-    while (i < v.size() && v[i] >= '0' && v[i] <= '9' && i - start < 4) {
-      n = n * 10 + (v[i] - '0');
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') {
+      if (n < 1000) n = n * 10 + (v[i] - '0');
       ++i;
     }
-    if (i == start || n > 255) {
+    if (part == 0 && (i == start || i >= v.size() || v[i] != '.')) return;
+    if (n > 255) {
       out[0] = out[1] = out[2] = 0;
       return;
     }
-    out[part] = n;
-    if (part < 2) {
-      if (i >= v.size() || v[i] != '.') {
-        if (part == 0) out[0] = 0;  // the first number must be followed by '.'
-        return;
-      }
-      ++i;
-    }
+    out[part] = static_cast<int>(n);
+    if (i >= v.size() || v[i] != '.') return;
+    ++i;
   }
 }
 

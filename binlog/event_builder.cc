@@ -27,7 +27,7 @@ std::string Finish(uint8_t type, uint32_t timestamp, uint32_t server_id,
   h.log_pos = log_pos;
   h.flags = flags;
   EncodeHeader(h, ev.data());
-  std::memcpy(ev.data() + kHeaderSize, body.data(), body.size());
+  if (!body.empty()) std::memcpy(ev.data() + kHeaderSize, body.data(), body.size());
   if (footer && checksum_value) {
     StoreLe32(ev.data() + size - kChecksumSize, ComputeEventChecksum(ev));
   }
@@ -118,9 +118,9 @@ void AppendQuery(TransactionBuffer* txn, uint32_t timestamp,
   p[8] = static_cast<char>(db_len);
   StoreLe16(p + 9, 0);   // error code
   StoreLe16(p + 11, 0);  // status vars length
-  std::memcpy(p + 13, db.data(), db_len);
+  if (db_len > 0) std::memcpy(p + 13, db.data(), db_len);
   p[13 + db_len] = '\0';
-  std::memcpy(p + 14 + db_len, query.data(), query.size());
+  if (!query.empty()) std::memcpy(p + 14 + db_len, query.data(), query.size());
 }
 
 void AppendXid(TransactionBuffer* txn, uint32_t timestamp, uint32_t server_id,

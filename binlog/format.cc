@@ -1,5 +1,7 @@
 #include "binlog/format.h"
 
+#include <string>
+
 namespace binlog {
 
 const char* EventTypeName(uint8_t type) {
@@ -59,7 +61,15 @@ const char* EventTypeName(uint8_t type) {
     case 169: return "WRITE_ROWS_COMPRESSED_EVENT";
     case 170: return "UPDATE_ROWS_COMPRESSED_EVENT";
     case 171: return "DELETE_ROWS_COMPRESSED_EVENT";
-    default: return "UNKNOWN_EVENT_TYPE";
+    default: {
+      // "UNKNOWN_EVENT_<n>", built once for all codes.
+      static const std::string* names = [] {
+        auto* t = new std::string[256];
+        for (int i = 0; i < 256; ++i) t[i] = "UNKNOWN_EVENT_" + std::to_string(i);
+        return t;
+      }();
+      return names[type].c_str();
+    }
   }
 }
 

@@ -1,15 +1,23 @@
 // Binlog: the writer side of a log, and the live source its readers follow.
 //
 // Actors and state.
-//   Committing threads: build a TransactionBuffer, Seal() it (checksums
-//     with log_pos = 0) in their own thread, then take write_mu_ for the
-//     serial section: Place() (final log_pos and checksum correction, 8 bytes
-//     per event), one pwrite, the fdatasync of the policy, publish.
-//   Readers: never take write_mu_ or index_mu_. They read
+//   Committing threads: build a TransactionBuffer and Seal() it (checksums
+//     with log_pos = 0) in their own thread, then enter the group-commit
+//     pipeline (sync/group_commit.h). The pipeline's flush leader runs
+//     FlushGroup: rotation if due, Place() of every transaction (final
+//     log_pos and checksum correction, 8 bytes per event), one pwritev for
+//     the group. Its sync leader runs SyncGroups (one fdatasync for every
+//     group flushed meanwhile) and GroupDone (publish, ordered-commit
+//     callback). One thread at a time holds each role, so the flush-stage
+//     state (active_, end_, header_buf_, iov_) and the sync-stage state
+//     (synced_end_, groups_since_sync_) need no mutex. Rotation, Sync() and
+//     Close() run as exclusive pipeline operations: after every earlier
+//     group is done, before any later one is flushed.
+//   Readers: take no lock the writer holds during I/O. They read
 //     LiveLog::published_ (one atomic word), the file list under
 //     LiveLog::files_mu_ (held only for list operations, never during I/O),
 //     and sleep on LiveLog::tail_cv_ when they have caught up.
-//   Purge: takes index_mu_ and files_mu_, never write_mu_.
+//   Purge: takes index_mu_ and files_mu_, never a pipeline role.
 //
 // Invariants.
 //   - published_ only moves forward, always to an event boundary, and only to
@@ -39,6 +47,7 @@
 #include "binlog/log_source.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
+#include "sync/mutex.h"
 
 namespace binlog {
 namespace internal {
@@ -74,22 +83,22 @@ class LiveLog final : public LogSource {
   }
 
   void SetFiles(std::vector<uint64_t> files) {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     files_ = std::move(files);
   }
   void AddFile(uint64_t n) {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     files_.push_back(n);
   }
   std::vector<uint64_t> Files() {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     return files_;
   }
 
   // Removes up to `count` of the oldest files below `target` that no reader
   // pins and that are not the newest file; returns them.
   std::vector<uint64_t> TakePurgeable(uint64_t target) {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     std::vector<uint64_t> out;
     size_t i = 0;
     for (; i + 1 < files_.size(); ++i) {
@@ -103,7 +112,7 @@ class LiveLog final : public LogSource {
     return out;
   }
   void RestoreFront(const std::vector<uint64_t>& front) {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     files_.insert(files_.begin(), front.begin(), front.end());
   }
 
@@ -113,11 +122,11 @@ class LiveLog final : public LogSource {
 
   // LogSource.
   uint64_t FirstFile() override {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     return files_.empty() ? 0 : files_.front();
   }
   uint64_t NextFile(uint64_t n) override {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     auto it = std::upper_bound(files_.begin(), files_.end(), n);
     return it == files_.end() ? 0 : *it;
   }
@@ -146,7 +155,7 @@ class LiveLog final : public LogSource {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     absl::Status result = absl::OkStatus();
     {
-      absl::MutexLock l(&tail_mu_);
+      sync::MutexLock l(&tail_mu_);
       while (!more()) {
         if (ended_.load(std::memory_order_acquire)) {
           result = absl::CancelledError("the log was closed");
@@ -166,20 +175,20 @@ class LiveLog final : public LogSource {
   }
 
   bool Pin(uint64_t n) override {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     if (!std::binary_search(files_.begin(), files_.end(), n)) return false;
     ++pins_[n];
     return true;
   }
   void Unpin(uint64_t n) override {
-    absl::MutexLock l(&files_mu_);
+    sync::MutexLock l(&files_mu_);
     auto it = pins_.find(n);
     if (it != pins_.end() && --it->second == 0) pins_.erase(it);
   }
 
  private:
   void WakeAll() {
-    absl::MutexLock l(&tail_mu_);
+    sync::MutexLock l(&tail_mu_);
     tail_cv_.SignalAll();
   }
 
@@ -196,10 +205,10 @@ class LiveLog final : public LogSource {
   std::atomic<bool> clean_closed_{false};
   std::atomic<bool> ended_{false};
 
-  absl::Mutex tail_mu_;
-  absl::CondVar tail_cv_;
+  sync::Mutex tail_mu_;
+  sync::CondVar tail_cv_;
 
-  absl::Mutex files_mu_;
+  sync::Mutex files_mu_;
   std::vector<uint64_t> files_ ABSL_GUARDED_BY(files_mu_);
   std::map<uint64_t, int> pins_ ABSL_GUARDED_BY(files_mu_);
 };
@@ -236,6 +245,19 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
 
 }  // namespace
 
+class Binlog::Hooks final : public sync::GroupCommitHooks {
+ public:
+  explicit Hooks(Binlog* log) : log_(log) {}
+  absl::Status Flush(sync::CommitGroup* g) override { return log_->FlushGroup(g); }
+  absl::Status Sync(sync::CommitGroup* first, sync::CommitGroup* last) override {
+    return log_->SyncGroups(first, last);
+  }
+  void GroupDone(sync::CommitGroup* g) override { log_->GroupDone(g); }
+
+ private:
+  Binlog* log_;
+};
+
 Binlog::Binlog(std::string dir, std::string basename, const Options& options)
     : dir_(std::move(dir)),
       basename_(std::move(basename)),
@@ -243,16 +265,18 @@ Binlog::Binlog(std::string dir, std::string basename, const Options& options)
       fs_(options.file_system != nullptr ? options.file_system
                                          : io::FileSystem::Default()),
       live_(std::make_shared<internal::LiveLog>(dir_, basename_)),
-      header_buf_(options.checksums) {}
+      header_buf_(options.checksums) {
+  hooks_ = std::make_unique<Hooks>(this);
+  sync::GroupCommitOptions go;
+  go.sync_delay = absl::Microseconds(options_.sync_delay_us);
+  go.sync_no_delay_count = options_.sync_no_delay_count;
+  pipeline_ = std::make_unique<sync::GroupCommitPipeline>(hooks_.get(), go);
+  iov_.reserve(256);
+}
 
 Binlog::~Binlog() {
-  bool closed;
-  {
-    absl::MutexLock l(&write_mu_);
-    closed = closed_;
-  }
   // Best effort: the caller did not call Close(); its error has nowhere to go.
-  if (!closed) Close().IgnoreError();
+  if (!closed_.load()) Close().IgnoreError();
 }
 
 uint32_t Binlog::Now() const {
@@ -265,7 +289,11 @@ absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(
     const Options& options) {
   BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
   std::unique_ptr<Binlog> log(new Binlog(dir, basename, options));
-  BINLOG_RETURN_IF_ERROR(log->OpenImpl());
+  absl::Status s = log->OpenImpl();
+  if (!s.ok()) {
+    log->closed_.store(true);  // nothing to close
+    return s;
+  }
   return log;
 }
 
@@ -324,13 +352,8 @@ absl::Status Binlog::OpenImpl() {
   if (max_number + 1 > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
   }
-  absl::MutexLock l(&write_mu_);
-  absl::Status s = StartNewFile(max_number + 1, /*at_startup=*/true);
-  if (!s.ok()) {
-    closed_ = true;
-    live_->MarkClosed(false);
-  }
-  return s;
+  // No pipeline activity yet: this thread owns the flush-stage state.
+  return StartNewFile(max_number + 1, /*at_startup=*/true);
 }
 
 absl::Status Binlog::RecoverLastFile(uint64_t number) {
@@ -439,9 +462,6 @@ absl::Status Binlog::StartNewFile(uint64_t number, bool at_startup) {
       file->Close().IgnoreError();  // the callback's error is the one to report
       return s;
     }
-    if (header_buf_.checksums() != options_.checksums) {
-      return absl::InvalidArgumentError("file header buffer checksum mismatch");
-    }
   } else {
     AppendEmptyPreviousGtids(&header_buf_, now, options_.server_id);
   }
@@ -460,7 +480,7 @@ absl::Status Binlog::StartNewFile(uint64_t number, bool at_startup) {
     return s;
   }
   {
-    absl::MutexLock il(&index_mu_);
+    sync::MutexLock il(&index_mu_);
     live_->AddFile(number);
     s = WriteIndexLocked();
   }
@@ -470,7 +490,7 @@ absl::Status Binlog::StartNewFile(uint64_t number, bool at_startup) {
   }
   active_ = std::move(file);
   active_number_ = number;
-  end_ = synced_end_ = header_start + header_buf_.size();
+  end_ = synced_end_ = header_end_ = header_start + header_buf_.size();
   groups_since_sync_ = 0;
   live_->Publish(number, end_);
   return absl::OkStatus();
@@ -498,13 +518,13 @@ absl::Status Binlog::CloseActiveFile(bool rotate, uint64_t next_number) {
   const char cleared = 0;  // FDE flags low byte with kFlagBinlogInUse clear
   BINLOG_RETURN_IF_ERROR(
       active_->Write(kInUseFlagFileOffset, absl::string_view(&cleared, 1)));
-  BINLOG_RETURN_IF_ERROR(SyncLocked());
+  BINLOG_RETURN_IF_ERROR(SyncNow());
   absl::Status s = active_->Close();
   active_.reset();
   return s;
 }
 
-absl::Status Binlog::SyncLocked() {
+absl::Status Binlog::SyncNow() {
   absl::Time t0 = absl::Now();
   absl::Status s = active_->Sync();
   fsync_micros_.fetch_add(
@@ -517,35 +537,99 @@ absl::Status Binlog::SyncLocked() {
   return absl::OkStatus();
 }
 
-absl::Status Binlog::Poison(absl::Status s) {
-  if (error_.ok()) error_ = s;
-  return s;
-}
-
-absl::Status Binlog::CheckUsable() const {
-  if (closed_) return absl::FailedPreconditionError("the log is closed");
-  if (!error_.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the log stopped after an earlier error (reopen to recover): ",
-        error_.ToString()));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Binlog::RotateLocked() {
+absl::Status Binlog::RotateNow() {
   uint64_t next = active_number_ + 1;
   if (next > kMaxFileNumber) {
-    return Poison(absl::ResourceExhaustedError("binlog file numbers exhausted"));
+    return absl::ResourceExhaustedError("binlog file numbers exhausted");
   }
-  absl::Status s = CloseActiveFile(/*rotate=*/true, next);
-  if (!s.ok()) return Poison(s);
-  s = StartNewFile(next, /*at_startup=*/false);
-  if (!s.ok()) return Poison(s);
+  BINLOG_RETURN_IF_ERROR(CloseActiveFile(/*rotate=*/true, next));
+  BINLOG_RETURN_IF_ERROR(StartNewFile(next, /*at_startup=*/false));
   rotations_.fetch_add(1, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 
+absl::Status Binlog::FlushGroup(sync::CommitGroup* g) {
+  if (closed_.load(std::memory_order_acquire)) {
+    return absl::FailedPreconditionError("the log is closed");
+  }
+  // Rotation happens between groups: once the active file has reached
+  // max_file_size, or when this group would cross the 32-bit offset limit.
+  bool full = end_ >= options_.max_file_size ||
+              end_ + g->bytes + kEndReserve > kMaxFileOffset;
+  if (full && end_ > header_end_) {
+    pipeline_->DrainSync();  // every earlier group synced and published
+    BINLOG_RETURN_IF_ERROR(RotateNow());
+  }
+  if (end_ + g->bytes + kEndReserve > kMaxFileOffset) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "a commit group of ", g->bytes,
+        " bytes does not fit below the 4 GiB log_pos limit"));
+  }
+  uint64_t pos = end_;
+  iov_.clear();
+  for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
+    auto* txn = static_cast<TransactionBuffer*>(r->payload);
+    txn->Place(pos);
+    r->out[0] = active_number_;
+    r->out[1] = pos;
+    pos += txn->size();
+    r->out[2] = pos;
+    iov_.push_back(txn->data());
+  }
+  BINLOG_RETURN_IF_ERROR(active_->WriteV(end_, iov_));
+  bytes_written_.fetch_add(pos - end_, std::memory_order_relaxed);
+  g->user[0] = active_number_;
+  g->user[1] = g->first->out[1];
+  g->user[2] = pos;
+  end_ = pos;
+  if (options_.reader_visibility == ReaderVisibility::kAfterWrite) {
+    live_->Publish(active_number_, end_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Binlog::SyncGroups(sync::CommitGroup* first,
+                                sync::CommitGroup* last) {
+  for (sync::CommitGroup* g = first; g != nullptr; g = g->next) {
+    ++groups_since_sync_;
+  }
+  bool sync = options_.sync_policy == SyncPolicy::kEveryGroup ||
+              (options_.sync_policy == SyncPolicy::kEveryNGroups &&
+               groups_since_sync_ >= options_.sync_every_n);
+  if (!sync) return absl::OkStatus();
+  absl::Time t0 = absl::Now();
+  // The flush stage may be writing the next group into the same file: the
+  // fdatasync covers at least everything up to `last`.
+  absl::Status s = active_->Sync();
+  fsync_micros_.fetch_add(
+      static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
+      std::memory_order_relaxed);
+  fsyncs_.fetch_add(1, std::memory_order_relaxed);
+  if (!s.ok()) return s;
+  synced_end_ = last->user[2];
+  groups_since_sync_ = 0;
+  return absl::OkStatus();
+}
+
+void Binlog::GroupDone(sync::CommitGroup* g) {
+  if (options_.reader_visibility == ReaderVisibility::kAfterSync) {
+    live_->Publish(g->user[0], g->user[2]);
+  }
+  if (options_.on_group_commit) {
+    GroupCommitInfo info;
+    info.file_number = g->user[0];
+    info.start = g->user[1];
+    info.end = g->user[2];
+    info.transactions = g->count;
+    info.group_seq = g->seq;
+    options_.on_group_commit(info);
+  }
+}
+
 absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
+  if (closed_.load(std::memory_order_acquire)) {
+    return absl::FailedPreconditionError("the log is closed");
+  }
   if (txn == nullptr || txn->empty()) {
     return absl::InvalidArgumentError("commit of an empty transaction");
   }
@@ -561,59 +645,40 @@ absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
         "transaction of ", size,
         " bytes cannot fit in a binlog file (log_pos is 32-bit)"));
   }
-  txn->Seal();  // per-byte checksum work, outside the serial section
-
-  absl::MutexLock l(&write_mu_);
-  BINLOG_RETURN_IF_ERROR(CheckUsable());
-  if (end_ + size + kEndReserve > kMaxFileOffset) {
-    BINLOG_RETURN_IF_ERROR(RotateLocked());
-  }
-  const uint64_t start = end_;
-  txn->Place(start);
-  absl::Status s = active_->Write(start, txn->data());
-  if (!s.ok()) return Poison(s);
-  end_ += size;
-  bytes_written_.fetch_add(size, std::memory_order_relaxed);
-  commits_.fetch_add(1, std::memory_order_relaxed);
-  ++groups_since_sync_;
-  bool sync = options_.sync_policy == SyncPolicy::kEveryGroup ||
-              (options_.sync_policy == SyncPolicy::kEveryNGroups &&
-               groups_since_sync_ >= options_.sync_every_n);
-  if (sync) {
-    s = SyncLocked();
-    if (!s.ok()) return Poison(s);
-  }
-  live_->Publish(active_number_, options_.sync_policy == SyncPolicy::kEveryGroup
-                                     ? synced_end_
-                                     : end_);
-  CommitPosition pos{active_number_, start, end_};
-  if (end_ >= options_.max_file_size) {
-    // The commit is complete (and durable under the policy); a rotation
-    // failure poisons the log for later commits.
-    RotateLocked().IgnoreError();
-  }
-  return pos;
+  txn->Seal();  // per-byte checksum work, outside the serial stages
+  sync::CommitRequest req;
+  req.payload = txn;
+  req.bytes = size;
+  BINLOG_RETURN_IF_ERROR(pipeline_->Commit(&req));
+  return CommitPosition{req.out[0], req.out[1], req.out[2]};
 }
 
 absl::Status Binlog::Sync() {
-  absl::MutexLock l(&write_mu_);
-  BINLOG_RETURN_IF_ERROR(CheckUsable());
-  if (synced_end_ < end_) {
-    absl::Status s = SyncLocked();
-    if (!s.ok()) return Poison(s);
-  }
-  live_->Publish(active_number_, end_);
-  return absl::OkStatus();
+  if (closed_.load()) return absl::FailedPreconditionError("the log is closed");
+  return pipeline_->RunExclusive([this]() -> absl::Status {
+    if (synced_end_ < end_) {
+      absl::Status s = SyncNow();
+      if (!s.ok()) {
+        pipeline_->Poison(s);
+        return s;
+      }
+    }
+    live_->Publish(active_number_, end_);
+    return absl::OkStatus();
+  });
 }
 
 absl::Status Binlog::Rotate() {
-  absl::MutexLock l(&write_mu_);
-  BINLOG_RETURN_IF_ERROR(CheckUsable());
-  return RotateLocked();
+  if (closed_.load()) return absl::FailedPreconditionError("the log is closed");
+  return pipeline_->RunExclusive([this]() -> absl::Status {
+    absl::Status s = RotateNow();
+    if (!s.ok()) pipeline_->Poison(s);
+    return s;
+  });
 }
 
 absl::StatusOr<int> Binlog::PurgeTo(uint64_t file_number) {
-  absl::MutexLock il(&index_mu_);
+  sync::MutexLock il(&index_mu_);
   std::vector<uint64_t> victims = live_->TakePurgeable(file_number);
   if (victims.empty()) return 0;
   absl::Status s = WriteIndexLocked();
@@ -638,22 +703,26 @@ absl::StatusOr<int> Binlog::PurgeTo(uint64_t file_number) {
 }
 
 absl::Status Binlog::Close() {
-  absl::MutexLock l(&write_mu_);
-  if (closed_) return absl::FailedPreconditionError("the log is already closed");
-  closed_ = true;
-  absl::Status s;
-  if (error_.ok() && active_ != nullptr) {
+  if (closed_.exchange(true)) {
+    return absl::FailedPreconditionError("the log is already closed");
+  }
+  absl::Status s = pipeline_->RunExclusive([this]() -> absl::Status {
     uint64_t number = active_number_;
-    s = CloseActiveFile(/*rotate=*/false, 0);
+    absl::Status cs = CloseActiveFile(/*rotate=*/false, 0);
     // The Stop event is durable: publish it, so waiting readers read to it
     // and then learn that the log ended.
-    if (s.ok()) live_->Publish(number, end_);
-    live_->MarkClosed(s.ok());
-  } else {
-    if (active_ != nullptr) active_->Close().IgnoreError();  // already failed
-    active_.reset();
+    if (cs.ok()) live_->Publish(number, end_);
+    live_->MarkClosed(cs.ok());
+    return cs;
+  });
+  if (!s.ok()) {
+    // Poisoned before (the exclusive operation did not run) or the close
+    // itself failed: readers stop at the last published end.
     live_->MarkClosed(false);
-    s = error_;
+    if (active_ != nullptr) {
+      active_->Close().IgnoreError();  // the log already failed; keep `s`
+      active_.reset();
+    }
   }
   lock_.reset();
   return s;
@@ -678,10 +747,12 @@ CommitPosition Binlog::VisibleEnd() const {
 }
 
 LogStats Binlog::stats() const {
+  sync::GroupCommitPipeline::Stats ps = pipeline_->stats();
   LogStats s;
-  s.commits = commits_.load(std::memory_order_relaxed);
-  s.groups = s.commits;
-  s.max_group_size = s.commits > 0 ? 1 : 0;
+  s.commits = ps.commits;
+  s.groups = ps.groups;
+  s.max_group_size = ps.max_group;
+  s.sync_rounds = ps.sync_rounds;
   s.fsyncs = fsyncs_.load(std::memory_order_relaxed);
   s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
   s.fsync_micros = fsync_micros_.load(std::memory_order_relaxed);

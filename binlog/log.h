@@ -33,7 +33,8 @@
 // a new file is started, as MySQL does after every server start.
 //
 // Thread safety: thread-safe. Any number of threads may call Commit()
-// concurrently; commits are ordered by the positions they return.
+// concurrently; commits are ordered by the positions they return, and
+// concurrent commits share one write and one fdatasync per group.
 // Errors: after a failed write, fdatasync or rotation the log is poisoned:
 // that commit and every later one fail with FailedPrecondition carrying the
 // original error, and nothing written after the failure becomes visible to
@@ -57,11 +58,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "sync/mutex.h"
 #include "binlog/options.h"
 #include "binlog/reader.h"
 #include "binlog/transaction.h"
 #include "io/file_system.h"
+#include "sync/group_commit.h"
 
 namespace binlog {
 
@@ -90,8 +92,9 @@ struct RecoveryReport {
 
 struct LogStats {
   uint64_t commits = 0;
-  uint64_t groups = 0;        // write+sync rounds (1 commit each here)
+  uint64_t groups = 0;        // commit groups written (one pwritev each)
   uint64_t max_group_size = 0;
+  uint64_t sync_rounds = 0;   // sync-stage rounds (one fdatasync at most)
   uint64_t fsyncs = 0;
   uint64_t bytes_written = 0;
   uint64_t fsync_micros = 0;  // time spent in fdatasync
@@ -116,41 +119,43 @@ class Binlog {
                                                       const Options& options);
 
   // Closes the log if Close() was not called (errors are lost then).
+  // REQUIRES: no Commit or other call is in progress.
   ~Binlog();
 
   Binlog(const Binlog&) = delete;
   Binlog& operator=(const Binlog&) = delete;
 
   // Appends the transaction in `txn` and returns its position once durable
-  // under the SyncPolicy. On return `txn` holds the bytes as written (final
-  // log_pos and checksums); Clear() it to reuse it.
+  // under the SyncPolicy (and after the ordered-commit callback of its group
+  // ran). Concurrent calls are grouped: one write and one fdatasync per
+  // group (see sync/group_commit.h). On return `txn` holds the bytes as
+  // written (final log_pos and checksums); Clear() it to reuse it.
   // Errors: InvalidArgument for an empty buffer, a buffer whose checksum
   // setting differs from the log's, or a transaction that cannot fit below
   // the 4 GiB offset limit even in a new file; FailedPrecondition after
   // Close() or once the log is poisoned; the I/O error that poisoned it for
-  // the commit that hit it.
-  absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn)
-      ABSL_LOCKS_EXCLUDED(write_mu_);
+  // the commits of the group that hit it.
+  absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
 
   // Makes everything committed so far durable now (for kNever and
   // kEveryNGroups users), then publishes it.
-  absl::Status Sync() ABSL_LOCKS_EXCLUDED(write_mu_);
+  absl::Status Sync();
 
   // Closes the active file with a Rotate event and starts a new one
-  // (FLUSH BINARY LOGS).
-  absl::Status Rotate() ABSL_LOCKS_EXCLUDED(write_mu_);
+  // (FLUSH BINARY LOGS). Runs between commit groups.
+  absl::Status Rotate();
 
   // Deletes the files numbered below `file_number` (PURGE BINARY LOGS TO),
   // never the active file and never a file a reader of this log has open:
   // purging stops at the first such file. The index is rewritten first
-  // (crash-safe), then the files are removed. Returns the number of files
-  // deleted.
+  // (crash-safe), then the files are removed. Does not block commits.
+  // Returns the number of files deleted.
   absl::StatusOr<int> PurgeTo(uint64_t file_number)
       ABSL_LOCKS_EXCLUDED(index_mu_);
 
   // Writes a Stop event, clears the in-use flag, syncs, releases the lock.
   // Later calls fail with FailedPrecondition. Readers see the end of the log.
-  absl::Status Close() ABSL_LOCKS_EXCLUDED(write_mu_);
+  absl::Status Close();
 
   // A tailing reader of this log. See binlog/reader.h.
   absl::StatusOr<std::unique_ptr<Reader>> NewReader(
@@ -168,19 +173,26 @@ class Binlog {
   const std::string& basename() const { return basename_; }
 
  private:
+  class Hooks;
+  friend class Hooks;
+
   Binlog(std::string dir, std::string basename, const Options& options);
 
   absl::Status OpenImpl();
   absl::Status RecoverLastFile(uint64_t number);
-  absl::Status StartNewFile(uint64_t number, bool at_startup)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::Status CloseActiveFile(bool rotate, uint64_t next_number)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::Status RotateLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::Status SyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  // The "stage" methods below run in one thread at a time by construction:
+  // the flush stage (Flush, rotation, exclusive operations) and the sync
+  // stage (Sync) of the group-commit pipeline. The state they use is owned
+  // by those roles rather than guarded by a mutex; see log.cc.
+  absl::Status FlushGroup(sync::CommitGroup* group);
+  absl::Status SyncGroups(sync::CommitGroup* first, sync::CommitGroup* last);
+  void GroupDone(sync::CommitGroup* group);
+  absl::Status StartNewFile(uint64_t number, bool at_startup);
+  absl::Status CloseActiveFile(bool rotate, uint64_t next_number);
+  absl::Status RotateNow();
+  absl::Status SyncNow();
   absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
-  absl::Status Poison(absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  absl::Status CheckUsable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   uint32_t Now() const;
 
   const std::string dir_;
@@ -192,23 +204,26 @@ class Binlog {
   std::unique_ptr<io::Directory> dir_handle_;
   RecoveryReport recovery_;
 
-  // Serializes writers, rotation and close. Readers never take it.
-  mutable absl::Mutex write_mu_;
-  // Serializes index rewrites (rotation and purge). Order: write_mu_ before
-  // index_mu_.
-  mutable absl::Mutex index_mu_ ABSL_ACQUIRED_AFTER(write_mu_);
+  std::unique_ptr<Hooks> hooks_;
+  std::unique_ptr<sync::GroupCommitPipeline> pipeline_;
 
-  std::unique_ptr<io::WritableFile> active_ ABSL_GUARDED_BY(write_mu_);
-  uint64_t active_number_ ABSL_GUARDED_BY(write_mu_) = 0;
-  uint64_t end_ ABSL_GUARDED_BY(write_mu_) = 0;       // written end
-  uint64_t synced_end_ ABSL_GUARDED_BY(write_mu_) = 0;
-  uint32_t groups_since_sync_ ABSL_GUARDED_BY(write_mu_) = 0;
-  absl::Status error_ ABSL_GUARDED_BY(write_mu_);    // sticky
-  bool closed_ ABSL_GUARDED_BY(write_mu_) = false;
-  TransactionBuffer header_buf_ ABSL_GUARDED_BY(write_mu_);
+  // Serializes index rewrites (rotation and purge).
+  mutable sync::Mutex index_mu_;
 
-  // Counters: written under write_mu_, read by stats() without it.
-  std::atomic<uint64_t> commits_{0};
+  // Flush-stage state (see above).
+  std::unique_ptr<io::WritableFile> active_;
+  uint64_t active_number_ = 0;
+  uint64_t end_ = 0;         // written end of the active file
+  uint64_t header_end_ = 0;  // end of the active file's header events
+  TransactionBuffer header_buf_;
+  std::vector<absl::string_view> iov_;
+  // Sync-stage state.
+  uint64_t synced_end_ = 0;
+  uint32_t groups_since_sync_ = 0;
+
+  std::atomic<bool> closed_{false};
+
+  // Counters: written by the stage that owns them, read by stats().
   std::atomic<uint64_t> fsyncs_{0};
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> fsync_micros_{0};

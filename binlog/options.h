@@ -32,6 +32,27 @@ enum class SyncPolicy {
   kNever,
 };
 
+// When readers of the live log may see a committed group.
+enum class ReaderVisibility {
+  // After the group is durable under the SyncPolicy: under kEveryGroup,
+  // after its fdatasync, so a reader (a replica) never receives a
+  // transaction that a crash could take back. Under kEveryNGroups and kNever
+  // groups are not synced one by one, so they become visible once written.
+  kAfterSync,
+  // As soon as the group is written (before its fdatasync). Lower latency
+  // for readers; a reader may see transactions a power loss then removes.
+  kAfterWrite,
+};
+
+// What the ordered-commit callback is told about a group.
+struct GroupCommitInfo {
+  uint64_t file_number = 0;
+  uint64_t start = 0;        // offset of the group's first transaction
+  uint64_t end = 0;          // end of its last transaction
+  uint32_t transactions = 0;
+  uint64_t group_seq = 0;    // 1, 2, 3, ... in log order
+};
+
 // What the file-header callback is told about the new file.
 struct FileHeaderContext {
   uint64_t file_number = 0;
@@ -73,6 +94,24 @@ struct Options {
   SyncPolicy sync_policy = SyncPolicy::kEveryGroup;
   // For kEveryNGroups: groups per fdatasync (>= 1).
   uint32_t sync_every_n = 1;
+
+  // Before each fdatasync, wait up to this many microseconds for more
+  // commits to join the group (binlog_group_commit_sync_delay). 0: no wait.
+  // Trades latency for fewer fdatasyncs; 0..1000000.
+  uint32_t sync_delay_us = 0;
+  // Stop waiting once this many transactions are in the group
+  // (binlog_group_commit_sync_no_delay_count). 0: wait the whole delay.
+  uint32_t sync_no_delay_count = 0;
+
+  ReaderVisibility reader_visibility = ReaderVisibility::kAfterSync;
+
+  // Ordered-commit callback: called once per group, in log order, after the
+  // group is durable under the policy and visible to readers, before the
+  // group's Commit calls return (a server runs its engine commits and
+  // semi-sync waits here). It runs on one committing thread while the next
+  // group may be written; it must not call back into the Binlog. Commits of
+  // the group wait for it, so it bounds their latency.
+  std::function<void(const GroupCommitInfo&)> on_group_commit;
 
   // Events after the Format_description event of every new file. When
   // unset the library writes an empty Previous_gtids event, as MySQL 5.7+

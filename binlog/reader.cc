@@ -186,9 +186,11 @@ absl::StatusOr<std::unique_ptr<Reader>> Reader::OpenDirectory(
   return std::unique_ptr<Reader>(new Reader(std::move(src), options, fs));
 }
 
-absl::Status Reader::Corrupt(uint64_t offset, absl::string_view what) const {
-  return absl::DataLossError(
+absl::Status Reader::Corrupt(uint64_t offset, absl::string_view what) {
+  pos_ = offset;
+  sticky_ = absl::DataLossError(
       absl::StrCat(file_name_, ": offset ", offset, ": ", what));
+  return sticky_;
 }
 
 absl::Status Reader::Fill(uint64_t offset, size_t need, uint64_t limit,
@@ -295,6 +297,7 @@ absl::Status Reader::ReadFormatDescription() {
 }
 
 absl::Status Reader::Next(Event* ev) {
+  if (!sticky_.ok()) return sticky_;
   if (!started_) {
     uint64_t first =
         options_.start_file != 0 ? options_.start_file : source_->FirstFile();
@@ -419,7 +422,18 @@ absl::Status Reader::Next(Event* ev) {
     ev->checksum = cs;
     ev->file_has_checksums = has_checksums_;
     pos_ = end;
-    if (h.type == kRotateEvent) file_done_ = true;
+    if (h.type == kRotateEvent) {
+      file_done_ = true;
+      if (limit == internal::kNoLimit) {
+        // A Rotate event ends its file; anything after it is damage.
+        auto size = file_->Size();
+        if (size.ok() && *size > end) {
+          torn_tails_.push_back(TornTail{
+              file_name_, end, *size - end, false, fde_.in_use,
+              absl::StrCat(*size - end, " bytes after the Rotate event")});
+        }
+      }
+    }
     return absl::OkStatus();
   }
 }

@@ -23,13 +23,16 @@
 // the next file, as mysqlbinlog does. The same in a file whose in-use flag is
 // clear is DataLoss, except all-zero bytes where a header should be, which
 // end the file cleanly (the unused part of a preallocated file) and are
-// recorded as a TornTail too.
+// recorded as a TornTail too. Bytes after a Rotate event (which should end
+// its file) are recorded as a TornTail as well.
 //
 // Errors (absl::Status from Next):
 //   OutOfRange   no more events now. For a live log, more may come: call
 //                WaitForMore(). For files at rest: the end.
 //   DataLoss     malformed event or checksum mismatch; the message names
-//                the file and the offset. The reader stays at that event.
+//                the file and the offset ("<file>: offset N: ..."), and
+//                position() is that offset. The reader stays at that event:
+//                later calls return the same error.
 //   NotFound     a file the reader needs is missing (purged, deleted).
 //   other        I/O errors from the FileSystem.
 //
@@ -138,7 +141,7 @@ class Reader {
   absl::Status Fill(uint64_t offset, size_t need, uint64_t limit,
                     size_t* available);
   absl::Status ReadFormatDescription();
-  absl::Status Corrupt(uint64_t offset, absl::string_view what) const;
+  absl::Status Corrupt(uint64_t offset, absl::string_view what);
 
   std::shared_ptr<internal::LogSource> source_;
   ReaderOptions options_;
@@ -162,6 +165,7 @@ class Reader {
 
   std::vector<TornTail> torn_tails_;
   bool started_ = false;
+  absl::Status sticky_;  // a DataLoss the reader cannot move past
 };
 
 }  // namespace binlog

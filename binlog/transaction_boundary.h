@@ -35,8 +35,10 @@ class TransactionBoundaryParser {
     kInside,       // the event is inside an open transaction
     kEnded,        // the event completed a transaction
     kUnexpected,   // the event does not fit (e.g. GTID inside a transaction,
-                   // unknown non-ignorable type); the parser resets to
-                   // "outside" so a caller can continue
+                   // unknown non-ignorable type). The parser recovers so a
+                   // caller can continue: a GTID opens the new transaction
+                   // (as MySQL's parser does); anything else leaves it
+                   // outside any transaction.
   };
 
   // `query_post_header_len`: the file's FDE entry for QUERY_EVENT.

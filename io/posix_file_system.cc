@@ -35,8 +35,11 @@ namespace {
 
 absl::Status ErrnoStatus(int err, absl::string_view op,
                          absl::string_view path) {
-  std::string msg = absl::StrCat(op, " ", path, ": ", strerror(err));
-  if (err == ENOSPC || err == EDQUOT) return absl::ResourceExhaustedError(msg);
+  // ErrnoToStatus appends strerror(err) itself.
+  std::string msg = absl::StrCat(op, " ", path);
+  if (err == ENOSPC || err == EDQUOT) {
+    return absl::ResourceExhaustedError(absl::StrCat(msg, ": ", strerror(err)));
+  }
   return absl::ErrnoToStatus(err, msg);
 }
 
@@ -66,7 +69,7 @@ class PosixWritableFile final : public WritableFile {
                       absl::Span<const absl::string_view> parts) override {
     // Build iovecs on the stack in batches of IOV_MAX-bounded size; resume
     // after a short write by skipping the bytes already written.
-    constexpr size_t kBatch = 64;
+    constexpr size_t kBatch = IOV_MAX < 1024 ? IOV_MAX : 1024;
     size_t idx = 0;
     size_t skip = 0;  // bytes of parts[idx] already written
     while (idx < parts.size()) {

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
+#include <mutex>
 #include "binlog/checksum.h"
 #include "binlog/event.h"
 #include "binlog/index_file.h"
@@ -283,7 +283,7 @@ TEST(LogTest, TailingReaderSeesEveryCommitInOrder) {
       if (done.load() && absl::IsDeadlineExceeded(s)) return;
     }
   });
-  absl::Mutex mu;
+  std::mutex mu;
   std::vector<std::pair<CommitPosition, std::string>> commits;
   std::vector<std::thread> writers;
   for (int t = 0; t < kThreads; ++t) {
@@ -294,7 +294,7 @@ TEST(LogTest, TailingReaderSeesEveryCommitInOrder) {
         BuildTransaction(&txn, id, 100 + i % 300);
         auto pos = log->Commit(&txn);
         ASSERT_TRUE(pos.ok()) << pos.status();
-        absl::MutexLock l(&mu);
+        std::lock_guard<std::mutex> l(mu);
         commits.emplace_back(*pos, absl::StrCat("txn ", id));
       }
     });

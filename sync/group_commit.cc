@@ -1,0 +1,316 @@
+// GroupCommitPipeline. See the header for the protocol; the invariants the
+// code relies on:
+//   I1  flush queue non-empty  =>  flush_active_ (someone is or will be the
+//       flush leader: the head is handed the role when the leader finishes).
+//   I2  sync queue non-empty   =>  sync_active_ (same for the sync role).
+//   I3  a thread handed a role is the head of the corresponding queue (the
+//       flush queue's head request, or the first request of the sync queue's
+//       head group), so it is still waiting and its request is alive.
+//   I4  a request's `next` and `status` are read/written only under mu_ or
+//       before its state becomes kDone; after the kDone store the owner may
+//       return and its stack frame disappear, so nothing touches the request
+//       after that except the futex wake on its address (a wake on a dead
+//       address is harmless: every futex waiter re-checks its condition).
+
+#include "sync/group_commit.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "sync/futex.h"
+
+namespace binlog {
+namespace sync {
+
+GroupCommitPipeline::GroupCommitPipeline(GroupCommitHooks* hooks,
+                                         GroupCommitOptions options)
+    : hooks_(hooks), options_(options) {}
+
+GroupCommitPipeline::~GroupCommitPipeline() {
+  MutexLock l(&mu_);
+  while (free_groups_ != nullptr) {
+    CommitGroup* g = free_groups_;
+    free_groups_ = g->next;
+    delete g;
+  }
+}
+
+CommitGroup* GroupCommitPipeline::NewGroup() {
+  CommitGroup* g = free_groups_;
+  if (g != nullptr) {
+    free_groups_ = g->next;
+    *g = CommitGroup();
+  } else {
+    g = new CommitGroup();  // steady state reuses freed groups
+  }
+  return g;
+}
+
+void GroupCommitPipeline::FreeGroup(CommitGroup* g) {
+  g->next = free_groups_;
+  free_groups_ = g;
+}
+
+absl::Status GroupCommitPipeline::PoisonedStatus() const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the log stopped after an earlier error (reopen to recover): ",
+      error_.ToString()));
+}
+
+uint32_t GroupCommitPipeline::Park(CommitRequest* req) {
+  for (;;) {
+    uint32_t s = req->state.load(std::memory_order_acquire);
+    if (s != kWaiting) return s;
+    FutexWait(&req->state, kWaiting);
+  }
+}
+
+void GroupCommitPipeline::Hand(CommitRequest* req, State s) {
+  req->state.store(s, std::memory_order_release);
+  FutexWake(&req->state, 1);
+}
+
+void GroupCommitPipeline::FailAll(CommitRequest* first, const absl::Status& s) {
+  for (CommitRequest* r = first; r != nullptr;) {
+    CommitRequest* next = r->next;  // I4: read before kDone
+    r->status = s;
+    Hand(r, kDone);
+    r = next;
+  }
+}
+
+absl::Status GroupCommitPipeline::Commit(CommitRequest* req) {
+  req->state.store(kWaiting, std::memory_order_relaxed);
+  req->next = nullptr;
+  req->status = absl::OkStatus();
+  bool lead;
+  {
+    MutexLock l(&mu_);
+    if (!error_.ok()) return PoisonedStatus();
+    if (fq_tail_ != nullptr) {
+      fq_tail_->next = req;
+    } else {
+      fq_head_ = req;
+    }
+    fq_tail_ = req;
+    uint64_t before = fq_bytes_;
+    fq_bytes_ += req->bytes;
+    if (before < options_.flush_ahead_bytes &&
+        fq_bytes_ >= options_.flush_ahead_bytes) {
+      flush_cv_.Signal();  // a flush leader waiting for the sync may go
+    }
+    lead = !flush_active_;
+    if (lead) flush_active_ = true;
+  }
+  uint32_t st = lead ? static_cast<uint32_t>(kFlushLeader) : Park(req);
+  for (;;) {
+    if (st == kDone) return req->status;
+    if (st == kFlushLeader) {
+      RunFlushLeader(req);
+    } else if (st == kSyncLeader) {
+      RunSyncLeader(req);
+    }
+    st = Park(req);
+  }
+}
+
+absl::Status GroupCommitPipeline::RunExclusive(std::function<absl::Status()> fn) {
+  CommitRequest req;
+  req.exclusive = &fn;
+  return Commit(&req);
+}
+
+void GroupCommitPipeline::DrainSync() {
+  MutexLock l(&mu_);
+  while (sync_active_) drained_cv_.Wait(&mu_);
+}
+
+void GroupCommitPipeline::Poison(const absl::Status& error) {
+  MutexLock l(&mu_);
+  if (error_.ok()) error_ = error;
+}
+
+absl::Status GroupCommitPipeline::error() const {
+  MutexLock l(&mu_);
+  return error_;
+}
+
+void GroupCommitPipeline::RunFlushLeader(CommitRequest* self) {
+  mu_.Lock();
+  // I3: self is the head of the flush queue.
+  if (!error_.ok()) {
+    CommitRequest* all = fq_head_;
+    fq_head_ = fq_tail_ = nullptr;
+    fq_bytes_ = 0;
+    flush_active_ = false;
+    FailAll(all, PoisonedStatus());
+    mu_.Unlock();
+    return;
+  }
+  if (self->exclusive != nullptr) {
+    fq_head_ = self->next;
+    if (fq_head_ == nullptr) fq_tail_ = nullptr;
+    self->next = nullptr;
+    mu_.Unlock();
+    DrainSync();
+    absl::Status s = (*self->exclusive)();
+    mu_.Lock();
+    self->status = s;
+    self->state.store(kDone, std::memory_order_relaxed);
+    if (fq_head_ != nullptr) {
+      Hand(fq_head_, kFlushLeader);
+    } else {
+      flush_active_ = false;
+    }
+    mu_.Unlock();
+    return;
+  }
+  // Gather while the disk is busy with the previous round (see
+  // GroupCommitOptions::flush_ahead_bytes).
+  while (sync_in_io_ && fq_bytes_ < options_.flush_ahead_bytes &&
+         error_.ok()) {
+    flush_cv_.Wait(&mu_);
+  }
+  if (!error_.ok()) {
+    CommitRequest* all = fq_head_;
+    fq_head_ = fq_tail_ = nullptr;
+    fq_bytes_ = 0;
+    flush_active_ = false;
+    FailAll(all, PoisonedStatus());
+    mu_.Unlock();
+    return;
+  }
+  // Take every queued commit up to the first exclusive request.
+  CommitGroup* g = NewGroup();
+  CommitRequest* last = fq_head_;
+  g->first = last;
+  g->count = 1;
+  g->bytes = last->bytes;
+  while (last->next != nullptr && last->next->exclusive == nullptr) {
+    last = last->next;
+    ++g->count;
+    g->bytes += last->bytes;
+  }
+  fq_head_ = last->next;
+  if (fq_head_ == nullptr) fq_tail_ = nullptr;
+  last->next = nullptr;
+  fq_bytes_ -= g->bytes;
+  g->last = last;
+  g->seq = next_seq_++;
+  mu_.Unlock();
+
+  absl::Status s = hooks_->Flush(g);
+
+  mu_.Lock();
+  if (!s.ok()) {
+    if (error_.ok()) error_ = s;
+    CommitRequest* group = g->first;
+    FreeGroup(g);
+    FailAll(group, s);
+    CommitRequest* rest = fq_head_;
+    fq_head_ = fq_tail_ = nullptr;
+    fq_bytes_ = 0;
+    flush_active_ = false;
+    FailAll(rest, PoisonedStatus());
+    mu_.Unlock();
+    return;
+  }
+  commits_.fetch_add(g->count, std::memory_order_relaxed);
+  groups_.fetch_add(1, std::memory_order_relaxed);
+  if (g->count > max_group_.load(std::memory_order_relaxed)) {
+    max_group_.store(g->count, std::memory_order_relaxed);
+  }
+  if (sq_tail_ != nullptr) {
+    sq_tail_->next = g;
+  } else {
+    sq_head_ = g;
+  }
+  sq_tail_ = g;
+  sq_txns_ += g->count;
+  sq_cv_.Signal();
+  // Hand the flush role on (I1), then take the sync role if it is free.
+  if (fq_head_ != nullptr) {
+    Hand(fq_head_, kFlushLeader);
+  } else {
+    flush_active_ = false;
+  }
+  if (!sync_active_) {
+    sync_active_ = true;
+    self->state.store(kSyncLeader, std::memory_order_relaxed);
+  } else {
+    self->state.store(kWaiting, std::memory_order_relaxed);
+  }
+  mu_.Unlock();
+}
+
+void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
+  // Addresses to wake after the lock is released; per thread, so the
+  // steady state allocates nothing.
+  thread_local std::vector<std::atomic<uint32_t>*> wakes;
+  wakes.clear();
+
+  mu_.Lock();
+  if (options_.sync_delay > absl::ZeroDuration() && error_.ok()) {
+    absl::Time deadline = absl::Now() + options_.sync_delay;
+    while (options_.sync_no_delay_count == 0 ||
+           sq_txns_ < options_.sync_no_delay_count) {
+      if (sq_cv_.WaitWithDeadline(&mu_, deadline)) break;
+    }
+  }
+  CommitGroup* first = sq_head_;
+  CommitGroup* last = sq_tail_;
+  sq_head_ = sq_tail_ = nullptr;
+  sq_txns_ = 0;
+  absl::Status s = error_.ok() ? absl::OkStatus() : PoisonedStatus();
+  sync_in_io_ = s.ok() && first != nullptr;
+  mu_.Unlock();
+
+  if (s.ok() && first != nullptr) {
+    s = hooks_->Sync(first, last);
+    if (s.ok()) {
+      for (CommitGroup* g = first; g != nullptr; g = g->next) {
+        hooks_->GroupDone(g);
+      }
+    }
+  }
+
+  mu_.Lock();
+  sync_in_io_ = false;
+  flush_cv_.Signal();  // a flush leader gathering behind this round
+  if (!s.ok() && error_.ok()) error_ = s;
+  sync_rounds_.fetch_add(1, std::memory_order_relaxed);
+  for (CommitGroup* g = first; g != nullptr;) {
+    CommitGroup* gnext = g->next;
+    for (CommitRequest* r = g->first; r != nullptr;) {
+      CommitRequest* next = r->next;  // I4
+      r->status = s;
+      r->state.store(kDone, std::memory_order_release);
+      if (r != self) wakes.push_back(&r->state);
+      r = next;
+    }
+    FreeGroup(g);
+    g = gnext;
+  }
+  if (sq_head_ != nullptr) {
+    Hand(sq_head_->first, kSyncLeader);  // I2, I3
+  } else {
+    sync_active_ = false;
+    drained_cv_.SignalAll();
+  }
+  mu_.Unlock();
+  for (std::atomic<uint32_t>* w : wakes) FutexWake(w, 1);
+}
+
+GroupCommitPipeline::Stats GroupCommitPipeline::stats() const {
+  Stats s;
+  s.commits = commits_.load(std::memory_order_relaxed);
+  s.groups = groups_.load(std::memory_order_relaxed);
+  s.max_group = max_group_.load(std::memory_order_relaxed);
+  s.sync_rounds = sync_rounds_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace sync
+}  // namespace binlog

@@ -1,0 +1,191 @@
+// File: sync/group_commit.h
+//
+// GroupCommitPipeline: leader/follower group commit in two pipelined stages,
+// the mechanism behind Binlog::Commit. It knows nothing about files; the
+// owner supplies the I/O through GroupCommitHooks.
+//
+// Stages.
+//   Flush: committing threads queue up; the first one when no flush leader is
+//     active becomes the flush leader, takes the whole queue as one group and
+//     calls Hooks::Flush (assign positions, one pwritev). It then hands the
+//     flush role to the head of the queue that formed meanwhile (if any) and
+//     moves its group to the sync queue.
+//   Sync: if no sync leader is active, the thread that just flushed becomes
+//     the sync leader: it takes every flushed group, calls Hooks::Sync once
+//     (one fdatasync for all of them), then Hooks::GroupDone once per group in
+//     order (publish the end, ordered-commit callback), and releases the
+//     groups' committers. While it syncs, the next flush leader writes the
+//     next group: stages overlap. A sync leader serves one round, then hands
+//     the sync role to the head of the sync queue if more groups are waiting,
+//     so no thread's commit is held hostage by others' load.
+//   A thread committing alone is flush leader, then sync leader, of its own
+//   one-transaction group: no hand-off to another thread.
+//
+// Exclusive operations (rotation on demand, sync on demand, close) are queued
+// like commits; they split the flush queue, wait until every earlier group is
+// synced and done, and run alone.
+//
+// Waiting: each request carries its own futex word; a committer sleeps on it
+// and is woken once, when its group is done or when it is handed a leader
+// role. No lock is taken to return after waking.
+//
+// Errors: a failed Flush fails its group; a failed Sync fails the groups of
+// that round. Either poisons the pipeline: every queued and later request
+// fails with FailedPrecondition carrying the first error. Nothing is retried.
+//
+// Thread safety: thread-safe.
+
+#ifndef BINLOG_SYNC_GROUP_COMMIT_H_
+#define BINLOG_SYNC_GROUP_COMMIT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "sync/mutex.h"
+#include "absl/time/time.h"
+
+namespace binlog {
+namespace sync {
+
+// One committer's request, on the committer's stack.
+struct CommitRequest {
+  void* payload = nullptr;       // the owner's data (a transaction)
+  uint64_t bytes = 0;            // size, for group statistics and delays
+  // Set by Hooks::Flush for the owner's use (e.g. the assigned position).
+  uint64_t out[3] = {0, 0, 0};
+
+  // Internal.
+  std::function<absl::Status()>* exclusive = nullptr;
+  absl::Status status;
+  CommitRequest* next = nullptr;
+  std::atomic<uint32_t> state{0};
+};
+
+// A group: consecutive requests flushed together. Owned by the pipeline.
+struct CommitGroup {
+  CommitRequest* first = nullptr;
+  CommitRequest* last = nullptr;
+  uint32_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t seq = 0;        // 1, 2, 3, ... in log order
+  uint64_t user[3] = {0, 0, 0};  // set by Hooks::Flush (e.g. file, end)
+  CommitGroup* next = nullptr;
+};
+
+class GroupCommitHooks {
+ public:
+  virtual ~GroupCommitHooks() = default;
+  // Writes a group. Called by one thread at a time, groups in order, without
+  // the pipeline's lock. May call GroupCommitPipeline::DrainSync() first
+  // (for example to rotate files between groups).
+  virtual absl::Status Flush(CommitGroup* group) = 0;
+  // Makes the groups first..last (in order, linked by `next`) durable, as
+  // the owner's policy says. One thread at a time, in order, after Flush.
+  virtual absl::Status Sync(CommitGroup* first, CommitGroup* last) = 0;
+  // After a successful Sync: once per group, in order, before the group's
+  // committers return.
+  virtual void GroupDone(CommitGroup* group) = 0;
+};
+
+struct GroupCommitOptions {
+  // While a sync round is in progress, the flush leader waits for it to end
+  // (gathering every commit that arrives meanwhile into one group and one
+  // write) unless at least this many bytes are queued, in which case it
+  // writes them at once, overlapping the write with the fdatasync. Small
+  // groups are cheaper to write after the sync than as many small writes
+  // during it; large ones gain from the overlap. 0: always write at once.
+  uint64_t flush_ahead_bytes = 256 << 10;
+  // Before syncing, wait up to this long for more groups to join the round
+  // (binlog_group_commit_sync_delay). Zero: no wait.
+  absl::Duration sync_delay = absl::ZeroDuration();
+  // Stop waiting once this many transactions are in the round
+  // (binlog_group_commit_sync_no_delay_count). Zero: no count limit.
+  uint32_t sync_no_delay_count = 0;
+};
+
+class GroupCommitPipeline {
+ public:
+  // `hooks` must outlive the pipeline.
+  GroupCommitPipeline(GroupCommitHooks* hooks, GroupCommitOptions options);
+  ~GroupCommitPipeline();
+
+  // Commits one request: returns when its group is done (status OK) or has
+  // failed. The request must stay valid until then.
+  absl::Status Commit(CommitRequest* req) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Runs `fn` alone: after every earlier group is done, with no flush or
+  // sync in progress, and before any later group is flushed. Its status is
+  // returned; a failure does not poison the pipeline (fn may call Poison).
+  absl::Status RunExclusive(std::function<absl::Status()> fn)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Called from Hooks::Flush: waits until every group flushed before the
+  // current one is synced and done.
+  void DrainSync() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Stops the pipeline with `error`: queued and later requests fail.
+  void Poison(const absl::Status& error) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status error() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  struct Stats {
+    uint64_t commits = 0;
+    uint64_t groups = 0;
+    uint64_t max_group = 0;
+    uint64_t sync_rounds = 0;
+  };
+  Stats stats() const;
+
+ private:
+  enum State : uint32_t {
+    kWaiting = 0,
+    kFlushLeader = 1,
+    kSyncLeader = 2,
+    kDone = 3,
+  };
+
+  uint32_t Park(CommitRequest* req);
+  void Hand(CommitRequest* req, State s);
+  void RunFlushLeader(CommitRequest* self);
+  void RunSyncLeader(CommitRequest* self);
+  void FailAll(CommitRequest* first, const absl::Status& s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status PoisonedStatus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  CommitGroup* NewGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FreeGroup(CommitGroup* g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  GroupCommitHooks* const hooks_;
+  const GroupCommitOptions options_;
+
+  mutable Mutex mu_;
+  // Flush queue (requests not yet flushed), oldest first.
+  CommitRequest* fq_head_ ABSL_GUARDED_BY(mu_) = nullptr;
+  CommitRequest* fq_tail_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // Sync queue (groups flushed, not yet synced), oldest first.
+  CommitGroup* sq_head_ ABSL_GUARDED_BY(mu_) = nullptr;
+  CommitGroup* sq_tail_ ABSL_GUARDED_BY(mu_) = nullptr;
+  uint32_t sq_txns_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t fq_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // bytes in the flush queue
+  bool flush_active_ ABSL_GUARDED_BY(mu_) = false;
+  bool sync_active_ ABSL_GUARDED_BY(mu_) = false;
+  bool sync_in_io_ ABSL_GUARDED_BY(mu_) = false;  // inside Hooks::Sync
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
+  CommitGroup* free_groups_ ABSL_GUARDED_BY(mu_) = nullptr;
+  CondVar flush_cv_;      // the sync round ended, or flush_ahead_bytes queued
+  CondVar drained_cv_;    // sync queue emptied and sync idle
+  CondVar sq_cv_;         // a group joined the sync queue (delays)
+
+  // Statistics, written by leaders, read by stats().
+  std::atomic<uint64_t> commits_{0};
+  std::atomic<uint64_t> groups_{0};
+  std::atomic<uint64_t> max_group_{0};
+  std::atomic<uint64_t> sync_rounds_{0};
+};
+
+}  // namespace sync
+}  // namespace binlog
+
+#endif  // BINLOG_SYNC_GROUP_COMMIT_H_

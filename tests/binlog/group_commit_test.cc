@@ -1,0 +1,426 @@
+// Group commit and tailing readers under concurrency: ordering, grouping,
+// one fdatasync per sync round, the ordered-commit callback, poisoning, and
+// readers that never block the writer. Run under ThreadSanitizer by CI.
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "binlog/log.h"
+#include "gtest/gtest.h"
+#include "io/file_system_wrapper.h"
+#include "tests/binlog/log_test_util.h"
+
+namespace binlog {
+namespace {
+
+using testing_util::BuildTransaction;
+using testing_util::NewTempDir;
+using testing_util::ReadFile;
+
+// Counts fdatasyncs; optionally slows them, fails them, or blocks reads.
+class TestFs : public io::FileSystemWrapper {
+ public:
+  TestFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+  std::atomic<int> syncs{0};
+  std::atomic<int> sync_delay_us{0};
+  std::atomic<bool> fail_sync{false};
+  std::atomic<int> read_delay_us{0};
+  // While true, reads of binlog files block until it becomes false.
+  std::atomic<bool> block_reads{false};
+  std::atomic<int> blocked_readers{0};
+
+  class WFile : public io::WritableFileWrapper {
+   public:
+    WFile(std::unique_ptr<io::WritableFile> f, TestFs* fs)
+        : io::WritableFileWrapper(std::move(f)), fs_(fs) {}
+    absl::Status Sync() override {
+      fs_->syncs++;
+      if (int d = fs_->sync_delay_us.load()) absl::SleepFor(absl::Microseconds(d));
+      if (fs_->fail_sync) return absl::DataLossError("injected fdatasync EIO");
+      return io::WritableFileWrapper::Sync();
+    }
+
+   private:
+    TestFs* fs_;
+  };
+  class RFile : public io::RandomAccessFileWrapper {
+   public:
+    RFile(std::unique_ptr<io::RandomAccessFile> f, TestFs* fs)
+        : io::RandomAccessFileWrapper(std::move(f)), fs_(fs) {}
+    absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                      size_t* got) const override {
+      if (fs_->block_reads.load()) {
+        fs_->blocked_readers++;
+        while (fs_->block_reads.load()) absl::SleepFor(absl::Milliseconds(1));
+        fs_->blocked_readers--;
+      }
+      if (int d = fs_->read_delay_us.load()) absl::SleepFor(absl::Microseconds(d));
+      return io::RandomAccessFileWrapper::Read(offset, n, scratch, got);
+    }
+
+   private:
+    TestFs* fs_;
+  };
+
+  absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
+      const std::string& path, io::OpenMode mode) override {
+    auto f = target()->OpenWritable(path, mode);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<io::WritableFile>(new WFile(std::move(*f), this));
+  }
+  absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> OpenReadable(
+      const std::string& path) override {
+    auto f = target()->OpenReadable(path);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<io::RandomAccessFile>(new RFile(std::move(*f), this));
+  }
+};
+
+// A tailing reader thread that records the id of every transaction it sees
+// (from the Rows_query text "txn <id> ...") in order.
+class TailReader {
+ public:
+  TailReader(Binlog* log, std::atomic<bool>* stop) {
+    thread_ = std::thread([this, log, stop] {
+      auto r = log->NewReader(ReaderOptions());
+      if (!r.ok()) {
+        status_ = r.status();
+        return;
+      }
+      Event ev;
+      for (;;) {
+        absl::Status s = (*r)->Next(&ev);
+        if (s.ok()) {
+          if (ev.header.type == kRowsQueryEvent) {
+            std::string body(ev.body().substr(1));
+            ids_.push_back(body.substr(0, body.find(' ', 4)));
+          }
+          continue;
+        }
+        if (!absl::IsOutOfRange(s)) {
+          status_ = s;
+          return;
+        }
+        s = (*r)->WaitForMore(absl::Now() + absl::Milliseconds(20));
+        if (absl::IsCancelled(s)) return;
+        if (stop->load() && absl::IsDeadlineExceeded(s)) return;
+      }
+    });
+  }
+  void Join() { thread_.join(); }
+  const std::vector<std::string>& ids() const { return ids_; }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::thread thread_;
+  std::vector<std::string> ids_;
+  absl::Status status_;
+};
+
+struct Committed {
+  CommitPosition pos;
+  std::string id;
+  std::string bytes;
+};
+
+bool Before(const CommitPosition& a, const CommitPosition& b) {
+  return std::tie(a.file_number, a.start) < std::tie(b.file_number, b.start);
+}
+
+TEST(GroupCommitTest, ManyCommittersAndTailingReadersAgreeOnOneOrder) {
+  std::string dir = NewTempDir("stress");
+  Options o;
+  o.max_file_size = 64 << 10;  // several rotations during the run
+  std::mutex cb_mu;
+  std::vector<GroupCommitInfo> groups;
+  o.on_group_commit = [&](const GroupCommitInfo& g) {
+    std::lock_guard<std::mutex> l(cb_mu);
+    groups.push_back(g);
+  };
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  constexpr int kThreads = 64;
+  constexpr int kPerThread = 40;
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<TailReader>> readers;
+  for (int i = 0; i < 8; ++i) {
+    readers.push_back(std::make_unique<TailReader>(log->get(), &stop));
+  }
+  std::mutex mu;
+  std::vector<Committed> committed;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      TransactionBuffer txn;
+      for (int i = 0; i < kPerThread; ++i) {
+        uint64_t id = t * 1000 + i;
+        BuildTransaction(&txn, id, 20 + rng() % 700);
+        auto pos = (*log)->Commit(&txn);
+        ASSERT_TRUE(pos.ok()) << pos.status();
+        std::lock_guard<std::mutex> l(mu);
+        committed.push_back({*pos, absl::StrCat("txn ", id), std::string(txn.data())});
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  LogStats stats = (*log)->stats();
+  ASSERT_TRUE((*log)->Close().ok());
+  stop = true;
+  for (auto& r : readers) r->Join();
+
+  ASSERT_EQ(committed.size(), static_cast<size_t>(kThreads * kPerThread));
+  std::sort(committed.begin(), committed.end(),
+            [](const Committed& a, const Committed& b) { return Before(a.pos, b.pos); });
+  // No gaps, no duplicates, each position holds exactly its transaction.
+  std::map<uint64_t, std::string> files;
+  for (size_t i = 0; i < committed.size(); ++i) {
+    const Committed& c = committed[i];
+    if (!files.count(c.pos.file_number)) {
+      files[c.pos.file_number] =
+          ReadFile(dir + "/" + BinlogFileName("binlog", c.pos.file_number));
+    }
+    const std::string& f = files[c.pos.file_number];
+    ASSERT_LE(c.pos.end, f.size());
+    EXPECT_EQ(f.substr(c.pos.start, c.pos.end - c.pos.start), c.bytes) << i;
+    if (i > 0 && committed[i - 1].pos.file_number == c.pos.file_number) {
+      EXPECT_EQ(committed[i - 1].pos.end, c.pos.start) << "gap or overlap at " << i;
+    }
+  }
+  // Callback: once per group, in log order, covering every commit.
+  uint64_t total = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    total += groups[i].transactions;
+    EXPECT_EQ(groups[i].group_seq, i + 1);
+    if (i > 0) {
+      EXPECT_TRUE(std::tie(groups[i - 1].file_number, groups[i - 1].end) <=
+                  std::tie(groups[i].file_number, groups[i].start));
+    }
+  }
+  EXPECT_EQ(total, committed.size());
+  EXPECT_EQ(stats.commits, committed.size());
+  EXPECT_EQ(stats.groups, groups.size());
+  // Readers saw every transaction, in commit order.
+  std::vector<std::string> want;
+  for (const auto& c : committed) want.push_back(c.id);
+  for (auto& r : readers) {
+    ASSERT_TRUE(r->status().ok()) << r->status();
+    EXPECT_EQ(r->ids(), want);
+  }
+}
+
+TEST(GroupCommitTest, OneFdatasyncPerSyncRoundAndGroupsForm) {
+  TestFs fs;
+  fs.sync_delay_us = 2000;  // a slow disk: commits pile up behind a sync
+  std::string dir = NewTempDir("rounds");
+  Options o;
+  o.file_system = &fs;
+  o.max_file_size = 1 << 30;
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok());
+  int before = fs.syncs;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      TransactionBuffer txn;
+      for (int i = 0; i < 20; ++i) {
+        BuildTransaction(&txn, t * 100 + i, 100);
+        ASSERT_TRUE((*log)->Commit(&txn).ok());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  LogStats s = (*log)->stats();
+  int syncs = fs.syncs - before;
+  EXPECT_EQ(s.commits, 320u);
+  EXPECT_EQ(static_cast<uint64_t>(syncs), s.sync_rounds);
+  EXPECT_EQ(static_cast<uint64_t>(syncs), s.fsyncs);
+  EXPECT_LE(s.sync_rounds, s.groups);
+  EXPECT_LT(s.groups, 320u / 2) << "commits were not grouped";
+  EXPECT_GT(s.max_group_size, 1u);
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+TEST(GroupCommitTest, NeverPolicySyncsNothingOnCommit) {
+  TestFs fs;
+  std::string dir = NewTempDir("never");
+  Options o;
+  o.file_system = &fs;
+  o.sync_policy = SyncPolicy::kNever;
+  auto log = Binlog::Open(dir, "binlog", o);
+  int before = fs.syncs;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      TransactionBuffer txn;
+      for (int i = 0; i < 20; ++i) {
+        BuildTransaction(&txn, t * 100 + i, 100);
+        ASSERT_TRUE((*log)->Commit(&txn).ok());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(fs.syncs - before, 0);
+  ASSERT_TRUE((*log)->Sync().ok());
+  EXPECT_EQ(fs.syncs - before, 1);
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+TEST(GroupCommitTest, LoneCommitterDoesItsOwnWork) {
+  std::string dir = NewTempDir("lone");
+  Options o;
+  std::thread::id callback_thread;
+  o.on_group_commit = [&](const GroupCommitInfo&) {
+    callback_thread = std::this_thread::get_id();
+  };
+  auto log = Binlog::Open(dir, "binlog", o);
+  TransactionBuffer txn;
+  for (int i = 0; i < 5; ++i) {
+    BuildTransaction(&txn, i, 50);
+    ASSERT_TRUE((*log)->Commit(&txn).ok());
+    EXPECT_EQ(callback_thread, std::this_thread::get_id());
+  }
+  LogStats s = (*log)->stats();
+  EXPECT_EQ(s.groups, 5u);
+  EXPECT_EQ(s.max_group_size, 1u);
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+TEST(GroupCommitTest, FailedFdatasyncFailsTheGroupAndEveryLaterCommit) {
+  TestFs fs;
+  std::string dir = NewTempDir("eio");
+  Options o;
+  o.file_system = &fs;
+  auto log = Binlog::Open(dir, "binlog", o);
+  TransactionBuffer txn;
+  BuildTransaction(&txn, 1, 50);
+  auto good = (*log)->Commit(&txn);
+  ASSERT_TRUE(good.ok());
+  fs.fail_sync = true;
+  fs.sync_delay_us = 1000;
+  std::atomic<int> ok{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      TransactionBuffer tx;
+      for (int i = 0; i < 5; ++i) {
+        BuildTransaction(&tx, t * 100 + i, 50);
+        auto r = (*log)->Commit(&tx);
+        (r.ok() ? ok : failed)++;
+        if (!r.ok()) {
+          EXPECT_TRUE(r.status().code() == absl::StatusCode::kDataLoss ||
+                      r.status().code() == absl::StatusCode::kFailedPrecondition)
+              << r.status();
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok, 0);
+  EXPECT_EQ(failed, 40);
+  fs.fail_sync = false;  // the disk "recovers": the log still refuses
+  BuildTransaction(&txn, 999, 50);
+  EXPECT_EQ((*log)->Commit(&txn).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  // Nothing after the error is visible.
+  EXPECT_EQ((*log)->VisibleEnd().end, good->end);
+  auto r = (*log)->NewReader(ReaderOptions());
+  std::vector<testing_util::EventRef> events;
+  ASSERT_TRUE(testing_util::ReadAll(r->get(), &events).ok());
+  EXPECT_EQ(events.back().end, good->end);
+}
+
+TEST(GroupCommitTest, ReaderStuckInsideAReadDoesNotStopCommits) {
+  TestFs fs;
+  std::string dir = NewTempDir("stuck");
+  Options o;
+  o.file_system = &fs;
+  o.max_file_size = 8192;  // rotations happen while the reader is stuck
+  auto log = Binlog::Open(dir, "binlog", o);
+  TransactionBuffer txn;
+  for (int i = 0; i < 20; ++i) {
+    BuildTransaction(&txn, i, 100);
+    ASSERT_TRUE((*log)->Commit(&txn).ok());
+  }
+  fs.block_reads = true;
+  std::thread reader([&] {
+    auto r = (*log)->NewReader(ReaderOptions());
+    Event ev;
+    absl::Status s = (*r)->Next(&ev);  // blocks inside pread
+    EXPECT_TRUE(s.ok()) << s;
+  });
+  while (fs.blocked_readers.load() == 0) absl::SleepFor(absl::Milliseconds(1));
+  // The reader is inside a read: commits, rotations and purges go on.
+  for (int i = 0; i < 200; ++i) {
+    BuildTransaction(&txn, 100 + i, 100);
+    ASSERT_TRUE((*log)->Commit(&txn).ok());
+  }
+  ASSERT_TRUE((*log)->Rotate().ok());
+  EXPECT_GT((*log)->stats().rotations, 2u);
+  EXPECT_EQ(fs.blocked_readers.load(), 1);
+  fs.block_reads = false;
+  reader.join();
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+TEST(GroupCommitTest, SlowReadersDoNotSlowCommitsDown) {
+  TestFs fs;
+  fs.read_delay_us = 10000;  // every reader pread takes 10 ms
+  std::string dir = NewTempDir("slow");
+  Options o;
+  o.file_system = &fs;
+  o.max_file_size = 16384;
+  auto log = Binlog::Open(dir, "binlog", o);
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<TailReader>> readers;
+  for (int i = 0; i < 4; ++i) {
+    readers.push_back(std::make_unique<TailReader>(log->get(), &stop));
+  }
+  // 300 commits would take >= 3 s if any commit waited for one slow read.
+  absl::Time t0 = absl::Now();
+  TransactionBuffer txn;
+  for (int i = 0; i < 300; ++i) {
+    BuildTransaction(&txn, i, 100);
+    ASSERT_TRUE((*log)->Commit(&txn).ok());
+  }
+  absl::Duration took = absl::Now() - t0;
+  EXPECT_LT(took, absl::Seconds(3)) << "commits waited for reader I/O";
+  ASSERT_TRUE((*log)->Close().ok());
+  stop = true;
+  for (auto& r : readers) r->Join();
+  for (auto& r : readers) {
+    ASSERT_TRUE(r->status().ok()) << r->status();
+    EXPECT_EQ(r->ids().size(), 300u);
+  }
+}
+
+TEST(GroupCommitTest, SyncDelayGathersBiggerGroups) {
+  std::string dir = NewTempDir("delay");
+  Options o;
+  o.sync_delay_us = 20000;
+  o.sync_no_delay_count = 8;
+  auto log = Binlog::Open(dir, "binlog", o);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      TransactionBuffer txn;
+      for (int i = 0; i < 10; ++i) {
+        BuildTransaction(&txn, t * 100 + i, 50);
+        ASSERT_TRUE((*log)->Commit(&txn).ok());
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  LogStats s = (*log)->stats();
+  EXPECT_LT(s.sync_rounds, 80u / 2) << "the delay did not gather commits";
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+}  // namespace
+}  // namespace binlog
