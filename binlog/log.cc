@@ -16,7 +16,8 @@
 //   Readers: take no lock the writer holds during I/O. They read
 //     LiveLog::published_ (one atomic word), the file list under
 //     LiveLog::files_mu_ (held only for list operations, never during I/O),
-//     and sleep on LiveLog::tail_cv_ when they have caught up.
+//     and sleep on a sync::TailNotifier when they have caught up (one futex
+//     wake for all of them, coalesced under load).
 //   Purge: takes index_mu_ and files_mu_, never a pipeline role.
 //
 // Invariants.
@@ -48,6 +49,7 @@
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
 #include "sync/mutex.h"
+#include "sync/tail_notifier.h"
 
 namespace binlog {
 namespace internal {
@@ -55,8 +57,9 @@ namespace internal {
 // The live view of a log that readers follow.
 class LiveLog final : public LogSource {
  public:
-  LiveLog(std::string dir, std::string basename)
-      : dir_(std::move(dir)), basename_(std::move(basename)) {}
+  LiveLog(std::string dir, std::string basename, absl::Duration coalesce)
+      : dir_(std::move(dir)), basename_(std::move(basename)),
+        notifier_(coalesce) {}
 
   // Packs (file, offset) in one word so readers load both atomically.
   // Offsets stay below 2^32 (log_pos is 32-bit), file numbers below 2^31.
@@ -64,22 +67,19 @@ class LiveLog final : public LogSource {
     return (file << 32) | offset;
   }
 
-  // Called by the writer (under write_mu_) after the bytes up to `offset`
-  // are visible under the sync policy. Release store: a reader that loads
-  // the new value (acquire) and then preads sees the bytes.
+  // Called by the writer (one pipeline stage at a time) after the bytes up
+  // to `offset` are visible under the sync policy. A reader that loads the
+  // new value and then preads sees the bytes.
   void Publish(uint64_t file, uint64_t offset) {
     published_.store(Pack(file, offset), std::memory_order_seq_cst);
-    // Dekker pairing with Wait(): a reader increments sleepers_ (seq_cst)
-    // before re-checking published_; we store published_ before loading
-    // sleepers_. Either the reader sees the new end, or we see the sleeper.
-    if (sleepers_.load(std::memory_order_seq_cst) > 0) WakeAll();
+    notifier_.Notify();
   }
 
   // Clean close: every file is complete and readable to its end.
   void MarkClosed(bool clean) {
     if (clean) clean_closed_.store(true, std::memory_order_seq_cst);
     ended_.store(true, std::memory_order_seq_cst);
-    WakeAll();
+    notifier_.Shutdown();
   }
 
   void SetFiles(std::vector<uint64_t> files) {
@@ -152,26 +152,11 @@ class LiveLog final : public LogSource {
       uint64_t p = published();
       return (p >> 32) > file || (p & 0xFFFFFFFFu) > offset;
     };
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    absl::Status result = absl::OkStatus();
-    {
-      sync::MutexLock l(&tail_mu_);
-      while (!more()) {
-        if (ended_.load(std::memory_order_acquire)) {
-          result = absl::CancelledError("the log was closed");
-          break;
-        }
-        if (tail_cv_.WaitWithDeadline(&tail_mu_, deadline) && !more()) {
-          result = absl::DeadlineExceededError("no new events before the deadline");
-          break;
-        }
-      }
-    }
-    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
-    if (result.ok() && !more() && ended_.load()) {
+    if (notifier_.Wait(more, deadline)) return absl::OkStatus();
+    if (ended_.load(std::memory_order_acquire)) {
       return absl::CancelledError("the log was closed");
     }
-    return result;
+    return absl::DeadlineExceededError("no new events before the deadline");
   }
 
   bool Pin(uint64_t n) override {
@@ -187,11 +172,6 @@ class LiveLog final : public LogSource {
   }
 
  private:
-  void WakeAll() {
-    sync::MutexLock l(&tail_mu_);
-    tail_cv_.SignalAll();
-  }
-
   const std::string dir_;
   const std::string basename_;
 
@@ -200,13 +180,9 @@ class LiveLog final : public LogSource {
   // Kept on its own cache line: every reader polls it, the writer stores it
   // once per group.
   alignas(64) std::atomic<uint64_t> published_{0};
-  // Number of readers inside Wait(); the writer takes tail_mu_ only if > 0.
-  alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<bool> clean_closed_{false};
   std::atomic<bool> ended_{false};
-
-  sync::Mutex tail_mu_;
-  sync::CondVar tail_cv_;
+  sync::TailNotifier notifier_;  // readers sleep here when caught up
 
   sync::Mutex files_mu_;
   std::vector<uint64_t> files_ ABSL_GUARDED_BY(files_mu_);
@@ -264,7 +240,8 @@ Binlog::Binlog(std::string dir, std::string basename, const Options& options)
       options_(options),
       fs_(options.file_system != nullptr ? options.file_system
                                          : io::FileSystem::Default()),
-      live_(std::make_shared<internal::LiveLog>(dir_, basename_)),
+      live_(std::make_shared<internal::LiveLog>(
+          dir_, basename_, absl::Microseconds(options.reader_wake_coalesce_us))),
       header_buf_(options.checksums) {
   hooks_ = std::make_unique<Hooks>(this);
   sync::GroupCommitOptions go;

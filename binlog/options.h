@@ -105,6 +105,14 @@ struct Options {
 
   ReaderVisibility reader_visibility = ReaderVisibility::kAfterSync;
 
+  // Tailing readers that caught up are woken at most once per this many
+  // microseconds while commits keep coming (see sync/tail_notifier.h): a
+  // reader sees a commit at most this long after it became visible, and the
+  // writer does not pay for waking every reader after every group. 0: wake
+  // readers after every group (lowest reader latency, e.g. for semi-sync
+  // replication acknowledgements). 0..100000.
+  uint32_t reader_wake_coalesce_us = 1000;
+
   // Ordered-commit callback: called once per group, in log order, after the
   // group is durable under the policy and visible to readers, before the
   // group's Commit calls return (a server runs its engine commits and

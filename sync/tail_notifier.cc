@@ -1,0 +1,103 @@
+#include "sync/tail_notifier.h"
+
+#include <time.h>
+
+#include "absl/time/clock.h"
+#include "sync/futex.h"
+
+namespace binlog {
+namespace sync {
+namespace {
+
+int64_t MonotonicNanos() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // vDSO: no system call
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+}  // namespace
+
+TailNotifier::TailNotifier(absl::Duration coalesce)
+    : coalesce_ns_(absl::ToInt64Nanoseconds(coalesce)) {
+  if (coalesce_ns_ > 0) timer_ = std::thread([this] { TimerLoop(); });
+}
+
+TailNotifier::~TailNotifier() {
+  Shutdown();
+  if (timer_.joinable()) timer_.join();
+}
+
+void TailNotifier::WakeAll() {
+  gen_.fetch_add(1, std::memory_order_seq_cst);
+  FutexWakeAll(&gen_);
+  wakeups_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void TailNotifier::Notify() {
+  // Pairs with the sleepers_ increment in Wait(): either the reader's
+  // re-check of ready() sees the new data, or we see the sleeper.
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
+  if (coalesce_ns_ <= 0) {
+    WakeAll();
+    return;
+  }
+  int64_t now = MonotonicNanos();
+  if (now - last_wake_ns_.load(std::memory_order_relaxed) >= coalesce_ns_) {
+    last_wake_ns_.store(now, std::memory_order_relaxed);
+    WakeAll();
+    return;
+  }
+  if (!deferred_.exchange(true, std::memory_order_acq_rel)) {
+    timer_word_.store(1, std::memory_order_release);
+    FutexWake(&timer_word_, 1);
+  }
+}
+
+void TailNotifier::TimerLoop() {
+  while (!shutdown_.load(std::memory_order_acquire)) {
+    if (timer_word_.load(std::memory_order_acquire) == 0) {
+      FutexWait(&timer_word_, 0);
+      continue;
+    }
+    int64_t due = last_wake_ns_.load(std::memory_order_relaxed) + coalesce_ns_;
+    int64_t now = MonotonicNanos();
+    if (now < due) {
+      struct timespec ts;
+      ts.tv_sec = (due - now) / 1000000000;
+      ts.tv_nsec = (due - now) % 1000000000;
+      nanosleep(&ts, nullptr);
+      continue;
+    }
+    timer_word_.store(0, std::memory_order_relaxed);
+    deferred_.store(false, std::memory_order_release);
+    last_wake_ns_.store(MonotonicNanos(), std::memory_order_relaxed);
+    WakeAll();
+  }
+}
+
+void TailNotifier::Shutdown() {
+  if (shutdown_.exchange(true)) return;
+  gen_.fetch_add(1, std::memory_order_seq_cst);
+  FutexWakeAll(&gen_);
+  timer_word_.store(1, std::memory_order_release);
+  FutexWake(&timer_word_, 1);
+}
+
+bool TailNotifier::Wait(const std::function<bool()>& ready,
+                        absl::Time deadline) {
+  for (;;) {
+    if (ready()) return true;
+    if (shutdown_.load(std::memory_order_acquire)) return false;
+    absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return false;
+    uint32_t g = gen_.load(std::memory_order_acquire);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (!ready() && !shutdown_.load(std::memory_order_acquire)) {
+      FutexWait(&gen_, g, left);
+    }
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+}
+
+}  // namespace sync
+}  // namespace binlog
