@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cstring>
+
 #include <ctime>
 #include <map>
 #include <utility>
@@ -316,6 +317,11 @@ absl::Status Binlog::OpenImpl() {
   }
   uint64_t max_number = numbers.empty() ? 0 : numbers.back();
   for (uint64_t n : on_disk) {
+    if (n == max_number + 1 && !std::binary_search(numbers.begin(), numbers.end(), n)) {
+      bool removed = false;
+      BINLOG_RETURN_IF_ERROR(RemoveInterruptedRotation(n, &removed));
+      if (removed) continue;
+    }
     if (!std::binary_search(numbers.begin(), numbers.end(), n)) {
       // Left alone: a file of an interrupted rotation (it holds no
       // acknowledged transaction, since commits go only to indexed files)
@@ -329,8 +335,80 @@ absl::Status Binlog::OpenImpl() {
   if (max_number + 1 > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
   }
+  if (options_.preallocate != io::PreallocMode::kNone) {
+    io::PreallocatorOptions po;
+    po.fs = fs_;
+    po.dir = dir_;
+    po.prefix = basename_;
+    // Room for the file plus some slack for the group that crosses the
+    // limit; a bigger group simply extends the file.
+    po.file_size = options_.max_file_size +
+                   std::min<uint64_t>(4 << 20, options_.max_file_size / 8);
+    po.mode = options_.preallocate;
+    po.spares = options_.preallocated_files;
+    BINLOG_ASSIGN_OR_RETURN(preallocator_, io::Preallocator::Start(po));
+  }
   // No pipeline activity yet: this thread owns the flush-stage state.
   return StartNewFile(max_number + 1, /*at_startup=*/true);
+}
+
+absl::Status Binlog::RemoveInterruptedRotation(uint64_t number, bool* removed) {
+  // The file right after the last indexed one, not in the index: a
+  // rotation was interrupted before its index update. Commits go only to
+  // indexed files, so it holds no acknowledged transaction. Remove it if it
+  // is provably ours and empty: all zeros (a renamed spare), or a binlog
+  // with nothing but header events. Anything else is left alone.
+  *removed = false;
+  std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
+                          fs_->OpenReadable(path));
+  char head[kMagicSize] = {0, 0, 0, 0};
+  size_t got = 0;
+  BINLOG_RETURN_IF_ERROR(f->Read(0, kMagicSize, head, &got));
+  bool ours_and_empty = false;
+  if (got == 0 || (got == kMagicSize && std::memcmp(head, "\0\0\0\0", 4) == 0)) {
+    ours_and_empty = true;  // empty or zero-filled spare
+  } else if (got == kMagicSize && std::memcmp(head, kBinlogMagic, kMagicSize) == 0) {
+    ReaderOptions ro;
+    auto reader = Reader::OpenFiles({path}, ro, fs_);
+    if (!reader.ok()) return reader.status();
+    Event ev;
+    ours_and_empty = true;
+    int events = 0;
+    absl::Status s;
+    while ((s = (*reader)->Next(&ev)).ok()) {
+      ++events;
+      uint8_t t = ev.header.type;
+      if (t != kFormatDescriptionEvent && t != kPreviousGtidsEvent &&
+          t != kMariaGtidListEvent && t != kMariaBinlogCheckpointEvent) {
+        ours_and_empty = false;
+        break;
+      }
+    }
+    if (!s.ok() && !absl::IsOutOfRange(s) && events == 0) ours_and_empty = false;
+  }
+  if (!ours_and_empty) return absl::OkStatus();
+  BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
+  BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
+  recovery_.removed_files.push_back(BinlogFileName(basename_, number));
+  *removed = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<io::WritableFile>> Binlog::CreateLogFile(
+    const std::string& path, bool* from_spare) {
+  *from_spare = false;
+  if (preallocator_ != nullptr) {
+    auto spare = preallocator_->TakeReady();
+    if (spare.ok()) {
+      // The spare is sized, synced and its name durable; give it its final
+      // name (made durable by the caller's directory fsync).
+      BINLOG_RETURN_IF_ERROR(fs_->Rename(*spare, path));
+      *from_spare = true;
+      return fs_->OpenWritable(path, io::OpenMode::kOpenExisting);
+    }
+  }
+  return fs_->OpenWritable(path, io::OpenMode::kCreateNew);
 }
 
 absl::Status Binlog::RecoverLastFile(uint64_t number) {
@@ -420,8 +498,13 @@ absl::Status Binlog::RecoverLastFile(uint64_t number) {
 absl::Status Binlog::StartNewFile(uint64_t number, bool at_startup) {
   std::string name = BinlogFileName(basename_, number);
   std::string path = io::JoinPath(dir_, name);
+  bool from_spare = false;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> file,
-                          fs_->OpenWritable(path, io::OpenMode::kCreateNew));
+                          CreateLogFile(path, &from_spare));
+  if (!at_startup) {
+    (from_spare ? rotations_from_spare_ : rotations_waited_)
+        .fetch_add(1, std::memory_order_relaxed);
+  }
   uint32_t now = Now();
   FdeParams fp;
   fp.timestamp = now;
@@ -492,6 +575,17 @@ absl::Status Binlog::CloseActiveFile(bool rotate, uint64_t next_number) {
   }
   BINLOG_RETURN_IF_ERROR(active_->Write(end_, ev));
   end_ += ev.size();
+  if (options_.trim_preallocated) {
+    // Cut preallocated space after the last event before clearing the
+    // in-use flag: a closed file with zeros after its end fails mysqlbinlog,
+    // while an in-use file with zeros is read correctly (and recovery would
+    // cut them). Two syncs: the cut is durable before the flag clears.
+    BINLOG_ASSIGN_OR_RETURN(uint64_t size, active_->Size());
+    if (size > end_) {
+      BINLOG_RETURN_IF_ERROR(active_->Truncate(end_));
+      BINLOG_RETURN_IF_ERROR(SyncNow());
+    }
+  }
   const char cleared = 0;  // FDE flags low byte with kFlagBinlogInUse clear
   BINLOG_RETURN_IF_ERROR(
       active_->Write(kInUseFlagFileOffset, absl::string_view(&cleared, 1)));
@@ -541,6 +635,9 @@ absl::Status Binlog::FlushGroup(sync::CommitGroup* g) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "a commit group of ", g->bytes,
         " bytes does not fit below the 4 GiB log_pos limit"));
+  }
+  if (preallocator_ != nullptr && end_ >= options_.max_file_size / 2) {
+    preallocator_->Request();  // the next file, prepared in the background
   }
   uint64_t pos = end_;
   iov_.clear();
@@ -701,6 +798,7 @@ absl::Status Binlog::Close() {
       active_.reset();
     }
   }
+  preallocator_.reset();  // removes spares not taken
   lock_.reset();
   return s;
 }
@@ -734,6 +832,10 @@ LogStats Binlog::stats() const {
   s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
   s.fsync_micros = fsync_micros_.load(std::memory_order_relaxed);
   s.rotations = rotations_.load(std::memory_order_relaxed);
+  s.files_preallocated =
+      preallocator_ != nullptr ? preallocator_->files_prepared() : 0;
+  s.rotations_from_spare = rotations_from_spare_.load(std::memory_order_relaxed);
+  s.rotations_waited = rotations_waited_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -63,6 +63,7 @@
 #include "binlog/reader.h"
 #include "binlog/transaction.h"
 #include "io/file_system.h"
+#include "io/preallocator.h"
 #include "sync/group_commit.h"
 
 namespace binlog {
@@ -88,6 +89,10 @@ struct RecoveryReport {
   bool partial_event_cut = false;  // a torn event was removed too
   std::string reason;            // why the scan stopped where it did
   std::vector<std::string> ignored_files;  // binlog-named files not in the index
+  // Files of an interrupted rotation that were removed: named right after
+  // the last indexed file, not indexed, and empty (zeros, or header events
+  // only), so they held no transaction.
+  std::vector<std::string> removed_files;
 };
 
 struct LogStats {
@@ -99,6 +104,9 @@ struct LogStats {
   uint64_t bytes_written = 0;
   uint64_t fsync_micros = 0;  // time spent in fdatasync
   uint64_t rotations = 0;
+  uint64_t files_preallocated = 0;   // spares prepared in the background
+  uint64_t rotations_from_spare = 0; // rotations that renamed a ready spare
+  uint64_t rotations_waited = 0;     // rotations that created the file
 };
 
 struct LogFileInfo {
@@ -194,6 +202,9 @@ class Binlog {
   absl::Status SyncNow();
   absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
   uint32_t Now() const;
+  absl::StatusOr<std::unique_ptr<io::WritableFile>> CreateLogFile(
+      const std::string& path, bool* from_spare);
+  absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
 
   const std::string dir_;
   const std::string basename_;
@@ -204,6 +215,7 @@ class Binlog {
   std::unique_ptr<io::Directory> dir_handle_;
   RecoveryReport recovery_;
 
+  std::unique_ptr<io::Preallocator> preallocator_;
   std::unique_ptr<Hooks> hooks_;
   std::unique_ptr<sync::GroupCommitPipeline> pipeline_;
 
@@ -228,6 +240,8 @@ class Binlog {
   std::atomic<uint64_t> bytes_written_{0};
   std::atomic<uint64_t> fsync_micros_{0};
   std::atomic<uint64_t> rotations_{0};
+  std::atomic<uint64_t> rotations_from_spare_{0};
+  std::atomic<uint64_t> rotations_waited_{0};
 };
 
 }  // namespace binlog

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "io/file_system.h"
+#include "io/preallocator.h"
 
 namespace binlog {
 
@@ -90,6 +91,22 @@ struct Options {
   // transaction never splits across files, so a file can be larger. Range
   // 4096 .. 4 GiB - 64 MiB (log_pos is 32-bit).
   uint64_t max_file_size = 1ull << 30;
+
+  // Preallocated files (io/preallocator.h): once the active file is half
+  // full, a background thread prepares the next file(s) at full size, so a
+  // rotation renames a ready file instead of creating one, and commits
+  // never pay for growing a file (fdatasync then persists no size change).
+  // kZeroFill writes the zeros (no metadata updates at all later; costs
+  // background disk bandwidth equal to the log's); kFallocate only reserves
+  // space (unwritten extents: the first write of each block still updates
+  // metadata); kNone creates files as they are needed.
+  io::PreallocMode preallocate = io::PreallocMode::kZeroFill;
+  // Spare files kept ready (1..8).
+  int preallocated_files = 1;
+  // At rotation and Close, cut the unused preallocated space, so closed
+  // files end at their last event (mysqlbinlog reads files to the end).
+  // Turning this off leaves zeros after the Rotate/Stop event.
+  bool trim_preallocated = true;
 
   SyncPolicy sync_policy = SyncPolicy::kEveryGroup;
   // For kEveryNGroups: groups per fdatasync (>= 1).
