@@ -102,6 +102,20 @@ uint32_t LogPosCrcOperator(size_t covered_len) {
   return X2nModP(static_cast<uint64_t>(covered_len - 17), 3);
 }
 
+uint32_t LogPosCrcDeltaDirect(uint32_t log_pos, size_t covered_len) {
+  // Register-only CRC (init 0, no final xor) of P || zeros(covered_len - 17):
+  // in zlib's convention crc32(0xFFFFFFFF, m) == ~R(0, m).
+  static const char* zeros = new char[kLogPosCrcDirectMax]();
+  char p[4];
+  p[0] = static_cast<char>(log_pos);
+  p[1] = static_cast<char>(log_pos >> 8);
+  p[2] = static_cast<char>(log_pos >> 16);
+  p[3] = static_cast<char>(log_pos >> 24);
+  uint32_t c = internal::Crc32Isal(0xFFFFFFFFu, p, 4);
+  c = internal::Crc32Isal(c, zeros, covered_len - 17);
+  return ~c;
+}
+
 uint32_t LogPosCrcDelta(uint32_t log_pos, uint32_t op) {
   const Tables& t = GetTables();
   uint32_t c = 0;

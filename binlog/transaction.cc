@@ -88,7 +88,9 @@ void TransactionBuffer::Seal() {
     if (checksums_) {
       size_t covered = e.end - e.offset - kChecksumSize;
       e.base_crc = Crc32(ev, covered);
-      e.crc_op = LogPosCrcOperator(covered);
+      // Small events are corrected directly in Place(); only large ones need
+      // the (slower to compute) shift operator.
+      e.crc_op = covered > kLogPosCrcDirectMax ? LogPosCrcOperator(covered) : 0;
     }
   }
 }
@@ -100,8 +102,11 @@ void TransactionBuffer::Place(uint64_t start) {
     uint32_t log_pos = static_cast<uint32_t>(start + e.end);
     StoreLe32(ev + kLogPosOffset, log_pos);
     if (checksums_) {
-      StoreLe32(ev + (e.end - e.offset) - kChecksumSize,
-                e.base_crc ^ LogPosCrcDelta(log_pos, e.crc_op));
+      size_t covered = e.end - e.offset - kChecksumSize;
+      uint32_t delta = covered > kLogPosCrcDirectMax
+                           ? LogPosCrcDelta(log_pos, e.crc_op)
+                           : LogPosCrcDeltaDirect(log_pos, covered);
+      StoreLe32(ev + covered, e.base_crc ^ delta);
     }
   }
 }

@@ -14,6 +14,7 @@ packages=(
   g++
   libasan8          # AddressSanitizer runtime (bazel test --config=asan)
   libubsan1         # UndefinedBehaviorSanitizer runtime
+  libtsan2          # ThreadSanitizer runtime (bazel test --config=tsan)
   libabsl-dev
   liblz4-dev
   libzstd-dev
@@ -23,6 +24,9 @@ packages=(
   libisal-dev
   zlib1g-dev
   mariadb-client    # mariadb-binlog, for compatibility checks
+  librocksdb-dev    # peer system in benchmarks/commit_bench
+  libleveldb-dev    # peer system in benchmarks/commit_bench
+  gnuplot-nox       # benchmark plots (benchmarks/run_commit_bench.sh)
   python3           # test data genrules
 )
 

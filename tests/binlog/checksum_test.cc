@@ -228,3 +228,34 @@ TEST(LogPosCrcTest, AppliesToEventsBuiltInATransactionBuffer) {
 
 }  // namespace
 }  // namespace binlog
+
+namespace binlog {
+namespace {
+
+// The direct (zero-buffer) correction equals the operator-based one and a
+// full recompute, for random events and positions.
+TEST(LogPosCrcDirectTest, MatchesOperatorPathAndFullRecompute) {
+  std::mt19937_64 rng(42);
+  for (int iter = 0; iter < 500; ++iter) {
+    size_t covered = 18 + rng() % 5000;
+    std::string ev(covered, '\0');
+    for (auto& c : ev) c = static_cast<char>(rng());
+    StoreLe32(ev.data() + 13, 0);
+    uint32_t base = Crc32(ev.data(), ev.size());
+    uint32_t pos = static_cast<uint32_t>(rng());
+    uint32_t direct = LogPosCrcDeltaDirect(pos, covered);
+    EXPECT_EQ(direct, LogPosCrcDelta(pos, LogPosCrcOperator(covered)));
+    StoreLe32(ev.data() + 13, pos);
+    EXPECT_EQ(base ^ direct, Crc32(ev.data(), ev.size())) << covered;
+  }
+  // At the boundary of the direct path.
+  std::string big(kLogPosCrcDirectMax, 'x');
+  StoreLe32(big.data() + 13, 0);
+  uint32_t base = Crc32(big.data(), big.size());
+  StoreLe32(big.data() + 13, 123456);
+  EXPECT_EQ(base ^ LogPosCrcDeltaDirect(123456, big.size()),
+            Crc32(big.data(), big.size()));
+}
+
+}  // namespace
+}  // namespace binlog
