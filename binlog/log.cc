@@ -344,6 +344,7 @@ absl::Status Binlog::OpenImpl() {
     // limit; a bigger group simply extends the file.
     po.file_size = options_.max_file_size +
                    std::min<uint64_t>(4 << 20, options_.max_file_size / 8);
+    preallocated_size_ = po.file_size;
     po.mode = options_.preallocate;
     po.spares = options_.preallocated_files;
     BINLOG_ASSIGN_OR_RETURN(preallocator_, io::Preallocator::Start(po));
@@ -408,7 +409,18 @@ absl::StatusOr<std::unique_ptr<io::WritableFile>> Binlog::CreateLogFile(
       return fs_->OpenWritable(path, io::OpenMode::kOpenExisting);
     }
   }
-  return fs_->OpenWritable(path, io::OpenMode::kCreateNew);
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
+                          fs_->OpenWritable(path, io::OpenMode::kCreateNew));
+  if (preallocator_ != nullptr && !startup_file_created_) {
+    // The first file after Open has no spare to come from. Reserving its
+    // space with fallocate is a metadata-only operation (fast enough for
+    // Open), so at least the file size does not change on every commit;
+    // later files come zero-filled from the preallocator. Best effort: a
+    // file system without fallocate simply grows the file.
+    startup_file_created_ = true;
+    f->Allocate(0, preallocated_size_, /*keep_size=*/false).IgnoreError();
+  }
+  return f;
 }
 
 absl::Status Binlog::RecoverLastFile(uint64_t number) {

@@ -216,6 +216,8 @@ class Binlog {
   RecoveryReport recovery_;
 
   std::unique_ptr<io::Preallocator> preallocator_;
+  uint64_t preallocated_size_ = 0;
+  bool startup_file_created_ = false;
   std::unique_ptr<Hooks> hooks_;
   std::unique_ptr<sync::GroupCommitPipeline> pipeline_;
 
