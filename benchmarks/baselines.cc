@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -34,13 +36,33 @@ constexpr size_t kIovMax = 1024;
 // --- TailFile ---------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<TailFile>> TailFile::Create(
-    const std::string& path) {
+    const std::string& path, Prealloc mode, uint64_t size) {
   int fd;
   do {
     fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return Errno(errno, "open", path);
-  return std::unique_ptr<TailFile>(new TailFile(fd, path));
+  std::unique_ptr<TailFile> f(new TailFile(fd, path));
+  if (mode == Prealloc::kNone || size == 0) return f;
+  if (mode == Prealloc::kFallocate) {
+    int r;
+    do {
+      r = ::fallocate(fd, 0, 0, static_cast<off_t>(size));
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) return Errno(errno, "fallocate", path);
+  } else {
+    // As io::Preallocator does: 1 MiB of zeros at a time.
+    const std::vector<char> zeros(1 << 20, 0);
+    for (uint64_t off = 0; off < size; off += zeros.size()) {
+      const size_t len =
+          static_cast<size_t>(std::min<uint64_t>(zeros.size(), size - off));
+      absl::Status s = f->Write(off, absl::string_view(zeros.data(), len));
+      if (!s.ok()) return s;
+    }
+  }
+  absl::Status s = f->SyncData();
+  if (!s.ok()) return s;
+  return f;
 }
 
 TailFile::~TailFile() {
@@ -104,11 +126,20 @@ absl::Status TailFile::Write(uint64_t offset, absl::string_view data) {
   return absl::OkStatus();
 }
 
-absl::Status TailFile::SyncData() {
+absl::Status TailFile::SyncData(uint64_t* micros) {
   // Never retried on failure (see baselines.h); EINTR does not happen for
   // fdatasync on Linux local file systems, but a retry there would be safe
   // since the call did not run.
-  if (::fdatasync(fd_) != 0) return Errno(errno, "fdatasync", path_);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int r = ::fdatasync(fd_);
+  const int err = errno;
+  if (micros != nullptr) {
+    *micros += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - t0)
+            .count());
+  }
+  if (r != 0) return Errno(err, "fdatasync", path_);
   return absl::OkStatus();
 }
 
@@ -122,8 +153,10 @@ absl::Status TailFile::Close() {
 // --- NaiveLog ----------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<NaiveLog>> NaiveLog::Open(
-    const std::string& path, uint32_t sync_every) {
-  absl::StatusOr<std::unique_ptr<TailFile>> f = TailFile::Create(path);
+    const std::string& path, uint32_t sync_every, Prealloc prealloc,
+    uint64_t prealloc_size) {
+  absl::StatusOr<std::unique_ptr<TailFile>> f =
+      TailFile::Create(path, prealloc, prealloc_size);
   if (!f.ok()) return f.status();
   return std::unique_ptr<NaiveLog>(new NaiveLog(std::move(*f), sync_every));
 }
@@ -136,20 +169,21 @@ absl::Status NaiveLog::Commit(absl::string_view data) {
   }
   absl::Status s = file_->Write(end_, data);
   uint64_t synced = 0;
+  uint64_t micros = 0;
   if (s.ok()) {
     end_ += data.size();
     ++since_sync_;
     if (sync_every_ > 0 && since_sync_ >= sync_every_) {
       since_sync_ = 0;
       synced = 1;
-      s = file_->SyncData();
+      s = file_->SyncData(&micros);
     }
   }
   if (!s.ok()) {
     error_ = s;
     return s;
   }
-  counters_.Add(1, 1, synced, data.size());
+  counters_.Add(1, 1, synced, data.size(), micros);
   return absl::OkStatus();
 }
 
@@ -161,8 +195,10 @@ absl::Status NaiveLog::Close() {
 // --- GroupCommitLog ----------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<GroupCommitLog>> GroupCommitLog::Open(
-    const std::string& path, uint32_t sync_every) {
-  absl::StatusOr<std::unique_ptr<TailFile>> f = TailFile::Create(path);
+    const std::string& path, uint32_t sync_every, Prealloc prealloc,
+    uint64_t prealloc_size) {
+  absl::StatusOr<std::unique_ptr<TailFile>> f =
+      TailFile::Create(path, prealloc, prealloc_size);
   if (!f.ok()) return f.status();
   return std::unique_ptr<GroupCommitLog>(
       new GroupCommitLog(std::move(*f), sync_every));
@@ -203,11 +239,12 @@ absl::Status GroupCommitLog::Commit(absl::string_view data) {
     }
     l.unlock();
     // The I/O, without the mutex: followers keep queueing behind us.
+    uint64_t micros = 0;
     if (s.ok()) s = file_->WriteV(offset, parts_);
-    if (s.ok() && sync) s = file_->SyncData();
+    if (s.ok() && sync) s = file_->SyncData(&micros);
     l.lock();
     if (error_.ok()) {
-      if (s.ok()) counters_.Add(group_.size(), 1, sync ? 1 : 0, bytes);
+      if (s.ok()) counters_.Add(group_.size(), 1, sync ? 1 : 0, bytes, micros);
       if (!s.ok()) error_ = s;  // poison: never retry the fdatasync
     }
     for (Waiter* m : group_) {

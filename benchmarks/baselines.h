@@ -8,10 +8,13 @@
 //   GroupCommitLog  a textbook leader/follower group commit: one pwritev of
 //                   every queued payload and one fdatasync per group.
 //
-// Both append to one plain, growing file (created with O_CREAT|O_TRUNC, no
-// preallocation), as the binlog does. They write raw bytes: no framing, no
-// checksums, no recovery. They use raw POSIX calls, which the house style
-// allows only here, in a baseline (STYLE.md 2.6, 2.10).
+// Both append to one file (created with O_CREAT|O_TRUNC) that is prepared
+// like a binlog file under binlog::Options::preallocate (see Prealloc):
+// a plain growing file, a fallocate'd one, or a zero-filled one, all made
+// before the clock starts. Past the prepared size the file simply grows.
+// They write raw bytes: no framing, no checksums, no recovery. They use raw
+// POSIX calls, which the house style allows only here, in a baseline
+// (STYLE.md 2.6, 2.10).
 //
 // Sync policy, as binlog::SyncPolicy: sync_every = 0 never calls fdatasync,
 // 1 calls it once per group (per commit for NaiveLog), N once every N groups.
@@ -42,6 +45,15 @@
 
 namespace binlog_bench {
 
+// How the log file is prepared at Open, as binlog::io::PreallocMode:
+//   kNone       a plain file that grows with every commit;
+//   kFallocate  fallocate(0, size) (unwritten extents, st_size = size), then
+//               fdatasync: the first write of each block still converts an
+//               extent, a metadata change the next fdatasync must persist;
+//   kZeroFill   `size` bytes of zeros written, then fdatasync: later
+//               overwrites plus fdatasync persist data only.
+enum class Prealloc { kNone, kFallocate, kZeroFill };
+
 // Counters. stats() reads them without the log's mutex: a reader that
 // queued on the mutex behind hundreds of committers would see the counters
 // of a later moment than it asked for.
@@ -49,7 +61,8 @@ struct BaselineStats {
   uint64_t commits = 0;
   uint64_t groups = 0;  // write(+sync) rounds
   uint64_t fsyncs = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;         // bytes written; also the tail offset
+  uint64_t fsync_micros = 0;  // time spent in fdatasync
 };
 
 namespace internal {
@@ -61,11 +74,13 @@ struct AtomicStats {
   std::atomic<uint64_t> groups{0};
   std::atomic<uint64_t> fsyncs{0};
   std::atomic<uint64_t> bytes{0};
-  void Add(uint64_t c, uint64_t g, uint64_t f, uint64_t b) {
+  std::atomic<uint64_t> fsync_micros{0};
+  void Add(uint64_t c, uint64_t g, uint64_t f, uint64_t b, uint64_t us) {
     commits.fetch_add(c, std::memory_order_relaxed);
     groups.fetch_add(g, std::memory_order_relaxed);
     fsyncs.fetch_add(f, std::memory_order_relaxed);
     bytes.fetch_add(b, std::memory_order_relaxed);
+    fsync_micros.fetch_add(us, std::memory_order_relaxed);
   }
   BaselineStats Load() const {
     BaselineStats s;
@@ -73,16 +88,20 @@ struct AtomicStats {
     s.groups = groups.load(std::memory_order_relaxed);
     s.fsyncs = fsyncs.load(std::memory_order_relaxed);
     s.bytes = bytes.load(std::memory_order_relaxed);
+    s.fsync_micros = fsync_micros.load(std::memory_order_relaxed);
     return s;
   }
 };
 }  // namespace internal
 
-// An fd open for writing at the tail of a plain file. Not thread-safe.
+// An fd open for writing at the tail of a file. Not thread-safe.
 class TailFile {
  public:
+  // Creates (truncates) `path` and prepares its first `size` bytes per
+  // `mode` (ignored for kNone), including the fdatasync.
   static absl::StatusOr<std::unique_ptr<TailFile>> Create(
-      const std::string& path);
+      const std::string& path, Prealloc mode = Prealloc::kNone,
+      uint64_t size = 0);
   ~TailFile();
   TailFile(const TailFile&) = delete;
   TailFile& operator=(const TailFile&) = delete;
@@ -92,7 +111,8 @@ class TailFile {
   absl::Status WriteV(uint64_t offset,
                       const std::vector<absl::string_view>& parts);
   absl::Status Write(uint64_t offset, absl::string_view data);
-  absl::Status SyncData();  // fdatasync
+  // fdatasync; adds the time it took to *micros.
+  absl::Status SyncData(uint64_t* micros = nullptr);
   absl::Status Close();
 
  private:
@@ -104,7 +124,8 @@ class TailFile {
 class NaiveLog {
  public:
   static absl::StatusOr<std::unique_ptr<NaiveLog>> Open(
-      const std::string& path, uint32_t sync_every);
+      const std::string& path, uint32_t sync_every,
+      Prealloc prealloc = Prealloc::kNone, uint64_t prealloc_size = 0);
 
   // Appends `data` at the tail and syncs per the policy, all under one
   // mutex.
@@ -141,7 +162,8 @@ class NaiveLog {
 class GroupCommitLog {
  public:
   static absl::StatusOr<std::unique_ptr<GroupCommitLog>> Open(
-      const std::string& path, uint32_t sync_every);
+      const std::string& path, uint32_t sync_every,
+      Prealloc prealloc = Prealloc::kNone, uint64_t prealloc_size = 0);
 
   absl::Status Commit(absl::string_view data);
   BaselineStats stats() const { return counters_.Load(); }
