@@ -21,19 +21,43 @@
 //   cpu_us_per_commit  process user+sys CPU (getrusage, all threads,
 //                      including background and reader threads) / commits
 //   commits, commit_bytes (bytes one commit hands to the system)
+//   prealloc           none, fallocate, zerofill (n/a for rocksdb, leveldb)
+//   fsync_us           mean time of one fdatasync (binlog, naive*)
+//   ctx_switches_per_commit, invol_ctx_switches_per_commit
+//                      process context switches (getrusage ru_nvcsw +
+//                      ru_nivcsw, all threads) / commits, and the
+//                      involuntary part
+//   loadavg_1m         1-minute load average at the end of the window
+//   binlog only: reader_wake_us (Options::reader_wake_coalesce_us) and the
+//   window's deltas of rotations, files_preallocated, rotations_from_spare,
+//   rotations_waited
+//   with readers: reader_lag_p50_us, reader_lag_p99_us, reader_lag_max_us,
+//                      reader_lag_samples, reader_lag_overruns: per group and
+//                      reader, the time from the group's publication (taken
+//                      in Options::on_group_commit, which runs right after
+//                      the publish) to the reader reading the group's last
+//                      event
+//   naive*, prealloc != none: past_prealloc_frac, the share of the window's
+//                      bytes written past the prepared size
 //
 // Systems:
-//   binlog       binlog::Binlog with default options. Each commit rebuilds its
-//                thread's TransactionBuffer (Anonymous_gtid, Query BEGIN,
-//                Rows_query of `payload` body bytes, Xid), as a server does
-//                per transaction, then calls Commit().
+//   binlog       binlog::Binlog with default options except max_file_size,
+//                preallocate and reader_wake_coalesce_us (from the flags).
+//                Each commit rebuilds its thread's TransactionBuffer
+//                (Anonymous_gtid, Query BEGIN, Rows_query of `payload` body
+//                bytes, Xid), as a server does per transaction, then calls
+//                Commit(). With readers, an on_group_commit callback records
+//                the publication time of each group (for the reader lag).
 //   rocksdb      DB::Put(random 8-16 byte key, payload value), WAL synced per
 //                write group (WriteOptions::sync).
 //   leveldb      DB::Put, same key/value, WriteOptions::sync.
 //   naive        mutex + pwrite + fdatasync per commit (baselines.h).
 //   naive-group  textbook leader/follower group commit (baselines.h).
 // naive and naive-group write the same number of bytes per commit as the
-// binlog transaction of that payload (commit_bytes).
+// binlog transaction of that payload (commit_bytes), into one file prepared
+// per --prealloc: min(max_file_size * 9/8, 512 MiB) bytes fallocate'd or
+// zero-filled and fdatasync'ed before the clock starts (none: a plain
+// growing file).
 //
 // sync_every: 1 = durable per commit group, 0 = never sync, N = every N
 // groups (binlog, naive, naive-group only; rocksdb and leveldb have no such
@@ -58,6 +82,7 @@
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -126,7 +151,27 @@ ABSL_FLAG(bool, keep, false, "keep the data of every point");
 ABSL_FLAG(std::string, format, "jsonl", "jsonl or table (Markdown)");
 ABSL_FLAG(int, repetitions, 1, "runs of each point");
 ABSL_FLAG(uint64_t, max_file_size, 1ull << 30,
-          "binlog Options::max_file_size");
+          "binlog Options::max_file_size; naive and naive-group prepare "
+          "min(max_file_size * 9/8, 512 MiB) bytes of their file");
+ABSL_FLAG(std::vector<std::string>, prealloc,
+          std::vector<std::string>({"zerofill"}),
+          "file preparation, none, fallocate or zerofill: binlog "
+          "Options::preallocate; naive and naive-group prepare their one "
+          "file the same way before the clock starts (rocksdb and leveldb "
+          "run once, prealloc n/a)");
+ABSL_FLAG(bool, prefill, false,
+          "binlog: before the warm-up, fill the first file (which Open only "
+          "fallocates) past half with 1 MiB transactions, wait for the "
+          "preallocator's spare, Rotate() onto it and wait for the next "
+          "spare, so the measured commits go to files the preallocator made");
+ABSL_FLAG(std::vector<std::string>, reader_wake_us,
+          std::vector<std::string>({"1000"}),
+          "binlog Options::reader_wake_coalesce_us; points with readers run "
+          "once per value, points without readers use the first value");
+ABSL_FLAG(std::vector<std::string>, readers_at_threads,
+          std::vector<std::string>(),
+          "run the binlog points with readers > 0 only at these thread "
+          "counts (default: at every thread count)");
 
 namespace {
 
@@ -201,6 +246,13 @@ struct Counters {
   int64_t commits = -1;
   int64_t groups = -1;
   int64_t fsyncs = -1;
+  int64_t fsync_micros = -1;  // time spent in fdatasync
+  int64_t bytes = -1;         // bytes written (naive*: the tail offset)
+  // binlog only.
+  int64_t rotations = -1;
+  int64_t files_preallocated = -1;
+  int64_t rotations_from_spare = -1;
+  int64_t rotations_waited = -1;
 };
 
 // One committer thread's state. Prepare() is the per-commit work done before
@@ -220,6 +272,139 @@ struct PointConfig {
   uint32_t sync_every = 1;
   int readers = 0;
   int rep = 1;
+  std::string prealloc = "zerofill";  // none, fallocate, zerofill; n/a
+  int reader_wake_us = 1000;          // binlog only
+};
+
+// How the run treats every point (from the flags).
+struct RunConfig {
+  uint64_t max_file_size = 1ull << 30;
+  bool prefill = false;
+};
+
+// Bytes naive and naive-group prepare in their one file.
+uint64_t RawPreallocBytes(uint64_t max_file_size) {
+  return std::min<uint64_t>(max_file_size + max_file_size / 8, 512ull << 20);
+}
+
+// ---------------------------------------------------------------------------
+// Reader lag
+
+// Monotonic nanoseconds (steady_clock, CLOCK_MONOTONIC on Linux).
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             Clock::now().time_since_epoch())
+      .count();
+}
+
+// Log-linear histogram of microseconds: 1 us buckets below 1024 us, then 64
+// buckets per power of two (values within 1.6 %). Fixed size: Add() never
+// allocates.
+class LagHistogram {
+ public:
+  LagHistogram() : counts_(kBuckets, 0) {}
+  void Add(uint64_t us) {
+    ++counts_[static_cast<size_t>(Bucket(us))];
+    ++n_;
+    max_ = std::max(max_, us);
+  }
+  void Merge(const LagHistogram& o) {
+    for (int i = 0; i < kBuckets; ++i) {
+      counts_[static_cast<size_t>(i)] += o.counts_[static_cast<size_t>(i)];
+    }
+    n_ += o.n_;
+    max_ = std::max(max_, o.max_);
+  }
+  uint64_t count() const { return n_; }
+  uint64_t max() const { return max_; }
+  // The value at quantile q (middle of its bucket); -1 when empty.
+  double Percentile(double q) const {
+    if (n_ == 0) return -1;
+    const uint64_t rank = std::max<uint64_t>(
+        1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(n_))));
+    uint64_t seen = 0;
+    for (int b = 0; b < kBuckets; ++b) {
+      seen += counts_[static_cast<size_t>(b)];
+      if (seen >= rank) {
+        const uint64_t lo = Lower(b);
+        const uint64_t width = b < kLinear ? 1 : Lower(b + 1) - lo;
+        return static_cast<double>(lo) + static_cast<double>(width - 1) / 2;
+      }
+    }
+    return static_cast<double>(max_);
+  }
+
+ private:
+  static constexpr int kLinear = 1024;
+  static constexpr int kSub = 64;
+  static constexpr int kBuckets = kLinear + (32 - 10) * kSub + 1;
+  static int Bucket(uint64_t us) {
+    if (us < static_cast<uint64_t>(kLinear)) return static_cast<int>(us);
+    us = std::min<uint64_t>(us, (1ull << 32) - 1);
+    const int msb = 63 - __builtin_clzll(us);  // 10..31
+    const int sub = static_cast<int>((us >> (msb - 6)) & (kSub - 1));
+    return kLinear + (msb - 10) * kSub + sub;
+  }
+  static uint64_t Lower(int b) {
+    if (b < kLinear) return static_cast<uint64_t>(b);
+    const int k = b - kLinear;
+    const int msb = 10 + k / kSub;
+    return (1ull << msb) + (static_cast<uint64_t>(k % kSub) << (msb - 6));
+  }
+  std::vector<uint64_t> counts_;
+  uint64_t n_ = 0;
+  uint64_t max_ = 0;
+};
+
+// When each commit group was published, for the readers to compare with
+// when they read its last event. The ordered-commit callback (which runs
+// right after the group is published) writes slot group_seq % size with a
+// seqlock; readers look up the group they expect next. Preallocated and
+// zeroed before the run, so the writer pays one clock read and four
+// stores per group.
+class GroupMarks {
+ public:
+  static constexpr uint64_t kSize = 1 << 18;  // groups a reader may lag
+
+  GroupMarks() : marks_(new Mark[kSize]()) {}
+
+  // Writer (one thread at a time, in group order).
+  void Record(uint64_t seq, uint64_t key, int64_t t_ns) {
+    Mark& m = marks_[seq & (kSize - 1)];
+    m.seq.store(0, std::memory_order_relaxed);  // "being written"
+    std::atomic_thread_fence(std::memory_order_release);
+    m.key.store(key, std::memory_order_relaxed);
+    m.t_ns.store(t_ns, std::memory_order_relaxed);
+    m.seq.store(seq, std::memory_order_release);
+    last_seq_.store(seq, std::memory_order_release);
+  }
+  uint64_t last_seq() const { return last_seq_.load(std::memory_order_acquire); }
+
+  // Reader: 0 and (key, t) if group `seq` is recorded; -1 if not yet (or
+  // being written); +1 if the slot already holds a later group.
+  int Load(uint64_t seq, uint64_t* key, int64_t* t_ns) const {
+    const Mark& m = marks_[seq & (kSize - 1)];
+    const uint64_t s1 = m.seq.load(std::memory_order_acquire);
+    if (s1 != seq) return s1 > seq ? 1 : -1;
+    *key = m.key.load(std::memory_order_relaxed);
+    *t_ns = m.t_ns.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const uint64_t s2 = m.seq.load(std::memory_order_relaxed);
+    if (s2 == seq) return 0;
+    return s2 > seq ? 1 : -1;
+  }
+
+  // (file, end) in one comparable word; offsets stay below 2^32.
+  static uint64_t Key(uint64_t file, uint64_t end) { return (file << 32) | end; }
+
+ private:
+  struct alignas(32) Mark {
+    std::atomic<uint64_t> seq{0};
+    std::atomic<uint64_t> key{0};
+    std::atomic<int64_t> t_ns{0};
+  };
+  std::unique_ptr<Mark[]> marks_;
+  std::atomic<uint64_t> last_seq_{0};
 };
 
 class System {
@@ -236,6 +421,13 @@ class System {
   }
   // Bytes returned so far by all readers.
   virtual uint64_t ReaderBytes() const { return 0; }
+  // The measured window starts (true) or ends (false).
+  virtual void SetMeasuring(bool) {}
+  // Adds the readers' lag samples of the window; returns the number of
+  // readers that fell more than GroupMarks::kSize groups behind.
+  virtual uint64_t ReaderLag(LagHistogram*) const { return 0; }
+  // naive, naive-group: bytes of their file prepared at Open (0: none).
+  virtual uint64_t prealloc_bytes() const { return 0; }
   // Stops the readers (if any) and closes the system.
   virtual absl::Status Close() = 0;
   virtual std::string version() const { return ""; }
@@ -266,13 +458,13 @@ class BinlogCommitter : public Committer {
 
 class BinlogSystem : public System {
  public:
-  explicit BinlogSystem(const PointConfig& p, uint64_t max_file_size)
-      : p_(p), max_file_size_(max_file_size) {}
+  BinlogSystem(const PointConfig& p, const RunConfig& run)
+      : p_(p), run_(run) {}
   ~BinlogSystem() override { StopReaders().IgnoreError(); }
 
   absl::Status Open(const std::string& dir) override {
     binlog::Options options;
-    options.max_file_size = max_file_size_;
+    options.max_file_size = run_.max_file_size;
     if (p_.sync_every == 0) {
       options.sync_policy = binlog::SyncPolicy::kNever;
     } else if (p_.sync_every == 1) {
@@ -281,10 +473,23 @@ class BinlogSystem : public System {
       options.sync_policy = binlog::SyncPolicy::kEveryNGroups;
       options.sync_every_n = p_.sync_every;
     }
+    options.preallocate = PreallocModeOf(p_.prealloc);
+    options.reader_wake_coalesce_us = static_cast<uint32_t>(p_.reader_wake_us);
+    if (p_.readers > 0) {
+      // Reader lag: when each group was published. Without readers the
+      // writer runs without a callback.
+      marks_ = std::make_unique<GroupMarks>();
+      GroupMarks* marks = marks_.get();
+      options.on_group_commit = [marks](const binlog::GroupCommitInfo& g) {
+        marks->Record(g.group_seq, GroupMarks::Key(g.file_number, g.end),
+                      NowNs());
+      };
+    }
     absl::StatusOr<std::unique_ptr<binlog::Binlog>> log =
         binlog::Binlog::Open(dir, "binlog", options);
     if (!log.ok()) return log.status();
     log_ = std::move(*log);
+    if (run_.prefill) return Prefill();
     return absl::OkStatus();
   }
 
@@ -299,16 +504,29 @@ class BinlogSystem : public System {
     c.commits = static_cast<int64_t>(s.commits);
     c.groups = static_cast<int64_t>(s.groups);
     c.fsyncs = static_cast<int64_t>(s.fsyncs);
+    c.fsync_micros = static_cast<int64_t>(s.fsync_micros);
+    c.bytes = static_cast<int64_t>(s.bytes_written);
+    c.rotations = static_cast<int64_t>(s.rotations);
+    c.files_preallocated = static_cast<int64_t>(s.files_preallocated);
+    c.rotations_from_spare = static_cast<int64_t>(s.rotations_from_spare);
+    c.rotations_waited = static_cast<int64_t>(s.rotations_waited);
     return c;
   }
 
   absl::Status StartReaders(int n) override {
     readers_ = std::vector<ReaderSlot>(static_cast<size_t>(n));
+    // From the current end: a prefill's transactions are not read, and the
+    // first group a reader expects is the next one.
+    const binlog::CommitPosition end = log_->VisibleEnd();
+    binlog::ReaderOptions ro;
+    ro.start_file = end.file_number;
+    ro.start_offset = end.end;
+    const uint64_t next_seq = marks_ != nullptr ? marks_->last_seq() + 1 : 1;
     for (ReaderSlot& slot : readers_) {
-      absl::StatusOr<std::unique_ptr<binlog::Reader>> r =
-          log_->NewReader(binlog::ReaderOptions());
+      absl::StatusOr<std::unique_ptr<binlog::Reader>> r = log_->NewReader(ro);
       if (!r.ok()) return r.status();
       slot.reader = std::move(*r);
+      slot.next_seq = next_seq;
     }
     for (ReaderSlot& slot : readers_) {
       slot.thread = std::thread(&BinlogSystem::ReadLoop, this, &slot);
@@ -324,6 +542,20 @@ class BinlogSystem : public System {
     return total;
   }
 
+  void SetMeasuring(bool on) override {
+    measuring_.store(on, std::memory_order_relaxed);
+  }
+
+  // After Close() (the reader threads are joined).
+  uint64_t ReaderLag(LagHistogram* h) const override {
+    uint64_t overruns = 0;
+    for (const ReaderSlot& slot : readers_) {
+      h->Merge(slot.lag);
+      overruns += slot.overrun ? 1 : 0;
+    }
+    return overruns;
+  }
+
   absl::Status Close() override {
     absl::Status s = StopReaders();
     absl::Status c = log_->Close();
@@ -335,36 +567,164 @@ class BinlogSystem : public System {
   }
 
  private:
+  static binlog::io::PreallocMode PreallocModeOf(const std::string& name) {
+    if (name == "none") return binlog::io::PreallocMode::kNone;
+    if (name == "fallocate") return binlog::io::PreallocMode::kFallocate;
+    return binlog::io::PreallocMode::kZeroFill;
+  }
+
+  // Open() fallocates the first file; later files come from the
+  // preallocator, which starts once a file is half full. Fill the first
+  // file past half (the commit after the half asks for the spare), wait for
+  // the spare, rotate onto it, and wait for the next spare, so that the run
+  // starts at the head of a preallocated file with no preparation under way.
+  // With prealloc none the same fill and rotation happen, without waiting.
+  absl::Status Prefill() {
+    const uint64_t max = run_.max_file_size;
+    const size_t chunk = static_cast<size_t>(
+        std::max<uint64_t>(1024, std::min<uint64_t>(1 << 20, max / 8)));
+    std::mt19937_64 rng(42);
+    const std::string text = RandomText(chunk, &rng);
+    binlog::TransactionBuffer txn(/*checksums=*/true);
+    uint64_t seq = 0;
+    bool past_half = false;
+    for (;;) {
+      BuildTransaction(&txn, 0, ++seq, text);
+      absl::StatusOr<binlog::CommitPosition> pos = log_->Commit(&txn);
+      if (!pos.ok()) return pos.status();
+      if (past_half) break;
+      past_half = pos->end >= max / 2;
+    }
+    const bool wait = p_.prealloc != "none";
+    absl::Status s = wait ? WaitPreallocated(1) : absl::OkStatus();
+    if (s.ok()) s = log_->Rotate();
+    if (s.ok() && wait) s = WaitPreallocated(2);
+    return s;
+  }
+
+  absl::Status WaitPreallocated(uint64_t n) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(120);
+    while (log_->stats().files_preallocated < n) {
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "prefill: the preallocator made ",
+            log_->stats().files_preallocated, " spare files in 120 s, not ",
+            n));
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return absl::OkStatus();
+  }
+
   // One tailing reader. bytes: written (relaxed) only by its reader thread,
   // read by the main thread for the snapshots; alignas keeps the readers'
-  // counters off each other's cache lines.
+  // counters off each other's cache lines. The rest is the reader thread's
+  // own until it is joined.
   struct alignas(64) ReaderSlot {
     std::atomic<uint64_t> bytes{0};
     std::unique_ptr<binlog::Reader> reader;
     std::thread thread;
     absl::Status status;
+    // Reader lag: the next group whose end this reader looks for.
+    uint64_t next_seq = 1;
+    bool overrun = false;  // fell GroupMarks::kSize groups behind
+    // Transaction ends read before their group was recorded (the callback
+    // runs just after publication): (key, read time).
+    struct Seen {
+      uint64_t key;
+      int64_t t_ns;
+    };
+    std::vector<Seen> pending;
+    LagHistogram lag;
   };
+
+  void AddLag(ReaderSlot* slot, int64_t lag_ns) {
+    if (!measuring_.load(std::memory_order_relaxed)) return;
+    slot->lag.Add(static_cast<uint64_t>(std::max<int64_t>(0, lag_ns)) / 1000);
+  }
+
+  // A group recorded with (key, t): if the reader already read its end
+  // (pending), that read is its lag sample (0 when it read before the
+  // record). Drops pending ends up to it.
+  void ResolvePending(ReaderSlot* slot, uint64_t key, int64_t t_ns) {
+    size_t i = 0;
+    while (i < slot->pending.size() && slot->pending[i].key < key) ++i;
+    if (i < slot->pending.size() && slot->pending[i].key == key) {
+      AddLag(slot, slot->pending[i].t_ns - t_ns);
+      ++i;
+    }
+    slot->pending.erase(slot->pending.begin(),
+                        slot->pending.begin() + static_cast<ptrdiff_t>(i));
+  }
+
+  // The reader just read an event ending at `key`.
+  void Observe(ReaderSlot* slot, uint64_t key, bool txn_end) {
+    for (;;) {
+      uint64_t gkey;
+      int64_t t;
+      const int r = marks_->Load(slot->next_seq, &gkey, &t);
+      if (r > 0) {  // more than kSize groups behind: stop measuring
+        slot->overrun = true;
+        return;
+      }
+      if (r < 0) {  // its group is not recorded yet
+        if (txn_end && slot->pending.size() < slot->pending.capacity()) {
+          slot->pending.push_back({key, NowNs()});
+        }
+        return;
+      }
+      if (gkey > key) return;  // inside the group
+      if (gkey == key) {
+        AddLag(slot, NowNs() - t);
+        slot->pending.clear();
+      } else {
+        ResolvePending(slot, gkey, t);  // a group read before its record
+      }
+      ++slot->next_seq;
+      if (gkey == key) return;
+    }
+  }
+
+  // At the tail: groups recorded after the reader read their ends.
+  void ResolveAll(ReaderSlot* slot) {
+    while (!slot->pending.empty() && !slot->overrun) {
+      uint64_t gkey;
+      int64_t t;
+      const int r = marks_->Load(slot->next_seq, &gkey, &t);
+      if (r != 0 || gkey > slot->pending.back().key) return;
+      ResolvePending(slot, gkey, t);
+      ++slot->next_seq;
+    }
+  }
 
   void ReadLoop(ReaderSlot* slot) {
     binlog::Event ev;
     uint64_t bytes = 0;
+    const bool lag = marks_ != nullptr;
+    if (lag) slot->pending.reserve(4096);
     while (!stop_readers_.load(std::memory_order_relaxed)) {
       absl::Status s = slot->reader->Next(&ev);
       if (s.ok()) {
         bytes += ev.data.size();
         slot->bytes.store(bytes, std::memory_order_relaxed);
+        if (lag && !slot->overrun) {
+          Observe(slot, GroupMarks::Key(ev.file_number, ev.end_offset),
+                  ev.header.type == binlog::kXidEvent);
+        }
         continue;
       }
       if (!absl::IsOutOfRange(s)) {
         slot->status = s;
         return;
       }
+      if (lag) ResolveAll(slot);
       s = slot->reader->WaitForMore(absl::Now() + absl::Milliseconds(100));
       if (absl::IsCancelled(s)) return;  // the log was closed
       if (!s.ok() && !absl::IsDeadlineExceeded(s)) {
         slot->status = s;
         return;
       }
+      if (lag) ResolveAll(slot);
     }
   }
 
@@ -382,10 +742,12 @@ class BinlogSystem : public System {
   }
 
   const PointConfig p_;
-  const uint64_t max_file_size_;
+  const RunConfig run_;
+  std::unique_ptr<GroupMarks> marks_;  // readers > 0 only
   std::unique_ptr<binlog::Binlog> log_;
   std::vector<ReaderSlot> readers_;
   std::atomic<bool> stop_readers_{false};
+  std::atomic<bool> measuring_{false};
 };
 
 // --- rocksdb ----------------------------------------------------------------
@@ -564,12 +926,20 @@ class RawCommitter : public Committer {
 template <typename Log>
 class RawSystem : public System {
  public:
-  explicit RawSystem(const PointConfig& p)
-      : p_(p), bytes_(TransactionBytes(p.payload)) {}
+  RawSystem(const PointConfig& p, const RunConfig& run)
+      : p_(p),
+        bytes_(TransactionBytes(p.payload)),
+        mode_(p.prealloc == "none"        ? binlog_bench::Prealloc::kNone
+              : p.prealloc == "fallocate" ? binlog_bench::Prealloc::kFallocate
+                                          : binlog_bench::Prealloc::kZeroFill),
+        prealloc_bytes_(mode_ == binlog_bench::Prealloc::kNone
+                            ? 0
+                            : RawPreallocBytes(run.max_file_size)) {}
 
   absl::Status Open(const std::string& dir) override {
     absl::StatusOr<std::unique_ptr<Log>> log =
-        Log::Open(binlog::io::JoinPath(dir, "log"), p_.sync_every);
+        Log::Open(binlog::io::JoinPath(dir, "log"), p_.sync_every, mode_,
+                  prealloc_bytes_);
     if (!log.ok()) return log.status();
     log_ = std::move(*log);
     return absl::OkStatus();
@@ -583,27 +953,31 @@ class RawSystem : public System {
     c.commits = static_cast<int64_t>(s.commits);
     c.groups = static_cast<int64_t>(s.groups);
     c.fsyncs = static_cast<int64_t>(s.fsyncs);
+    c.fsync_micros = static_cast<int64_t>(s.fsync_micros);
+    c.bytes = static_cast<int64_t>(s.bytes);
     return c;
   }
   absl::Status Close() override { return log_->Close(); }
   size_t commit_bytes() const override { return bytes_; }
+  uint64_t prealloc_bytes() const override { return prealloc_bytes_; }
 
  private:
   const PointConfig p_;
   const size_t bytes_;
+  const binlog_bench::Prealloc mode_;
+  const uint64_t prealloc_bytes_;
   std::unique_ptr<Log> log_;
 };
 
-std::unique_ptr<System> MakeSystem(const PointConfig& p,
-                                   uint64_t max_file_size) {
-  if (p.system == "binlog") return std::make_unique<BinlogSystem>(p, max_file_size);
+std::unique_ptr<System> MakeSystem(const PointConfig& p, const RunConfig& run) {
+  if (p.system == "binlog") return std::make_unique<BinlogSystem>(p, run);
   if (p.system == "rocksdb") return std::make_unique<RocksSystem>(p);
   if (p.system == "leveldb") return std::make_unique<LevelSystem>(p);
   if (p.system == "naive") {
-    return std::make_unique<RawSystem<binlog_bench::NaiveLog>>(p);
+    return std::make_unique<RawSystem<binlog_bench::NaiveLog>>(p, run);
   }
   if (p.system == "naive-group") {
-    return std::make_unique<RawSystem<binlog_bench::GroupCommitLog>>(p);
+    return std::make_unique<RawSystem<binlog_bench::GroupCommitLog>>(p, run);
   }
   return nullptr;
 }
@@ -622,6 +996,25 @@ struct PointResult {
   double commits_per_fsync = -1;
   double reader_mb_s = 0;
   double cpu_us_per_commit = 0;
+  double fsync_us = -1;  // mean fdatasync time (-1: not available)
+  // Context switches of the process (all threads) per commit.
+  double ctx_switches_per_commit = 0;
+  double invol_ctx_switches_per_commit = 0;
+  // Readers (binlog with readers > 0): publication to read, per group and
+  // reader; -1 when there are no samples.
+  double reader_lag_p50_us = -1;
+  double reader_lag_p99_us = -1;
+  double reader_lag_max_us = -1;
+  uint64_t reader_lag_samples = 0;
+  uint64_t reader_lag_overruns = 0;
+  // binlog: counter deltas over the window (-1: not available).
+  int64_t rotations = -1;
+  int64_t files_preallocated = -1;
+  int64_t rotations_from_spare = -1;
+  int64_t rotations_waited = -1;
+  // naive*, prepared file: share of the window's bytes written past it.
+  double past_prealloc_frac = -1;
+  double loadavg_1m = -1;  // at the end of the window
   uint64_t dropped_samples = 0;
   std::string version;
   size_t commit_bytes = 0;
@@ -667,13 +1060,33 @@ void CommitLoop(Committer* c, const absl::Notification* go,
   }
 }
 
-double CpuSeconds() {
+// Process resource usage: getrusage(RUSAGE_SELF) sums every thread's CPU
+// time and context switches (/proc/self/status would count only the main
+// thread's switches).
+struct Usage {
+  double cpu_s = 0;
+  int64_t voluntary = 0;
+  int64_t involuntary = 0;
+};
+
+Usage ProcessUsage() {
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
   auto tv = [](const struct timeval& t) {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
   };
-  return tv(ru.ru_utime) + tv(ru.ru_stime);
+  Usage u;
+  u.cpu_s = tv(ru.ru_utime) + tv(ru.ru_stime);
+  u.voluntary = ru.ru_nvcsw;
+  u.involuntary = ru.ru_nivcsw;
+  return u;
+}
+
+double LoadAverage1m() {
+  std::ifstream in("/proc/loadavg");
+  double v = -1;
+  if (!(in >> v)) return -1;
+  return v;
 }
 
 // Sleeps up to `seconds`, returning early if a committer failed.
@@ -696,9 +1109,8 @@ double PercentileUs(std::vector<uint32_t>* v, double q) {
 
 absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
                                      const std::string& dir, double warmup_s,
-                                     double duration_s,
-                                     uint64_t max_file_size) {
-  std::unique_ptr<System> sys = MakeSystem(p, max_file_size);
+                                     double duration_s, const RunConfig& run) {
+  std::unique_ptr<System> sys = MakeSystem(p, run);
   if (sys == nullptr) return absl::InvalidArgumentError("unknown system " + p.system);
   absl::Status s = sys->Open(dir);
   if (!s.ok()) return s;
@@ -739,17 +1151,20 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
 
   const Counters c0 = sys->counters();
   const uint64_t rb0 = sys->ReaderBytes();
-  const double cpu0 = CpuSeconds();
+  const Usage u0 = ProcessUsage();
   const Clock::time_point t0 = Clock::now();
+  sys->SetMeasuring(true);
   phase.store(kMeasure, std::memory_order_release);
 
   SleepUnlessFailed(duration_s, failed);
 
   phase.store(kStop, std::memory_order_release);
+  sys->SetMeasuring(false);
   const Clock::time_point t1 = Clock::now();
-  const double cpu1 = CpuSeconds();
+  const Usage u1 = ProcessUsage();
   const uint64_t rb1 = sys->ReaderBytes();
   const Counters c1 = sys->counters();
+  r.loadavg_1m = LoadAverage1m();
 
   for (std::thread& t : threads) t.join();
   absl::Status close = sys->Close();
@@ -780,8 +1195,42 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
         static_cast<double>(r.commits) / static_cast<double>(r.fsyncs);
   }
   r.reader_mb_s = static_cast<double>(rb1 - rb0) / r.seconds / 1e6;
-  r.cpu_us_per_commit =
-      r.commits > 0 ? (cpu1 - cpu0) * 1e6 / static_cast<double>(r.commits) : 0;
+  const double commits = static_cast<double>(std::max<uint64_t>(r.commits, 1));
+  r.cpu_us_per_commit = (u1.cpu_s - u0.cpu_s) * 1e6 / commits;
+  r.ctx_switches_per_commit =
+      static_cast<double>((u1.voluntary - u0.voluntary) +
+                          (u1.involuntary - u0.involuntary)) /
+      commits;
+  r.invol_ctx_switches_per_commit =
+      static_cast<double>(u1.involuntary - u0.involuntary) / commits;
+  if (c0.fsync_micros >= 0 && r.fsyncs > 0) {
+    r.fsync_us = static_cast<double>(c1.fsync_micros - c0.fsync_micros) /
+                 static_cast<double>(r.fsyncs);
+  }
+  if (c0.rotations >= 0) {
+    r.rotations = c1.rotations - c0.rotations;
+    r.files_preallocated = c1.files_preallocated - c0.files_preallocated;
+    r.rotations_from_spare = c1.rotations_from_spare - c0.rotations_from_spare;
+    r.rotations_waited = c1.rotations_waited - c0.rotations_waited;
+  }
+  const uint64_t prepared = sys->prealloc_bytes();
+  if (prepared > 0 && c1.bytes > c0.bytes) {
+    const uint64_t b0 = static_cast<uint64_t>(c0.bytes);
+    const uint64_t b1 = static_cast<uint64_t>(c1.bytes);
+    const uint64_t past = b1 > std::max(b0, prepared) ? b1 - std::max(b0, prepared) : 0;
+    r.past_prealloc_frac =
+        static_cast<double>(past) / static_cast<double>(b1 - b0);
+  }
+  if (p.readers > 0) {
+    LagHistogram lag;
+    r.reader_lag_overruns = sys->ReaderLag(&lag);
+    r.reader_lag_samples = lag.count();
+    if (lag.count() > 0) {
+      r.reader_lag_p50_us = lag.Percentile(0.50);
+      r.reader_lag_p99_us = lag.Percentile(0.99);
+      r.reader_lag_max_us = static_cast<double>(lag.max());
+    }
+  }
   return r;
 }
 
@@ -794,22 +1243,48 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
   absl::StrAppendFormat(
       &out,
       ",\"threads\":%d,\"payload\":%d,\"readers\":%d,\"sync_every\":%d,"
-      "\"rep\":%d,\"tps\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
-      "\"avg_group\":%.2f,\"fsyncs\":%d,\"commits_per_fsync\":%.2f,"
-      "\"reader_mb_s\":%.2f,"
-      "\"cpu_us_per_commit\":%.2f,\"commits\":%d,\"commit_bytes\":%d,"
-      "\"seconds\":%.3f}",
-      p.threads, p.payload, p.readers, p.sync_every, p.rep, r.tps, r.p50_us,
-      r.p99_us, r.avg_group, r.fsyncs, r.commits_per_fsync, r.reader_mb_s,
-      r.cpu_us_per_commit, r.commits, r.commit_bytes, r.seconds);
+      "\"prealloc\":\"%s\",\"rep\":%d,\"tps\":%.1f,\"p50_us\":%.1f,"
+      "\"p99_us\":%.1f,\"avg_group\":%.2f,\"fsyncs\":%d,"
+      "\"commits_per_fsync\":%.2f,\"fsync_us\":%.1f,\"reader_mb_s\":%.2f,"
+      "\"cpu_us_per_commit\":%.2f,\"ctx_switches_per_commit\":%.3f,"
+      "\"invol_ctx_switches_per_commit\":%.3f,\"commits\":%d,"
+      "\"commit_bytes\":%d,\"seconds\":%.3f,\"loadavg_1m\":%.2f",
+      p.threads, p.payload, p.readers, p.sync_every, p.prealloc, p.rep, r.tps,
+      r.p50_us, r.p99_us, r.avg_group, r.fsyncs, r.commits_per_fsync,
+      r.fsync_us, r.reader_mb_s, r.cpu_us_per_commit,
+      r.ctx_switches_per_commit, r.invol_ctx_switches_per_commit, r.commits,
+      r.commit_bytes, r.seconds, r.loadavg_1m);
+  if (p.system == "binlog") {
+    absl::StrAppendFormat(
+        &out,
+        ",\"reader_wake_us\":%d,\"rotations\":%d,\"files_preallocated\":%d,"
+        "\"rotations_from_spare\":%d,\"rotations_waited\":%d",
+        p.reader_wake_us, r.rotations, r.files_preallocated,
+        r.rotations_from_spare, r.rotations_waited);
+  }
+  if (p.readers > 0) {
+    absl::StrAppendFormat(
+        &out,
+        ",\"reader_lag_p50_us\":%.1f,\"reader_lag_p99_us\":%.1f,"
+        "\"reader_lag_max_us\":%.0f,\"reader_lag_samples\":%d,"
+        "\"reader_lag_overruns\":%d",
+        r.reader_lag_p50_us, r.reader_lag_p99_us, r.reader_lag_max_us,
+        r.reader_lag_samples, r.reader_lag_overruns);
+  }
+  if (r.past_prealloc_frac >= 0) {
+    absl::StrAppendFormat(&out, ",\"past_prealloc_frac\":%.3f",
+                          r.past_prealloc_frac);
+  }
+  out += "}";
   return out;
 }
 
 constexpr const char* kTableHeader =
-    "| system | threads | payload | readers | sync_every | tps | p50 us | "
-    "p99 us | avg group | fsyncs | commits/fsync | reader MB/s | "
-    "CPU us/commit |\n"
-    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+    "| system | threads | payload | readers | wake us | prealloc | tps | "
+    "p50 us | p99 us | avg group | commits/fsync | fsync us | reader MB/s | "
+    "reader lag p99 us | CPU us/commit | ctx sw/commit | rotations "
+    "(spare/waited) |\n"
+    "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|";
 
 std::string TableRow(const PointConfig& p, const PointResult& r) {
   auto or_na = [](double v, const char* fmt) {
@@ -817,14 +1292,20 @@ std::string TableRow(const PointConfig& p, const PointResult& r) {
   };
   std::string name = p.system;
   if (!r.version.empty()) name = absl::StrCat(p.system, " (", r.version, ")");
+  const std::string rotations =
+      r.rotations < 0 ? std::string("n/a")
+                      : absl::StrFormat("%d (%d/%d)", r.rotations,
+                                        r.rotations_from_spare,
+                                        r.rotations_waited);
   return absl::StrFormat(
-      "| %s | %d | %d | %d | %d | %.0f | %.1f | %.1f | %s | %s | %s | %.1f | "
-      "%.1f |",
-      name, p.threads, p.payload, p.readers, p.sync_every, r.tps, r.p50_us,
-      r.p99_us, or_na(r.avg_group, "%.2f"),
-      r.fsyncs < 0 ? std::string("n/a") : absl::StrCat(r.fsyncs),
-      or_na(r.commits_per_fsync, "%.2f"), r.reader_mb_s,
-      r.cpu_us_per_commit);
+      "| %s | %d | %d | %d | %s | %s | %.0f | %.1f | %.1f | %s | %s | %s | "
+      "%.1f | %s | %.1f | %.2f | %s |",
+      name, p.threads, p.payload, p.readers,
+      p.system == "binlog" ? absl::StrCat(p.reader_wake_us) : std::string("n/a"),
+      p.prealloc, r.tps, r.p50_us, r.p99_us, or_na(r.avg_group, "%.2f"),
+      or_na(r.commits_per_fsync, "%.2f"), or_na(r.fsync_us, "%.0f"),
+      r.reader_mb_s, or_na(r.reader_lag_p99_us, "%.0f"), r.cpu_us_per_commit,
+      r.ctx_switches_per_commit, rotations);
 }
 
 // ---------------------------------------------------------------------------
@@ -966,7 +1447,9 @@ int main(int argc, char** argv) {
       "commit_bench [--systems=binlog,rocksdb,leveldb,naive,naive-group] "
       "[--threads=1,4,16,64,256] [--payload=256,4096] [--sync_every=1] "
       "[--readers=0,1,8,64] [--duration_s=2] [--dir=PATH] [--keep] "
-      "[--format=jsonl|table] [--repetitions=1] [--max_file_size=BYTES]\n"
+      "[--format=jsonl|table] [--repetitions=1] [--max_file_size=BYTES] "
+      "[--prealloc=none,fallocate,zerofill] [--prefill] "
+      "[--reader_wake_us=1000,...] [--readers_at_threads=64,...]\n"
       "Durable commit throughput and latency of the binlog and its peers.");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
@@ -986,7 +1469,16 @@ int main(int argc, char** argv) {
   auto payloads = ParseInts("payload", absl::GetFlag(FLAGS_payload), 16, 64 << 20);
   auto syncs = ParseInts("sync_every", absl::GetFlag(FLAGS_sync_every), 0, 1 << 20);
   auto readers = ParseInts("readers", absl::GetFlag(FLAGS_readers), 0, 1024);
-  for (const auto* v : {&threads, &payloads, &syncs, &readers}) {
+  auto wakes = ParseInts("reader_wake_us", absl::GetFlag(FLAGS_reader_wake_us),
+                         0, 100000);
+  std::vector<std::string> reader_threads_flag =
+      absl::GetFlag(FLAGS_readers_at_threads);
+  auto reader_threads =
+      reader_threads_flag.empty()
+          ? absl::StatusOr<std::vector<int>>(*threads)
+          : ParseInts("readers_at_threads", reader_threads_flag, 1, 4096);
+  for (const auto* v : {&threads, &payloads, &syncs, &readers, &wakes,
+                        &reader_threads}) {
     if (!v->ok()) {
       std::fprintf(stderr, "commit_bench: %s\n", v->status().ToString().c_str());
       return 2;
@@ -997,7 +1489,23 @@ int main(int argc, char** argv) {
   const std::string format = absl::GetFlag(FLAGS_format);
   const int repetitions = absl::GetFlag(FLAGS_repetitions);
   const bool keep = absl::GetFlag(FLAGS_keep);
-  const uint64_t max_file_size = absl::GetFlag(FLAGS_max_file_size);
+  RunConfig run;
+  run.max_file_size = absl::GetFlag(FLAGS_max_file_size);
+  run.prefill = absl::GetFlag(FLAGS_prefill);
+  const std::vector<std::string> preallocs = absl::GetFlag(FLAGS_prealloc);
+  for (const std::string& m : preallocs) {
+    if (m != "none" && m != "fallocate" && m != "zerofill") {
+      std::fprintf(stderr,
+                   "commit_bench: --prealloc: '%s' is not none, fallocate or "
+                   "zerofill\n",
+                   m.c_str());
+      return 2;
+    }
+  }
+  if (preallocs.empty()) {
+    std::fprintf(stderr, "commit_bench: --prealloc is empty\n");
+    return 2;
+  }
   if (!(duration_s > 0) || !(warmup_s >= 0) || repetitions < 1 ||
       (format != "jsonl" && format != "table")) {
     std::fprintf(stderr,
@@ -1050,26 +1558,48 @@ int main(int argc, char** argv) {
       for (int sync : *syncs) {
         for (int t : *threads) {
           for (const std::string& system : systems) {
-            if ((system == "rocksdb" || system == "leveldb") && sync > 1) {
-              continue;
-            }
-            const std::vector<int> rs =
-                system == "binlog" ? *readers : std::vector<int>{0};
-            for (int r : rs) {
-              PointConfig p;
-              p.system = system;
-              p.threads = t;
-              p.payload = static_cast<size_t>(payload);
-              p.sync_every = static_cast<uint32_t>(sync);
-              p.readers = r;
-              p.rep = rep;
-              points.push_back(p);
+            const bool peer = system == "rocksdb" || system == "leveldb";
+            if (peer && sync > 1) continue;
+            // The peers manage their own files: one point, prealloc n/a.
+            const std::vector<std::string> modes =
+                peer ? std::vector<std::string>{"n/a"} : preallocs;
+            const bool reader_point =
+                system == "binlog" &&
+                std::find(reader_threads->begin(), reader_threads->end(), t) !=
+                    reader_threads->end();
+            for (const std::string& mode : modes) {
+              for (int r : system == "binlog" ? *readers : std::vector<int>{0}) {
+                if (r > 0 && !reader_point) continue;
+                // The wake-up coalescing matters only with readers.
+                const std::vector<int> ws =
+                    r > 0 ? *wakes : std::vector<int>{wakes->front()};
+                for (int w : ws) {
+                  PointConfig p;
+                  p.system = system;
+                  p.threads = t;
+                  p.payload = static_cast<size_t>(payload);
+                  p.sync_every = static_cast<uint32_t>(sync);
+                  p.readers = r;
+                  p.rep = rep;
+                  p.prealloc = mode;
+                  p.reader_wake_us = w;
+                  points.push_back(p);
+                }
+              }
             }
           }
         }
       }
     }
   }
+  std::fprintf(stderr, "  load:     %.2f (1-minute load average)\n",
+               LoadAverage1m());
+  std::fprintf(stderr,
+               "  files:    max_file_size %llu, naive prepared size %llu, "
+               "prefill %s\n",
+               static_cast<unsigned long long>(run.max_file_size),
+               static_cast<unsigned long long>(RawPreallocBytes(run.max_file_size)),
+               run.prefill ? "on" : "off");
   std::fprintf(stderr, "  points:   %zu x (%.1f s warm-up + %.1f s)\n",
                points.size(), warmup_s, duration_s);
 
@@ -1079,17 +1609,20 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < points.size(); ++i) {
     const PointConfig& p = points[i];
     const std::string dir = binlog::io::JoinPath(
-        base, absl::StrFormat("%s-t%d-p%d-r%d-s%d-rep%d", p.system, p.threads,
-                              p.payload, p.readers, p.sync_every, p.rep));
+        base, absl::StrFormat("%s-t%d-p%d-r%d-w%d-s%d-%s-rep%d", p.system,
+                              p.threads, p.payload, p.readers, p.reader_wake_us,
+                              p.sync_every,
+                              p.prealloc == "n/a" ? "na" : p.prealloc, p.rep));
     std::fprintf(stderr, "[%zu/%zu] %s threads=%d payload=%zu readers=%d "
-                 "sync_every=%u rep=%d\n",
+                 "reader_wake_us=%d sync_every=%u prealloc=%s rep=%d\n",
                  i + 1, points.size(), p.system.c_str(), p.threads, p.payload,
-                 p.readers, p.sync_every, p.rep);
+                 p.readers, p.reader_wake_us, p.sync_every, p.prealloc.c_str(),
+                 p.rep);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);  // a leftover from a --keep run
     absl::Status s = fs->CreateDirectory(dir);
     absl::StatusOr<PointResult> r =
-        s.ok() ? RunPoint(p, dir, warmup_s, duration_s, max_file_size)
+        s.ok() ? RunPoint(p, dir, warmup_s, duration_s, run)
                : absl::StatusOr<PointResult>(s);
     if (!keep) {
       std::filesystem::remove_all(dir, ec);
