@@ -240,8 +240,12 @@ absl::Status PositionStore::Create() {
   std::string tmp = path_ + ".tmp";
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
                           fs_->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate));
-  absl::Status s = f->Truncate(2ull * slot_size_);
-  if (s.ok()) s = f->Write(0, absl::string_view(buf_.data(), buf_len_));
+  // Both slots are written out (the record, then zeros), not left as a hole
+  // by a truncate: the first write into a hole allocates blocks, which makes
+  // that update's fdatasync a metadata (journal) commit too.
+  std::string image(2ull * slot_size_, '\0');
+  std::memcpy(&image[0], buf_.data(), buf_len_);
+  absl::Status s = f->Write(0, image);
   if (s.ok()) s = f->Sync();
   absl::Status c = f->Close();
   if (s.ok()) s = c;

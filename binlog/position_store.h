@@ -39,9 +39,9 @@
 // rename it over the old one, costs a file creation, a rename and a
 // directory fsync per flush; benchmarks/position_store_bench.cc measures it
 // against this design, numbers in benchmarks/README.md.) The file itself is
-// created complete (write to "<path>.tmp", fdatasync, rename, directory
-// fsync), so a crash during creation never leaves a half-made store at
-// `path`.
+// created complete, both slots written out (write to "<path>.tmp",
+// fdatasync, rename, directory fsync), so a crash during creation never
+// leaves a half-made store at `path`.
 //
 // Opening picks the valid slot (magic, sizes, CRC and payload all check out)
 // with the highest sequence number, and fdatasyncs the file before the
