@@ -1,0 +1,376 @@
+// Codecs over libzstd and liblz4 with per-thread contexts. See codec.h.
+//
+// Why one-shot calls on streaming contexts: the caller hands over the whole
+// input at once, so ZSTD_compressStream2(ZSTD_e_end) and LZ4F with
+// autoFlush compress straight from the input into the output without the
+// internal staging copy that chunked streaming needs, while the contexts
+// (the expensive part) are reused. The zstd frame is the same kind MySQL's
+// streaming compressor writes (no content size, no checksum); only the
+// block boundaries can differ, which no decoder cares about.
+
+#include "io/codec.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "lz4frame.h"
+#include "zstd.h"
+#include "zstd_errors.h"
+
+namespace binlog {
+namespace io {
+namespace {
+
+// zstd's default window limit (ZSTD_WINDOWLOG_LIMIT_DEFAULT): frames with
+// larger windows need explicit consent from every decoder, MySQL's included.
+constexpr int kZstdMaxWindowLog = 27;
+// Windows up to 8 MiB are always accepted: MySQL's levels 1-19 stay within.
+constexpr int kZstdMinWindowLogLimit = 23;
+
+// First allocation for an output whose size the caller only hints at: never
+// more than the input could plausibly inflate to; the buffer doubles from
+// there if the data really is that compressible.
+constexpr size_t kPlausibleRatio = 64;
+constexpr size_t kMinOutput = 4096;
+
+struct ThreadContexts {
+  ZSTD_CCtx* zstd_c = nullptr;
+  ZSTD_DCtx* zstd_d = nullptr;
+  LZ4F_cctx* lz4_c = nullptr;
+  LZ4F_dctx* lz4_d = nullptr;
+  uint64_t created = 0;
+
+  ThreadContexts() = default;
+  ThreadContexts(const ThreadContexts&) = delete;
+  ThreadContexts& operator=(const ThreadContexts&) = delete;
+  ~ThreadContexts() {
+    ZSTD_freeCCtx(zstd_c);
+    ZSTD_freeDCtx(zstd_d);
+    if (lz4_c != nullptr) LZ4F_freeCompressionContext(lz4_c);
+    if (lz4_d != nullptr) LZ4F_freeDecompressionContext(lz4_d);
+  }
+};
+
+ThreadContexts& Contexts() {
+  thread_local ThreadContexts contexts;
+  return contexts;
+}
+
+absl::Status NoContext(const char* what) {
+  return absl::ResourceExhaustedError(
+      absl::StrCat("cannot allocate a ", what, " context"));
+}
+
+LZ4F_preferences_t Lz4Preferences(int level) {
+  LZ4F_preferences_t p;
+  std::memset(&p, 0, sizeof(p));
+  p.frameInfo.blockSizeID = LZ4F_max64KB;
+  p.frameInfo.blockMode = LZ4F_blockLinked;
+  p.frameInfo.contentChecksumFlag = LZ4F_noContentChecksum;
+  p.frameInfo.frameType = LZ4F_frame;
+  p.frameInfo.contentSize = 0;
+  p.frameInfo.blockChecksumFlag = LZ4F_noBlockChecksum;
+  p.compressionLevel = level;
+  p.autoFlush = 1;  // compress straight from the input, no staging copy
+  return p;
+}
+
+int Log2Ceil(uint64_t n) {
+  int l = 0;
+  while (l < 63 && (1ull << l) < n) ++l;
+  return l;
+}
+
+size_t FirstCapacity(size_t input_size, uint64_t size_hint, size_t limit) {
+  uint64_t plausible =
+      static_cast<uint64_t>(input_size) * kPlausibleRatio + (64u << 10);
+  uint64_t want = plausible;
+  if (size_hint != 0 && size_hint < plausible) want = size_hint + 1;
+  if (size_hint == 0) want = std::min<uint64_t>(plausible, input_size * 4 + 1);
+  want = std::max<uint64_t>(want, kMinOutput);
+  return static_cast<size_t>(std::min<uint64_t>(want, limit));
+}
+
+// Grows `out` for more output; false if it already holds `limit` bytes of
+// room (the caller's max_output + 1: one byte past the cap detects "too
+// much" without decompressing further).
+bool Grow(ByteBuffer* out, size_t limit) {
+  if (out->capacity() >= limit) return false;
+  size_t cap = out->capacity();
+  size_t next = std::max(cap * 2, cap + kMinOutput);
+  out->Reserve(std::min(next, limit));
+  return true;
+}
+
+absl::Status TooLarge(size_t max_output) {
+  return absl::DataLossError(absl::StrCat(
+      "decompressed data exceeds the limit of ", max_output, " bytes"));
+}
+
+absl::Status DecompressZstd(absl::string_view input, uint64_t size_hint,
+                            size_t max_output, ByteBuffer* out) {
+  ThreadContexts& c = Contexts();
+  if (c.zstd_d == nullptr) {
+    c.zstd_d = ZSTD_createDCtx();
+    if (c.zstd_d == nullptr) return NoContext("zstd decompression");
+    ++c.created;
+  }
+  ZSTD_DCtx_reset(c.zstd_d, ZSTD_reset_session_and_parameters);
+  int wlog = std::min(kZstdMaxWindowLog,
+                      std::max(kZstdMinWindowLogLimit, Log2Ceil(max_output)));
+  size_t r = ZSTD_DCtx_setParameter(c.zstd_d, ZSTD_d_windowLogMax, wlog);
+  if (ZSTD_isError(r)) {
+    return absl::InternalError(absl::StrCat("zstd: ", ZSTD_getErrorName(r)));
+  }
+  const size_t limit = max_output + 1;
+  out->clear();
+  out->Reserve(FirstCapacity(input.size(), size_hint, limit));
+  ZSTD_inBuffer in{input.data(), input.size(), 0};
+  for (;;) {
+    if (out->size() == out->capacity() && !Grow(out, limit)) {
+      return TooLarge(max_output);
+    }
+    ZSTD_outBuffer o{out->data(), out->capacity(), out->size()};
+    size_t in_before = in.pos;
+    size_t out_before = o.pos;
+    r = ZSTD_decompressStream(c.zstd_d, &o, &in);
+    out->set_size(o.pos);
+    if (ZSTD_isError(r)) {
+      return absl::DataLossError(
+          absl::StrCat("zstd: ", ZSTD_getErrorName(r)));
+    }
+    if (out->size() > max_output) return TooLarge(max_output);
+    if (r == 0) {
+      if (in.pos != in.size) {
+        return absl::DataLossError(absl::StrCat(
+            "zstd: ", in.size - in.pos, " bytes after the end of the frame"));
+      }
+      return absl::OkStatus();
+    }
+    if (o.pos < o.size && in.pos == in.size) {
+      return absl::DataLossError("zstd: the frame is truncated");
+    }
+    if (o.pos < o.size && in.pos == in_before && o.pos == out_before) {
+      return absl::DataLossError("zstd: the decoder made no progress");
+    }
+  }
+}
+
+absl::Status DecompressLz4(absl::string_view input, uint64_t size_hint,
+                           size_t max_output, ByteBuffer* out) {
+  ThreadContexts& c = Contexts();
+  if (c.lz4_d == nullptr) {
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&c.lz4_d, LZ4F_VERSION))) {
+      c.lz4_d = nullptr;
+      return NoContext("lz4 decompression");
+    }
+    ++c.created;
+  }
+  LZ4F_resetDecompressionContext(c.lz4_d);
+  const size_t limit = max_output + 1;
+  out->clear();
+  out->Reserve(FirstCapacity(input.size(), size_hint, limit));
+  const char* src = input.data();
+  size_t src_left = input.size();
+  for (;;) {
+    if (out->size() == out->capacity() && !Grow(out, limit)) {
+      return TooLarge(max_output);
+    }
+    size_t room = out->capacity() - out->size();
+    size_t dst_size = room;
+    size_t src_size = src_left;
+    size_t r = LZ4F_decompress(c.lz4_d, out->data() + out->size(), &dst_size,
+                               src, &src_size, nullptr);
+    if (LZ4F_isError(r)) {
+      return absl::DataLossError(
+          absl::StrCat("lz4: ", LZ4F_getErrorName(r)));
+    }
+    src += src_size;
+    src_left -= src_size;
+    out->set_size(out->size() + dst_size);
+    if (out->size() > max_output) return TooLarge(max_output);
+    if (r == 0) {
+      if (src_left != 0) {
+        return absl::DataLossError(absl::StrCat(
+            "lz4: ", src_left, " bytes after the end of the frame"));
+      }
+      return absl::OkStatus();
+    }
+    if (dst_size < room && src_left == 0) {
+      return absl::DataLossError("lz4: the frame is truncated");
+    }
+    if (dst_size < room && src_size == 0 && dst_size == 0) {
+      return absl::DataLossError("lz4: the decoder made no progress");
+    }
+  }
+}
+
+}  // namespace
+
+const char* CodecName(Codec codec) {
+  switch (codec) {
+    case Codec::kNone: return "none";
+    case Codec::kZstd: return "zstd";
+    case Codec::kLz4: return "lz4";
+  }
+  return "unknown";
+}
+
+bool ParseCodec(absl::string_view name, Codec* codec) {
+  for (Codec c : {Codec::kNone, Codec::kZstd, Codec::kLz4}) {
+    if (name == CodecName(c)) {
+      *codec = c;
+      return true;
+    }
+  }
+  return false;
+}
+
+int DefaultCodecLevel(Codec codec) {
+  switch (codec) {
+    case Codec::kZstd: return 3;
+    case Codec::kLz4: return 0;
+    case Codec::kNone: return 0;
+  }
+  return 0;
+}
+
+absl::Status ValidateCodecLevel(Codec codec, int level) {
+  int lo = 0, hi = 0;
+  switch (codec) {
+    case Codec::kNone:
+      break;
+    case Codec::kZstd:
+      lo = ZSTD_minCLevel();
+      hi = ZSTD_maxCLevel();
+      break;
+    case Codec::kLz4:
+      lo = -16;
+      hi = 12;
+      break;
+  }
+  if (level < lo || level > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(CodecName(codec), " compression level ", level,
+                     " outside [", lo, ", ", hi, "]"));
+  }
+  return absl::OkStatus();
+}
+
+size_t MaxCompressedSize(Codec codec, size_t input_size) {
+  switch (codec) {
+    case Codec::kNone:
+      return input_size;
+    case Codec::kZstd:
+      return ZSTD_compressBound(input_size);
+    case Codec::kLz4: {
+      LZ4F_preferences_t p = Lz4Preferences(0);
+      // + slack for the frame header variants (LZ4F_HEADER_SIZE_MAX is 19).
+      return LZ4F_compressFrameBound(input_size, &p) + 32;
+    }
+  }
+  return input_size;
+}
+
+absl::StatusOr<size_t> Compress(Codec codec, int level,
+                                absl::string_view input, char* out,
+                                size_t out_capacity) {
+  if (codec == Codec::kNone) {
+    return absl::InvalidArgumentError("Compress with codec none");
+  }
+  absl::Status ls = ValidateCodecLevel(codec, level);
+  if (!ls.ok()) return ls;
+  if (level == 0) level = DefaultCodecLevel(codec);
+  if (out_capacity < MaxCompressedSize(codec, input.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compression output of ", out_capacity, " bytes is below the bound ",
+        MaxCompressedSize(codec, input.size())));
+  }
+  ThreadContexts& c = Contexts();
+  if (codec == Codec::kZstd) {
+    if (c.zstd_c == nullptr) {
+      c.zstd_c = ZSTD_createCCtx();
+      if (c.zstd_c == nullptr) return NoContext("zstd compression");
+      ++c.created;
+    }
+    ZSTD_CCtx* z = c.zstd_c;
+    ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
+    size_t r = ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level);
+    // As MySQL's frames: no content size (the payload header has it) and
+    // no checksum (the event's CRC32 covers the compressed bytes).
+    if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 0);
+    if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 0);
+    ZSTD_outBuffer o{out, out_capacity, 0};
+    ZSTD_inBuffer in{input.data(), input.size(), 0};
+    if (!ZSTD_isError(r)) r = ZSTD_compressStream2(z, &o, &in, ZSTD_e_end);
+    if (ZSTD_isError(r)) {
+      if (ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation) {
+        return NoContext("zstd compression");
+      }
+      return absl::InternalError(absl::StrCat("zstd: ", ZSTD_getErrorName(r)));
+    }
+    if (r != 0) {
+      return absl::InternalError("zstd: frame not finished within its bound");
+    }
+    return o.pos;
+  }
+  // lz4
+  if (c.lz4_c == nullptr) {
+    if (LZ4F_isError(LZ4F_createCompressionContext(&c.lz4_c, LZ4F_VERSION))) {
+      c.lz4_c = nullptr;
+      return NoContext("lz4 compression");
+    }
+    ++c.created;
+  }
+  LZ4F_preferences_t p = Lz4Preferences(level);
+  size_t pos = LZ4F_compressBegin(c.lz4_c, out, out_capacity, &p);
+  if (!LZ4F_isError(pos) && !input.empty()) {
+    size_t n = LZ4F_compressUpdate(c.lz4_c, out + pos, out_capacity - pos,
+                                   input.data(), input.size(), nullptr);
+    pos = LZ4F_isError(n) ? n : pos + n;
+  }
+  if (!LZ4F_isError(pos)) {
+    size_t n = LZ4F_compressEnd(c.lz4_c, out + pos, out_capacity - pos, nullptr);
+    pos = LZ4F_isError(n) ? n : pos + n;
+  }
+  if (LZ4F_isError(pos)) {
+    // A failed call leaves the context mid-frame; drop it.
+    LZ4F_freeCompressionContext(c.lz4_c);
+    c.lz4_c = nullptr;
+    return absl::InternalError(absl::StrCat("lz4: ", LZ4F_getErrorName(pos)));
+  }
+  return pos;
+}
+
+void ByteBuffer::Reserve(size_t n) {
+  if (n <= capacity_) return;
+  std::unique_ptr<char[]> nb(new char[n]);
+  if (size_ > 0) std::memcpy(nb.get(), data_.get(), size_);
+  data_ = std::move(nb);
+  capacity_ = n;
+}
+
+absl::Status Decompress(Codec codec, absl::string_view input,
+                        uint64_t size_hint, size_t max_output,
+                        ByteBuffer* out) {
+  switch (codec) {
+    case Codec::kNone:
+      if (input.size() > max_output) return TooLarge(max_output);
+      out->clear();
+      out->Reserve(input.size());
+      if (!input.empty()) std::memcpy(out->data(), input.data(), input.size());
+      out->set_size(input.size());
+      return absl::OkStatus();
+    case Codec::kZstd:
+      return DecompressZstd(input, size_hint, max_output, out);
+    case Codec::kLz4:
+      return DecompressLz4(input, size_hint, max_output, out);
+  }
+  return absl::InvalidArgumentError("unknown codec");
+}
+
+uint64_t CodecContextsCreatedByThisThread() { return Contexts().created; }
+
+}  // namespace io
+}  // namespace binlog
