@@ -68,6 +68,18 @@
 // (STYLE.md 2.10) because it runs several systems with their own threads and
 // background work in one process and reports per-point system counters.
 //
+// Semi-sync (--ack=none,semisync; binlog only): with semisync the log's
+// ordered-commit callback waits, once per commit group, until a simulated
+// replica acknowledged the group's last position (sync/ack_tracker.h,
+// AFTER_SYNC). The replica is one thread that tails the log with a
+// Binlog::NewReader (Options::reader_wake_coalesce_us = 0, so it is woken
+// for every group), and after each batch of events it read sleeps
+// --ack_delay_us (network round trip + relay-log write) and acknowledges
+// the end of the batch. A wait times out after --ack_timeout_ms and then
+// the tracker goes async until the replica catches up, as
+// rpl_semi_sync_master_timeout does; ack_timeouts and ack_async_waits
+// count that in the output (0 in a healthy run).
+//
 // Example:
 //   bazel run //benchmarks:commit_bench -- --systems=binlog,naive-group
 //       --threads=1,16 --payload=256 --readers=0 --duration_s=2
@@ -125,6 +137,7 @@
 #include "rocksdb/options.h"
 #include "rocksdb/statistics.h"
 #include "rocksdb/version.h"
+#include "sync/ack_tracker.h"
 
 ABSL_FLAG(std::vector<std::string>, systems,
           std::vector<std::string>({"binlog", "rocksdb", "leveldb", "naive",
@@ -168,6 +181,15 @@ ABSL_FLAG(std::vector<std::string>, reader_wake_us,
           std::vector<std::string>({"1000"}),
           "binlog Options::reader_wake_coalesce_us; points with readers run "
           "once per value, points without readers use the first value");
+ABSL_FLAG(std::vector<std::string>, ack, std::vector<std::string>({"none"}),
+          "binlog replication acknowledgement: none, semisync (a simulated "
+          "replica tails the log and acknowledges; each commit group waits "
+          "for it in the ordered-commit callback)");
+ABSL_FLAG(int, ack_delay_us, 100,
+          "semisync: the simulated replica's delay before each ack, us");
+ABSL_FLAG(int, ack_timeout_ms, 10000,
+          "semisync: wait timeout; after it the tracker is async until the "
+          "replica catches up (rpl_semi_sync_master_timeout)");
 ABSL_FLAG(std::vector<std::string>, readers_at_threads,
           std::vector<std::string>(),
           "run the binlog points with readers > 0 only at these thread "
@@ -253,6 +275,10 @@ struct Counters {
   int64_t files_preallocated = -1;
   int64_t rotations_from_spare = -1;
   int64_t rotations_waited = -1;
+  // binlog with --ack=semisync only.
+  int64_t ack_waits = -1;
+  int64_t ack_timeouts = -1;
+  int64_t ack_async_waits = -1;
 };
 
 // One committer thread's state. Prepare() is the per-commit work done before
@@ -274,6 +300,9 @@ struct PointConfig {
   int rep = 1;
   std::string prealloc = "zerofill";  // none, fallocate, zerofill; n/a
   int reader_wake_us = 1000;          // binlog only
+  std::string ack = "none";           // binlog only: none, semisync
+  int ack_delay_us = 100;             // semisync
+  int ack_timeout_ms = 10000;         // semisync
 };
 
 // How the run treats every point (from the flags).
@@ -460,7 +489,11 @@ class BinlogSystem : public System {
  public:
   BinlogSystem(const PointConfig& p, const RunConfig& run)
       : p_(p), run_(run) {}
-  ~BinlogSystem() override { StopReaders().IgnoreError(); }
+  ~BinlogSystem() override {
+    StopReaders().IgnoreError();  // errors were reported by Close()
+    if (log_ != nullptr) log_->Close().IgnoreError();  // idem
+    StopReplica().IgnoreError();  // idem
+  }
 
   absl::Status Open(const std::string& dir) override {
     binlog::Options options;
@@ -479,16 +512,44 @@ class BinlogSystem : public System {
       // Reader lag: when each group was published. Without readers the
       // writer runs without a callback.
       marks_ = std::make_unique<GroupMarks>();
+    }
+    if (p_.ack == "semisync") {
+      binlog::sync::AckTrackerOptions ao;
+      ao.required_acks = 1;
+      ao.timeout = absl::Milliseconds(p_.ack_timeout_ms);
+      ao.async_on_timeout = true;
+      acks_ = std::make_unique<binlog::sync::AckTracker>(ao);
+      // The replica must see every group at once: its ack is on the
+      // commit path.
+      options.reader_wake_coalesce_us = 0;
+    }
+    if (marks_ != nullptr || acks_ != nullptr) {
       GroupMarks* marks = marks_.get();
-      options.on_group_commit = [marks](const binlog::GroupCommitInfo& g) {
-        marks->Record(g.group_seq, GroupMarks::Key(g.file_number, g.end),
-                      NowNs());
+      binlog::sync::AckTracker* acks = acks_.get();
+      options.on_group_commit = [marks, acks](const binlog::GroupCommitInfo& g) {
+        if (marks != nullptr) {
+          marks->Record(g.group_seq, GroupMarks::Key(g.file_number, g.end),
+                        NowNs());
+        }
+        if (acks != nullptr) {
+          // AFTER_SYNC: once per group, for its last position. A timeout
+          // is counted by the tracker (ack_timeouts); the group goes on.
+          acks->WaitForAck({g.file_number, g.end}).IgnoreError();
+        }
       };
     }
     absl::StatusOr<std::unique_ptr<binlog::Binlog>> log =
         binlog::Binlog::Open(dir, "binlog", options);
     if (!log.ok()) return log.status();
     log_ = std::move(*log);
+    if (acks_ != nullptr) {
+      // Before any commit (a prefill's too): from the start of the log.
+      absl::StatusOr<std::unique_ptr<binlog::Reader>> r =
+          log_->NewReader(binlog::ReaderOptions());
+      if (!r.ok()) return r.status();
+      replica_reader_ = std::move(*r);
+      replica_ = std::thread(&BinlogSystem::ReplicaLoop, this);
+    }
     if (run_.prefill) return Prefill();
     return absl::OkStatus();
   }
@@ -510,6 +571,12 @@ class BinlogSystem : public System {
     c.files_preallocated = static_cast<int64_t>(s.files_preallocated);
     c.rotations_from_spare = static_cast<int64_t>(s.rotations_from_spare);
     c.rotations_waited = static_cast<int64_t>(s.rotations_waited);
+    if (acks_ != nullptr) {
+      const binlog::sync::AckTracker::Stats a = acks_->stats();
+      c.ack_waits = static_cast<int64_t>(a.waits);
+      c.ack_timeouts = static_cast<int64_t>(a.timeouts);
+      c.ack_async_waits = static_cast<int64_t>(a.waits_async);
+    }
     return c;
   }
 
@@ -559,7 +626,9 @@ class BinlogSystem : public System {
   absl::Status Close() override {
     absl::Status s = StopReaders();
     absl::Status c = log_->Close();
-    return s.ok() ? c : s;
+    absl::Status r = StopReplica();
+    if (!s.ok()) return s;
+    return c.ok() ? r : c;
   }
 
   size_t commit_bytes() const override {
@@ -728,6 +797,49 @@ class BinlogSystem : public System {
     }
   }
 
+  // The simulated semi-sync replica: read what is there, wait the ack
+  // delay, acknowledge the end of what was read, wait for more.
+  void ReplicaLoop() {
+    binlog::Event ev;
+    const absl::Duration delay = absl::Microseconds(p_.ack_delay_us);
+    for (;;) {
+      bool got = false;
+      binlog::sync::AckPosition last;
+      absl::Status s;
+      while ((s = replica_reader_->Next(&ev)).ok()) {
+        got = true;
+        last = {ev.file_number, ev.end_offset};
+      }
+      if (!absl::IsOutOfRange(s)) {
+        replica_status_ = s;
+        return;
+      }
+      if (got) {
+        if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
+        s = acks_->Ack(/*replica_id=*/1, last);
+        if (!s.ok()) {
+          replica_status_ = s;
+          return;
+        }
+      }
+      s = replica_reader_->WaitForMore(absl::Now() + absl::Milliseconds(100));
+      if (absl::IsCancelled(s)) return;  // the log was closed
+      if (!s.ok() && !absl::IsDeadlineExceeded(s)) {
+        replica_status_ = s;
+        return;
+      }
+    }
+  }
+
+  // After the log is closed (the replica's reader then ends).
+  absl::Status StopReplica() {
+    if (acks_ != nullptr) acks_->Shutdown();
+    if (replica_.joinable()) replica_.join();
+    if (replica_status_.ok()) return absl::OkStatus();
+    return absl::Status(replica_status_.code(),
+                        absl::StrCat("replica: ", replica_status_.message()));
+  }
+
   absl::Status StopReaders() {
     stop_readers_.store(true, std::memory_order_relaxed);
     absl::Status first;
@@ -744,7 +856,12 @@ class BinlogSystem : public System {
   const PointConfig p_;
   const RunConfig run_;
   std::unique_ptr<GroupMarks> marks_;  // readers > 0 only
+  // --ack=semisync only. Declared before log_: the log's callback uses it.
+  std::unique_ptr<binlog::sync::AckTracker> acks_;
   std::unique_ptr<binlog::Binlog> log_;
+  std::unique_ptr<binlog::Reader> replica_reader_;
+  std::thread replica_;
+  absl::Status replica_status_;  // the replica thread's, read after join
   std::vector<ReaderSlot> readers_;
   std::atomic<bool> stop_readers_{false};
   std::atomic<bool> measuring_{false};
@@ -1012,6 +1129,9 @@ struct PointResult {
   int64_t files_preallocated = -1;
   int64_t rotations_from_spare = -1;
   int64_t rotations_waited = -1;
+  int64_t ack_waits = -1;        // semisync: WaitForAck calls (one per group)
+  int64_t ack_timeouts = -1;     // semisync: waits that timed out
+  int64_t ack_async_waits = -1;  // semisync: waits skipped in async mode
   // naive*, prepared file: share of the window's bytes written past it.
   double past_prealloc_frac = -1;
   double loadavg_1m = -1;  // at the end of the window
@@ -1213,6 +1333,11 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
     r.rotations_from_spare = c1.rotations_from_spare - c0.rotations_from_spare;
     r.rotations_waited = c1.rotations_waited - c0.rotations_waited;
   }
+  if (c0.ack_waits >= 0) {
+    r.ack_waits = c1.ack_waits - c0.ack_waits;
+    r.ack_timeouts = c1.ack_timeouts - c0.ack_timeouts;
+    r.ack_async_waits = c1.ack_async_waits - c0.ack_async_waits;
+  }
   const uint64_t prepared = sys->prealloc_bytes();
   if (prepared > 0 && c1.bytes > c0.bytes) {
     const uint64_t b0 = static_cast<uint64_t>(c0.bytes);
@@ -1261,6 +1386,15 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
         "\"rotations_from_spare\":%d,\"rotations_waited\":%d",
         p.reader_wake_us, r.rotations, r.files_preallocated,
         r.rotations_from_spare, r.rotations_waited);
+    absl::StrAppendFormat(&out, ",\"ack\":\"%s\"", p.ack);
+  }
+  if (p.ack == "semisync") {
+    absl::StrAppendFormat(
+        &out,
+        ",\"ack_delay_us\":%d,\"ack_timeout_ms\":%d,\"ack_waits\":%d,"
+        "\"ack_timeouts\":%d,\"ack_async_waits\":%d",
+        p.ack_delay_us, p.ack_timeout_ms, r.ack_waits, r.ack_timeouts,
+        r.ack_async_waits);
   }
   if (p.readers > 0) {
     absl::StrAppendFormat(
@@ -1292,6 +1426,10 @@ std::string TableRow(const PointConfig& p, const PointResult& r) {
   };
   std::string name = p.system;
   if (!r.version.empty()) name = absl::StrCat(p.system, " (", r.version, ")");
+  if (p.ack == "semisync") {
+    name = absl::StrFormat("%s semisync %dus (timeouts %d)", name,
+                           p.ack_delay_us, r.ack_timeouts);
+  }
   const std::string rotations =
       r.rotations < 0 ? std::string("n/a")
                       : absl::StrFormat("%d (%d/%d)", r.rotations,
@@ -1449,7 +1587,8 @@ int main(int argc, char** argv) {
       "[--readers=0,1,8,64] [--duration_s=2] [--dir=PATH] [--keep] "
       "[--format=jsonl|table] [--repetitions=1] [--max_file_size=BYTES] "
       "[--prealloc=none,fallocate,zerofill] [--prefill] "
-      "[--reader_wake_us=1000,...] [--readers_at_threads=64,...]\n"
+      "[--reader_wake_us=1000,...] [--readers_at_threads=64,...] "
+      "[--ack=none,semisync] [--ack_delay_us=100] [--ack_timeout_ms=10000]\n"
       "Durable commit throughput and latency of the binlog and its peers.");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
@@ -1492,6 +1631,22 @@ int main(int argc, char** argv) {
   RunConfig run;
   run.max_file_size = absl::GetFlag(FLAGS_max_file_size);
   run.prefill = absl::GetFlag(FLAGS_prefill);
+  const std::vector<std::string> acks = absl::GetFlag(FLAGS_ack);
+  for (const std::string& a : acks) {
+    if (a != "none" && a != "semisync") {
+      std::fprintf(stderr, "commit_bench: --ack: '%s' is not none or semisync\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  const int ack_delay_us = absl::GetFlag(FLAGS_ack_delay_us);
+  const int ack_timeout_ms = absl::GetFlag(FLAGS_ack_timeout_ms);
+  if (acks.empty() || ack_delay_us < 0 || ack_timeout_ms < 1) {
+    std::fprintf(stderr,
+                 "commit_bench: need a non-empty --ack, --ack_delay_us >= 0 "
+                 "and --ack_timeout_ms >= 1\n");
+    return 2;
+  }
   const std::vector<std::string> preallocs = absl::GetFlag(FLAGS_prealloc);
   for (const std::string& m : preallocs) {
     if (m != "none" && m != "fallocate" && m != "zerofill") {
@@ -1574,16 +1729,24 @@ int main(int argc, char** argv) {
                 const std::vector<int> ws =
                     r > 0 ? *wakes : std::vector<int>{wakes->front()};
                 for (int w : ws) {
-                  PointConfig p;
-                  p.system = system;
-                  p.threads = t;
-                  p.payload = static_cast<size_t>(payload);
-                  p.sync_every = static_cast<uint32_t>(sync);
-                  p.readers = r;
-                  p.rep = rep;
-                  p.prealloc = mode;
-                  p.reader_wake_us = w;
-                  points.push_back(p);
+                  for (const std::string& ack :
+                       system == "binlog" ? acks
+                                          : std::vector<std::string>{"none"}) {
+                    PointConfig p;
+                    p.system = system;
+                    p.threads = t;
+                    p.payload = static_cast<size_t>(payload);
+                    p.sync_every = static_cast<uint32_t>(sync);
+                    p.readers = r;
+                    p.rep = rep;
+                    p.prealloc = mode;
+                    // semisync forces the log's coalescing to 0 (Open).
+                    p.reader_wake_us = ack == "semisync" ? 0 : w;
+                    p.ack = ack;
+                    p.ack_delay_us = ack_delay_us;
+                    p.ack_timeout_ms = ack_timeout_ms;
+                    points.push_back(p);
+                  }
                 }
               }
             }
@@ -1609,15 +1772,16 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < points.size(); ++i) {
     const PointConfig& p = points[i];
     const std::string dir = binlog::io::JoinPath(
-        base, absl::StrFormat("%s-t%d-p%d-r%d-w%d-s%d-%s-rep%d", p.system,
+        base, absl::StrFormat("%s-t%d-p%d-r%d-w%d-s%d-%s-%s-rep%d", p.system,
                               p.threads, p.payload, p.readers, p.reader_wake_us,
                               p.sync_every,
-                              p.prealloc == "n/a" ? "na" : p.prealloc, p.rep));
+                              p.prealloc == "n/a" ? "na" : p.prealloc, p.ack,
+                              p.rep));
     std::fprintf(stderr, "[%zu/%zu] %s threads=%d payload=%zu readers=%d "
-                 "reader_wake_us=%d sync_every=%u prealloc=%s rep=%d\n",
+                 "reader_wake_us=%d sync_every=%u prealloc=%s ack=%s rep=%d\n",
                  i + 1, points.size(), p.system.c_str(), p.threads, p.payload,
                  p.readers, p.reader_wake_us, p.sync_every, p.prealloc.c_str(),
-                 p.rep);
+                 p.ack.c_str(), p.rep);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);  // a leftover from a --keep run
     absl::Status s = fs->CreateDirectory(dir);
