@@ -47,6 +47,7 @@
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "binlog/log_source.h"
+#include "binlog/payload.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
 #include "sync/mutex.h"
@@ -217,6 +218,8 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
         "server_version '", o.server_version,
         "' must parse as X.Y.Z >= 5.6.1 and be shorter than 50 bytes"));
   }
+  BINLOG_RETURN_IF_ERROR(ValidatePayloadCompression(PayloadCompression{
+      o.compression, o.compression_level, o.compression_threshold}));
   return absl::OkStatus();
 }
 
@@ -399,7 +402,9 @@ absl::Status Binlog::RemoveInterruptedRotation(uint64_t number, bool* removed) {
 absl::StatusOr<std::unique_ptr<io::WritableFile>> Binlog::CreateLogFile(
     const std::string& path, bool* from_spare) {
   *from_spare = false;
-  if (preallocator_ != nullptr) {
+  // At Open no spare can be ready yet (and asking would start preparing
+  // spares for a log that may never fill its first file).
+  if (preallocator_ != nullptr && startup_file_created_) {
     auto spare = preallocator_->TakeReady();
     if (spare.ok()) {
       // The spare is sized, synced and its name durable; give it its final
@@ -428,6 +433,10 @@ absl::Status Binlog::RecoverLastFile(uint64_t number) {
   std::string path = io::JoinPath(dir_, name);
   ReaderOptions ro;
   ro.checksum_mode = ChecksumMode::kVerify;
+  // A complete, checksum-valid Transaction_payload ends its transaction;
+  // recovery need not decompress it (and must not cut an acknowledged
+  // transaction because of its content).
+  ro.payloads = PayloadMode::kRaw;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
                           Reader::OpenFiles({path}, ro, fs_));
   Event ev;
@@ -731,10 +740,21 @@ absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
         "transaction of ", size,
         " bytes cannot fit in a binlog file (log_pos is 32-bit)"));
   }
-  txn->Seal();  // per-byte checksum work, outside the serial stages
+  // Compression (if on) and the per-byte checksum work happen here, in the
+  // committing thread, outside the serial stages. `w` is `txn` or its
+  // packed form (Gtid + Transaction_payload), which `txn` owns.
+  TransactionBuffer* w = txn;
+  if (options_.compression != io::Codec::kNone) {
+    BINLOG_ASSIGN_OR_RETURN(
+        w, internal::PayloadPacker::Pack(
+               txn, PayloadCompression{options_.compression,
+                                       options_.compression_level,
+                                       options_.compression_threshold}));
+  }
+  w->Seal();
   sync::CommitRequest req;
-  req.payload = txn;
-  req.bytes = size;
+  req.payload = w;
+  req.bytes = w->size();
   BINLOG_RETURN_IF_ERROR(pipeline_->Commit(&req));
   return CommitPosition{req.out[0], req.out[1], req.out[2]};
 }

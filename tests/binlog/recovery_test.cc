@@ -100,6 +100,7 @@ TEST_P(TornTailTest, EveryCutKeepsExactlyTheCompleteTransactions) {
     {
       Options o;
       o.checksums = checksums;
+      o.max_file_size = 1 << 20;  // the first file is fallocated to this size
       auto log = Binlog::Open(dir, "binlog", o);
       ASSERT_TRUE(log.ok()) << log.status();
       const RecoveryReport& rep = (*log)->recovery();
