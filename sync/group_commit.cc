@@ -124,7 +124,7 @@ absl::Status GroupCommitPipeline::RunExclusive(std::function<absl::Status()> fn)
 
 void GroupCommitPipeline::DrainSync() {
   MutexLock l(&mu_);
-  while (sync_active_) drained_cv_.Wait(&mu_);
+  while (sync_active_ || pending_rounds_ > 0) drained_cv_.Wait(&mu_);
 }
 
 void GroupCommitPipeline::Poison(const absl::Status& error) {
@@ -265,22 +265,44 @@ void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
   sq_txns_ = 0;
   absl::Status s = error_.ok() ? absl::OkStatus() : PoisonedStatus();
   sync_in_io_ = s.ok() && first != nullptr;
+  const uint64_t round = next_round_++;
+  ++pending_rounds_;
   mu_.Unlock();
 
-  if (s.ok() && first != nullptr) {
-    s = hooks_->Sync(first, last);
-    if (s.ok()) {
-      for (CommitGroup* g = first; g != nullptr; g = g->next) {
-        hooks_->GroupDone(g);
-      }
-    }
-  }
+  if (s.ok() && first != nullptr) s = hooks_->Sync(first, last);
 
+  // The disk is free: hand the sync role on before the commit stage, so the
+  // next round's fdatasync overlaps this round's publish, ordered-commit
+  // callbacks (which may wait for replicas) and wake-ups.
   mu_.Lock();
   sync_in_io_ = false;
   flush_cv_.Signal();  // a flush leader gathering behind this round
   if (!s.ok() && error_.ok()) error_ = s;
   sync_rounds_.fetch_add(1, std::memory_order_relaxed);
+  if (sq_head_ != nullptr) {
+    Hand(sq_head_->first, kSyncLeader);  // I2, I3
+  } else {
+    sync_active_ = false;
+  }
+  mu_.Unlock();
+
+  // Commit stage: rounds run GroupDone strictly in round order.
+  {
+    MutexLock l(&commit_mu_);
+    while (commit_turn_ != round) commit_cv_.Wait(&commit_mu_);
+  }
+  if (s.ok()) {
+    for (CommitGroup* g = first; g != nullptr; g = g->next) {
+      hooks_->GroupDone(g);
+    }
+  }
+  {
+    MutexLock l(&commit_mu_);
+    ++commit_turn_;
+    commit_cv_.SignalAll();
+  }
+
+  mu_.Lock();
   for (CommitGroup* g = first; g != nullptr;) {
     CommitGroup* gnext = g->next;
     for (CommitRequest* r = g->first; r != nullptr;) {
@@ -293,12 +315,8 @@ void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
     FreeGroup(g);
     g = gnext;
   }
-  if (sq_head_ != nullptr) {
-    Hand(sq_head_->first, kSyncLeader);  // I2, I3
-  } else {
-    sync_active_ = false;
-    drained_cv_.SignalAll();
-  }
+  --pending_rounds_;
+  if (!sync_active_ && pending_rounds_ == 0) drained_cv_.SignalAll();
   mu_.Unlock();
   for (std::atomic<uint32_t>* w : wakes) FutexWake(w, 1);
 }

@@ -11,13 +11,18 @@
 //     flush role to the head of the queue that formed meanwhile (if any) and
 //     moves its group to the sync queue.
 //   Sync: if no sync leader is active, the thread that just flushed becomes
-//     the sync leader: it takes every flushed group, calls Hooks::Sync once
-//     (one fdatasync for all of them), then Hooks::GroupDone once per group in
-//     order (publish the end, ordered-commit callback), and releases the
-//     groups' committers. While it syncs, the next flush leader writes the
-//     next group: stages overlap. A sync leader serves one round, then hands
-//     the sync role to the head of the sync queue if more groups are waiting,
-//     so no thread's commit is held hostage by others' load.
+//     the sync leader: it takes every flushed group and calls Hooks::Sync
+//     once (one fdatasync for all of them). It then hands the sync role to
+//     the head of the sync queue if more groups are waiting (so the next
+//     fdatasync can start), and no thread's commit is held hostage by
+//     others' load.
+//   Commit: the former sync leader runs Hooks::GroupDone once per group of
+//     its round (publish the end, ordered-commit callback), rounds strictly
+//     in order, then releases the groups' committers. A callback that waits
+//     (for a replica's acknowledgement, say) delays its own round's
+//     committers, not the next round's fdatasync.
+//   While a round is in fdatasync, the next flush leader gathers (and, for
+//   large groups, writes) the next group: stages overlap.
 //   A thread committing alone is flush leader, then sync leader, of its own
 //   one-transaction group: no hand-off to another thread.
 //
@@ -123,7 +128,7 @@ class GroupCommitPipeline {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Called from Hooks::Flush: waits until every group flushed before the
-  // current one is synced and done.
+  // current one is synced and done (GroupDone ran).
   void DrainSync() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops the pipeline with `error`: queued and later requests fail.
@@ -168,6 +173,12 @@ class GroupCommitPipeline {
   CommitGroup* sq_tail_ ABSL_GUARDED_BY(mu_) = nullptr;
   uint32_t sq_txns_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t fq_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // bytes in the flush queue
+  uint64_t next_round_ ABSL_GUARDED_BY(mu_) = 0;      // sync rounds started
+  uint32_t pending_rounds_ ABSL_GUARDED_BY(mu_) = 0;  // started, not finished
+  // Commit stage: GroupDone of sync rounds in round order.
+  Mutex commit_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  uint64_t commit_turn_ ABSL_GUARDED_BY(commit_mu_) = 0;
+  CondVar commit_cv_;
   bool flush_active_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_active_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_in_io_ ABSL_GUARDED_BY(mu_) = false;  // inside Hooks::Sync
