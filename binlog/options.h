@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "io/codec.h"
 #include "io/file_system.h"
 #include "io/preallocator.h"
 
@@ -146,6 +147,29 @@ struct Options {
   // Seconds since the epoch for events the library writes (FDE, Rotate,
   // Stop). When unset, the system clock.
   std::function<uint32_t()> now_seconds;
+
+  // Transaction compression (binlog/payload.h, FORMAT.md "Compressed
+  // transactions"). Commit stores each eligible transaction (a Gtid or
+  // Anonymous_gtid event followed by its other events) as the Gtid event
+  // plus one Transaction_payload event holding the other events compressed,
+  // as MySQL 8.0.20+ does with binlog_transaction_compression=ON. The work
+  // is done in the committing thread before it joins a commit group.
+  //   kNone  plain events (the default: files stay readable by MariaDB's
+  //          mariadb-binlog, which cannot read Transaction_payload events)
+  //   kZstd  MySQL's format: MySQL 8.0.20+ mysqlbinlog and servers read it
+  //   kLz4   this library's extension (compression type 128): faster, only
+  //          this library's readers understand it
+  io::Codec compression = io::Codec::kNone;
+  // Codec level; 0 means the codec's default (zstd 3, as MySQL's
+  // binlog_transaction_compression_level_zstd; lz4 fast mode). zstd 1..22,
+  // lz4 -16..12 (see io/codec.h).
+  int compression_level = 0;
+  // Transactions whose compressible events (all but the Gtid event) total
+  // fewer bytes than this are written plainly: below a few hundred bytes
+  // the payload header and frame overhead eat most of the gain, and readers
+  // pay a decompression per transaction. A transaction that does not get
+  // smaller is written plainly too.
+  size_t compression_threshold = 256;
 };
 
 // How a reader treats the CRC32 footer of each event.
@@ -153,6 +177,18 @@ enum class ChecksumMode {
   kVerify,  // a mismatch is a DataLoss error naming file and offset
   kReport,  // deliver the event with Event::checksum == kBad
   kSkip,    // do not compute checksums (Event::checksum == kNone)
+};
+
+// How a reader returns Transaction_payload events (type 40).
+enum class PayloadMode {
+  // Expanded: the payload's inner events, one by one, each with the
+  // payload's position (Event::offset and end_offset are the payload
+  // event's) and Event::from_payload set. The payload event itself is not
+  // returned. What applications and tools want.
+  kDecoded,
+  // As stored: the payload event itself, byte for byte, for a server that
+  // forwards it to a replica without decompressing and recompressing.
+  kRaw,
 };
 
 struct ReaderOptions {
@@ -174,6 +210,14 @@ struct ReaderOptions {
   // Check that every event's log_pos equals its end offset (true for every
   // binlog a server writes; false for relay logs).
   bool check_log_pos = true;
+
+  // How Transaction_payload events (compressed transactions) are returned.
+  PayloadMode payloads = PayloadMode::kDecoded;
+  // Largest decompressed payload accepted (kDecoded); a payload that
+  // declares or inflates to more is DataLoss, and nothing near that size
+  // is allocated for a payload that only claims it. Default 1 GiB
+  // (MySQL's max_log_event_size).
+  size_t max_payload_size = size_t{1} << 30;
 };
 
 }  // namespace binlog

@@ -298,6 +298,7 @@ absl::Status Reader::ReadFormatDescription() {
 
 absl::Status Reader::Next(Event* ev) {
   if (!sticky_.ok()) return sticky_;
+  if (in_payload_) return NextInPayload(ev);
   if (!started_) {
     uint64_t first =
         options_.start_file != 0 ? options_.start_file : source_->FirstFile();
@@ -421,7 +422,12 @@ absl::Status Reader::Next(Event* ev) {
     ev->end_offset = end;
     ev->checksum = cs;
     ev->file_has_checksums = has_checksums_;
+    ev->from_payload = false;
     pos_ = end;
+    if (h.type == kTransactionPayloadEvent &&
+        options_.payloads == PayloadMode::kDecoded && cs != ChecksumState::kBad) {
+      return StartPayload(ev);  // its first inner event, or DataLoss
+    }
     if (h.type == kRotateEvent) {
       file_done_ = true;
       if (limit == internal::kNoLimit) {

@@ -26,6 +26,16 @@
 // recorded as a TornTail too. Bytes after a Rotate event (which should end
 // its file) are recorded as a TornTail as well.
 //
+// Transaction_payload events (compressed transactions) are expanded into
+// their inner events by default (ReaderOptions::payloads, PayloadMode).
+// The whole payload is decompressed and validated when the reader reaches
+// it, before its first inner event is returned, so a damaged payload is one
+// DataLoss at the payload's offset (nothing of it is returned). While the
+// inner events are returned, position() is already the payload's end: a
+// reader resumed there continues after the whole transaction. A payload
+// whose CRC32 is bad under ChecksumMode::kReport is returned raw (with
+// checksum kBad), since its bytes cannot be trusted to decompress.
+//
 // Errors (absl::Status from Next):
 //   OutOfRange   no more events now. For a live log, more may come: call
 //                WaitForMore(). For files at rest: the end.
@@ -57,6 +67,8 @@
 #include "absl/time/time.h"
 #include "binlog/event.h"
 #include "binlog/options.h"
+#include "binlog/payload.h"
+#include "io/codec.h"
 #include "io/file_system.h"
 
 namespace binlog {
@@ -73,6 +85,16 @@ struct Event {
   uint64_t end_offset = 0;   // offset + event_size
   ChecksumState checksum = ChecksumState::kNone;
   bool file_has_checksums = false;
+  // Set for the inner events of a Transaction_payload that a reader in
+  // PayloadMode::kDecoded expands: `data` is the inner event as stored in
+  // the payload (log_pos 0, no footer), file_number/offset/end_offset are
+  // the payload event's, file_has_checksums is false (inner events have no
+  // footer), and `checksum` is the payload event's (its CRC32 covered
+  // these bytes). payload_index counts the inner events from 0;
+  // payload_events is their number.
+  bool from_payload = false;
+  uint32_t payload_index = 0;
+  uint32_t payload_events = 0;
 
   // The event body: after the 19-byte header, before the footer.
   absl::string_view body() const { return EventBody(data, file_has_checksums); }
@@ -131,6 +153,10 @@ class Reader {
 
   const std::vector<TornTail>& torn_tails() const { return torn_tails_; }
 
+  // The header fields of the payload whose inner events Next() is
+  // returning (valid while Event::from_payload events come from it).
+  const PayloadHeader& payload_header() const { return payload_header_; }
+
  private:
   friend class Binlog;
   Reader(std::shared_ptr<internal::LogSource> source, const ReaderOptions& o,
@@ -142,6 +168,10 @@ class Reader {
                     size_t* available);
   absl::Status ReadFormatDescription();
   absl::Status Corrupt(uint64_t offset, absl::string_view what);
+  // PayloadMode::kDecoded (reader_payload.cc): decode the payload event
+  // `*ev` and return its first inner event in `*ev`; return the next one.
+  absl::Status StartPayload(Event* ev);
+  absl::Status NextInPayload(Event* ev);
 
   std::shared_ptr<internal::LogSource> source_;
   ReaderOptions options_;
@@ -164,6 +194,15 @@ class Reader {
   size_t buf_len_ = 0;
 
   std::vector<TornTail> torn_tails_;
+
+  // The payload being expanded: its inner events in payload_buf_, the next
+  // one at payload_next_, and the payload event's position and checksum.
+  io::ByteBuffer payload_buf_;
+  PayloadHeader payload_header_;
+  bool in_payload_ = false;
+  size_t payload_next_ = 0;
+  Event payload_event_;
+
   bool started_ = false;
   absl::Status sticky_;  // a DataLoss the reader cannot move past
 };

@@ -28,6 +28,7 @@ char* TransactionBuffer::Reserve(size_t n) {
 char* TransactionBuffer::AppendEvent(uint8_t type, uint32_t server_id,
                                      uint32_t timestamp, uint16_t flags,
                                      size_t body_size) {
+  written_ = nullptr;
   size_t footer = checksums_ ? kChecksumSize : 0;
   size_t total = kHeaderSize + body_size + footer;
   size_t start = size_;
@@ -66,6 +67,7 @@ absl::Status TransactionBuffer::AppendEncodedEvent(absl::string_view event) {
         "encoded event declares event_size ", declared, " but has ",
         event.size(), " bytes"));
   }
+  written_ = nullptr;
   size_t start = size_;
   char* p = Reserve(event.size());
   std::memcpy(p, event.data(), event.size());
@@ -76,6 +78,7 @@ absl::Status TransactionBuffer::AppendEncodedEvent(absl::string_view event) {
 }
 
 void TransactionBuffer::Clear() {
+  written_ = nullptr;
   size_ = 0;
   events_.clear();
 }

@@ -15,6 +15,13 @@
 // thread (before the serial section) and, in the serial section, writes the
 // final log_pos and corrects the checksum for it (see binlog/checksum.h).
 //
+// Compression (Options::compression): Commit may store the transaction as a
+// Gtid event plus one Transaction_payload event (binlog/payload.h). It
+// builds that form in a second buffer that this buffer owns and reuses, so
+// the events the caller appended stay untouched (appended_data()), while
+// data(), size(), event_count() and event_offset() describe the bytes as
+// written until the next Append*/Clear call; compressed() tells which.
+//
 // Thread safety: not thread-safe; one thread builds and commits a buffer at a
 // time. A buffer must not be modified while Commit runs on it.
 // Lifetime: pointers returned by AppendEvent stay valid until the next
@@ -34,6 +41,11 @@
 namespace binlog {
 
 class Binlog;
+
+namespace internal {
+class PayloadPacker;
+struct PackState;
+}  // namespace internal
 
 class TransactionBuffer {
  public:
@@ -63,17 +75,34 @@ class TransactionBuffer {
   void Clear();
 
   bool checksums() const { return checksums_; }
-  size_t size() const { return size_; }
-  size_t event_count() const { return events_.size(); }
+  size_t size() const { return written_ ? written_->size() : size_; }
+  size_t event_count() const {
+    return written_ ? written_->event_count() : events_.size();
+  }
+  // True if no event was appended since the last Clear().
   bool empty() const { return events_.empty(); }
   // The events as they will be written. After Commit, log_pos and footers
-  // hold their final values.
-  absl::string_view data() const { return absl::string_view(buf_.get(), size_); }
+  // hold their final values; after a Commit that compressed the
+  // transaction, the Gtid and Transaction_payload events as written.
+  absl::string_view data() const {
+    return written_ ? written_->data() : absl::string_view(buf_.get(), size_);
+  }
   // Offset of event `i` within data().
-  size_t event_offset(size_t i) const { return events_[i].offset; }
+  size_t event_offset(size_t i) const {
+    return written_ ? written_->event_offset(i) : events_[i].offset;
+  }
+  // True after a Commit that stored the transaction compressed (until the
+  // next Append*/Clear call).
+  bool compressed() const { return written_ != nullptr; }
+  // The events as appended. Equal to data() unless compressed(); then they
+  // still hold log_pos 0 and unset checksum footers.
+  absl::string_view appended_data() const {
+    return absl::string_view(buf_.get(), size_);
+  }
 
  private:
   friend class Binlog;
+  friend class internal::PayloadPacker;
 
   struct EventMeta {
     uint32_t offset;      // start within the buffer
@@ -96,6 +125,13 @@ class TransactionBuffer {
   size_t size_ = 0;
   size_t capacity_ = 0;
   std::vector<EventMeta> events_;
+
+  // Compression state, created by PayloadPacker on first use and reused
+  // (an incomplete type here: the deleter comes with it).
+  std::unique_ptr<internal::PackState, void (*)(internal::PackState*)> pack_{
+      nullptr, nullptr};
+  // The packed form while it is what data() shows, else nullptr.
+  const TransactionBuffer* written_ = nullptr;
 };
 
 }  // namespace binlog
