@@ -205,6 +205,22 @@ struct ReaderOptions {
   // Bytes read per I/O. 64 KiB .. 64 MiB.
   size_t buffer_size = 1 << 20;
 
+  // Read the next buffer_size window in a helper thread while the events of
+  // the current one are validated and returned (io/sequential_reader.h).
+  // On by default for live and at-rest readers alike: only whole windows
+  // below the readable end are prefetched, so a caught-up tailing reader
+  // never hands a read to the thread (nor starts it) and pays nothing,
+  // while a lagging replica, binlogtool and recovery overlap disk reads
+  // with checksumming. Costs, per reader that lags a window or more: one
+  // helper thread and one more buffer_size buffer.
+  bool prefetch = true;
+  // Drop the pages of consumed bytes from the page cache (posix_fadvise
+  // DONTNEED, a window at a time), so a replica reading old files does not
+  // evict what the writer and the caught-up readers use. Off by default:
+  // on a live file the pages behind one reader are often the ones the next
+  // reader needs.
+  bool drop_behind = false;
+
   ChecksumMode checksum_mode = ChecksumMode::kVerify;
 
   // Check that every event's log_pos equals its end offset (true for every

@@ -1,10 +1,11 @@
 // Reader: validates and returns events across the files of a log.
 //
 // Design notes.
-// - The reader keeps one buffer of file bytes and refills it with large
-//   positioned reads (ReaderOptions::buffer_size); an event larger than the
-//   buffer grows the buffer to hold it. Bytes already buffered past the
-//   consumed position are kept (moved to the front) when refilling.
+// - File bytes come through an io::SequentialReader: positioned reads of
+//   ReaderOptions::buffer_size windows, SEQUENTIAL/WILLNEED hints, and with
+//   ReaderOptions::prefetch the next window read by a helper thread while
+//   this one is validated. An event that straddles two windows or is larger
+//   than a window is assembled without reading the file twice.
 // - It never reads past LogSource::Limit(): for the active file of a live
 //   log that is the end the writer published, which is always an event
 //   boundary, so a partial event there means corruption, not "wait".
@@ -91,9 +92,15 @@ Reader::Reader(std::shared_ptr<internal::LogSource> source,
     : source_(std::move(source)), options_(o), fs_(fs) {
   options_.buffer_size =
       std::min(std::max(options_.buffer_size, kMinBuffer), kMaxBuffer);
+  io::SequentialReaderOptions so;
+  so.window = options_.buffer_size;
+  so.prefetch = options_.prefetch;
+  so.drop_behind = options_.drop_behind;
+  seq_ = std::make_unique<io::SequentialReader>(so);
 }
 
 Reader::~Reader() {
+  seq_->Reset(nullptr);  // waits for a prefetch of file_
   if (file_ != nullptr) source_->Unpin(file_number_);
 }
 
@@ -194,46 +201,12 @@ absl::Status Reader::Corrupt(uint64_t offset, absl::string_view what) {
 }
 
 absl::Status Reader::Fill(uint64_t offset, size_t need, uint64_t limit,
-                          size_t* available) {
-  // Already buffered?
-  if (offset >= buf_offset_ && offset + need <= buf_offset_ + buf_len_) {
-    *available = need;
-    return absl::OkStatus();
-  }
-  uint64_t max_read = limit == internal::kNoLimit
-                          ? internal::kNoLimit
-                          : (limit > offset ? limit - offset : 0);
-  size_t want = std::max(need, options_.buffer_size);
-  if (want > max_read) want = static_cast<size_t>(max_read);
-  if (want < need) want = need < max_read ? need : static_cast<size_t>(max_read);
-  if (buf_cap_ < std::max(want, options_.buffer_size)) {
-    size_t cap = std::max(want, options_.buffer_size);
-    std::unique_ptr<char[]> nb(new char[cap]);
-    size_t keep = 0;
-    if (offset >= buf_offset_ && offset < buf_offset_ + buf_len_) {
-      keep = static_cast<size_t>(buf_offset_ + buf_len_ - offset);
-      std::memcpy(nb.get(), buf_.get() + (offset - buf_offset_), keep);
-    }
-    buf_ = std::move(nb);
-    buf_cap_ = cap;
-    buf_len_ = keep;
-  } else if (offset >= buf_offset_ && offset < buf_offset_ + buf_len_) {
-    size_t keep = static_cast<size_t>(buf_offset_ + buf_len_ - offset);
-    std::memmove(buf_.get(), buf_.get() + (offset - buf_offset_), keep);
-    buf_len_ = keep;
-  } else {
-    buf_len_ = 0;
-  }
-  buf_offset_ = offset;
-  if (buf_len_ < want) {
-    size_t got = 0;
-    absl::Status s = file_->Read(offset + buf_len_, want - buf_len_,
-                                 buf_.get() + buf_len_, &got);
-    if (!s.ok()) return s;
-    buf_len_ += got;
-  }
-  *available = std::min(buf_len_, need);
-  return absl::OkStatus();
+                          absl::string_view* out) {
+  // A short view: the limit (the published end) or the end of the file.
+  // Bytes missing below a finite limit are DataLoss from the SequentialReader
+  // (the file was truncated under the reader).
+  seq_->SetLimit(limit == internal::kNoLimit ? io::kReadToEof : limit);
+  return seq_->Peek(offset, need, out);
 }
 
 absl::Status Reader::OpenFile(uint64_t number) {
@@ -246,30 +219,31 @@ absl::Status Reader::OpenFile(uint64_t number) {
     source_->Unpin(number);
     return f.status();
   }
+  // Waits for a prefetch of the old file before it is closed; advises
+  // SEQUENTIAL on the new one.
+  seq_->Reset(f->get(), source_->Limit(number));
   if (file_ != nullptr) source_->Unpin(file_number_);
   file_ = std::move(*f);
-  (void)file_->Advise(0, 0, io::AccessHint::kSequential).ok();  // advisory
   file_number_ = number;
   file_name_ = source_->FileName(number);
   file_done_ = false;
-  buf_offset_ = 0;
-  buf_len_ = 0;
   pos_ = 0;
   return ReadFormatDescription();
 }
 
 absl::Status Reader::ReadFormatDescription() {
   uint64_t limit = source_->Limit(file_number_);
-  size_t avail = 0;
-  BINLOG_RETURN_IF_ERROR(Fill(0, kMagicSize + kHeaderSize, limit, &avail));
+  absl::string_view got;
+  BINLOG_RETURN_IF_ERROR(Fill(0, kMagicSize + kHeaderSize, limit, &got));
+  size_t avail = got.size();
   if (avail < kMagicSize ||
-      std::memcmp(buf_.get(), kBinlogMagic, kMagicSize) != 0) {
+      std::memcmp(got.data(), kBinlogMagic, kMagicSize) != 0) {
     return Corrupt(0, "not a binlog file (no binlog magic fe 62 69 6e)");
   }
   if (avail < kMagicSize + kHeaderSize) {
     return Corrupt(kMagicSize, "file ends before its Format_description event");
   }
-  EventHeader h = DecodeHeader(absl::string_view(buf_.get() + kMagicSize, kHeaderSize));
+  EventHeader h = DecodeHeader(got.substr(kMagicSize, kHeaderSize));
   if (h.type != kFormatDescriptionEvent) {
     return Corrupt(kMagicSize, absl::StrCat("first event is type ", h.type,
                                             ", not FORMAT_DESCRIPTION_EVENT"));
@@ -278,11 +252,12 @@ absl::Status Reader::ReadFormatDescription() {
     return Corrupt(kMagicSize, absl::StrCat("Format_description event_size ",
                                             h.event_size, " out of bounds"));
   }
-  BINLOG_RETURN_IF_ERROR(Fill(kMagicSize, h.event_size, limit, &avail));
+  BINLOG_RETURN_IF_ERROR(Fill(kMagicSize, h.event_size, limit, &got));
+  avail = got.size();
   if (avail < h.event_size) {
     return Corrupt(kMagicSize, "file ends inside its Format_description event");
   }
-  absl::string_view ev(buf_.get() + (kMagicSize - buf_offset_), h.event_size);
+  absl::string_view ev = got;
   auto fd = DecodeFormatDescription(ev);
   if (!fd.ok()) return Corrupt(kMagicSize, fd.status().message());
   fde_ = std::move(*fd);
@@ -321,8 +296,9 @@ absl::Status Reader::Next(Event* ev) {
       continue;
     }
     uint64_t limit = source_->Limit(file_number_);
-    size_t avail = 0;
-    BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &avail));
+    absl::string_view got;
+    BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &got));
+    size_t avail = got.size();
     if (avail == 0) {
       if (limit == internal::kNoLimit) {
         file_done_ = true;  // the file ends on an event boundary
@@ -332,7 +308,7 @@ absl::Status Reader::Next(Event* ev) {
       return absl::OutOfRangeError(absl::StrCat(
           "no more events visible at ", file_name_, ":", pos_));
     }
-    const char* p = buf_.get() + (pos_ - buf_offset_);
+    const char* p = got.data();
     if (avail < kHeaderSize) {
       if (limit != internal::kNoLimit) {
         return Corrupt(pos_, "published end is not an event boundary");
@@ -370,7 +346,8 @@ absl::Status Reader::Next(Event* ev) {
       return Corrupt(pos_, absl::StrCat("event_size ", h.event_size,
                                         " is above the maximum ", kMaxEventSize));
     }
-    BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &avail));
+    BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
+    avail = got.size();
     if (avail < h.event_size) {
       if (limit != internal::kNoLimit) {
         return Corrupt(pos_, absl::StrCat("event of ", h.event_size,
@@ -387,7 +364,7 @@ absl::Status Reader::Next(Event* ev) {
       }
       return Corrupt(pos_, why);
     }
-    absl::string_view data(buf_.get() + (pos_ - buf_offset_), h.event_size);
+    absl::string_view data = got;
     ChecksumState cs = ChecksumState::kNone;
     if (has_checksums_ && options_.checksum_mode != ChecksumMode::kSkip) {
       if (EventChecksumMatches(data)) {

@@ -70,6 +70,7 @@
 #include "binlog/payload.h"
 #include "io/codec.h"
 #include "io/file_system.h"
+#include "io/sequential_reader.h"
 
 namespace binlog {
 
@@ -153,6 +154,9 @@ class Reader {
 
   const std::vector<TornTail>& torn_tails() const { return torn_tails_; }
 
+  // I/O counters of this reader (reads, bytes, prefetch hits and waits).
+  io::SequentialReaderStats io_stats() const { return seq_->stats(); }
+
   // The header fields of the payload whose inner events Next() is
   // returning (valid while Event::from_payload events come from it).
   const PayloadHeader& payload_header() const { return payload_header_; }
@@ -164,8 +168,10 @@ class Reader {
 
   absl::Status OpenFile(uint64_t number);
   absl::Status NextFile(bool* moved);
+  // A view of file bytes [offset, offset + need), shorter at `limit` or at
+  // the end of the file; valid until the next Fill.
   absl::Status Fill(uint64_t offset, size_t need, uint64_t limit,
-                    size_t* available);
+                    absl::string_view* out);
   absl::Status ReadFormatDescription();
   absl::Status Corrupt(uint64_t offset, absl::string_view what);
   // PayloadMode::kDecoded (reader_payload.cc): decode the payload event
@@ -187,11 +193,9 @@ class Reader {
   bool fde_pending_return_ = false;
   uint64_t pos_ = 0;
 
-  // Buffer holding file bytes [buf_offset_, buf_offset_ + buf_len_).
-  std::unique_ptr<char[]> buf_;
-  size_t buf_cap_ = 0;
-  uint64_t buf_offset_ = 0;
-  size_t buf_len_ = 0;
+  // Reads file_ in windows of ReaderOptions::buffer_size. Declared after
+  // file_, so it is destroyed first: a prefetch never outlives the file.
+  std::unique_ptr<io::SequentialReader> seq_;
 
   std::vector<TornTail> torn_tails_;
 
