@@ -9,7 +9,8 @@
 //
 //   system, version (peers), threads, payload, readers, sync_every, rep,
 //   tps                commits completed inside the window / window length
-//   p50_us, p99_us     latency of those commits (the commit call only)
+//   p50_us, p99_us, p999_us, max_us
+//                      latency of those commits (the commit call only)
 //   avg_group          commits per commit group, i.e. per write(+sync)
 //                      round as the system counts its groups (-1: not
 //                      available)
@@ -28,9 +29,11 @@
 //                      ru_nivcsw, all threads) / commits, and the
 //                      involuntary part
 //   loadavg_1m         1-minute load average at the end of the window
-//   binlog only: reader_wake_us (Options::reader_wake_coalesce_us) and the
+//   binlog only: reader_wake_us (Options::reader_wake_coalesce_us), the
 //   window's deltas of rotations, files_preallocated, rotations_from_spare,
-//   rotations_waited
+//   rotations_waited, and new_file_p50_us/new_file_max_us: the latency of
+//   each committer's first commit in a new file (those wait out the
+//   rotation; -1 without rotation)
 //   with readers: reader_lag_p50_us, reader_lag_p99_us, reader_lag_max_us,
 //                      reader_lag_samples, reader_lag_overruns: per group and
 //                      reader, the time from the group's publication (taken
@@ -290,6 +293,9 @@ class Committer {
   virtual ~Committer() = default;
   virtual void Prepare() {}
   virtual absl::Status Commit() = 0;
+  // After a successful Commit(): whether it was this thread's first commit
+  // in a new log file (binlog only; such commits wait out a rotation).
+  virtual bool NewFile() const { return false; }
 };
 
 struct PointConfig {
@@ -476,10 +482,19 @@ class BinlogCommitter : public Committer {
     seq_ = static_cast<uint64_t>(thread) << 40;
   }
   void Prepare() override { BuildTransaction(&txn_, thread_, ++seq_, text_); }
-  absl::Status Commit() override { return log_->Commit(&txn_).status(); }
+  absl::Status Commit() override {
+    absl::StatusOr<binlog::CommitPosition> pos = log_->Commit(&txn_);
+    if (!pos.ok()) return pos.status();
+    new_file_ = file_ != 0 && pos->file_number != file_;
+    file_ = pos->file_number;
+    return absl::OkStatus();
+  }
+  bool NewFile() const override { return new_file_; }
 
  private:
   binlog::Binlog* log_;
+  uint64_t file_ = 0;
+  bool new_file_ = false;
   uint32_t thread_;
   uint64_t seq_;
   std::string text_;
@@ -1112,6 +1127,12 @@ struct PointResult {
   double tps = 0;
   double p50_us = 0;
   double p99_us = 0;
+  double p999_us = 0;
+  double max_us = 0;
+  // binlog: latency of each thread's first commit in a new file (these wait
+  // out the rotation); -1 when no commit of the window crossed a file.
+  double new_file_p50_us = -1;
+  double new_file_max_us = -1;
   double avg_group = -1;
   int64_t fsyncs = -1;
   double commits_per_fsync = -1;
@@ -1150,6 +1171,7 @@ enum Phase : int { kWarmup = 0, kMeasure = 1, kStop = 2 };
 // the run so the loop neither allocates nor page-faults.
 struct alignas(64) ThreadSlot {
   std::vector<uint32_t> latency_ns;
+  std::vector<uint32_t> new_file_ns;  // capacity reserved; never grows
   size_t samples = 0;
   uint64_t commits = 0;
   absl::Status status;
@@ -1179,6 +1201,11 @@ void CommitLoop(Committer* c, const absl::Notification* go,
                 .count();
         slot->latency_ns[slot->samples++] = static_cast<uint32_t>(
             std::min<int64_t>(ns, std::numeric_limits<uint32_t>::max()));
+        if (c->NewFile() &&
+            slot->new_file_ns.size() < slot->new_file_ns.capacity()) {
+          slot->new_file_ns.push_back(static_cast<uint32_t>(
+              std::min<int64_t>(ns, std::numeric_limits<uint32_t>::max())));
+        }
       }
     }
   }
@@ -1253,6 +1280,7 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
     committers.push_back(sys->NewCommitter(
         i, 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(i + 1) + p.payload));
     slots[static_cast<size_t>(i)].latency_ns.assign(cap, 0);
+    slots[static_cast<size_t>(i)].new_file_ns.reserve(1024);
   }
 
   s = sys->StartReaders(p.readers);
@@ -1299,7 +1327,10 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
 
   r.seconds = std::chrono::duration<double>(t1 - t0).count();
   std::vector<uint32_t> all;
+  std::vector<uint32_t> new_file;
   for (ThreadSlot& slot : slots) {
+    new_file.insert(new_file.end(), slot.new_file_ns.begin(),
+                    slot.new_file_ns.end());
     r.commits += slot.commits;
     r.dropped_samples += slot.commits - slot.samples;
     all.insert(all.end(), slot.latency_ns.begin(),
@@ -1309,6 +1340,12 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
   r.tps = static_cast<double>(r.commits) / r.seconds;
   r.p50_us = PercentileUs(&all, 0.50);
   r.p99_us = PercentileUs(&all, 0.99);
+  r.p999_us = PercentileUs(&all, 0.999);
+  r.max_us = PercentileUs(&all, 1.0);
+  if (!new_file.empty()) {
+    r.new_file_p50_us = PercentileUs(&new_file, 0.50);
+    r.new_file_max_us = PercentileUs(&new_file, 1.0);
+  }
   if (c0.groups >= 0 && c1.groups > c0.groups) {
     r.avg_group = static_cast<double>(c1.commits - c0.commits) /
                   static_cast<double>(c1.groups - c0.groups);
@@ -1373,13 +1410,15 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
       &out,
       ",\"threads\":%d,\"payload\":%d,\"readers\":%d,\"sync_every\":%d,"
       "\"prealloc\":\"%s\",\"rep\":%d,\"tps\":%.1f,\"p50_us\":%.1f,"
-      "\"p99_us\":%.1f,\"avg_group\":%.2f,\"fsyncs\":%d,"
+      "\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
+      "\"avg_group\":%.2f,\"fsyncs\":%d,"
       "\"commits_per_fsync\":%.2f,\"fsync_us\":%.1f,\"reader_mb_s\":%.2f,"
       "\"cpu_us_per_commit\":%.2f,\"ctx_switches_per_commit\":%.3f,"
       "\"invol_ctx_switches_per_commit\":%.3f,\"commits\":%d,"
       "\"commit_bytes\":%d,\"seconds\":%.3f,\"loadavg_1m\":%.2f",
       p.threads, p.payload, p.readers, p.sync_every, p.prealloc, p.rep, r.tps,
-      r.p50_us, r.p99_us, r.avg_group, r.fsyncs, r.commits_per_fsync,
+      r.p50_us, r.p99_us, r.p999_us, r.max_us, r.avg_group, r.fsyncs,
+      r.commits_per_fsync,
       r.fsync_us, r.reader_mb_s, r.cpu_us_per_commit,
       r.ctx_switches_per_commit, r.invol_ctx_switches_per_commit, r.commits,
       r.commit_bytes, r.seconds, r.loadavg_1m);
@@ -1387,9 +1426,11 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
     absl::StrAppendFormat(
         &out,
         ",\"reader_wake_us\":%d,\"rotations\":%d,\"files_preallocated\":%d,"
-        "\"rotations_from_spare\":%d,\"rotations_waited\":%d",
+        "\"rotations_from_spare\":%d,\"rotations_waited\":%d,"
+        "\"new_file_p50_us\":%.1f,\"new_file_max_us\":%.1f",
         p.reader_wake_us, r.rotations, r.files_preallocated,
-        r.rotations_from_spare, r.rotations_waited);
+        r.rotations_from_spare, r.rotations_waited, r.new_file_p50_us,
+        r.new_file_max_us);
     absl::StrAppendFormat(&out, ",\"ack\":\"%s\"", p.ack);
   }
   if (p.ack == "semisync") {
