@@ -83,6 +83,14 @@
 // rpl_semi_sync_master_timeout does; ack_timeouts and ack_async_waits
 // count that in the output (0 in a healthy run).
 //
+// Transaction content and compression (binlog only): --workload=random
+// (default: the Rows_query transaction above) or sysbench / wide (realistic
+// row events, benchmarks/workload.h, --rows per transaction; --payload is
+// unused for them), and --compression=none,zstd,lz4 (Options::compression,
+// one point per codec). JSON lines gain workload, compression and ratio
+// (bytes of the transactions as built / as written); for sysbench and wide
+// commit_bytes is the average transaction as built.
+//
 // Example:
 //   bazel run //benchmarks:commit_bench -- --systems=binlog,naive-group
 //       --threads=1,16 --payload=256 --readers=0 --duration_s=2
@@ -127,6 +135,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "benchmarks/baselines.h"
+#include "benchmarks/workload.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/log.h"
@@ -194,6 +203,19 @@ ABSL_FLAG(int, ack_delay_us, 100,
 ABSL_FLAG(int, ack_timeout_ms, 10000,
           "semisync: wait timeout; after it the tracker is async until the "
           "replica catches up (rpl_semi_sync_master_timeout)");
+ABSL_FLAG(std::string, workload, "random",
+          "binlog transactions: random (BEGIN + Rows_query of --payload "
+          "random bytes), sysbench or wide (row events, "
+          "benchmarks/workload.h; --payload unused)");
+ABSL_FLAG(std::string, rows, "1-20",
+          "rows per transaction for --workload=sysbench|wide: N or MIN-MAX");
+ABSL_FLAG(std::vector<std::string>, compression,
+          std::vector<std::string>({"none"}),
+          "binlog Options::compression, one point each: none, zstd, lz4");
+ABSL_FLAG(int, compression_level, 0,
+          "binlog Options::compression_level (0: the codec's default)");
+ABSL_FLAG(uint64_t, compression_threshold, 256,
+          "binlog Options::compression_threshold (bytes)");
 ABSL_FLAG(std::vector<std::string>, readers_at_threads,
           std::vector<std::string>(),
           "run the binlog points with readers > 0 only at these thread "
@@ -258,6 +280,20 @@ void BuildTransaction(binlog::TransactionBuffer* txn, uint32_t thread,
   binlog::AppendXid(txn, now, kServerId, seq);
 }
 
+// --rows: "N" or "MIN-MAX", 1..1000.
+bool ParseRows(const std::string& s, int* lo, int* hi) {
+  std::vector<std::string> parts = absl::StrSplit(s, '-');
+  if (parts.empty() || parts.size() > 2 || !absl::SimpleAtoi(parts[0], lo)) {
+    return false;
+  }
+  if (parts.size() == 1) {
+    *hi = *lo;
+  } else if (!absl::SimpleAtoi(parts[1], hi)) {
+    return false;
+  }
+  return *lo >= 1 && *hi >= *lo && *hi <= 1000;
+}
+
 size_t TransactionBytes(size_t payload) {
   binlog::TransactionBuffer txn(/*checksums=*/true);
   BuildTransaction(&txn, 0, 1, std::string(payload - 1, 'x'));
@@ -310,6 +346,8 @@ struct PointConfig {
   std::string ack = "none";           // binlog only: none, semisync
   int ack_delay_us = 100;             // semisync
   int ack_timeout_ms = 10000;         // semisync
+  std::string workload = "random";    // binlog only: random, sysbench, wide
+  std::string compression = "none";   // binlog only: none, zstd, lz4
 };
 
 // How the run treats every point (from the flags).
@@ -468,6 +506,9 @@ class System {
   virtual absl::Status Close() = 0;
   virtual std::string version() const { return ""; }
   virtual size_t commit_bytes() const = 0;
+  // binlog, after the run: bytes of the transactions as built / as written
+  // (*ratio) and per commit as built (*built); untouched when unknown.
+  virtual void CompressionStats(double* /*ratio*/, double* /*built*/) const {}
 };
 
 // --- binlog -----------------------------------------------------------------
@@ -475,16 +516,33 @@ class System {
 class BinlogCommitter : public Committer {
  public:
   BinlogCommitter(binlog::Binlog* log, int thread, size_t payload,
-                  uint64_t seed)
+                  uint64_t seed, const PointConfig& p)
       : log_(log), thread_(static_cast<uint32_t>(thread)) {
     std::mt19937_64 rng(seed);
     text_ = RandomText(payload - 1, &rng);
     seq_ = static_cast<uint64_t>(thread) << 40;
+    binlog::bench::WorkloadOptions wo;
+    if (binlog::bench::ParseWorkload(p.workload, &wo.kind) &&
+        wo.kind != binlog::bench::Workload::kRandom) {
+      wo.seed = seed;
+      wo.server_id = kServerId;
+      ParseRows(absl::GetFlag(FLAGS_rows), &wo.min_rows, &wo.max_rows);
+      gen_ = std::make_unique<binlog::bench::WorkloadGenerator>(wo);
+    }
   }
-  void Prepare() override { BuildTransaction(&txn_, thread_, ++seq_, text_); }
+  void Prepare() override {
+    if (gen_ != nullptr) {
+      gen_->Next(&txn_);
+    } else {
+      BuildTransaction(&txn_, thread_, ++seq_, text_);
+    }
+  }
   absl::Status Commit() override {
     absl::StatusOr<binlog::CommitPosition> pos = log_->Commit(&txn_);
     if (!pos.ok()) return pos.status();
+    built_bytes += txn_.appended_data().size();
+    written_bytes += txn_.size();  // Gtid + payload when compressed
+    ++commits;
     new_file_ = file_ != 0 && pos->file_number != file_;
     file_ = pos->file_number;
     return absl::OkStatus();
@@ -499,6 +557,13 @@ class BinlogCommitter : public Committer {
   uint64_t seq_;
   std::string text_;
   binlog::TransactionBuffer txn_{/*checksums=*/true};
+  std::unique_ptr<binlog::bench::WorkloadGenerator> gen_;  // sysbench, wide
+
+ public:
+  // This thread's totals (read after it is joined).
+  uint64_t built_bytes = 0;
+  uint64_t written_bytes = 0;
+  uint64_t commits = 0;
 };
 
 class BinlogSystem : public System {
@@ -523,6 +588,10 @@ class BinlogSystem : public System {
       options.sync_every_n = p_.sync_every;
     }
     options.preallocate = PreallocModeOf(p_.prealloc);
+    binlog::io::ParseCodec(p_.compression, &options.compression);
+    options.compression_level = absl::GetFlag(FLAGS_compression_level);
+    options.compression_threshold =
+        static_cast<size_t>(absl::GetFlag(FLAGS_compression_threshold));
     options.reader_wake_coalesce_us = static_cast<uint32_t>(p_.reader_wake_us);
     if (p_.readers > 0) {
       // Reader lag: when each group was published. Without readers the
@@ -571,9 +640,27 @@ class BinlogSystem : public System {
   }
 
   std::unique_ptr<Committer> NewCommitter(int thread, uint64_t seed) override {
-    return std::make_unique<BinlogCommitter>(log_.get(), thread, p_.payload,
-                                             seed);
+    auto c = std::make_unique<BinlogCommitter>(log_.get(), thread, p_.payload,
+                                               seed, p_);
+    committers_.push_back(c.get());
+    return c;
   }
+
+  void CompressionStats(double* ratio, double* built) const override {
+    uint64_t b = 0, w = 0, n = 0;
+    for (const BinlogCommitter* c : committers_) {
+      b += c->built_bytes;
+      w += c->written_bytes;
+      n += c->commits;
+    }
+    if (w > 0) *ratio = static_cast<double>(b) / static_cast<double>(w);
+    if (n > 0 && p_.workload != "random") {
+      *built = static_cast<double>(b) / static_cast<double>(n);
+    }
+  }
+  // The committers NewCommitter made (RunPoint owns them; read after the
+  // commit threads are joined).
+  std::vector<const BinlogCommitter*> committers_;
 
   Counters counters() const override {
     const binlog::LogStats s = log_->stats();
@@ -1163,6 +1250,7 @@ struct PointResult {
   uint64_t dropped_samples = 0;
   std::string version;
   size_t commit_bytes = 0;
+  double ratio = 1.0;  // binlog: bytes as built / as written
 };
 
 enum Phase : int { kWarmup = 0, kMeasure = 1, kStop = 2 };
@@ -1324,6 +1412,9 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
     if (!slot.status.ok()) return slot.status;
   }
   if (!close.ok()) return close;
+  double built_per_commit = 0;
+  sys->CompressionStats(&r.ratio, &built_per_commit);
+  if (built_per_commit > 0) r.commit_bytes = static_cast<size_t>(built_per_commit);
 
   r.seconds = std::chrono::duration<double>(t1 - t0).count();
   std::vector<uint32_t> all;
@@ -1422,6 +1513,10 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
       r.fsync_us, r.reader_mb_s, r.cpu_us_per_commit,
       r.ctx_switches_per_commit, r.invol_ctx_switches_per_commit, r.commits,
       r.commit_bytes, r.seconds, r.loadavg_1m);
+  absl::StrAppendFormat(&out,
+                        ",\"workload\":\"%s\",\"compression\":\"%s\","
+                        "\"ratio\":%.3f",
+                        p.workload, p.compression, r.ratio);
   if (p.system == "binlog") {
     absl::StrAppendFormat(
         &out,
@@ -1633,7 +1728,10 @@ int main(int argc, char** argv) {
       "[--format=jsonl|table] [--repetitions=1] [--max_file_size=BYTES] "
       "[--prealloc=none,fallocate,zerofill] [--prefill] "
       "[--reader_wake_us=1000,...] [--readers_at_threads=64,...] "
-      "[--ack=none,semisync] [--ack_delay_us=100] [--ack_timeout_ms=10000]\n"
+      "[--ack=none,semisync] [--ack_delay_us=100] [--ack_timeout_ms=10000] "
+      "[--workload=random|sysbench|wide] [--rows=1-20] "
+      "[--compression=none,zstd,lz4] [--compression_level=0] "
+      "[--compression_threshold=256]\n"
       "Durable commit throughput and latency of the binlog and its peers.");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
@@ -1676,6 +1774,26 @@ int main(int argc, char** argv) {
   RunConfig run;
   run.max_file_size = absl::GetFlag(FLAGS_max_file_size);
   run.prefill = absl::GetFlag(FLAGS_prefill);
+  const std::string workload = absl::GetFlag(FLAGS_workload);
+  const std::vector<std::string> compressions = absl::GetFlag(FLAGS_compression);
+  {
+    binlog::bench::Workload w;
+    binlog::io::Codec c;
+    int lo, hi;
+    bool ok = binlog::bench::ParseWorkload(workload, &w) &&
+              ParseRows(absl::GetFlag(FLAGS_rows), &lo, &hi) &&
+              !compressions.empty();
+    for (const std::string& name : compressions) {
+      ok = ok && binlog::io::ParseCodec(name, &c);
+    }
+    if (!ok) {
+      std::fprintf(stderr,
+                   "commit_bench: need --workload=random|sysbench|wide, "
+                   "--rows=N or MIN-MAX (1..1000) and --compression from "
+                   "none, zstd, lz4\n");
+      return 2;
+    }
+  }
   const std::vector<std::string> acks = absl::GetFlag(FLAGS_ack);
   for (const std::string& a : acks) {
     if (a != "none" && a != "semisync") {
@@ -1800,6 +1918,23 @@ int main(int argc, char** argv) {
       }
     }
   }
+  {
+    // Binlog points once per codec, with the workload (peers: n/a).
+    std::vector<PointConfig> expanded;
+    for (const PointConfig& p : points) {
+      if (p.system != "binlog") {
+        expanded.push_back(p);
+        continue;
+      }
+      for (const std::string& c : compressions) {
+        PointConfig q = p;
+        q.workload = workload;
+        q.compression = c;
+        expanded.push_back(q);
+      }
+    }
+    points.swap(expanded);
+  }
   std::fprintf(stderr, "  load:     %.2f (1-minute load average)\n",
                LoadAverage1m());
   std::fprintf(stderr,
@@ -1817,7 +1952,10 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < points.size(); ++i) {
     const PointConfig& p = points[i];
     const std::string dir = binlog::io::JoinPath(
-        base, absl::StrFormat("%s-t%d-p%d-r%d-w%d-s%d-%s-%s-rep%d", p.system,
+        base, absl::StrFormat("%s-t%d-p%d-r%d-w%d-s%d-%s-%s-rep%d",
+                              p.system + (p.compression == "none"
+                                              ? std::string()
+                                              : "-" + p.compression),
                               p.threads, p.payload, p.readers, p.reader_wake_us,
                               p.sync_every,
                               p.prealloc == "n/a" ? "na" : p.prealloc, p.ack,
