@@ -1,0 +1,765 @@
+#include "tools/decode/rows.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "tools/decode/byte_reader.h"
+#include "tools/decode/events.h"
+#include "tools/decode/json_binary.h"
+#include "tools/decode/values.h"
+
+namespace binlog {
+namespace decode {
+namespace {
+
+absl::Status Malformed(absl::string_view what) {
+  return absl::DataLossError(what);
+}
+
+bool IsNumeric(uint8_t type) {
+  switch (type) {
+    case kColTiny:
+    case kColShort:
+    case kColInt24:
+    case kColLong:
+    case kColLongLong:
+    case kColNewDecimal:
+    case kColFloat:
+    case kColDouble:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsBlob(uint8_t type) {
+  return type == kColBlob || type == kColTinyBlob || type == kColMediumBlob ||
+         type == kColLongBlob;
+}
+
+// Columns that carry a character set in the optional metadata (MySQL's
+// is_character_type on the real type: ENUM and SET have their own).
+bool IsCharacter(const Column& c) {
+  return c.real_type == kColString || c.real_type == kColVarString ||
+         c.real_type == kColVarchar || IsBlob(c.real_type);
+}
+
+// Reads the metadata bytes of one column (table_def::table_def in the
+// servers). False for a type whose metadata size is unknown.
+bool ReadColumnMeta(ByteReader* r, Column* c) {
+  uint8_t b0 = 0, b1 = 0;
+  switch (c->type) {
+    case kColFloat:
+    case kColDouble:
+    case kColBlob:
+    case kColTinyBlob:
+    case kColMediumBlob:
+    case kColLongBlob:
+    case kColGeometry:
+    case kColJson:
+    case kColTime2:
+    case kColDatetime2:
+    case kColTimestamp2:
+      if (!r->U8(&b0)) return false;
+      c->meta = b0;
+      break;
+    case kColVarchar:
+    case kColVarString: {
+      uint16_t v;
+      if (!r->Le16(&v)) return false;
+      c->meta = v;
+      break;
+    }
+    case kColBit:
+      if (!r->U8(&b0) || !r->U8(&b1)) return false;
+      c->meta = b0 | (static_cast<uint32_t>(b1) << 8);
+      break;
+    case kColNewDecimal:
+    case kColString:
+    case kColEnum:
+    case kColSet:
+      if (!r->U8(&b0) || !r->U8(&b1)) return false;
+      c->meta = (static_cast<uint32_t>(b0) << 8) | b1;
+      break;
+    case kColDecimal:
+    case kColTiny:
+    case kColShort:
+    case kColLong:
+    case kColNull:
+    case kColTimestamp:
+    case kColLongLong:
+    case kColInt24:
+    case kColDate:
+    case kColTime:
+    case kColDatetime:
+    case kColYear:
+    case kColNewDate:
+      c->meta = 0;
+      break;
+    default:
+      return false;
+  }
+  c->real_type = c->type;
+  if (c->type == kColString) {
+    // A STRING column's metadata also carries the real type (ENUM, SET or
+    // STRING) and, for CHAR(>255 bytes), two more length bits.
+    uint32_t byte0 = c->meta >> 8;
+    uint32_t byte1 = c->meta & 0xff;
+    if (c->meta < 256) {
+      c->length = c->meta;
+    } else if ((byte0 & 0x30) != 0x30) {
+      c->length = byte1 | (((byte0 & 0x30) ^ 0x30) << 4);
+      c->real_type = static_cast<uint8_t>(byte0 | 0x30);
+    } else {
+      c->length = byte1;
+      c->real_type = static_cast<uint8_t>(byte0);
+    }
+  } else if (c->type == kColEnum || c->type == kColSet) {
+    c->length = c->meta & 0xff;
+  }
+  return true;
+}
+
+// Packed-length strings of the optional metadata.
+bool ReadPackedString(ByteReader* r, std::string* s) {
+  uint64_t len;
+  absl::string_view bytes;
+  if (!r->PackedInt(&len) || len > r->remaining() ||
+      !r->Bytes(static_cast<size_t>(len), &bytes)) {
+    return false;
+  }
+  s->assign(bytes.data(), bytes.size());
+  return true;
+}
+
+// Optional metadata (MySQL 8.0.1+ binlog_row_metadata). Malformed fields
+// stop the parse: the metadata only adds names and signedness, so the
+// columns stay usable without it.
+void ParseOptionalMetadata(absl::string_view data, TableMap* t) {
+  ByteReader r(data);
+  auto& cols = t->columns;
+  while (!r.empty()) {
+    uint8_t type;
+    uint64_t len;
+    absl::string_view value;
+    if (!r.U8(&type) || !r.PackedInt(&len) || len > r.remaining() ||
+        !r.Bytes(static_cast<size_t>(len), &value)) {
+      return;
+    }
+    ByteReader v(value);
+    switch (type) {
+      case 1: {  // SIGNEDNESS: one bit per numeric column, MSB first
+        size_t bit = 0;
+        for (Column& c : cols) {
+          if (!IsNumeric(c.type)) continue;
+          if (bit / 8 >= value.size()) break;
+          c.is_unsigned =
+              (static_cast<uint8_t>(value[bit / 8]) >> (7 - bit % 8)) & 1;
+          ++bit;
+        }
+        t->has_signedness = true;
+        break;
+      }
+      case 2: {  // DEFAULT_CHARSET: default, then (index, collation) pairs
+        uint64_t def;
+        if (!v.PackedInt(&def)) break;
+        std::vector<Column*> chars;
+        for (Column& c : cols) {
+          if (IsCharacter(c)) chars.push_back(&c);
+        }
+        for (Column* c : chars) c->collation = static_cast<uint32_t>(def);
+        uint64_t idx, coll;
+        while (v.PackedInt(&idx) && v.PackedInt(&coll)) {
+          if (idx < chars.size()) chars[idx]->collation = static_cast<uint32_t>(coll);
+        }
+        break;
+      }
+      case 3: {  // COLUMN_CHARSET: one collation per character column
+        for (Column& c : cols) {
+          if (!IsCharacter(c)) continue;
+          uint64_t coll;
+          if (!v.PackedInt(&coll)) break;
+          c.collation = static_cast<uint32_t>(coll);
+        }
+        break;
+      }
+      case 4: {  // COLUMN_NAME
+        for (Column& c : cols) {
+          if (!ReadPackedString(&v, &c.name)) break;
+        }
+        t->has_names = true;
+        break;
+      }
+      case 5:    // SET_STR_VALUE
+      case 6: {  // ENUM_STR_VALUE
+        uint8_t want = type == 5 ? kColSet : kColEnum;
+        bool ok = true;
+        for (Column& c : cols) {
+          if (!ok) break;
+          if (c.real_type != want) continue;
+          uint64_t n;
+          // Each string takes at least one byte, which bounds `n`.
+          if (!v.PackedInt(&n) || n > v.remaining()) {
+            ok = false;
+            break;
+          }
+          c.enum_values.clear();
+          for (uint64_t i = 0; i < n; ++i) {
+            std::string s;
+            if (!ReadPackedString(&v, &s)) {
+              ok = false;
+              break;
+            }
+            c.enum_values.push_back(std::move(s));
+          }
+        }
+        break;
+      }
+      case 8: {  // SIMPLE_PRIMARY_KEY
+        uint64_t idx;
+        while (v.PackedInt(&idx)) t->primary_key.push_back(static_cast<uint32_t>(idx));
+        break;
+      }
+      case 9: {  // PRIMARY_KEY_WITH_PREFIX: (index, prefix length) pairs
+        uint64_t idx, prefix;
+        while (v.PackedInt(&idx) && v.PackedInt(&prefix)) {
+          t->primary_key.push_back(static_cast<uint32_t>(idx));
+        }
+        break;
+      }
+      default:  // charsets of ENUM/SET, geometry types, visibility, ...
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+std::string TableMap::QualifiedName() const {
+  return absl::StrCat(db, ".", table);
+}
+
+absl::StatusOr<TableMap> DecodeTableMap(absl::string_view body,
+                                        uint8_t post_header_len) {
+  ByteReader r(body);
+  TableMap t;
+  const size_t id_size = post_header_len == 6 ? 4 : 6;
+  const size_t fixed = id_size + 2;
+  if (!r.LeN(id_size, &t.table_id) || !r.Le16(&t.flags)) {
+    return Malformed("Table_map event too short for its post-header");
+  }
+  if (post_header_len > fixed && !r.Skip(post_header_len - fixed)) {
+    return Malformed("Table_map event too short for its post-header");
+  }
+  for (std::string* name : {&t.db, &t.table}) {
+    uint8_t len;
+    absl::string_view bytes;
+    uint8_t nul;
+    if (!r.U8(&len) || !r.Bytes(len, &bytes) || !r.U8(&nul)) {
+      return Malformed("Table_map names run past the end of the event");
+    }
+    name->assign(bytes.data(), bytes.size());
+  }
+  uint64_t n;
+  if (!r.PackedInt(&n) || n == 0 || n > r.remaining()) {
+    return Malformed("Table_map column count is 0 or larger than the event");
+  }
+  absl::string_view types;
+  r.Bytes(static_cast<size_t>(n), &types);
+  uint64_t meta_len;
+  absl::string_view meta;
+  if (!r.PackedInt(&meta_len) || meta_len > r.remaining() ||
+      !r.Bytes(static_cast<size_t>(meta_len), &meta)) {
+    return Malformed("Table_map column metadata runs past the end of the event");
+  }
+  absl::string_view nulls;
+  if (!r.Bytes(static_cast<size_t>((n + 7) / 8), &nulls)) {
+    return Malformed("Table_map NULL bitmap runs past the end of the event");
+  }
+  t.columns.resize(static_cast<size_t>(n));
+  ByteReader m(meta);
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    Column& c = t.columns[i];
+    c.type = static_cast<uint8_t>(types[i]);
+    c.nullable = (static_cast<uint8_t>(nulls[i / 8]) >> (i % 8)) & 1;
+    if (t.columns_error.empty() && !ReadColumnMeta(&m, &c)) {
+      t.columns_error = absl::StrCat(
+          "column ", i + 1, " has type ", static_cast<int>(c.type),
+          ", whose metadata this decoder does not know (or the metadata "
+          "block is too short)");
+    }
+  }
+  ParseOptionalMetadata(r.Rest(), &t);
+  return t;
+}
+
+std::string ColumnTypeName(const Column& c) {
+  std::string s;
+  switch (c.real_type) {
+    case kColDecimal: s = "DECIMAL(old)"; break;
+    case kColTiny: s = "TINYINT"; break;
+    case kColShort: s = "SMALLINT"; break;
+    case kColInt24: s = "MEDIUMINT"; break;
+    case kColLong: s = "INT"; break;
+    case kColLongLong: s = "BIGINT"; break;
+    case kColFloat: s = "FLOAT"; break;
+    case kColDouble: s = "DOUBLE"; break;
+    case kColNull: s = "NULL"; break;
+    case kColTimestamp: s = "TIMESTAMP"; break;
+    case kColDate:
+    case kColNewDate: s = "DATE"; break;
+    case kColTime: s = "TIME"; break;
+    case kColDatetime: s = "DATETIME"; break;
+    case kColYear: s = "YEAR"; break;
+    case kColTimestamp2:
+      s = c.meta ? absl::StrCat("TIMESTAMP(", c.meta, ")") : "TIMESTAMP";
+      break;
+    case kColDatetime2:
+      s = c.meta ? absl::StrCat("DATETIME(", c.meta, ")") : "DATETIME";
+      break;
+    case kColTime2:
+      s = c.meta ? absl::StrCat("TIME(", c.meta, ")") : "TIME";
+      break;
+    case kColVarchar:
+    case kColVarString: s = absl::StrCat("VARCHAR(", c.meta, ")"); break;
+    case kColString: s = absl::StrCat("CHAR(", c.length, ")"); break;
+    case kColBit:
+      s = absl::StrCat("BIT(", (c.meta >> 8) * 8 + (c.meta & 0xff), ")");
+      break;
+    case kColNewDecimal:
+      s = absl::StrCat("DECIMAL(", c.meta >> 8, ",", c.meta & 0xff, ")");
+      break;
+    case kColEnum: s = "ENUM"; break;
+    case kColSet: s = "SET"; break;
+    case kColTinyBlob:
+    case kColMediumBlob:
+    case kColLongBlob:
+    case kColBlob:
+      switch (c.meta) {
+        case 1: s = "TINYBLOB"; break;
+        case 2: s = "BLOB"; break;
+        case 3: s = "MEDIUMBLOB"; break;
+        default: s = "LONGBLOB"; break;
+      }
+      break;
+    case kColJson: s = "JSON"; break;
+    case kColGeometry: s = "GEOMETRY"; break;
+    default: s = absl::StrCat("TYPE_", static_cast<int>(c.real_type)); break;
+  }
+  if (c.is_unsigned && IsNumeric(c.type)) s += " UNSIGNED";
+  return s;
+}
+
+bool IsRowsEvent(uint8_t t) {
+  return (t >= 20 && t <= 25) || (t >= 30 && t <= 32) || t == 39 ||
+         (t >= 166 && t <= 171);
+}
+
+absl::Status DecodeRowsEvent(uint8_t event_type, absl::string_view body,
+                             uint8_t post_header_len, std::string* scratch,
+                             RowsEvent* out) {
+  if (!IsRowsEvent(event_type)) {
+    return absl::InvalidArgumentError("not a Rows event");
+  }
+  RowsEvent ev;
+  ev.event_type = event_type;
+  bool v2 = false;
+  switch (event_type) {
+    case 20: case 23: case 166: ev.kind = RowsKind::kWrite; break;
+    case 21: case 24: case 167: ev.kind = RowsKind::kUpdate; break;
+    case 22: case 25: case 168: ev.kind = RowsKind::kDelete; break;
+    case 30: case 169: ev.kind = RowsKind::kWrite; v2 = true; break;
+    case 31: case 170: ev.kind = RowsKind::kUpdate; v2 = true; break;
+    case 39: ev.kind = RowsKind::kUpdate; v2 = true; ev.partial = true; break;
+    default: ev.kind = RowsKind::kDelete; v2 = true; break;  // 32, 171
+  }
+  ev.compressed = event_type >= 166;
+  ByteReader r(body);
+  const size_t id_size = post_header_len == 6 ? 4 : 6;
+  if (!r.LeN(id_size, &ev.table_id) || !r.Le16(&ev.flags)) {
+    return Malformed("Rows event too short for its post-header");
+  }
+  if (v2) {
+    uint16_t extra_len;
+    if (!r.Le16(&extra_len) || extra_len < 2 || !r.Skip(extra_len - 2u)) {
+      return Malformed("Rows event extra data runs past the end of the event");
+    }
+  }
+  if (!r.PackedInt(&ev.column_count) || ev.column_count == 0 ||
+      ev.column_count > 8 * r.remaining()) {
+    return Malformed("Rows event column count is 0 or larger than the event");
+  }
+  size_t bitmap = static_cast<size_t>((ev.column_count + 7) / 8);
+  if (!r.Bytes(bitmap, &ev.columns_before) ||
+      (ev.kind == RowsKind::kUpdate && !r.Bytes(bitmap, &ev.columns_after))) {
+    return Malformed("Rows event column bitmap runs past the end of the event");
+  }
+  ev.rows = r.Rest();
+  if (ev.compressed) {
+    // The row images are one compressed block (MariaDB
+    // row_log_event_uncompress); the bitmaps before it are plain.
+    absl::Status s = MariaUncompress(ev.rows, size_t{1} << 30, scratch);
+    if (!s.ok()) {
+      return Malformed(absl::StrCat("compressed row images: ", s.message()));
+    }
+    ev.rows = *scratch;
+  }
+  *out = ev;
+  return absl::OkStatus();
+}
+
+namespace {
+
+uint64_t CountBits(absl::string_view bitmap, uint64_t n) {
+  uint64_t count = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    count += (static_cast<uint8_t>(bitmap[i / 8]) >> (i % 8)) & 1;
+  }
+  return count;
+}
+
+uint64_t LoadLe(absl::string_view b) {
+  uint64_t v = 0;
+  for (size_t i = b.size(); i > 0; --i) v = (v << 8) | static_cast<uint8_t>(b[i - 1]);
+  return v;
+}
+
+uint64_t LoadBe(absl::string_view b) {
+  uint64_t v = 0;
+  for (unsigned char c : b) v = (v << 8) | c;
+  return v;
+}
+
+void SetNumber(Cell* cell, int64_t v) {
+  cell->kind = Cell::kNumber;
+  absl::StrAppend(&cell->text, v);
+}
+
+void SetNumberU(Cell* cell, uint64_t v) {
+  cell->kind = Cell::kNumber;
+  absl::StrAppend(&cell->text, v);
+}
+
+void SetInteger(Cell* cell, absl::string_view b, bool is_unsigned) {
+  uint64_t u = LoadLe(b);
+  if (is_unsigned) {
+    SetNumberU(cell, u);
+    return;
+  }
+  const int bits = static_cast<int>(8 * b.size());
+  uint64_t m = uint64_t{1} << (bits - 1);
+  if (bits < 64) u &= (m << 1) - 1;
+  SetNumber(cell, static_cast<int64_t>((u ^ m) - m));
+}
+
+// Length of a string or BLOB value: a little-endian prefix of
+// `prefix_bytes`, then the bytes.
+bool ReadPrefixed(ByteReader* r, size_t prefix_bytes, absl::string_view* out,
+                  uint64_t* len) {
+  if (!r->LeN(prefix_bytes, len)) return false;
+  if (*len > r->remaining()) return false;
+  r->Bytes(static_cast<size_t>(*len), out);
+  return true;
+}
+
+void SetString(Cell* cell, const Column& c, absl::string_view bytes) {
+  cell->kind = c.collation == kBinaryCollation ? Cell::kBinary : Cell::kBytes;
+  cell->bytes = bytes;
+}
+
+}  // namespace
+
+absl::Status RowsDecoder::Image(const TableMap& table,
+                                absl::string_view present, uint64_t n_present,
+                                absl::string_view data, size_t* pos,
+                                bool want_cells, uint64_t row) {
+  ByteReader r(data.substr(*pos));
+  absl::string_view nulls;
+  if (!r.Bytes(static_cast<size_t>((n_present + 7) / 8), &nulls)) {
+    return Malformed(absl::StrCat("row ", row + 1,
+                                  ": NULL bitmap runs past the end of the "
+                                  "event"));
+  }
+  if (want_cells) {
+    columns_.clear();
+    if (cells_.size() < n_present) cells_.resize(static_cast<size_t>(n_present));
+  }
+  uint64_t k = 0;  // index among present columns
+  const size_t ncols = table.columns.size();
+  for (size_t i = 0; i < ncols; ++i) {
+    if (!((static_cast<uint8_t>(present[i / 8]) >> (i % 8)) & 1)) continue;
+    const Column& c = table.columns[i];
+    const bool is_null = (static_cast<uint8_t>(nulls[k / 8]) >> (k % 8)) & 1;
+    Cell* cell = nullptr;
+    if (want_cells) {
+      columns_.push_back(static_cast<uint32_t>(i));
+      cell = &cells_[static_cast<size_t>(k)];
+      cell->kind = Cell::kNull;
+      cell->text.clear();
+      cell->bytes = absl::string_view();
+    }
+    ++k;
+    if (is_null) continue;
+
+    auto fail = [&](absl::string_view what) {
+      return Malformed(absl::StrCat("row ", row + 1, ": column @", i + 1, " (",
+                                    ColumnTypeName(c), "): ", what));
+    };
+    auto fixed = [&](size_t n, absl::string_view* b) -> bool {
+      return r.Bytes(n, b);
+    };
+    constexpr char kPastEnd[] = "value runs past the end of the event";
+    absl::string_view b;
+    switch (c.real_type) {
+      case kColTiny:
+      case kColShort:
+      case kColInt24:
+      case kColLong:
+      case kColLongLong: {
+        size_t n = c.real_type == kColTiny    ? 1
+                   : c.real_type == kColShort ? 2
+                   : c.real_type == kColInt24 ? 3
+                   : c.real_type == kColLong  ? 4
+                                              : 8;
+        if (!fixed(n, &b)) return fail(kPastEnd);
+        if (cell) SetInteger(cell, b, c.is_unsigned);
+        break;
+      }
+      case kColFloat: {
+        if (!fixed(4, &b)) return fail(kPastEnd);
+        if (cell) {
+          uint32_t bits = static_cast<uint32_t>(LoadLe(b));
+          float f;
+          std::memcpy(&f, &bits, sizeof(f));
+          AppendFloat(f, &cell->text);
+          cell->kind = std::isfinite(f) ? Cell::kNumber : Cell::kText;
+        }
+        break;
+      }
+      case kColDouble: {
+        if (!fixed(8, &b)) return fail(kPastEnd);
+        if (cell) {
+          uint64_t bits = LoadLe(b);
+          double d;
+          std::memcpy(&d, &bits, sizeof(d));
+          AppendDouble(d, &cell->text);
+          cell->kind = std::isfinite(d) ? Cell::kNumber : Cell::kText;
+        }
+        break;
+      }
+      case kColNull:
+        break;
+      case kColYear: {
+        if (!fixed(1, &b)) return fail(kPastEnd);
+        if (cell) {
+          uint64_t y = static_cast<uint8_t>(b[0]);
+          SetNumberU(cell, y == 0 ? 0 : 1900 + y);
+        }
+        break;
+      }
+      case kColTimestamp:
+      case kColDate:
+      case kColNewDate:
+      case kColTime:
+      case kColDatetime: {
+        size_t n = c.real_type == kColTimestamp ? 4
+                   : c.real_type == kColDatetime ? 8
+                                                 : 3;
+        if (!fixed(n, &b)) return fail(kPastEnd);
+        if (cell) {
+          cell->kind = Cell::kText;
+          bool ok = c.real_type == kColTimestamp ? AppendTimestampOld(b, &cell->text)
+                    : c.real_type == kColDatetime ? AppendDatetimeOld(b, &cell->text)
+                    : c.real_type == kColTime     ? AppendTimeOld(b, &cell->text)
+                                                  : AppendDate(b, &cell->text);
+          if (!ok) return fail("invalid temporal value");
+        }
+        break;
+      }
+      case kColTime2:
+      case kColDatetime2:
+      case kColTimestamp2: {
+        int fsp = static_cast<int>(c.meta);
+        if (fsp > 6) return fail("fractional precision above 6");
+        size_t base = c.real_type == kColTime2       ? 3
+                      : c.real_type == kColDatetime2 ? 5
+                                                     : 4;
+        if (!fixed(base + TemporalFracBytes(fsp), &b)) return fail(kPastEnd);
+        if (cell) {
+          cell->kind = Cell::kText;
+          bool ok = c.real_type == kColTime2 ? AppendTime2(b, fsp, &cell->text)
+                    : c.real_type == kColDatetime2
+                        ? AppendDatetime2(b, fsp, &cell->text)
+                        : AppendTimestamp2(b, fsp, &cell->text);
+          if (!ok) return fail("invalid temporal value");
+        }
+        break;
+      }
+      case kColNewDecimal: {
+        int precision = static_cast<int>(c.meta >> 8);
+        int scale = static_cast<int>(c.meta & 0xff);
+        size_t n = DecimalBinarySize(precision, scale);
+        if (n == 0) return fail("invalid DECIMAL precision or scale");
+        if (!fixed(n, &b)) return fail(kPastEnd);
+        if (cell) {
+          cell->kind = Cell::kText;
+          if (!AppendDecimal(b, precision, scale, &cell->text)) {
+            return fail("invalid DECIMAL digits");
+          }
+        }
+        break;
+      }
+      case kColBit: {
+        size_t n = (c.meta >> 8) + ((c.meta & 0xff) ? 1 : 0);
+        if (n == 0 || n > 8) return fail("invalid BIT length");
+        if (!fixed(n, &b)) return fail(kPastEnd);
+        if (cell) SetNumberU(cell, LoadBe(b));
+        break;
+      }
+      case kColEnum: {
+        if (c.length != 1 && c.length != 2) return fail("invalid ENUM size");
+        if (!fixed(c.length, &b)) return fail(kPastEnd);
+        if (cell) {
+          uint64_t idx = LoadLe(b);
+          if (idx == 0 && !c.enum_values.empty()) {
+            cell->kind = Cell::kText;  // the "" error value
+          } else if (idx >= 1 && idx <= c.enum_values.size()) {
+            cell->kind = Cell::kText;
+            cell->text = c.enum_values[static_cast<size_t>(idx - 1)];
+          } else {
+            SetNumberU(cell, idx);
+          }
+        }
+        break;
+      }
+      case kColSet: {
+        if (c.length < 1 || c.length > 8) return fail("invalid SET size");
+        if (!fixed(c.length, &b)) return fail(kPastEnd);
+        if (cell) {
+          uint64_t mask = LoadLe(b);
+          bool named = !c.enum_values.empty() &&
+                       (c.enum_values.size() >= 64 ||
+                        (mask >> c.enum_values.size()) == 0);
+          if (named) {
+            cell->kind = Cell::kText;
+            for (size_t bit = 0; bit < c.enum_values.size() && bit < 64; ++bit) {
+              if (!((mask >> bit) & 1)) continue;
+              if (!cell->text.empty()) cell->text.push_back(',');
+              cell->text += c.enum_values[bit];
+            }
+          } else {
+            SetNumberU(cell, mask);
+          }
+        }
+        break;
+      }
+      case kColVarchar:
+      case kColVarString:
+      case kColString: {
+        uint32_t max = c.real_type == kColString ? c.length : c.meta;
+        uint64_t len;
+        if (!ReadPrefixed(&r, max > 255 ? 2 : 1, &b, &len)) {
+          return fail("string length runs past the end of the event");
+        }
+        if (cell) SetString(cell, c, b);
+        break;
+      }
+      case kColBlob:
+      case kColTinyBlob:
+      case kColMediumBlob:
+      case kColLongBlob:
+      case kColGeometry:
+      case kColJson: {
+        if (c.meta < 1 || c.meta > 4) return fail("invalid length-prefix size");
+        uint64_t len;
+        if (!ReadPrefixed(&r, c.meta, &b, &len)) {
+          return fail("length runs past the end of the event");
+        }
+        if (!cell) break;
+        if (c.real_type == kColGeometry) {
+          cell->kind = Cell::kBinary;
+          cell->bytes = b;
+        } else if (c.real_type == kColJson) {
+          std::string error;
+          if (AppendMySqlJson(b, &cell->text, &error)) {
+            cell->kind = Cell::kJson;
+          } else {
+            // Unreadable binary JSON: show the bytes rather than fail the
+            // whole event (the value's extent is known).
+            cell->text.clear();
+            cell->kind = Cell::kBinary;
+            cell->bytes = b;
+          }
+        } else {
+          SetString(cell, c, b);
+        }
+        break;
+      }
+      default:
+        return fail("this column type cannot be decoded (its size is unknown)");
+    }
+  }
+  if (k == 0 && r.pos() == 0) {
+    return Malformed(absl::StrCat("row ", row + 1,
+                                  ": empty row image (no column present)"));
+  }
+  *pos += r.pos();
+  return absl::OkStatus();
+}
+
+absl::Status RowsDecoder::Decode(const TableMap& table, const RowsEvent& ev,
+                                 RowVisitor* visitor, uint64_t* rows) {
+  *rows = 0;
+  if (!table.columns_error.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("table map of ", table.QualifiedName(), ": ",
+                     table.columns_error));
+  }
+  if (ev.column_count != table.columns.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Rows event has ", ev.column_count, " columns, its Table_map (",
+        table.QualifiedName(), ") has ", table.columns.size()));
+  }
+  const uint64_t n = ev.column_count;
+  const uint64_t n_before = CountBits(ev.columns_before, n);
+  const uint64_t n_after =
+      ev.kind == RowsKind::kUpdate ? CountBits(ev.columns_after, n) : 0;
+  const bool want = visitor != nullptr;
+  size_t pos = 0;
+  while (pos < ev.rows.size()) {
+    const uint64_t row = *rows;
+    absl::Status s = Image(table, ev.columns_before, n_before, ev.rows, &pos,
+                           want, row);
+    if (!s.ok()) return s;
+    if (want) visitor->OnImage(row, ev.kind == RowsKind::kWrite, columns_, cells_);
+    if (ev.kind == RowsKind::kUpdate) {
+      if (ev.partial) {
+        // PARTIAL_UPDATE_ROWS_EVENT: value options between the images;
+        // bit 0 (PARTIAL_JSON_UPDATES) means JSON diffs in the after
+        // image, which this decoder does not read.
+        ByteReader r(ev.rows.substr(pos));
+        uint64_t options;
+        if (!r.PackedInt(&options)) {
+          return Malformed(absl::StrCat("row ", row + 1,
+                                        ": value options run past the end"));
+        }
+        if (options & 1) {
+          return Malformed(absl::StrCat(
+              "row ", row + 1,
+              ": partial JSON updates (binlog_row_value_options="
+              "PARTIAL_JSON) are not decoded"));
+        }
+        pos += r.pos();
+      }
+      s = Image(table, ev.columns_after, n_after, ev.rows, &pos, want, row);
+      if (!s.ok()) return s;
+      if (want) visitor->OnImage(row, true, columns_, cells_);
+    }
+    ++*rows;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace decode
+}  // namespace binlog

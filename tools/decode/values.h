@@ -1,0 +1,85 @@
+// File: tools/decode/values.h
+//
+// Text forms of the binary value encodings that MySQL and MariaDB use in
+// row images (and, for DECIMAL, in User_var events):
+//   - DECIMAL (MYSQL_TYPE_NEWDECIMAL): the "binary decimal" of
+//     strings/decimal.cc: groups of 9 digits in 4 bytes, big-endian, the
+//     sign in the top bit of the first byte (set = positive), every byte
+//     inverted for a negative number;
+//   - TIME2 / DATETIME2 / TIMESTAMP2 (MySQL 5.6.4+ and MariaDB 10.1.2+
+//     "temporal format"), big-endian with a fractional part of
+//     (fsp + 1) / 2 bytes;
+//   - the old TIME / DATE / DATETIME / TIMESTAMP / YEAR encodings;
+//   - FLOAT / DOUBLE in their shortest round-trip decimal form.
+//
+// Every function checks its input; malformed bytes give false (or an
+// error message), never a read out of bounds.
+//
+// Thread safety: thread-safe (no shared state).
+
+#ifndef BINLOG_TOOLS_DECODE_VALUES_H_
+#define BINLOG_TOOLS_DECODE_VALUES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace binlog {
+namespace decode {
+
+// Bytes of a binary DECIMAL(precision, scale), or 0 if precision/scale are
+// out of range: precision 1..65 and scale 0..38, scale <= precision (the
+// union of MySQL's 65/30 and MariaDB's 65/38 limits).
+size_t DecimalBinarySize(int precision, int scale);
+
+// Appends the decimal text ("-123.450", "0.001", "17") of `bytes`, which
+// must be exactly DecimalBinarySize(precision, scale) bytes. False if the
+// size is wrong or a 9-digit group holds a value above 999999999.
+bool AppendDecimal(absl::string_view bytes, int precision, int scale,
+                   std::string* out);
+
+// Shortest decimal text that reads back as the same float / double, as
+// std::to_chars writes it ("0.1", "1e+21", "-0"). Non-finite values
+// (which no server stores) give "nan", "inf", "-inf": callers that need
+// JSON must quote those.
+void AppendFloat(float v, std::string* out);
+void AppendDouble(double v, std::string* out);
+
+// Microseconds per unit of the stored fractional part: fsp 1-2 are stored
+// in 1 byte (hundredths), 3-4 in 2 bytes, 5-6 in 3 bytes.
+size_t TemporalFracBytes(int fsp);  // (fsp + 1) / 2, 0 for fsp 0
+
+// The formats below all take exactly the bytes of one stored value and
+// return false if fsp is out of range (0..6) or a field is out of range.
+//
+// TIME2: "[-]HH:MM:SS[.ffffff]" with fsp fraction digits (HH up to 838).
+bool AppendTime2(absl::string_view bytes, int fsp, std::string* out);
+// DATETIME2: "YYYY-MM-DD HH:MM:SS[.ffffff]".
+bool AppendDatetime2(absl::string_view bytes, int fsp, std::string* out);
+// TIMESTAMP2: seconds since the epoch, shown in UTC as
+// "YYYY-MM-DD HH:MM:SS[.ffffff]"; 0 is the zero value
+// "0000-00-00 00:00:00".
+bool AppendTimestamp2(absl::string_view bytes, int fsp, std::string* out);
+
+// Old encodings (before MySQL 5.6.4 / MariaDB's mysql56_temporal_format):
+// TIMESTAMP: 4 bytes LE seconds (shown in UTC); DATE / NEWDATE: 3 bytes LE
+// day | month << 5 | year << 9; TIME: 3 bytes LE signed HHMMSS;
+// DATETIME: 8 bytes LE YYYYMMDDHHMMSS.
+bool AppendTimestampOld(absl::string_view bytes, std::string* out);
+bool AppendDate(absl::string_view bytes, std::string* out);
+bool AppendTimeOld(absl::string_view bytes, std::string* out);
+bool AppendDatetimeOld(absl::string_view bytes, std::string* out);
+
+// Seconds since the epoch as "YYYY-MM-DD HH:MM:SS" (UTC), for any 64-bit
+// value (proleptic Gregorian calendar).
+void AppendUtcSeconds(int64_t seconds, std::string* out);
+
+// Lowercase hex of `bytes`.
+void AppendHex(absl::string_view bytes, std::string* out);
+
+}  // namespace decode
+}  // namespace binlog
+
+#endif  // BINLOG_TOOLS_DECODE_VALUES_H_
