@@ -45,39 +45,64 @@ size_t Utf8SequenceLength(absl::string_view s, size_t i) {
 }
 
 // Appends `s` with valid UTF-8 kept and everything else escaped: in JSON
-// mode as \u00XX (and \" \\), else as \xHH.
+// mode as \u00XX (and \" \\), else as \xHH. Two kinds of valid
+// characters are escaped too: C1 controls (U+0080..U+009F), which some
+// terminals act on (U+009B is CSI); and, in JSON, U+2028/U+2029, which
+// line-splitting consumers (Python's str.splitlines, JavaScript before
+// ES2019) take for line ends. Both still decode to the same characters.
 void AppendEscaped(absl::string_view s, bool json, std::string* out) {
   size_t i = 0;
-  while (i < s.size()) {
+  const size_t n = s.size();
+  while (i < n) {
+    // Fast path: a run of printable ASCII that needs no escaping.
+    size_t run = i;
+    while (run < n) {
+      const unsigned char c = static_cast<unsigned char>(s[run]);
+      if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') break;
+      ++run;
+    }
+    if (run > i) {
+      out->append(s.data() + i, run - i);
+      i = run;
+      if (i == n) break;
+    }
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
-      if (json && (c == '"' || c == '\\')) {
-        out->push_back('\\');
+      if (c == '"' || c == '\\') {
+        if (json) out->push_back('\\');
         out->push_back(static_cast<char>(c));
-      } else if (c < 0x20 || c == 0x7F) {
-        AppendEscapedByte(c, json, out);
       } else {
-        out->push_back(static_cast<char>(c));
+        AppendEscapedByte(c, json, out);  // control character or DEL
       }
       ++i;
       continue;
     }
-    size_t n = Utf8SequenceLength(s, i);
-    // C1 controls (U+0080..U+009F) are valid JSON, but some terminals act
-    // on them (U+009B is CSI): escape them outside JSON.
-    if (!json && n == 2 && c == 0xC2 &&
-        static_cast<unsigned char>(s[i + 1]) < 0xA0) {
-      AppendEscapedByte(c, json, out);
-      AppendEscapedByte(static_cast<unsigned char>(s[i + 1]), json, out);
+    size_t len = Utf8SequenceLength(s, i);
+    if (len == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      if (json) {
+        AppendEscapedByte(static_cast<unsigned char>(s[i + 1]), json, out);
+      } else {
+        AppendEscapedByte(c, json, out);
+        AppendEscapedByte(static_cast<unsigned char>(s[i + 1]), json, out);
+      }
       i += 2;
       continue;
     }
-    if (n == 0) {
+    if (json && len == 3 && c == 0xE2 &&
+        static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(s[i + 2]) == 0xA8 ||
+         static_cast<unsigned char>(s[i + 2]) == 0xA9)) {
+      out->append(static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028"
+                                                               : "\\u2029");
+      i += 3;
+      continue;
+    }
+    if (len == 0) {
       AppendEscapedByte(c, json, out);
       ++i;
     } else {
-      out->append(s.data() + i, n);
-      i += n;
+      out->append(s.data() + i, len);
+      i += len;
     }
   }
 }
@@ -85,6 +110,12 @@ void AppendEscaped(absl::string_view s, bool json, std::string* out) {
 }  // namespace
 
 void AppendJsonString(absl::string_view s, std::string* out) {
+  out->push_back('"');
+  AppendEscaped(s, /*json=*/true, out);
+  out->push_back('"');
+}
+
+void AppendTextString(absl::string_view s, std::string* out) {
   out->push_back('"');
   AppendEscaped(s, /*json=*/true, out);
   out->push_back('"');
@@ -102,57 +133,84 @@ std::string JsonString(absl::string_view s) {
   return out;
 }
 
-RecordWriter::RecordWriter(OutputFormat format) : format_(format) {
-  if (format_ == OutputFormat::kJsonl) line_ = "{";
+RecordWriter::RecordWriter(OutputFormat format)
+    : format_(format), line_(&own_) {
+  if (format_ == OutputFormat::kJsonl) line_->push_back('{');
+}
+
+RecordWriter::RecordWriter(OutputFormat format, std::string* sink)
+    : format_(format), line_(sink) {
+  if (format_ == OutputFormat::kJsonl) line_->push_back('{');
 }
 
 void RecordWriter::Key(absl::string_view key) {
   if (format_ == OutputFormat::kJsonl) {
-    if (!first_) line_.push_back(',');
-    AppendJsonString(key, &line_);
-    line_.push_back(':');
+    if (!first_) line_->push_back(',');
+    line_->push_back('"');
+    line_->append(key.data(), key.size());
+    line_->append("\":", 2);
   } else {
-    if (!line_.empty()) line_.push_back(' ');
-    line_.append(key.data(), key.size());
-    line_.push_back('=');
+    // Text() may have started the line; the first field still needs a
+    // separator then.
+    if (!line_->empty() && line_->back() != '\n') line_->push_back(' ');
+    line_->append(key.data(), key.size());
+    line_->push_back('=');
   }
   first_ = false;
 }
 
 void RecordWriter::Str(absl::string_view key, absl::string_view value) {
   Key(key);
-  AppendJsonString(value, &line_);
+  if (format_ == OutputFormat::kJsonl) {
+    AppendJsonString(value, line_);
+  } else {
+    AppendTextString(value, line_);
+  }
 }
 
 void RecordWriter::Num(absl::string_view key, uint64_t value) {
   Key(key);
-  absl::StrAppend(&line_, value);
+  absl::StrAppend(line_, value);
+}
+
+void RecordWriter::Int(absl::string_view key, int64_t value) {
+  Key(key);
+  absl::StrAppend(line_, value);
 }
 
 void RecordWriter::Bool(absl::string_view key, bool value) {
   Key(key);
-  line_.append(value ? "true" : "false");
+  line_->append(value ? "true" : "false");
 }
 
 void RecordWriter::Word(absl::string_view key, absl::string_view value) {
   Key(key);
   if (format_ == OutputFormat::kJsonl) {
-    AppendJsonString(value, &line_);
+    AppendJsonString(value, line_);
   } else {
-    line_.append(value.data(), value.size());
+    line_->append(value.data(), value.size());
   }
 }
 
+void RecordWriter::Raw(absl::string_view key, absl::string_view json) {
+  Key(key);
+  line_->append(json.data(), json.size());
+}
+
 void RecordWriter::Text(absl::string_view raw) {
-  if (format_ == OutputFormat::kText) line_.append(raw.data(), raw.size());
+  if (format_ == OutputFormat::kText) line_->append(raw.data(), raw.size());
 }
 
 std::string RecordWriter::Finish() {
-  if (format_ == OutputFormat::kJsonl) line_.push_back('}');
-  line_.push_back('\n');
-  std::string out = std::move(line_);
-  line_ = format_ == OutputFormat::kJsonl ? "{" : "";
+  if (format_ == OutputFormat::kJsonl) line_->push_back('}');
+  line_->push_back('\n');
   first_ = true;
+  std::string out;
+  if (line_ == &own_) {
+    out = std::move(own_);
+    own_.clear();
+    if (format_ == OutputFormat::kJsonl) own_.push_back('{');
+  }
   return out;
 }
 
@@ -164,6 +222,15 @@ std::string FormatUtc(uint32_t seconds) {
 std::string FormatUtcIso(uint32_t seconds) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixSeconds(seconds),
                           absl::UTCTimeZone());
+}
+
+absl::string_view UtcCache::Iso(uint32_t seconds) {
+  if (!valid_ || seconds != seconds_) {
+    text_ = FormatUtcIso(seconds);
+    seconds_ = seconds;
+    valid_ = true;
+  }
+  return text_;
 }
 
 }  // namespace tools

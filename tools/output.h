@@ -7,18 +7,24 @@
 //
 // Defines:
 //   AppendJsonString  appends a quoted, escaped JSON string
+//   AppendTextString  the same, with C1 controls escaped too (text lines
+//                     that go to a terminal)
 //   Printable         escapes control characters and non-UTF-8 bytes
 //   OutputFormat      kText or kJsonl
 //   RecordWriter      builds one output line field by field
 //   FormatUtc         "YYYY-MM-DD HH:MM:SS" in UTC
 //   FormatUtcIso      "YYYY-MM-DDTHH:MM:SSZ" (one token, for text lines)
+//   UtcCache          FormatUtcIso with a one-entry cache (events of a
+//                     binlog share their timestamps), for the dump loop
 //
 // Binlog strings (queries, database names, file names inside Rotate
 // events) are bytes, not text: a server writes whatever the client sent, and
 // a damaged file holds anything. The escaper therefore never assumes UTF-8.
 // Valid UTF-8 sequences pass through; every byte that is not part of one is
 // written as \u00XX (the byte value as a code point), and so is every control
-// character. The output is valid JSON for any input; the price is that a
+// character (C0, DEL and C1), and U+2028/U+2029 are written as \u2028 and
+// \u2029. The output is valid JSON for any input, one record per line even
+// for consumers that split lines at U+2028 or U+0085; the price is that a
 // byte 0xE9 and the character U+00E9 written as \u00e9 cannot be told apart.
 //
 // Thread safety: thread-compatible.
@@ -40,6 +46,12 @@ void AppendJsonString(absl::string_view s, std::string* out);
 // Returns `s` as a JSON string literal.
 std::string JsonString(absl::string_view s);
 
+// The quoted strings of text lines. Today the same as AppendJsonString,
+// which already escapes C1 controls (some terminals act on them); a
+// separate name so text output can diverge from JSON without touching
+// its callers.
+void AppendTextString(absl::string_view s, std::string* out);
+
 // Returns `s` safe to print on a terminal: valid UTF-8 passes, control
 // characters and bytes that are not UTF-8 become \xHH. For messages that
 // may carry bytes from a file (index entries, names), so a hostile file
@@ -55,6 +67,12 @@ enum class OutputFormat {
 // " key=value" (strings quoted as JSON strings, so a query with newlines
 // stays on one line); Text() adds raw text that appears only in text mode.
 // In JSON mode fields become members of one object; Text() is ignored.
+// Keys are written as given: they must be plain ASCII names (no quotes,
+// backslashes or control characters), as every key of the tool is.
+//
+// A writer either owns its line (Finish() returns it) or appends straight
+// to a caller's buffer (the sink constructor; End() closes the record),
+// which saves a copy per line in the dump loop.
 //
 // Example:
 //   RecordWriter w(OutputFormat::kJsonl);
@@ -64,25 +82,38 @@ enum class OutputFormat {
 class RecordWriter {
  public:
   explicit RecordWriter(OutputFormat format);
+  // Appends the record to `*sink`, which must outlive the writer.
+  RecordWriter(OutputFormat format, std::string* sink);
 
   void Str(absl::string_view key, absl::string_view value);
   void Num(absl::string_view key, uint64_t value);
+  void Int(absl::string_view key, int64_t value);
   void Bool(absl::string_view key, bool value);
   // A string written unquoted in text mode (a name or a time that has no
   // spaces), quoted in JSON mode.
   void Word(absl::string_view key, absl::string_view value);
+  // A value that is already valid JSON (a number, an array, an object),
+  // written as-is in both modes.
+  void Raw(absl::string_view key, absl::string_view json);
   // Raw text, text mode only (no separator is added).
   void Text(absl::string_view raw);
 
   // Ends the record (closing brace in JSON mode, newline in both) and
-  // returns it. The writer is left empty, ready for a new record.
+  // returns it. The writer is left empty, ready for a new record. In sink
+  // mode the record is in the sink, the result is empty, and the writer is
+  // done (make a new one for the next record).
   std::string Finish();
+  // Ends the record in sink mode (same as Finish, without a result).
+  void End() { Finish(); }
+
+  OutputFormat format() const { return format_; }
 
  private:
   void Key(absl::string_view key);
 
   OutputFormat format_;
-  std::string line_;
+  std::string own_;
+  std::string* line_;
   bool first_ = true;
 };
 
@@ -90,6 +121,17 @@ class RecordWriter {
 std::string FormatUtc(uint32_t seconds);
 // Seconds since the epoch as "YYYY-MM-DDTHH:MM:SSZ" (UTC).
 std::string FormatUtcIso(uint32_t seconds);
+
+// FormatUtcIso with the last result remembered. Thread-compatible.
+class UtcCache {
+ public:
+  absl::string_view Iso(uint32_t seconds);
+
+ private:
+  bool valid_ = false;
+  uint32_t seconds_ = 0;
+  std::string text_;
+};
 
 }  // namespace tools
 }  // namespace binlog

@@ -97,6 +97,47 @@ TEST(RecordWriterTest, FinishResetsTheWriter) {
   EXPECT_EQ(w.Finish(), "{\"b\":2}\n");
 }
 
+TEST(JsonStringTest, C1ControlsAndLineSeparatorsAreEscaped) {
+  // U+0085 (NEL), U+009B (CSI), U+2028, U+2029: valid, but line ends or
+  // terminal controls for some consumers. The JSON value is unchanged.
+  EXPECT_EQ(JsonString("a\xc2\x85" "b\xc2\x9b" "c\xe2\x80\xa8" "d\xe2\x80\xa9"),
+            "\"a\\u0085b\\u009bc\\u2028d\\u2029\"");
+  // Neighbours pass through.
+  EXPECT_EQ(JsonString("\xc2\xa0\xe2\x80\xa7"), "\"\xc2\xa0\xe2\x80\xa7\"");
+}
+
+TEST(JsonStringTest, LongAsciiRunsAreCopied) {
+  std::string s(1000, 'x');
+  s[500] = '"';
+  std::string want = "\"" + std::string(500, 'x') + "\\\"" +
+                     std::string(499, 'x') + "\"";
+  EXPECT_EQ(JsonString(s), want);
+}
+
+TEST(RecordWriterTest, SinkModeAppendsRecordsToTheBuffer) {
+  std::string buf = "before\n";
+  {
+    RecordWriter w(OutputFormat::kJsonl, &buf);
+    w.Int("n", -3);
+    w.Raw("rows", "[1,2]");
+    w.End();
+  }
+  {
+    RecordWriter w(OutputFormat::kText, &buf);
+    w.Num("a", 1);
+    w.Raw("b", "{}");
+    w.End();
+  }
+  EXPECT_EQ(buf, "before\n{\"n\":-3,\"rows\":[1,2]}\na=1 b={}\n");
+}
+
+TEST(UtcCacheTest, SameAsFormatUtcIso) {
+  UtcCache c;
+  EXPECT_EQ(c.Iso(1700000000), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(c.Iso(1700000000), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(c.Iso(0), "1970-01-01T00:00:00Z");
+}
+
 TEST(FormatUtcTest, FormatsInUtc) {
   EXPECT_EQ(FormatUtc(0), "1970-01-01 00:00:00");
   EXPECT_EQ(FormatUtc(1700000000), "2023-11-14 22:13:20");
