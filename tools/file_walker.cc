@@ -96,6 +96,7 @@ absl::Status FileWalker::Run() {
       ++cur_.transactions;
     }
     observer_->OnEvent(cur_, ev, r);
+    if (stop_) return absl::OkStatus();
   }
 }
 

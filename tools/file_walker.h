@@ -60,12 +60,19 @@ class FileWalker {
 
   FileWalker(Reader* reader, Observer* observer);
 
-  // Reads to the end of the last file: OK. Otherwise returns the reader's
+  // Reads to the end of the last file (or until an observer calls
+  // RequestStop): OK. Otherwise returns the reader's
   // error (see binlog/reader.h); failed_file() then holds the facts gathered
   // so far for the file the reader stopped in (only name and number if it
   // stopped before that file's first event). Files before it have had their
   // OnFileEnd(last = false).
   absl::Status Run();
+
+  // Makes Run() return OK after the current event (no OnFileEnd for the
+  // file it is in). For observers that have seen enough (dump
+  // --stop-position, find).
+  void RequestStop() { stop_ = true; }
+  bool stopped() const { return stop_; }
 
   const FileFacts& failed_file() const { return failed_; }
   uint64_t total_events() const { return total_events_; }
@@ -83,6 +90,7 @@ class FileWalker {
   FileFacts failed_;
   size_t torn_seen_ = 0;
   uint64_t total_events_ = 0;
+  bool stop_ = false;
 };
 
 }  // namespace tools

@@ -1,0 +1,507 @@
+#include "tools/event_printer.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "binlog/format.h"
+#include "tools/decode/events.h"
+#include "tools/decode/values.h"
+
+namespace binlog {
+namespace tools {
+namespace {
+
+const char* ChecksumAlgName(ChecksumAlg alg) {
+  switch (alg) {
+    case ChecksumAlg::kOff: return "none";
+    case ChecksumAlg::kCrc32: return "crc32";
+    case ChecksumAlg::kUndefined: return "undefined";
+  }
+  return "undefined";
+}
+
+// Bytes of an unknown event's body printed as hex.
+constexpr size_t kMaxRawBody = 1024;
+
+// Formats row images for one Rows event: a JSON array of objects, or text
+// lines below the event line.
+class RowFormatter final : public decode::RowVisitor {
+ public:
+  RowFormatter(OutputFormat format, std::string* json, std::string* lines)
+      : format_(format), json_(json), lines_(lines) {}
+
+  void OnImage(uint64_t row, bool after, const std::vector<uint32_t>& columns,
+               const std::vector<decode::Cell>& cells) override {
+    const char* which = after ? "after" : "before";
+    if (format_ == OutputFormat::kText) {
+      absl::StrAppend(lines_, "  row ", row + 1, " ", which, ":");
+      for (size_t i = 0; i < columns.size(); ++i) {
+        absl::StrAppend(lines_, " @", columns[i] + 1, "=");
+        AppendCellText(cells[i], lines_);
+      }
+      lines_->push_back('\n');
+      return;
+    }
+    if (!open_ || row != row_) {
+      if (open_) json_->append("},");
+      json_->push_back('{');
+      open_ = true;
+      row_ = row;
+    } else {
+      json_->push_back(',');
+    }
+    absl::StrAppend(json_, "\"", which, "\":{");
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i > 0) json_->push_back(',');
+      absl::StrAppend(json_, "\"@", columns[i] + 1, "\":");
+      AppendCellJson(cells[i], json_);
+    }
+    json_->push_back('}');
+  }
+
+  // Closes the JSON array.
+  void Finish() {
+    if (open_) json_->push_back('}');
+    json_->push_back(']');
+  }
+
+ private:
+  OutputFormat format_;
+  std::string* json_;
+  std::string* lines_;
+  bool open_ = false;
+  uint64_t row_ = 0;
+};
+
+}  // namespace
+
+void AppendCellJson(const decode::Cell& cell, std::string* out) {
+  switch (cell.kind) {
+    case decode::Cell::kNull: out->append("null"); return;
+    case decode::Cell::kNumber:
+    case decode::Cell::kJson: out->append(cell.text); return;
+    case decode::Cell::kText: AppendJsonString(cell.text, out); return;
+    case decode::Cell::kBytes: AppendJsonString(cell.bytes, out); return;
+    case decode::Cell::kBinary:
+      out->append("{\"hex\":\"");
+      decode::AppendHex(cell.bytes, out);
+      out->append("\"}");
+      return;
+  }
+}
+
+void AppendCellText(const decode::Cell& cell, std::string* out) {
+  switch (cell.kind) {
+    case decode::Cell::kNull: out->append("NULL"); return;
+    case decode::Cell::kNumber:
+    case decode::Cell::kJson: out->append(cell.text); return;
+    case decode::Cell::kText: AppendTextString(cell.text, out); return;
+    case decode::Cell::kBytes: AppendTextString(cell.bytes, out); return;
+    case decode::Cell::kBinary:
+      out->append("0x");
+      decode::AppendHex(cell.bytes, out);
+      return;
+  }
+}
+
+EventPrinter::EventPrinter(const PrintOptions& options) : options_(options) {}
+
+void EventPrinter::PrintFileStart(absl::string_view file_name,
+                                  std::string* out) {
+  if (options_.format != OutputFormat::kText) return;
+  out->append("# file ");
+  AppendTextString(file_name, out);
+  out->push_back('\n');
+}
+
+void EventPrinter::PrintEvent(absl::string_view file_name, const Event& ev,
+                              const FormatDescription& fde, std::string* out,
+                              const PayloadHeader* payload) {
+  const bool text = options_.format == OutputFormat::kText;
+  if (ev.header.type == kFormatDescriptionEvent) ResetTables();
+  std::string row_lines;
+  RecordWriter w(options_.format, out);
+  if (text) {
+    absl::StrAppend(out, "#", ev.offset, " end=", ev.end_offset, " ",
+                    EventTypeName(ev.header.type));
+  } else {
+    w.Str("file", file_name);
+    w.Num("pos", ev.offset);
+    w.Num("end_pos", ev.end_offset);
+    w.Num("type", ev.header.type);
+    w.Str("type_name", EventTypeName(ev.header.type));
+  }
+  w.Num("size", ev.header.event_size);
+  w.Num("server_id", ev.header.server_id);
+  if (text) {
+    w.Word("time", utc_.Iso(ev.header.timestamp));
+    w.Word("crc", ChecksumStateName(ev.checksum));
+    w.Word("flags", absl::StrCat("0x", absl::Hex(ev.header.flags)));
+    if (ev.header.log_pos != ev.end_offset && !ev.from_payload) {
+      w.Num("log_pos", ev.header.log_pos);  // artificial events only
+    }
+  } else {
+    w.Word("checksum", ChecksumStateName(ev.checksum));
+    w.Num("timestamp", ev.header.timestamp);
+    w.Word("time", utc_.Iso(ev.header.timestamp));
+    w.Num("log_pos", ev.header.log_pos);
+    w.Num("flags", ev.header.flags);
+  }
+  if (ev.from_payload) {
+    // An inner event of a Transaction_payload: pos/end_pos are the
+    // payload's (where a reader resumes), log_pos is 0 as stored.
+    w.Num("payload_index", ev.payload_index);
+    w.Num("payload_events", ev.payload_events);
+    if (ev.payload_index == 0 && payload != nullptr) {
+      w.Word("payload_compression",
+             decode::CompressionTypeName(payload->compression_type));
+      w.Num("payload_size", payload->payload_size);
+      if (payload->has_uncompressed_size) {
+        w.Num("payload_uncompressed_size", payload->uncompressed_size);
+      }
+    }
+  }
+  AddDetails(ev, fde, &w, &row_lines);
+  w.End();
+  out->append(row_lines);
+}
+
+void EventPrinter::PrintTornTail(const TornTail& t, std::string* out) {
+  if (options_.format == OutputFormat::kText) {
+    absl::StrAppend(out, "# torn tail in ", Printable(t.file_name), " at ",
+                    t.offset, ": ", Printable(t.reason), " (",
+                    t.trailing_bytes, " bytes",
+                    t.in_use ? ", in-use flag set" : "", ")\n");
+    return;
+  }
+  RecordWriter w(options_.format, out);
+  w.Bool("torn_tail", true);
+  w.Str("file", t.file_name);
+  w.Num("pos", t.offset);
+  w.Num("bytes", t.trailing_bytes);
+  w.Str("reason", t.reason);
+  w.Bool("in_use", t.in_use);
+  w.Bool("zeros", t.zeros);
+  w.End();
+}
+
+void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
+                              RecordWriter* w, std::string* row_lines) {
+  const absl::string_view body = ev.body();
+  auto error = [w](const absl::Status& s) {
+    w->Str("decode_error", s.message());
+  };
+  const uint8_t type = ev.header.type;
+  switch (type) {
+    case kQueryEvent:
+    case kExecuteLoadQueryEvent: {
+      // Execute_load_query has the Query layout with a longer post-header
+      // (13 + 13 bytes), which the FDE declares; DecodeQuery skips it.
+      auto q = DecodeQuery(body, fde.PostHeaderLen(type));
+      if (!q.ok()) return error(q.status());
+      w->Num("thread_id", q->thread_id);
+      w->Num("exec_time", q->exec_time);
+      w->Num("error_code", q->error_code);
+      w->Str("db", q->db);
+      w->Str("query", q->query);
+      return;
+    }
+    case kMariaQueryCompressedEvent: {
+      uint8_t phl = fde.PostHeaderLen(type);
+      auto q = decode::DecodeMariaCompressedQuery(body, phl ? phl : 13);
+      if (!q.ok()) return error(q.status());
+      w->Num("thread_id", q->thread_id);
+      w->Num("exec_time", q->exec_time);
+      w->Num("error_code", q->error_code);
+      w->Str("db", q->db);
+      w->Str("query", q->query);
+      return;
+    }
+    case kRotateEvent: {
+      auto r = DecodeRotate(body);
+      if (!r.ok()) return error(r.status());
+      w->Str("next_file", r->next_file);
+      w->Num("next_pos", r->position);
+      return;
+    }
+    case kFormatDescriptionEvent: {
+      auto f = DecodeFormatDescription(ev.data);
+      if (!f.ok()) return error(f.status());
+      w->Str("server_version", f->server_version);
+      w->Num("binlog_version", f->binlog_version);
+      w->Word("checksum_alg", ChecksumAlgName(f->checksum_alg));
+      w->Bool("in_use", f->in_use);
+      w->Num("create_timestamp", f->create_timestamp);
+      return;
+    }
+    case kMariaGtidEvent: {
+      auto g = decode::DecodeMariaGtid(body);
+      if (!g.ok()) return error(g.status());
+      w->Word("gtid", g->ToString(ev.header.server_id));
+      w->Num("gtid_flags", g->flags2);
+      if (g->has_commit_id) w->Num("commit_id", g->commit_id);
+      if (g->has_xid) {
+        w->Str("xa_xid", decode::FormatXid(g->xid_format_id, g->xid_gtrid,
+                                           g->xid_bqual));
+      }
+      return;
+    }
+    case kGtidEvent:
+    case kAnonymousGtidEvent: {
+      auto g = decode::DecodeMySqlGtid(body);
+      if (!g.ok()) return error(g.status());
+      w->Word("gtid", g->ToString());
+      w->Num("gtid_flags", g->flags);
+      if (g->has_logical_clock) {
+        w->Int("last_committed", g->last_committed);
+        w->Int("sequence_number", g->sequence_number);
+      }
+      if (g->has_commit_timestamps) {
+        w->Num("immediate_commit_timestamp", g->immediate_commit_timestamp);
+        w->Num("original_commit_timestamp", g->original_commit_timestamp);
+      }
+      if (g->has_transaction_length) {
+        w->Num("transaction_length", g->transaction_length);
+      }
+      if (g->has_server_versions) {
+        w->Num("immediate_server_version", g->immediate_server_version);
+        w->Num("original_server_version", g->original_server_version);
+      }
+      return;
+    }
+    case kPreviousGtidsEvent: {
+      auto s = decode::DecodePreviousGtids(body);
+      if (!s.ok()) return error(s.status());
+      w->Str("previous_gtids", *s);
+      return;
+    }
+    case kMariaGtidListEvent: {
+      auto l = decode::DecodeMariaGtidList(body);
+      if (!l.ok()) return error(l.status());
+      w->Str("gtid_list", l->ToString());
+      return;
+    }
+    case kMariaBinlogCheckpointEvent: {
+      auto f = decode::DecodeBinlogCheckpoint(body);
+      if (!f.ok()) return error(f.status());
+      w->Str("checkpoint_file", *f);
+      return;
+    }
+    case kXidEvent: {
+      if (body.size() < 8) {
+        w->Str("decode_error", "xid event too short");
+        return;
+      }
+      w->Num("xid", LoadLe64(body.data()));
+      return;
+    }
+    case kIntvarEvent: {
+      auto i = decode::DecodeIntvar(body);
+      if (!i.ok()) return error(i.status());
+      w->Word("intvar_type", decode::IntvarTypeName(i->type));
+      w->Num("intvar_value", i->value);
+      return;
+    }
+    case kRandEvent: {
+      auto r = decode::DecodeRand(body);
+      if (!r.ok()) return error(r.status());
+      w->Num("rand_seed1", r->seed1);
+      w->Num("rand_seed2", r->seed2);
+      return;
+    }
+    case kUserVarEvent: {
+      auto u = decode::DecodeUserVar(body);
+      if (!u.ok()) return error(u.status());
+      w->Str("user_var_name", u->name);
+      if (u->is_null) {
+        w->Raw("user_var_value", w->format() == OutputFormat::kText ? "NULL"
+                                                                   : "null");
+      } else if (u->is_string || u->type == 4) {
+        w->Str("user_var_value", u->value);
+      } else if (u->value == "nan" || u->value == "inf" ||
+                 u->value == "-inf") {
+        w->Str("user_var_value", u->value);
+      } else {
+        w->Raw("user_var_value", u->value);
+      }
+      return;
+    }
+    case kRowsQueryEvent: {
+      auto q = decode::DecodeRowsQuery(body);
+      if (!q.ok()) return error(q.status());
+      w->Str("query", *q);
+      return;
+    }
+    case kMariaAnnotateRowsEvent:
+      w->Str("query", body);
+      return;
+    case kXaPrepareEvent: {
+      auto x = decode::DecodeXaPrepare(body);
+      if (!x.ok()) return error(x.status());
+      w->Str("xa_xid", decode::FormatXid(x->format_id, x->gtrid, x->bqual));
+      w->Bool("one_phase", x->one_phase);
+      return;
+    }
+    case kIncidentEvent: {
+      auto i = decode::DecodeIncident(body);
+      if (!i.ok()) return error(i.status());
+      w->Num("incident", i->number);
+      w->Str("message", i->message);
+      return;
+    }
+    case kTransactionPayloadEvent: {
+      auto p = decode::DecodeTransactionPayload(body);
+      if (!p.ok()) return error(p.status());
+      w->Word("compression", decode::CompressionTypeName(p->compression_type));
+      w->Num("payload_size", p->payload_size);
+      if (p->has_uncompressed_size) {
+        w->Num("uncompressed_size", p->uncompressed_size);
+      }
+      return;
+    }
+    case kBeginLoadQueryEvent:
+    case kAppendBlockEvent: {
+      // LOAD DATA: a 4-byte file id, then a block of the file's data.
+      if (body.size() < 4) {
+        w->Str("decode_error", "load event shorter than its file id");
+        return;
+      }
+      w->Num("file_id", LoadLe32(body.data()));
+      w->Num("block_size", body.size() - 4);
+      return;
+    }
+    case kTableMapEvent:
+      AddTableMap(ev, fde, w);
+      return;
+    default:
+      break;
+  }
+  if (decode::IsRowsEvent(type)) {
+    AddRows(ev, fde, w, row_lines);
+    return;
+  }
+  if (absl::StartsWith(EventTypeName(type), "UNKNOWN_EVENT")) {
+    // An event type neither server defines: its bytes, so an operator can
+    // see what it is. Not fatal: the reader has validated its framing.
+    std::string hex;
+    decode::AppendHex(body.substr(0, kMaxRawBody), &hex);
+    w->Word("body_hex", hex);
+    if (body.size() > kMaxRawBody) w->Bool("body_truncated", true);
+  }
+}
+
+void EventPrinter::AddTableMap(const Event& ev, const FormatDescription& fde,
+                               RecordWriter* w) {
+  const absl::string_view body = ev.body();
+  const uint8_t phl = fde.PostHeaderLen(kTableMapEvent);
+  const size_t id_size = phl == 6 ? 4 : 6;
+  if (body.size() < id_size) {
+    w->Str("decode_error", "Table_map event too short for its table id");
+    return;
+  }
+  const uint64_t id = LoadLeN(body.data(), id_size);
+  CachedTable& c = tables_[id];
+  // A server writes the same Table_map before every statement on a table:
+  // decode it again only when its bytes changed.
+  if (!c.ok || c.raw != body) {
+    auto t = decode::DecodeTableMap(body, phl);
+    if (!t.ok()) {
+      tables_.erase(id);
+      w->Str("decode_error", t.status().message());
+      return;
+    }
+    c.raw.assign(body.data(), body.size());
+    c.ok = true;
+    c.map = std::move(*t);
+  }
+  const decode::TableMap& m = c.map;
+  w->Num("table_id", m.table_id);
+  w->Str("db", m.db);
+  w->Str("table", m.table);
+  w->Num("column_count", m.columns.size());
+  if (!m.columns_error.empty()) {
+    w->Str("decode_error", m.columns_error);
+    return;
+  }
+  const bool json = w->format() == OutputFormat::kJsonl;
+  std::string types = json ? "[" : "";
+  for (size_t i = 0; i < m.columns.size(); ++i) {
+    if (i > 0) types.push_back(',');
+    if (json) {
+      AppendJsonString(decode::ColumnTypeName(m.columns[i]), &types);
+    } else {
+      // Text: one token per column, no spaces ("BIGINT_UNSIGNED").
+      std::string name = decode::ColumnTypeName(m.columns[i]);
+      for (char& ch : name) {
+        if (ch == ' ') ch = '_';
+      }
+      types += name;
+    }
+  }
+  if (json) types.push_back(']');
+  w->Raw("column_types", types);
+  if (m.has_names) {
+    std::string names = "[";
+    for (size_t i = 0; i < m.columns.size(); ++i) {
+      if (i > 0) names.push_back(',');
+      if (json) {
+        AppendJsonString(m.columns[i].name, &names);
+      } else {
+        AppendTextString(m.columns[i].name, &names);
+      }
+    }
+    names.push_back(']');
+    w->Raw("column_names", names);
+  }
+}
+
+void EventPrinter::AddRows(const Event& ev, const FormatDescription& fde,
+                           RecordWriter* w, std::string* row_lines) {
+  decode::RowsEvent rows;
+  absl::Status s = decode::DecodeRowsEvent(
+      ev.header.type, ev.body(), fde.PostHeaderLen(ev.header.type), &scratch_,
+      &rows);
+  if (!s.ok()) {
+    w->Str("decode_error", s.message());
+    return;
+  }
+  w->Num("table_id", rows.table_id);
+  auto it = tables_.find(rows.table_id);
+  if (it == tables_.end() || !it->second.ok) {
+    w->Str("rows_error", absl::StrCat("no Table_map for table id ",
+                                      rows.table_id, " before this event"));
+    return;
+  }
+  const decode::TableMap& table = it->second.map;
+  w->Str("db", table.db);
+  w->Str("table", table.table);
+  if (w->format() == OutputFormat::kText) {
+    w->Word("rows_flags", absl::StrCat("0x", absl::Hex(rows.flags)));
+  } else {
+    w->Num("rows_flags", rows.flags);
+  }
+  uint64_t count = 0;
+  std::string lines;
+  if (!options_.decode_rows) {
+    s = rows_decoder_.Decode(table, rows, nullptr, &count);
+    if (s.ok()) {
+      w->Num("row_count", count);
+    } else {
+      w->Str("rows_error", s.message());
+    }
+    return;
+  }
+  rows_json_.assign("[");
+  RowFormatter formatter(w->format(), &rows_json_, &lines);
+  s = rows_decoder_.Decode(table, rows, &formatter, &count);
+  formatter.Finish();
+  if (s.ok()) w->Num("row_count", count);
+  if (w->format() == OutputFormat::kJsonl) {
+    w->Raw("rows", rows_json_);
+  } else {
+    row_lines->append(lines);
+  }
+  if (!s.ok()) w->Str("rows_error", s.message());
+}
+
+}  // namespace tools
+}  // namespace binlog
