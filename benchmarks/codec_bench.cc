@@ -281,6 +281,7 @@ void CodecArgs(benchmark::internal::Benchmark* b) {
     for (int level : {1, 3, 9}) b->Args({1, level, rows, 0});
     b->Args({2, 0, rows, 0});
   }
+  b->Args({2, -2, 5, 0});  // lz4 acceleration 2: what speed costs in ratio
   for (int level : {1, 3}) b->Args({1, level, 5, 1});
   b->Args({2, 0, 5, 1});
 }

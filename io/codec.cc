@@ -11,10 +11,14 @@
 #include "io/codec.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "lz4frame.h"
+#include "sync/mutex.h"
 #include "zstd.h"
 #include "zstd_errors.h"
 
@@ -34,28 +38,106 @@ constexpr int kZstdMinWindowLogLimit = 23;
 constexpr size_t kPlausibleRatio = 64;
 constexpr size_t kMinOutput = 4096;
 
-struct ThreadContexts {
-  ZSTD_CCtx* zstd_c = nullptr;
-  ZSTD_DCtx* zstd_d = nullptr;
-  LZ4F_cctx* lz4_c = nullptr;
-  LZ4F_dctx* lz4_d = nullptr;
-  uint64_t created = 0;
+// Contexts pooled process-wide, per kind, handed out last-in first-out.
+//
+// Why a pool and not thread_local contexts: with 64 committing threads on
+// 2 vCPUs, per-thread contexts meant 64 sets of codec tables competing for
+// the caches, and a thread-per-connection server would create contexts for
+// every connection. A LIFO pool hands out the context used last (still in
+// cache), needs only as many contexts as compressions really run at once,
+// and outlives threads. The mutex is held for a push or a pop.
+std::atomic<uint64_t> g_contexts_created{0};
 
-  ThreadContexts() = default;
-  ThreadContexts(const ThreadContexts&) = delete;
-  ThreadContexts& operator=(const ThreadContexts&) = delete;
-  ~ThreadContexts() {
-    ZSTD_freeCCtx(zstd_c);
-    ZSTD_freeDCtx(zstd_d);
-    if (lz4_c != nullptr) LZ4F_freeCompressionContext(lz4_c);
-    if (lz4_d != nullptr) LZ4F_freeDecompressionContext(lz4_d);
+template <typename Ctx>
+class ContextPool {
+ public:
+  using Destroy = void (*)(Ctx*);
+  explicit ContextPool(Destroy destroy) : destroy_(destroy) {
+    free_.reserve(256);  // grows (once) only past 256 concurrent users
   }
+  // A pooled context, or nullptr when the caller must create one.
+  Ctx* Take() {
+    sync::MutexLock l(&mu_);
+    if (free_.empty()) return nullptr;
+    Ctx* c = free_.back();
+    free_.pop_back();
+    return c;
+  }
+  void Give(Ctx* c) {
+    sync::MutexLock l(&mu_);
+    free_.push_back(c);
+  }
+  // A context that failed mid-operation is not reused.
+  void Discard(Ctx* c) { destroy_(c); }
+
+ private:
+  Destroy destroy_;
+  sync::Mutex mu_;
+  std::vector<Ctx*> free_ ABSL_GUARDED_BY(mu_);
 };
 
-ThreadContexts& Contexts() {
-  thread_local ThreadContexts contexts;
-  return contexts;
+// Never destroyed: contexts may be in use by threads that outlive static
+// destruction, and the process exit frees them anyway.
+ContextPool<ZSTD_CCtx>& ZstdCPool() {
+  static auto* p = new ContextPool<ZSTD_CCtx>(
+      [](ZSTD_CCtx* c) { ZSTD_freeCCtx(c); });
+  return *p;
 }
+ContextPool<ZSTD_DCtx>& ZstdDPool() {
+  static auto* p = new ContextPool<ZSTD_DCtx>(
+      [](ZSTD_DCtx* c) { ZSTD_freeDCtx(c); });
+  return *p;
+}
+ContextPool<LZ4F_cctx>& Lz4CPool() {
+  static auto* p = new ContextPool<LZ4F_cctx>(
+      [](LZ4F_cctx* c) { LZ4F_freeCompressionContext(c); });
+  return *p;
+}
+ContextPool<LZ4F_dctx>& Lz4DPool() {
+  static auto* p = new ContextPool<LZ4F_dctx>(
+      [](LZ4F_dctx* c) { LZ4F_freeDecompressionContext(c); });
+  return *p;
+}
+
+ZSTD_CCtx* NewZstdC() { return ZSTD_createCCtx(); }
+ZSTD_DCtx* NewZstdD() { return ZSTD_createDCtx(); }
+LZ4F_cctx* NewLz4C() {
+  LZ4F_cctx* c = nullptr;
+  if (LZ4F_isError(LZ4F_createCompressionContext(&c, LZ4F_VERSION))) return nullptr;
+  return c;
+}
+LZ4F_dctx* NewLz4D() {
+  LZ4F_dctx* c = nullptr;
+  if (LZ4F_isError(LZ4F_createDecompressionContext(&c, LZ4F_VERSION))) return nullptr;
+  return c;
+}
+
+// A context borrowed from a pool for one call; returned on scope exit.
+template <typename Ctx>
+class Lease {
+ public:
+  Lease(ContextPool<Ctx>* pool, Ctx* (*create)()) : pool_(pool) {
+    ctx_ = pool->Take();
+    if (ctx_ == nullptr) {
+      ctx_ = create();
+      if (ctx_ != nullptr) g_contexts_created.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  ~Lease() {
+    if (ctx_ != nullptr) pool_->Give(ctx_);
+  }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  Ctx* get() const { return ctx_; }
+  void Discard() {
+    pool_->Discard(ctx_);
+    ctx_ = nullptr;
+  }
+
+ private:
+  ContextPool<Ctx>* pool_;
+  Ctx* ctx_;
+};
 
 absl::Status NoContext(const char* what) {
   return absl::ResourceExhaustedError(
@@ -115,16 +197,13 @@ absl::Status TooLarge(size_t max_output) {
 
 absl::Status DecompressZstd(absl::string_view input, uint64_t size_hint,
                             size_t max_output, ByteBuffer* out) {
-  ThreadContexts& c = Contexts();
-  if (c.zstd_d == nullptr) {
-    c.zstd_d = ZSTD_createDCtx();
-    if (c.zstd_d == nullptr) return NoContext("zstd decompression");
-    ++c.created;
-  }
-  ZSTD_DCtx_reset(c.zstd_d, ZSTD_reset_session_and_parameters);
+  Lease<ZSTD_DCtx> lease(&ZstdDPool(), &NewZstdD);
+  ZSTD_DCtx* d = lease.get();
+  if (d == nullptr) return NoContext("zstd decompression");
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_and_parameters);
   int wlog = std::min(kZstdMaxWindowLog,
                       std::max(kZstdMinWindowLogLimit, Log2Ceil(max_output)));
-  size_t r = ZSTD_DCtx_setParameter(c.zstd_d, ZSTD_d_windowLogMax, wlog);
+  size_t r = ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, wlog);
   if (ZSTD_isError(r)) {
     return absl::InternalError(absl::StrCat("zstd: ", ZSTD_getErrorName(r)));
   }
@@ -139,7 +218,7 @@ absl::Status DecompressZstd(absl::string_view input, uint64_t size_hint,
     ZSTD_outBuffer o{out->data(), out->capacity(), out->size()};
     size_t in_before = in.pos;
     size_t out_before = o.pos;
-    r = ZSTD_decompressStream(c.zstd_d, &o, &in);
+    r = ZSTD_decompressStream(d, &o, &in);
     out->set_size(o.pos);
     if (ZSTD_isError(r)) {
       return absl::DataLossError(
@@ -164,15 +243,10 @@ absl::Status DecompressZstd(absl::string_view input, uint64_t size_hint,
 
 absl::Status DecompressLz4(absl::string_view input, uint64_t size_hint,
                            size_t max_output, ByteBuffer* out) {
-  ThreadContexts& c = Contexts();
-  if (c.lz4_d == nullptr) {
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&c.lz4_d, LZ4F_VERSION))) {
-      c.lz4_d = nullptr;
-      return NoContext("lz4 decompression");
-    }
-    ++c.created;
-  }
-  LZ4F_resetDecompressionContext(c.lz4_d);
+  Lease<LZ4F_dctx> lease(&Lz4DPool(), &NewLz4D);
+  LZ4F_dctx* d = lease.get();
+  if (d == nullptr) return NoContext("lz4 decompression");
+  LZ4F_resetDecompressionContext(d);
   const size_t limit = max_output + 1;
   out->clear();
   out->Reserve(FirstCapacity(input.size(), size_hint, limit));
@@ -185,7 +259,7 @@ absl::Status DecompressLz4(absl::string_view input, uint64_t size_hint,
     size_t room = out->capacity() - out->size();
     size_t dst_size = room;
     size_t src_size = src_left;
-    size_t r = LZ4F_decompress(c.lz4_d, out->data() + out->size(), &dst_size,
+    size_t r = LZ4F_decompress(d, out->data() + out->size(), &dst_size,
                                src, &src_size, nullptr);
     if (LZ4F_isError(r)) {
       return absl::DataLossError(
@@ -292,14 +366,10 @@ absl::StatusOr<size_t> Compress(Codec codec, int level,
         "compression output of ", out_capacity, " bytes is below the bound ",
         MaxCompressedSize(codec, input.size())));
   }
-  ThreadContexts& c = Contexts();
   if (codec == Codec::kZstd) {
-    if (c.zstd_c == nullptr) {
-      c.zstd_c = ZSTD_createCCtx();
-      if (c.zstd_c == nullptr) return NoContext("zstd compression");
-      ++c.created;
-    }
-    ZSTD_CCtx* z = c.zstd_c;
+    Lease<ZSTD_CCtx> lease(&ZstdCPool(), &NewZstdC);
+    ZSTD_CCtx* z = lease.get();
+    if (z == nullptr) return NoContext("zstd compression");
     ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
     size_t r = ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level);
     // As MySQL's frames: no content size (the payload header has it) and
@@ -321,28 +391,23 @@ absl::StatusOr<size_t> Compress(Codec codec, int level,
     return o.pos;
   }
   // lz4
-  if (c.lz4_c == nullptr) {
-    if (LZ4F_isError(LZ4F_createCompressionContext(&c.lz4_c, LZ4F_VERSION))) {
-      c.lz4_c = nullptr;
-      return NoContext("lz4 compression");
-    }
-    ++c.created;
-  }
+  Lease<LZ4F_cctx> lease(&Lz4CPool(), &NewLz4C);
+  LZ4F_cctx* lc = lease.get();
+  if (lc == nullptr) return NoContext("lz4 compression");
   LZ4F_preferences_t p = Lz4Preferences(level);
-  size_t pos = LZ4F_compressBegin(c.lz4_c, out, out_capacity, &p);
+  size_t pos = LZ4F_compressBegin(lc, out, out_capacity, &p);
   if (!LZ4F_isError(pos) && !input.empty()) {
-    size_t n = LZ4F_compressUpdate(c.lz4_c, out + pos, out_capacity - pos,
+    size_t n = LZ4F_compressUpdate(lc, out + pos, out_capacity - pos,
                                    input.data(), input.size(), nullptr);
     pos = LZ4F_isError(n) ? n : pos + n;
   }
   if (!LZ4F_isError(pos)) {
-    size_t n = LZ4F_compressEnd(c.lz4_c, out + pos, out_capacity - pos, nullptr);
+    size_t n = LZ4F_compressEnd(lc, out + pos, out_capacity - pos, nullptr);
     pos = LZ4F_isError(n) ? n : pos + n;
   }
   if (LZ4F_isError(pos)) {
     // A failed call leaves the context mid-frame; drop it.
-    LZ4F_freeCompressionContext(c.lz4_c);
-    c.lz4_c = nullptr;
+    lease.Discard();
     return absl::InternalError(absl::StrCat("lz4: ", LZ4F_getErrorName(pos)));
   }
   return pos;
@@ -375,7 +440,9 @@ absl::Status Decompress(Codec codec, absl::string_view input,
   return absl::InvalidArgumentError("unknown codec");
 }
 
-uint64_t CodecContextsCreatedByThisThread() { return Contexts().created; }
+uint64_t CodecContextsCreated() {
+  return g_contexts_created.load(std::memory_order_relaxed);
+}
 
 }  // namespace io
 }  // namespace binlog

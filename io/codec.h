@@ -16,10 +16,12 @@
 //
 // Contexts. Compression and decompression contexts (ZSTD_CCtx/ZSTD_DCtx,
 // LZ4F_cctx/LZ4F_dctx) are expensive to create (zstd's level-3 context is
-// about a megabyte of tables), so each thread keeps one of each per codec in
-// a thread_local cache, created on the thread's first use and freed when the
-// thread exits. In steady state Compress() allocates nothing, and
-// Decompress() allocates only when its output buffer has to grow.
+// about a megabyte of tables), so they are pooled process-wide, one pool per
+// kind, and handed out last-in first-out: a call borrows the context used
+// last (still in cache) and gives it back. The pools grow to the number of
+// calls that really run at once and never shrink. In steady state
+// Compress() allocates nothing, and Decompress() allocates only when its
+// output buffer has to grow.
 //
 // Bounded decompression. Decompress() never trusts a size it is told: it
 // decompresses in streaming fashion into a buffer that grows with the real
@@ -37,7 +39,7 @@
 // for anything wrong with the compressed bytes (garbage, truncated frame,
 // trailing bytes, output past max_output), with the codec's message.
 //
-// Thread safety: all functions are thread-safe (contexts are per thread).
+// Thread safety: all functions are thread-safe.
 
 #ifndef BINLOG_IO_CODEC_H_
 #define BINLOG_IO_CODEC_H_
@@ -127,9 +129,9 @@ absl::Status Decompress(Codec codec, absl::string_view input,
                         uint64_t size_hint, size_t max_output,
                         ByteBuffer* out);
 
-// Contexts created by this thread's cache so far (for tests that check
-// that steady-state calls reuse them).
-uint64_t CodecContextsCreatedByThisThread();
+// Contexts created so far, all pools (for tests that check that
+// steady-state calls reuse them).
+uint64_t CodecContextsCreated();
 
 }  // namespace io
 }  // namespace binlog

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -143,21 +144,42 @@ TEST_P(CodecTest, FlippedBytesNeverCrash) {
   }
 }
 
-TEST_P(CodecTest, ContextsAreReusedPerThread) {
-  std::thread t([&] {
-    std::string in = RowText(20000, 2);
-    std::string c = CompressToString(GetParam(), 0, in);
-    ByteBuffer out;
+TEST_P(CodecTest, ContextsAreReusedAcrossCallsAndThreads) {
+  std::string in = RowText(20000, 2);
+  std::string c = CompressToString(GetParam(), 0, in);
+  ByteBuffer out;
+  ASSERT_THAT(Decompress(GetParam(), c, in.size(), 1 << 20, &out), IsOk());
+  uint64_t created = CodecContextsCreated();
+  for (int i = 0; i < 100; ++i) {
+    c = CompressToString(GetParam(), 0, in);
     ASSERT_THAT(Decompress(GetParam(), c, in.size(), 1 << 20, &out), IsOk());
-    uint64_t created = CodecContextsCreatedByThisThread();
-    EXPECT_EQ(created, 2u);  // one compression, one decompression context
-    for (int i = 0; i < 100; ++i) {
-      c = CompressToString(GetParam(), 0, in);
-      ASSERT_THAT(Decompress(GetParam(), c, in.size(), 1 << 20, &out), IsOk());
-    }
-    EXPECT_EQ(CodecContextsCreatedByThisThread(), created);
-  });
-  t.join();
+  }
+  // New threads borrow the pooled contexts too (one at a time here).
+  for (int t = 0; t < 4; ++t) {
+    std::thread th([&] {
+      std::string cc = CompressToString(GetParam(), 0, in);
+      ByteBuffer o;
+      EXPECT_THAT(Decompress(GetParam(), cc, in.size(), 1 << 20, &o), IsOk());
+    });
+    th.join();
+  }
+  EXPECT_EQ(CodecContextsCreated(), created);
+}
+
+TEST_P(CodecTest, ConcurrentCallsGetTheirOwnContexts) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        std::string in = RowText(3000 + 100 * t + i, t * 1000 + i);
+        std::string c = CompressToString(GetParam(), 0, in);
+        ByteBuffer out;
+        EXPECT_THAT(Decompress(GetParam(), c, in.size(), 1 << 20, &out), IsOk());
+        EXPECT_EQ(out.view(), in);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, CodecTest,
