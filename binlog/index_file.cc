@@ -105,22 +105,26 @@ absl::StatusOr<std::vector<uint64_t>> ReadIndex(io::FileSystem* fs,
   std::string tmp = io::JoinPath(dir, IndexTempFileName(basename));
   auto exists = fs->Exists(path);
   if (!exists.ok()) return exists.status();
-  if (!*exists) {
-    auto tmp_exists = fs->Exists(tmp);
-    if (!tmp_exists.ok()) return tmp_exists.status();
-    if (!*tmp_exists) {
-      return absl::NotFoundError(absl::StrCat("no index file ", path));
-    }
-    absl::Status s = fs->Rename(tmp, path);
-    if (!s.ok()) return s;
-    auto d = fs->OpenDirectory(dir);
-    if (!d.ok()) return d.status();
-    s = (*d)->Sync();
-    if (!s.ok()) return s;
+  if (*exists) {
+    auto content = ReadSmallFile(fs, path);
+    if (!content.ok()) return content.status();
+    return ParseIndex(*content, dir, basename, path);
   }
-  auto content = ReadSmallFile(fs, path);
-  if (!content.ok()) return content.status();
-  return ParseIndex(*content, dir, basename, path);
+  // No index. A server that unlinks its index before renaming the new one
+  // into place (MySQL) can die in between, leaving only the new copy. Read
+  // it, without renaming anything (readers never change the directory), and
+  // only if it is complete: a copy cut short by a crash before its
+  // fdatasync ends without a newline.
+  auto tmp_exists = fs->Exists(tmp);
+  if (!tmp_exists.ok()) return tmp_exists.status();
+  if (*tmp_exists) {
+    auto content = ReadSmallFile(fs, tmp);
+    if (!content.ok()) return content.status();
+    if (!content->empty() && content->back() == '\n') {
+      return ParseIndex(*content, dir, basename, tmp);
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no index file ", path));
 }
 
 absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,

@@ -5,10 +5,11 @@
 // ("./<basename>.000001\n"), and the file-name rules shared by the writer
 // and the readers.
 //
-// Crash-safe update protocol (as MySQL's): write the whole new list to
+// Crash-safe update protocol: write the whole new list to
 // `<basename>.index_crash_safe`, fdatasync it, rename it over `.index`, fsync
-// the directory. At open, a `.index_crash_safe` with no `.index` is renamed
-// into place (a crash between unlink and rename on servers that do both).
+// the directory. The rename is atomic, so `.index` always holds a complete
+// list. (MySQL unlinks `.index` before the rename; a crash in between leaves
+// only the new copy, which ReadIndex reads when it is complete.)
 //
 // Thread safety: functions are thread-safe; concurrent writers of one index
 // must be serialized by the caller.
@@ -52,8 +53,10 @@ absl::StatusOr<std::vector<uint64_t>> ParseIndex(absl::string_view content,
                                                  absl::string_view basename,
                                                  absl::string_view index_path);
 
-// Reads and parses `<dir>/<basename>.index`, first completing an interrupted
-// update (see above). NotFound if there is no index.
+// Reads and parses `<dir>/<basename>.index`, or, when it does not exist, a
+// complete (newline-terminated) `.index_crash_safe` left by a server that
+// unlinks before renaming. Never changes the directory. NotFound if there is
+// no usable index.
 absl::StatusOr<std::vector<uint64_t>> ReadIndex(io::FileSystem* fs,
                                                 const std::string& dir,
                                                 const std::string& basename);

@@ -297,17 +297,41 @@ absl::Status Binlog::OpenImpl() {
   }
   std::sort(on_disk.begin(), on_disk.end());
 
+  // This library replaces the index with an atomic rename, so a
+  // `.index_crash_safe` without `.index` is the first index of a log whose
+  // first Open died before the index was durable: no transaction was ever
+  // acknowledged (commits start after it). It may be torn: drop it.
+  {
+    std::string index_path = io::JoinPath(dir_, IndexFileName(basename_));
+    std::string tmp_path = io::JoinPath(dir_, IndexTempFileName(basename_));
+    BINLOG_ASSIGN_OR_RETURN(bool has_index, fs_->Exists(index_path));
+    BINLOG_ASSIGN_OR_RETURN(bool has_tmp, fs_->Exists(tmp_path));
+    if (!has_index && has_tmp) {
+      BINLOG_RETURN_IF_ERROR(fs_->Remove(tmp_path));
+      BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
+    }
+  }
   std::vector<uint64_t> numbers;
   auto index = ReadIndex(fs_, dir_, basename_);
   if (index.ok()) {
     numbers = std::move(*index);
   } else if (absl::IsNotFound(index.status())) {
-    if (!on_disk.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          dir_, ": ", on_disk.size(), " binlog files ", basename_,
-          ".NNNNNN exist but there is no ", IndexFileName(basename_),
-          "; refusing to guess which belong to the log"));
+    // No index: a first Open that died before its index was durable leaves
+    // binlog files holding header events only (or zeros). Remove those;
+    // refuse if any file holds more.
+    std::vector<uint64_t> kept;
+    for (uint64_t n : on_disk) {
+      bool removed = false;
+      BINLOG_RETURN_IF_ERROR(RemoveInterruptedRotation(n, &removed));
+      if (!removed) kept.push_back(n);
     }
+    if (!kept.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          dir_, ": ", kept.size(), " binlog files ", basename_,
+          ".NNNNNN with events exist but there is no ",
+          IndexFileName(basename_), "; refusing to guess which belong to the log"));
+    }
+    on_disk.clear();
   } else {
     return index.status();
   }
@@ -389,7 +413,9 @@ absl::Status Binlog::RemoveInterruptedRotation(uint64_t number, bool* removed) {
         break;
       }
     }
-    if (!s.ok() && !absl::IsOutOfRange(s) && events == 0) ours_and_empty = false;
+    // A file with our magic and no complete event at all (a torn
+    // Format_description) holds no transaction either.
+    (void)events;
   }
   if (!ours_and_empty) return absl::OkStatus();
   BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
@@ -448,6 +474,13 @@ absl::Status Binlog::RecoverLastFile(uint64_t number) {
   }
   const FormatDescription fde = reader->format_description();
   if (!fde.in_use) return absl::OkStatus();  // closed cleanly
+  if (!fde.has_checksums()) {
+    // Without checksums a torn Transaction_payload can look complete; only
+    // decompressing it (sizes and frame checked) tells. Rescan decoded.
+    ro.payloads = PayloadMode::kDecoded;
+    BINLOG_ASSIGN_OR_RETURN(reader, Reader::OpenFiles({path}, ro, fs_));
+    BINLOG_RETURN_IF_ERROR(reader->Next(&ev));
+  }
 
   // Scan: the valid end advances only past events that leave no
   // transaction open (the Format_description and header events count).
@@ -600,13 +633,16 @@ absl::Status Binlog::CloseActiveFile(bool rotate, uint64_t next_number) {
     // Cut preallocated space after the last event before clearing the
     // in-use flag: a closed file with zeros after its end fails mysqlbinlog,
     // while an in-use file with zeros is read correctly (and recovery would
-    // cut them). Two syncs: the cut is durable before the flag clears.
+    // cut them).
     BINLOG_ASSIGN_OR_RETURN(uint64_t size, active_->Size());
-    if (size > end_) {
-      BINLOG_RETURN_IF_ERROR(active_->Truncate(end_));
-      BINLOG_RETURN_IF_ERROR(SyncNow());
-    }
+    if (size > end_) BINLOG_RETURN_IF_ERROR(active_->Truncate(end_));
   }
+  // The end event (and the cut) must be durable before the flag clears:
+  // pages reach the disk in any order before an fdatasync returns, and a
+  // cleared flag without its Rotate/Stop event would claim a clean close
+  // for a file that ends in zeros or a torn event, which recovery then
+  // leaves alone.
+  BINLOG_RETURN_IF_ERROR(SyncNow());
   const char cleared = 0;  // FDE flags low byte with kFlagBinlogInUse clear
   BINLOG_RETURN_IF_ERROR(
       active_->Write(kInUseFlagFileOffset, absl::string_view(&cleared, 1)));

@@ -346,8 +346,22 @@ absl::Status Reader::Next(Event* ev) {
       return Corrupt(pos_, absl::StrCat("event_size ", h.event_size,
                                         " is above the maximum ", kMaxEventSize));
     }
-    BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
-    avail = got.size();
+    // Never grow the buffer to a size the file cannot supply: a short file
+    // (or a hostile header) claiming a huge event must not allocate it.
+    uint64_t can_supply = limit;
+    if (h.event_size > options_.buffer_size) {
+      BINLOG_ASSIGN_OR_RETURN(uint64_t file_size, file_->Size());
+      can_supply = std::min<uint64_t>(limit, file_size);
+    }
+    if (can_supply != internal::kNoLimit && pos_ + h.event_size > can_supply) {
+      avail = can_supply > pos_ ? static_cast<size_t>(std::min<uint64_t>(
+                                      can_supply - pos_, h.event_size))
+                                : 0;
+      got = absl::string_view();
+    } else {
+      BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
+      avail = got.size();
+    }
     if (avail < h.event_size) {
       if (limit != internal::kNoLimit) {
         return Corrupt(pos_, absl::StrCat("event of ", h.event_size,

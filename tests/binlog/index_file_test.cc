@@ -312,19 +312,23 @@ TEST_F(IndexFileIoTest, EmptyListRoundTrip) {
   EXPECT_THAT(got, IsEmpty());
 }
 
-TEST_F(IndexFileIoTest, ReadCompletesInterruptedUpdate) {
-  // A crash after the old index was removed and before the rename: only
-  // the crash-safe copy exists.
+TEST_F(IndexFileIoTest, ReadUsesACompleteCrashSafeCopyWithoutRenaming) {
+  // A server that unlinks the old index before the rename died in between:
+  // only the crash-safe copy exists. Readers use it and change nothing.
   WriteFile("binlog.index_crash_safe", "./binlog.000001\n./binlog.000002\n");
   ASSERT_FALSE(Exists("binlog.index"));
   ASSERT_OK_AND_ASSIGN(std::vector<uint64_t> got,
                        ReadIndex(fs_, dir_, "binlog"));
   EXPECT_THAT(got, ElementsAre(1, 2));
-  EXPECT_TRUE(Exists("binlog.index"));
-  EXPECT_FALSE(Exists("binlog.index_crash_safe"));
-  ASSERT_OK_AND_ASSIGN(std::string content,
-                       ReadSmallFile(fs_, PathOf("binlog.index")));
-  EXPECT_EQ(content, "./binlog.000001\n./binlog.000002\n");
+  EXPECT_FALSE(Exists("binlog.index"));
+  EXPECT_TRUE(Exists("binlog.index_crash_safe"));
+}
+
+TEST_F(IndexFileIoTest, TornCrashSafeCopyIsIgnored) {
+  // Cut short before its fdatasync: no final newline.
+  WriteFile("binlog.index_crash_safe", "./binlog.00");
+  EXPECT_THAT(ReadIndex(fs_, dir_, "binlog"),
+              StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST_F(IndexFileIoTest, ExistingIndexWinsOverLeftoverCrashSafeCopy) {

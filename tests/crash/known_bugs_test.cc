@@ -1,10 +1,6 @@
-// Library bugs found by the reliability tests (power loss, fuzzing), one
-// failing test each, kept out of CI (tag "manual") until the owners of the
-// code fix them; see tests/README.md. Run:
+// Regression tests for the library bugs the reliability tests (power loss,
+// fuzzing) found, one test per bug; all five are fixed and these run in CI.
 //   bazel test //tests:known_bugs_test
-// Every test here FAILS on the code it was written against; when a fix
-// lands, the test passes: move it to the suite of the fixed code (and drop
-// the matching tolerance in power_loss_test.cc).
 
 #include <atomic>
 #include <cstdint>
