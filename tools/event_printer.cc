@@ -1,6 +1,9 @@
 #include "tools/event_printer.h"
 
+#include <cstring>
+
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/format.h"
 #include "tools/decode/events.h"
@@ -119,16 +122,28 @@ void EventPrinter::PrintEvent(absl::string_view file_name, const Event& ev,
   const bool text = options_.format == OutputFormat::kText;
   if (ev.header.type == kFormatDescriptionEvent) ResetTables();
   std::string row_lines;
+  if (!text && AppendJsonHeader(file_name, ev, out)) {
+    RecordWriter w(options_.format, out, RecordWriter::Continue());
+    AddPayloadFields(ev, payload, &w);
+    AddDetails(ev, fde, &w, &row_lines);
+    w.End();
+    return;
+  }
   RecordWriter w(options_.format, out);
   if (text) {
     absl::StrAppend(out, "#", ev.offset, " end=", ev.end_offset, " ",
                     EventTypeName(ev.header.type));
   } else {
-    w.Str("file", file_name);
+    if (file_json_.empty() || file_name != file_name_) {
+      file_name_ = std::string(file_name);
+      file_json_.clear();
+      AppendJsonString(file_name, &file_json_);
+    }
+    w.Raw("file", file_json_);
     w.Num("pos", ev.offset);
     w.Num("end_pos", ev.end_offset);
     w.Num("type", ev.header.type);
-    w.Str("type_name", EventTypeName(ev.header.type));
+    w.Word("type_name", EventTypeName(ev.header.type));
   }
   w.Num("size", ev.header.event_size);
   w.Num("server_id", ev.header.server_id);
@@ -146,23 +161,111 @@ void EventPrinter::PrintEvent(absl::string_view file_name, const Event& ev,
     w.Num("log_pos", ev.header.log_pos);
     w.Num("flags", ev.header.flags);
   }
-  if (ev.from_payload) {
-    // An inner event of a Transaction_payload: pos/end_pos are the
-    // payload's (where a reader resumes), log_pos is 0 as stored.
-    w.Num("payload_index", ev.payload_index);
-    w.Num("payload_events", ev.payload_events);
-    if (ev.payload_index == 0 && payload != nullptr) {
-      w.Word("payload_compression",
-             decode::CompressionTypeName(payload->compression_type));
-      w.Num("payload_size", payload->payload_size);
-      if (payload->has_uncompressed_size) {
-        w.Num("payload_uncompressed_size", payload->uncompressed_size);
-      }
-    }
-  }
+  AddPayloadFields(ev, payload, &w);
   AddDetails(ev, fde, &w, &row_lines);
   w.End();
   out->append(row_lines);
+}
+
+void EventPrinter::AddPayloadFields(const Event& ev,
+                                    const PayloadHeader* payload,
+                                    RecordWriter* w) {
+  if (!ev.from_payload) return;
+  // An inner event of a Transaction_payload: pos/end_pos are the payload's
+  // (where a reader resumes), log_pos is 0 as stored.
+  w->Num("payload_index", ev.payload_index);
+  w->Num("payload_events", ev.payload_events);
+  if (ev.payload_index == 0 && payload != nullptr) {
+    w->Word("payload_compression",
+            decode::CompressionTypeName(payload->compression_type));
+    w->Num("payload_size", payload->payload_size);
+    if (payload->has_uncompressed_size) {
+      w->Num("payload_uncompressed_size", payload->uncompressed_size);
+    }
+  }
+}
+
+namespace {
+
+// Appends the decimal digits of `v` (20 digits at most).
+inline void PutNum(char** p, uint64_t v) {
+  *p = absl::numbers_internal::FastIntToBuffer(v, *p);
+}
+
+constexpr size_t kPiece = 96;
+
+// Copies a whole piece (fixed size, so the compiler inlines it) and
+// advances by its length. The caller's buffer has room for kPiece bytes.
+inline void PutPiece(char** p, const char* data, size_t len) {
+  std::memcpy(*p, data, kPiece);
+  *p += len;
+}
+
+}  // namespace
+
+bool EventPrinter::Piece::Set(absl::string_view s) {
+  static_assert(kCap == kPiece, "piece size");
+  if (s.empty() || s.size() > kCap) {
+    len = 0;
+    return false;
+  }
+  std::memset(data, 0, kCap);
+  std::memcpy(data, s.data(), s.size());
+  len = static_cast<uint8_t>(s.size());
+  return true;
+}
+
+bool EventPrinter::AppendJsonHeader(absl::string_view file_name,
+                                    const Event& ev, std::string* out) {
+  if (file_part_.len == 0 || file_name != file_name_) {
+    file_name_ = std::string(file_name);
+    std::string json;
+    AppendJsonString(file_name, &json);
+    if (!file_part_.Set(absl::StrCat("{\"file\":", json, ",\"pos\":"))) {
+      return false;  // a very long file name: the RecordWriter path
+    }
+  }
+  Piece& type_part = type_part_[ev.header.type];
+  if (type_part.len == 0) {
+    type_part.Set(absl::StrCat(",\"type\":", ev.header.type,
+                               ",\"type_name\":\"",
+                               EventTypeName(ev.header.type), "\",\"size\":"));
+  }
+  if (time_part_.len == 0 || ev.header.timestamp != time_seconds_) {
+    time_seconds_ = ev.header.timestamp;
+    time_part_.Set(absl::StrCat(",\"time\":\"", utc_.Iso(ev.header.timestamp),
+                                "\",\"log_pos\":"));
+  }
+  static const Piece kChecksum[3] = {
+      MakePiece(",\"checksum\":\"none\",\"timestamp\":"),
+      MakePiece(",\"checksum\":\"ok\",\"timestamp\":"),
+      MakePiece(",\"checksum\":\"bad\",\"timestamp\":"),
+  };
+  static const Piece kEndPos = MakePiece(",\"end_pos\":");
+  static const Piece kServerId = MakePiece(",\"server_id\":");
+  static const Piece kFlags = MakePiece(",\"flags\":");
+  const Piece& checksum = kChecksum[ev.checksum == ChecksumState::kOk    ? 1
+                                    : ev.checksum == ChecksumState::kBad ? 2
+                                                                         : 0];
+  // 8 pieces and 7 numbers of at most 20 digits.
+  char buf[8 * kPiece + 7 * 24];
+  char* p = buf;
+  PutPiece(&p, file_part_.data, file_part_.len);
+  PutNum(&p, ev.offset);
+  PutPiece(&p, kEndPos.data, kEndPos.len);
+  PutNum(&p, ev.end_offset);
+  PutPiece(&p, type_part.data, type_part.len);
+  PutNum(&p, ev.header.event_size);
+  PutPiece(&p, kServerId.data, kServerId.len);
+  PutNum(&p, ev.header.server_id);
+  PutPiece(&p, checksum.data, checksum.len);
+  PutNum(&p, ev.header.timestamp);
+  PutPiece(&p, time_part_.data, time_part_.len);
+  PutNum(&p, ev.header.log_pos);
+  PutPiece(&p, kFlags.data, kFlags.len);
+  PutNum(&p, ev.header.flags);
+  out->append(buf, static_cast<size_t>(p - buf));
+  return true;
 }
 
 void EventPrinter::PrintTornTail(const TornTail& t, std::string* out) {
@@ -249,7 +352,19 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
     case kAnonymousGtidEvent: {
       auto g = decode::DecodeMySqlGtid(body);
       if (!g.ok()) return error(g.status());
-      w->Word("gtid", g->ToString());
+      if (g->anonymous()) {
+        w->Word("gtid", "ANONYMOUS");
+      } else {
+        if (last_uuid_.empty() || std::memcmp(last_sid_, g->sid, 16) != 0) {
+          std::memcpy(last_sid_, g->sid, 16);
+          last_uuid_ = decode::FormatUuid(g->sid);
+        }
+        char buf[64];
+        std::memcpy(buf, last_uuid_.data(), 36);
+        buf[36] = ':';
+        char* end = absl::numbers_internal::FastIntToBuffer(g->gno, buf + 37);
+        w->Word("gtid", absl::string_view(buf, static_cast<size_t>(end - buf)));
+      }
       w->Num("gtid_flags", g->flags);
       if (g->has_logical_clock) {
         w->Int("last_committed", g->last_committed);
@@ -412,6 +527,10 @@ void EventPrinter::AddTableMap(const Event& ev, const FormatDescription& fde,
     c.raw.assign(body.data(), body.size());
     c.ok = true;
     c.map = std::move(*t);
+    c.types_value.clear();
+    c.names_value.clear();
+    c.db_value.clear();
+    c.table_value.clear();
   }
   const decode::TableMap& m = c.map;
   w->Num("table_id", m.table_id);
@@ -422,15 +541,23 @@ void EventPrinter::AddTableMap(const Event& ev, const FormatDescription& fde,
     w->Str("decode_error", m.columns_error);
     return;
   }
-  const bool json = w->format() == OutputFormat::kJsonl;
-  std::string types = json ? "[" : "";
+  if (c.types_value.empty()) FormatColumns(&c, w->format());
+  w->Raw("column_types", c.types_value);
+  if (m.has_names) w->Raw("column_names", c.names_value);
+}
+
+void EventPrinter::FormatColumns(CachedTable* c, OutputFormat format) {
+  const decode::TableMap& m = c->map;
+  const bool json = format == OutputFormat::kJsonl;
+  std::string& types = c->types_value;
+  types = json ? "[" : "";
   for (size_t i = 0; i < m.columns.size(); ++i) {
     if (i > 0) types.push_back(',');
+    std::string name = decode::ColumnTypeName(m.columns[i]);
     if (json) {
-      AppendJsonString(decode::ColumnTypeName(m.columns[i]), &types);
+      AppendJsonString(name, &types);
     } else {
-      // Text: one token per column, no spaces ("BIGINT_UNSIGNED").
-      std::string name = decode::ColumnTypeName(m.columns[i]);
+      // Text: one token for all columns, no spaces ("BIGINT_UNSIGNED").
       for (char& ch : name) {
         if (ch == ' ') ch = '_';
       }
@@ -438,20 +565,17 @@ void EventPrinter::AddTableMap(const Event& ev, const FormatDescription& fde,
     }
   }
   if (json) types.push_back(']');
-  w->Raw("column_types", types);
-  if (m.has_names) {
-    std::string names = "[";
-    for (size_t i = 0; i < m.columns.size(); ++i) {
-      if (i > 0) names.push_back(',');
-      if (json) {
-        AppendJsonString(m.columns[i].name, &names);
-      } else {
-        AppendTextString(m.columns[i].name, &names);
-      }
+  std::string& names = c->names_value;
+  names = "[";
+  for (size_t i = 0; i < m.columns.size(); ++i) {
+    if (i > 0) names.push_back(',');
+    if (json) {
+      AppendJsonString(m.columns[i].name, &names);
+    } else {
+      AppendTextString(m.columns[i].name, &names);
     }
-    names.push_back(']');
-    w->Raw("column_names", names);
   }
+  names.push_back(']');
 }
 
 void EventPrinter::AddRows(const Event& ev, const FormatDescription& fde,
@@ -471,9 +595,14 @@ void EventPrinter::AddRows(const Event& ev, const FormatDescription& fde,
                                       rows.table_id, " before this event"));
     return;
   }
-  const decode::TableMap& table = it->second.map;
-  w->Str("db", table.db);
-  w->Str("table", table.table);
+  CachedTable& cached = it->second;
+  const decode::TableMap& table = cached.map;
+  if (cached.db_value.empty()) {
+    AppendJsonString(table.db, &cached.db_value);
+    AppendJsonString(table.table, &cached.table_value);
+  }
+  w->Raw("db", cached.db_value);
+  w->Raw("table", cached.table_value);
   if (w->format() == OutputFormat::kText) {
     w->Word("rows_flags", absl::StrCat("0x", absl::Hex(rows.flags)));
   } else {

@@ -1,5 +1,7 @@
 #include "tools/output.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 
@@ -143,19 +145,44 @@ RecordWriter::RecordWriter(OutputFormat format, std::string* sink)
   if (format_ == OutputFormat::kJsonl) line_->push_back('{');
 }
 
+RecordWriter::RecordWriter(OutputFormat format, std::string* sink, Continue)
+    : format_(format), line_(sink), first_(false) {}
+
 void RecordWriter::Key(absl::string_view key) {
+  // One append per key: `,"key":` (JSON) or ` key=` (text).
+  char buf[72];
+  size_t n = 0;
+  if (key.size() > sizeof(buf) - 4) {
+    // Keys are the tool's short constants; a long one still works.
+    if (format_ == OutputFormat::kJsonl) {
+      if (!first_) line_->push_back(',');
+      line_->push_back('"');
+      line_->append(key.data(), key.size());
+      line_->append("\":", 2);
+    } else {
+      if (!line_->empty() && line_->back() != '\n') line_->push_back(' ');
+      line_->append(key.data(), key.size());
+      line_->push_back('=');
+    }
+    first_ = false;
+    return;
+  }
   if (format_ == OutputFormat::kJsonl) {
-    if (!first_) line_->push_back(',');
-    line_->push_back('"');
-    line_->append(key.data(), key.size());
-    line_->append("\":", 2);
+    if (!first_) buf[n++] = ',';
+    buf[n++] = '"';
+    std::memcpy(buf + n, key.data(), key.size());
+    n += key.size();
+    buf[n++] = '"';
+    buf[n++] = ':';
   } else {
     // Text() may have started the line; the first field still needs a
     // separator then.
-    if (!line_->empty() && line_->back() != '\n') line_->push_back(' ');
-    line_->append(key.data(), key.size());
-    line_->push_back('=');
+    if (!line_->empty() && line_->back() != '\n') buf[n++] = ' ';
+    std::memcpy(buf + n, key.data(), key.size());
+    n += key.size();
+    buf[n++] = '=';
   }
+  line_->append(buf, n);
   first_ = false;
 }
 
@@ -185,11 +212,25 @@ void RecordWriter::Bool(absl::string_view key, bool value) {
 
 void RecordWriter::Word(absl::string_view key, absl::string_view value) {
   Key(key);
-  if (format_ == OutputFormat::kJsonl) {
-    AppendJsonString(value, line_);
-  } else {
+  if (format_ != OutputFormat::kJsonl) {
     line_->append(value.data(), value.size());
+    return;
   }
+  // Words are names, times and numbers in text form: printable ASCII that
+  // needs no escaping, which is checked (cheaply) rather than trusted.
+  for (char ch : value) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') {
+      AppendJsonString(value, line_);
+      return;
+    }
+  }
+  const size_t at = line_->size();
+  line_->resize(at + value.size() + 2);
+  char* p = &(*line_)[at];
+  p[0] = '"';
+  std::memcpy(p + 1, value.data(), value.size());
+  p[value.size() + 1] = '"';
 }
 
 void RecordWriter::Raw(absl::string_view key, absl::string_view json) {

@@ -84,6 +84,11 @@ class RecordWriter {
   explicit RecordWriter(OutputFormat format);
   // Appends the record to `*sink`, which must outlive the writer.
   RecordWriter(OutputFormat format, std::string* sink);
+  // Continues a record the caller has started in `*sink` with at least
+  // one field ("{...,"key":value" in JSON, "... key=value" in text): the
+  // writer adds fields after it and closes it.
+  struct Continue {};
+  RecordWriter(OutputFormat format, std::string* sink, Continue);
 
   void Str(absl::string_view key, absl::string_view value);
   void Num(absl::string_view key, uint64_t value);

@@ -597,6 +597,48 @@ TEST(HostileTest, RandomMutationsAreSafe) {
   }
 }
 
+// Counting rows (skip plans, no values) agrees with decoding them whenever
+// decoding succeeds: dump prints row_count from the first, --decode-rows
+// the rows from the second.
+TEST(HostileTest, CountingAgreesWithDecoding) {
+  std::mt19937 rng(99);
+  const std::string tm = WideTableMap();
+  const std::string one = WideRow();
+  // Three rows, then damage.
+  const std::string header = one.substr(0, 10 + 1 + 3);
+  const std::string image = one.substr(header.size());
+  const std::string rows = header + image + image + image;
+  auto t = DecodeTableMap(tm, 8);
+  ASSERT_TRUE(t.ok());
+  int agreed = 0;
+  for (int iter = 0; iter < 5000; ++iter) {
+    std::string b = rows;
+    if (iter > 0) {
+      size_t at = header.size() + rng() % (b.size() - header.size());
+      b[at] = static_cast<char>(rng());
+      if (iter % 3 == 0) b.resize(header.size() + rng() % (b.size() - header.size()));
+    }
+    RowsEvent ev;
+    std::string scratch;
+    ASSERT_TRUE(DecodeRowsEvent(30, b, 10, &scratch, &ev).ok());
+    RowsDecoder d;
+    Collector c;
+    uint64_t decoded = 0, counted = 0;
+    absl::Status full = d.Decode(*t, ev, &c, &decoded);
+    absl::Status count = d.Decode(*t, ev, nullptr, &counted);
+    if (iter == 0) {
+      ASSERT_TRUE(full.ok()) << full;
+      EXPECT_EQ(decoded, 3u);
+    }
+    if (full.ok()) {
+      ASSERT_TRUE(count.ok()) << count;
+      EXPECT_EQ(counted, decoded);
+      ++agreed;
+    }
+  }
+  EXPECT_GT(agreed, 100);
+}
+
 TEST(HostileTest, RandomBytesIntoEveryEventDecoder) {
   std::mt19937 rng(7);
   for (int iter = 0; iter < 20000; ++iter) {

@@ -91,6 +91,12 @@ struct Column {
   uint32_t collation = 0;     // 0 = unknown
   std::string name;           // empty when not logged
   std::vector<std::string> enum_values;  // ENUM_STR_VALUE / SET_STR_VALUE
+  // How to skip a value (counting rows without decoding them): a fixed
+  // size in bytes, or a little-endian length prefix of `skip_prefix` bytes
+  // before the bytes. skip_fixed < 0 with skip_prefix 0: the size is
+  // unknown or invalid (the full decoder reports why).
+  int32_t skip_fixed = -1;
+  uint8_t skip_prefix = 0;
 };
 
 struct TableMap {
@@ -187,12 +193,18 @@ class RowsDecoder {
                       RowVisitor* visitor, uint64_t* rows);
 
  private:
+  // The counting path: true with `*rows` set when every image could be
+  // skipped with the columns' skip plans; false means "use Image".
+  bool CountRows(const TableMap& table, const RowsEvent& ev, uint64_t n_before,
+                 uint64_t n_after, uint64_t* rows);
   absl::Status Image(const TableMap& table, absl::string_view present,
                      uint64_t n_present, absl::string_view data, size_t* pos,
                      bool want_cells, uint64_t row);
 
   std::vector<uint32_t> columns_;
   std::vector<Cell> cells_;
+  std::vector<const Column*> plan_before_;  // CountRows scratch
+  std::vector<const Column*> plan_after_;
 };
 
 }  // namespace decode
