@@ -137,7 +137,12 @@ class Binlog {
   // under the SyncPolicy (and after the ordered-commit callback of its group
   // ran). Concurrent calls are grouped: one write and one fdatasync per
   // group (see sync/group_commit.h). On return `txn` holds the bytes as
-  // written (final log_pos and checksums); Clear() it to reuse it.
+  // written (final log_pos and checksums); Clear() it to reuse it. With
+  // Options::compression, an eligible transaction is compressed here, in
+  // the calling thread, before it joins a group; then txn->data() is the
+  // Gtid and Transaction_payload events as written, and
+  // txn->appended_data() still holds the events as appended (see
+  // TransactionBuffer).
   // Errors: InvalidArgument for an empty buffer, a buffer whose checksum
   // setting differs from the log's, or a transaction that cannot fit below
   // the 4 GiB offset limit even in a new file; FailedPrecondition after
