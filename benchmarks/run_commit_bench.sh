@@ -89,7 +89,7 @@ set grid
 set key top left
 
 set output "$results/commit_tps_vs_threads.png"
-set title "commit_bench $tag: durable commits/s vs committer threads (256 B, fdatasync per group; median, bars min-max)"
+set title "commit_bench $tag: commits/s vs threads (256 B, fdatasync per group; median, bars min-max)"
 set xlabel "committer threads"
 set ylabel "commits/s"
 set logscale x 2
