@@ -207,13 +207,19 @@ struct ReaderOptions {
 
   // Read the next buffer_size window in a helper thread while the events of
   // the current one are validated and returned (io/sequential_reader.h).
-  // On by default for live and at-rest readers alike: only whole windows
+  // Off by default, for live and at-rest readers alike, because measured it
+  // did not pay (benchmarks/README.md, "read_bench"): on the development
+  // machine (2 vCPUs shared with other work, a virtio disk with 8 MiB of
+  // kernel read-ahead) it cost 10-45% of read throughput, hot and cold:
+  // the kernel's read-ahead, asked for with SEQUENTIAL and a WILLNEED hint
+  // per window (always on), already starts the disk reads early, and the
+  // handoff to the helper adds two thread wake-ups per window. Turn it on
+  // for readers of old files on slow disks with idle cores, where the
+  // helper's read overlaps the caller's checksumming. Only whole windows
   // below the readable end are prefetched, so a caught-up tailing reader
-  // never hands a read to the thread (nor starts it) and pays nothing,
-  // while a lagging replica, binlogtool and recovery overlap disk reads
-  // with checksumming. Costs, per reader that lags a window or more: one
-  // helper thread and one more buffer_size buffer.
-  bool prefetch = true;
+  // never starts the helper either way. Costs, per reader that lags a
+  // window or more: one helper thread and one more buffer_size buffer.
+  bool prefetch = false;
   // Drop the pages of consumed bytes from the page cache (posix_fadvise
   // DONTNEED, a window at a time), so a replica reading old files does not
   // evict what the writer and the caught-up readers use. Off by default:

@@ -98,8 +98,10 @@ struct SequentialReaderOptions {
   // buffer as large as the largest range that straddled windows or exceeded
   // the window.
   size_t window = 1 << 20;
-  // Read the next window in a helper thread (see the file comment).
-  bool prefetch = true;
+  // Read the next window in a helper thread (see the file comment). Off by
+  // default: see ReaderOptions::prefetch (binlog/options.h) for when it
+  // pays and the measurements.
+  bool prefetch = false;
   // posix_fadvise WILLNEED for the window after the last one read or being
   // prefetched (only when it is a whole window below the limit).
   bool will_need = true;

@@ -116,6 +116,7 @@ TEST(ReaderWindowsTest, DropBehindReadsTheSameEvents) {
   ReaderOptions plain;
   ReaderOptions drop;
   drop.drop_behind = true;
+  drop.prefetch = true;
   drop.buffer_size = kWindow;
   std::vector<EventRef> a = ReadDir(dir, plain), b = ReadDir(dir, drop);
   ASSERT_EQ(a.size(), b.size());
@@ -132,6 +133,7 @@ TEST(ReaderWindowsTest, TailingReaderWithPrefetchSeesEveryEventOnce) {
   ASSERT_THAT(log, IsOk());
   ReaderOptions ro;
   ro.buffer_size = kWindow;
+  ro.prefetch = true;
   auto r = (*log)->NewReader(ro);
   ASSERT_THAT(r, IsOk());
   TransactionBuffer txn;
