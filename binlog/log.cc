@@ -442,12 +442,11 @@ absl::StatusOr<std::unique_ptr<io::WritableFile>> Binlog::CreateLogFile(
   }
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
                           fs_->OpenWritable(path, io::OpenMode::kCreateNew));
-  if (preallocator_ != nullptr && !startup_file_created_) {
-    // The first file after Open has no spare to come from. Reserving its
-    // space with fallocate is a metadata-only operation (fast enough for
-    // Open), so at least the file size does not change on every commit;
-    // later files come zero-filled from the preallocator. Best effort: a
-    // file system without fallocate simply grows the file.
+  if (preallocator_ != nullptr) {
+    // No spare to come from (the first file after Open, or the background
+    // thread was late). Reserving the space with fallocate is a
+    // metadata-only operation, so at least the file size does not change on
+    // every commit. Best effort: without fallocate the file simply grows.
     startup_file_created_ = true;
     f->Allocate(0, preallocated_size_, /*keep_size=*/false).IgnoreError();
   }
@@ -670,9 +669,9 @@ absl::Status Binlog::RotateNow() {
   if (next > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
   }
+  rotations_.fetch_add(1, std::memory_order_relaxed);
   BINLOG_RETURN_IF_ERROR(CloseActiveFile(/*rotate=*/true, next));
   BINLOG_RETURN_IF_ERROR(StartNewFile(next, /*at_startup=*/false));
-  rotations_.fetch_add(1, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 

@@ -77,15 +77,20 @@ void Preallocator::Request() {
 
 absl::StatusOr<std::string> Preallocator::TakeReady() {
   sync::MutexLock l(&mu_);
-  demand_ = true;
-  requested_.store(true, std::memory_order_relaxed);
   if (ready_.empty()) {
+    // Nothing ready: the caller creates the file itself; prepare one now.
+    demand_ = true;
+    requested_.store(true, std::memory_order_relaxed);
     cv_.SignalAll();
     return absl::NotFoundError("no preallocated file ready");
   }
   std::string p = std::move(ready_.front());
   ready_.pop_front();
-  cv_.SignalAll();
+  // The next spare is prepared when the owner asks again (a log asks when
+  // its new file is half full), not now: writing a file's worth of zeros
+  // right after a rotation competes with the first commits in the new file.
+  demand_ = false;
+  requested_.store(false, std::memory_order_relaxed);
   return p;
 }
 

@@ -72,7 +72,8 @@ class Preallocator {
   void Request();
 
   // Path of a ready spare, now owned by the caller, or NotFound if none is
-  // ready. Wakes the thread to prepare the next one.
+  // ready (then the thread starts preparing one). After a spare is taken,
+  // the next is prepared at the next Request().
   absl::StatusOr<std::string> TakeReady();
 
   // Waits until `n` spares are ready or the thread failed (tests, warm-up).
