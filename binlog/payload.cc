@@ -6,7 +6,7 @@
 //      the exact byte stream MySQL compresses. One memcpy of the
 //      transaction; the codec then reads it in one pass.
 //   2. Compress it into the same scratch buffer, after the inner stream,
-//      with the thread's codec context.
+//      with a pooled codec context (io/codec.h).
 //   3. Write the Gtid event (transaction_length rewritten if it has one)
 //      and the Transaction_payload event (TLV header + frame) into the
 //      packed TransactionBuffer; Binlog::Commit then seals that buffer

@@ -21,7 +21,7 @@
 //
 // Writing: PayloadPacker::Pack (used by Binlog::Commit) turns a
 // TransactionBuffer into that layout in the committing thread, before the
-// group-commit pipeline, reusing the buffer's memory and the thread's codec
+// group-commit pipeline, reusing the buffer's memory and a pooled codec
 // context (io/codec.h), so a steady-state commit allocates nothing.
 // Reading: DecodePayload validates every header field, decompresses with a
 // hard cap, and checks that the inner events tile the decompressed bytes

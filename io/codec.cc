@@ -1,4 +1,4 @@
-// Codecs over libzstd and liblz4 with per-thread contexts. See codec.h.
+// Codecs over libzstd and liblz4 with pooled contexts. See codec.h.
 //
 // Why one-shot calls on streaming contexts: the caller hands over the whole
 // input at once, so ZSTD_compressStream2(ZSTD_e_end) and LZ4F with
@@ -46,6 +46,8 @@ constexpr size_t kMinOutput = 4096;
 // every connection. A LIFO pool hands out the context used last (still in
 // cache), needs only as many contexts as compressions really run at once,
 // and outlives threads. The mutex is held for a push or a pop.
+// Contexts created, all pools: incremented (relaxed) by whichever thread
+// creates one, read by CodecContextsCreated() for tests; a statistic only.
 std::atomic<uint64_t> g_contexts_created{0};
 
 template <typename Ctx>

@@ -1,5 +1,5 @@
 // Steady-state commits with compression allocate nothing: the transaction
-// buffer's packed form, the scratch buffer and the thread's codec contexts
+// buffer's packed form, the scratch buffer and the pooled codec contexts
 // are reused. Counted with a malloc interposer (every C++ allocation and
 // the codec libraries' own mallocs go through it), per thread.
 //
