@@ -1,0 +1,449 @@
+// I/O error behaviour of the log (binlog/log.h "Errors"; STYLE.md pitfalls
+// 1 and 2), on the fault-injecting file system, and ENOSPC on a real small
+// file system (a 2 MiB tmpfs) when the machine lets the test mount one.
+//
+// The contract checked here:
+//   - a failed fdatasync fails its group with the error, poisons the log
+//     (later commits FailedPrecondition naming the original error), is
+//     never retried, and nothing of the failed group is published or
+//     reported durable; reopening recovers to the last durable transaction;
+//   - ENOSPC (or a short write) on a write fails the group cleanly and
+//     poisons the log; when space returns, reopening continues without
+//     losing or duplicating anything;
+//   - failures in rotation (create, rename, directory fsync) do the same;
+//     failures of background preallocation do not stop commits.
+// After each scenario the log is checked with the oracle of
+// crash_test_util.h, after a simulated power cut or without one.
+
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "binlog/log.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "io/fault_injection_file_system.h"
+#include "sync/mutex.h"
+#include "tests/binlog/log_test_util.h"
+#include "tests/crash/crash_test_util.h"
+
+namespace binlog {
+namespace {
+
+using ::testing::HasSubstr;
+using crash_test::AckedTxn;
+using crash_test::AckLog;
+using crash_test::BuildTxn;
+using io::FaultKind;
+using io::FaultOp;
+using io::FaultSpec;
+
+class IoErrorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing_util::NewTempDir("ioerr"); }
+
+  Options BaseOptions() {
+    Options o;
+    o.file_system = &fs_;
+    o.max_file_size = 16384;
+    o.preallocate = io::PreallocMode::kNone;
+    return o;
+  }
+
+  std::unique_ptr<Binlog> OpenOrDie(const Options& o) {
+    auto log = Binlog::Open(dir_, "binlog", o);
+    EXPECT_TRUE(log.ok()) << log.status();
+    return log.ok() ? std::move(*log) : nullptr;
+  }
+
+  // Commits `n` transactions; every one must succeed.
+  void CommitOk(Binlog* log, int n) {
+    TransactionBuffer txn(log_checksums_);
+    for (int i = 0; i < n; ++i) {
+      uint64_t id = next_id_++;
+      BuildTxn(&txn, id);
+      auto pos = log->Commit(&txn);
+      ASSERT_TRUE(pos.ok()) << pos.status();
+      acks_.Add(AckedTxn{id, *pos, std::string(txn.data())});
+    }
+  }
+
+  absl::StatusOr<CommitPosition> CommitOne(Binlog* log) {
+    TransactionBuffer txn(log_checksums_);
+    uint64_t id = next_id_++;
+    BuildTxn(&txn, id);
+    auto pos = log->Commit(&txn);
+    if (pos.ok()) acks_.Add(AckedTxn{id, *pos, std::string(txn.data())});
+    return pos;
+  }
+
+  // Reopens with the POSIX file system, appends, closes and runs the
+  // oracle. Returns its violations.
+  std::vector<std::string> ReopenAndVerify() {
+    std::vector<std::string> v;
+    Options o = BaseOptions();
+    o.file_system = nullptr;
+    {
+      auto log = Binlog::Open(dir_, "binlog", o);
+      last_recovery_ = log.ok() ? (*log)->recovery() : RecoveryReport();
+      if (!log.ok()) return {absl::StrCat("reopen: ", log.status().ToString())};
+      CommitOk(log->get(), 3);
+      absl::Status s = (*log)->Close();
+      if (!s.ok()) return {absl::StrCat("close: ", s.ToString())};
+    }
+    crash_test::VerifyResult r = crash_test::VerifyLog(
+        dir_, "binlog", acks_.acked(), acks_.purge_floor());
+    v = r.violations;
+    for (const auto& t : r.torn_tails) v.push_back(crash_test::TornTailViolation(t));
+    for (const auto& e : r.read_errors) v.push_back(crash_test::ReadErrorViolation(e));
+    for (const auto& d : r.corrupted) {
+      v.push_back(absl::StrCat("damaged at ", d.file, ":", d.start, ": ", d.bytes));
+    }
+    found_ = r.found;
+    return v;
+  }
+
+  // Everything unsynced is lost, then ReopenAndVerify.
+  std::vector<std::string> PowerCutAndVerify() {
+    fs_.Freeze();
+    io::PowerLossOptions plo;
+    plo.data = io::PowerLossOptions::Data::kDropUnsynced;
+    auto r = fs_.SimulatePowerLoss(plo);
+    if (!r.ok()) return {r.status().ToString()};
+    return ReopenAndVerify();
+  }
+
+  bool Found(uint64_t id) const {
+    for (const auto& f : found_) {
+      if (f.id == id) return true;
+    }
+    return false;
+  }
+
+  io::FaultInjectionFileSystem fs_;
+  std::string dir_;
+  AckLog acks_;
+  uint64_t next_id_ = 1;
+  bool log_checksums_ = true;
+  std::vector<crash_test::FoundTxn> found_;
+  RecoveryReport last_recovery_;
+};
+
+TEST_F(IoErrorTest, FailedFdatasyncPoisonsTheLogAndIsNeverRetried) {
+  auto log = OpenOrDie(BaseOptions());
+  CommitOk(log.get(), 5);
+  const CommitPosition visible = log->VisibleEnd();
+  fs_.InjectFault({FaultOp::kSync, FaultKind::kEio, 1, "binlog.0", false});
+  const uint64_t failed_id = next_id_;
+  auto bad = CommitOne(log.get());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kUnknown) << bad.status();
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("injected EIO"));
+  // Nothing of the failed group is visible to readers.
+  EXPECT_EQ(log->VisibleEnd().end, visible.end);
+  EXPECT_EQ(log->VisibleEnd().file_number, visible.file_number);
+  // Later commits are refused with a clear status naming the first error,
+  // and the log does not touch the disk again (no retried fdatasync).
+  const uint64_t syncs = fs_.calls(FaultOp::kSync);
+  const uint64_t writes = fs_.calls(FaultOp::kWrite);
+  for (int i = 0; i < 3; ++i) {
+    auto later = CommitOne(log.get());
+    ASSERT_FALSE(later.ok());
+    EXPECT_EQ(later.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(std::string(later.status().message()),
+                HasSubstr("injected EIO"));
+  }
+  EXPECT_EQ(fs_.calls(FaultOp::kSync), syncs);
+  EXPECT_EQ(fs_.calls(FaultOp::kWrite), writes);
+  EXPECT_FALSE(log->Sync().ok());
+  EXPECT_FALSE(log->Rotate().ok());
+  EXPECT_EQ(fs_.calls(FaultOp::kSync), syncs);
+  EXPECT_FALSE(log->Close().ok());
+  log.reset();
+  // The failed transaction's data was lost with the failed writeback (the
+  // fault FS drops it for good): after a power cut it is gone, everything
+  // acknowledged is there.
+  std::vector<std::string> v = PowerCutAndVerify();
+  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+  EXPECT_FALSE(Found(failed_id));
+}
+
+TEST_F(IoErrorTest, ReopenWithoutPowerLossAfterFailedFdatasyncKeepsTheAcked) {
+  auto log = OpenOrDie(BaseOptions());
+  CommitOk(log.get(), 5);
+  fs_.InjectFault({FaultOp::kSync, FaultKind::kEio, 1, "binlog.0", false});
+  ASSERT_FALSE(CommitOne(log.get()).ok());
+  log.reset();
+  // The process restarts, the machine did not crash: the page cache still
+  // holds the unacknowledged transaction, which may stay (complete) or go.
+  std::vector<std::string> v = ReopenAndVerify();
+  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+}
+
+TEST_F(IoErrorTest, FailedFdatasyncFailsTheWholeConcurrentGroup) {
+  auto log = OpenOrDie(BaseOptions());
+  CommitOk(log.get(), 3);
+  fs_.InjectFault({FaultOp::kSync, FaultKind::kEio, 20, "binlog.0", false});
+  constexpr int kThreads = 8;
+  std::atomic<int> ok{0}, failed{0};
+  std::vector<std::thread> threads;
+  sync::Mutex id_mu;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      TransactionBuffer txn;
+      for (int i = 0; i < 100000; ++i) {  // until the failure
+        uint64_t id;
+        {
+          sync::MutexLock l(&id_mu);
+          id = next_id_++;
+        }
+        BuildTxn(&txn, id);
+        auto pos = log->Commit(&txn);
+        if (!pos.ok()) {
+          ++failed;
+          EXPECT_TRUE(pos.status().code() == absl::StatusCode::kUnknown ||
+                      pos.status().code() == absl::StatusCode::kFailedPrecondition)
+              << pos.status();
+          EXPECT_THAT(std::string(pos.status().message()),
+                      HasSubstr("injected EIO"));
+          return;
+        }
+        ++ok;
+        acks_.Add(AckedTxn{id, *pos, std::string(txn.data())});
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed.load(), kThreads);  // every thread saw the failure
+  EXPECT_GT(ok.load(), 0);
+  log.reset();
+  std::vector<std::string> v = PowerCutAndVerify();
+  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+}
+
+TEST_F(IoErrorTest, EnospcOnWriteFailsTheGroupAndReopenContinuesWhenSpaceReturns) {
+  auto log = OpenOrDie(BaseOptions());
+  CommitOk(log.get(), 5);
+  // The disk is full from now on.
+  fs_.InjectFault({FaultOp::kWrite, FaultKind::kEnospc, 1, "", true});
+  const uint64_t failed_id = next_id_;
+  auto bad = CommitOne(log.get());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kResourceExhausted)
+      << bad.status();
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("injected ENOSPC"));
+  auto later = CommitOne(log.get());
+  EXPECT_EQ(later.status().code(), absl::StatusCode::kFailedPrecondition);
+  log.reset();
+  // Space returns; the same file system, no crash in between.
+  fs_.ClearFaults();
+  Options o = BaseOptions();
+  {
+    auto reopened = Binlog::Open(dir_, "binlog", o);
+    ASSERT_TRUE(reopened.ok()) << reopened.status();
+    CommitOk(reopened->get(), 5);
+    ASSERT_TRUE((*reopened)->Close().ok());
+  }
+  std::vector<std::string> v = ReopenAndVerify();
+  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+  EXPECT_FALSE(Found(failed_id));
+  EXPECT_EQ(found_.size(), acks_.size());  // nothing lost, nothing doubled
+}
+
+TEST_F(IoErrorTest, ShortWriteLeavesNoPartialTransaction) {
+  for (bool power_cut : {false, true}) {
+    SCOPED_TRACE(power_cut ? "power cut" : "restart");
+    SetUp();
+    acks_.Clear();
+    fs_.ResetState();
+    auto log = OpenOrDie(BaseOptions());
+    CommitOk(log.get(), 4);
+    fs_.InjectFault({FaultOp::kWrite, FaultKind::kShortWrite, 1, "binlog.0", false});
+    auto bad = CommitOne(log.get());
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(std::string(bad.status().message()), HasSubstr("short write"));
+    EXPECT_EQ(CommitOne(log.get()).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+    log.reset();
+    std::vector<std::string> v = power_cut ? PowerCutAndVerify() : ReopenAndVerify();
+    EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+  }
+}
+
+// A failure of each file-system call a rotation makes: the commit that
+// needed the rotation fails, the log is poisoned, and the log reopens with
+// every acknowledged transaction.
+TEST_F(IoErrorTest, FailuresDuringRotationPoisonTheLogAndReopenCleanly) {
+  struct Case {
+    const char* name;
+    FaultSpec spec;
+  };
+  const Case cases[] = {
+      {"create", {FaultOp::kOpenWritable, FaultKind::kEnospc, 1, "binlog.0", false}},
+      {"header write", {FaultOp::kWrite, FaultKind::kEnospc, 1, "binlog.000002", false}},
+      {"header sync", {FaultOp::kSync, FaultKind::kEio, 1, "binlog.000002", false}},
+      {"dir sync", {FaultOp::kDirSync, FaultKind::kEio, 1, "", false}},
+      {"index create", {FaultOp::kOpenWritable, FaultKind::kEnospc, 1, "index_crash_safe", false}},
+      {"index rename", {FaultOp::kRename, FaultKind::kEio, 1, "binlog.index", false}},
+  };
+  for (const Case& c : cases) {
+    for (bool power_cut : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(c.name, power_cut ? ", power cut" : ", restart"));
+      SetUp();
+      acks_.Clear();
+      fs_.ResetState();
+      auto log = OpenOrDie(BaseOptions());
+      ASSERT_NE(log, nullptr);
+      CommitOk(log.get(), 2);
+      fs_.InjectFault(c.spec);
+      absl::Status s = log->Rotate();
+      EXPECT_FALSE(s.ok());
+      EXPECT_THAT(std::string(s.message()), HasSubstr("injected"));
+      auto later = CommitOne(log.get());
+      EXPECT_EQ(later.status().code(), absl::StatusCode::kFailedPrecondition)
+          << later.status();
+      log.reset();
+      std::vector<std::string> v =
+          power_cut ? PowerCutAndVerify() : ReopenAndVerify();
+      EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+    }
+  }
+}
+
+TEST_F(IoErrorTest, PreallocationFailuresDoNotStopCommits) {
+  Options o = BaseOptions();
+  o.preallocate = io::PreallocMode::kZeroFill;
+  o.max_file_size = 8192;
+  // The background preparation of spare files always hits ENOSPC.
+  fs_.InjectFault({FaultOp::kWrite, FaultKind::kEnospc, 1, "prealloc", true});
+  fs_.InjectFault({FaultOp::kAllocate, FaultKind::kEnospc, 1, "prealloc", true});
+  auto log = OpenOrDie(o);
+  CommitOk(log.get(), 200);  // many rotations
+  EXPECT_GT(log->ListFiles().size(), 5u);
+  ASSERT_TRUE(log->Close().ok());
+  log.reset();
+  fs_.ClearFaults();
+  std::vector<std::string> v = ReopenAndVerify();
+  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+}
+
+TEST_F(IoErrorTest, FailedPurgeKeepsTheLogUsable) {
+  auto log = OpenOrDie(BaseOptions());
+  for (int i = 0; i < 4; ++i) {
+    CommitOk(log.get(), 2);
+    ASSERT_TRUE(log->Rotate().ok());
+  }
+  fs_.InjectFault({FaultOp::kRemove, FaultKind::kEio, 1, "binlog.0", false});
+  acks_.PurgeRequested(3);
+  auto purged = log->PurgeTo(3);
+  EXPECT_FALSE(purged.ok());
+  EXPECT_THAT(std::string(purged.status().message()), HasSubstr("injected"));
+  // Purge failures concern old files only: commits go on.
+  CommitOk(log.get(), 3);
+  ASSERT_TRUE(log->Close().ok());
+  log.reset();
+  std::vector<std::string> v = ReopenAndVerify();
+  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+}
+
+// --- ENOSPC on a real small file system ----------------------------------
+
+// A 2 MiB tmpfs mounted under TEST_TMPDIR, unmounted at the end. Needs
+// CAP_SYS_ADMIN (root, or a sandbox that allows mounts); skipped otherwise.
+class SmallFsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mnt_ = testing_util::NewTempDir("smallfs");
+    if (::mount("tmpfs", mnt_.c_str(), "tmpfs", 0, "size=2m") != 0) {
+      GTEST_SKIP() << "cannot mount a 2 MiB tmpfs at " << mnt_ << ": "
+                   << std::strerror(errno)
+                   << " (needs CAP_SYS_ADMIN; the fault-injection ENOSPC "
+                      "tests cover the same paths)";
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    if (mounted_) ::umount2(mnt_.c_str(), MNT_DETACH);
+  }
+  bool Remount(const char* size) {
+    std::string opts = absl::StrCat("size=", size);
+    return ::mount("tmpfs", mnt_.c_str(), "tmpfs", MS_REMOUNT, opts.c_str()) == 0;
+  }
+
+  std::string mnt_;
+  bool mounted_ = false;
+};
+
+TEST_F(SmallFsTest, DiskFullFailsCleanlyAndReopenContinuesWhenSpaceReturns) {
+  for (io::PreallocMode mode :
+       {io::PreallocMode::kNone, io::PreallocMode::kZeroFill}) {
+    SCOPED_TRACE(io::PreallocModeName(mode));
+    std::string dir = absl::StrCat(mnt_, "/log_", io::PreallocModeName(mode));
+    Options o;
+    o.max_file_size = 256 << 10;
+    o.preallocate = mode;
+    AckLog acks;
+    uint64_t id = 1;
+    absl::Status failure;
+    {
+      auto log = Binlog::Open(dir, "binlog", o);
+      ASSERT_TRUE(log.ok()) << log.status();
+      TransactionBuffer txn;
+      for (int i = 0; i < 100000; ++i) {
+        BuildTxn(&txn, id);
+        auto pos = (*log)->Commit(&txn);
+        if (!pos.ok()) {
+          failure = pos.status();
+          break;
+        }
+        acks.Add(AckedTxn{id, *pos, std::string(txn.data())});
+        ++id;
+      }
+      ASSERT_FALSE(failure.ok()) << "2 MiB never filled up";
+      // The first failure is the disk's ENOSPC (ResourceExhausted); later
+      // commits are refused.
+      EXPECT_EQ(failure.code(), absl::StatusCode::kResourceExhausted) << failure;
+      TransactionBuffer more;
+      BuildTxn(&more, 999999999);
+      EXPECT_EQ((*log)->Commit(&more).status().code(),
+                absl::StatusCode::kFailedPrecondition);
+    }
+    EXPECT_GT(acks.size(), 50u);
+    // Space returns.
+    ASSERT_TRUE(Remount("16m")) << std::strerror(errno);
+    {
+      auto log = Binlog::Open(dir, "binlog", o);
+      ASSERT_TRUE(log.ok()) << log.status();
+      TransactionBuffer txn;
+      for (int i = 0; i < 20; ++i, ++id) {
+        BuildTxn(&txn, id + 1000000);
+        auto pos = (*log)->Commit(&txn);
+        ASSERT_TRUE(pos.ok()) << pos.status();
+        acks.Add(AckedTxn{id + 1000000, *pos, std::string(txn.data())});
+      }
+      ASSERT_TRUE((*log)->Close().ok());
+    }
+    crash_test::VerifyResult r = crash_test::VerifyLog(dir, "binlog", acks.acked(), 0);
+    EXPECT_TRUE(r.violations.empty()) << absl::StrJoin(r.violations, "\n");
+    EXPECT_TRUE(r.torn_tails.empty());
+    EXPECT_TRUE(r.read_errors.empty());
+    EXPECT_TRUE(r.corrupted.empty());
+    EXPECT_EQ(r.found.size(), acks.size());  // nothing lost, nothing doubled
+    std::string rm = absl::StrCat("rm -rf '", dir, "'");
+    ASSERT_EQ(std::system(rm.c_str()), 0);
+    ASSERT_TRUE(Remount("2m"));
+  }
+}
+
+}  // namespace
+}  // namespace binlog
