@@ -1,0 +1,146 @@
+// libFuzzer target: the at-rest Reader and the event decoders on arbitrary
+// bytes. The input is written to a file and read with Reader::OpenFiles,
+// once verifying checksums and log_pos with compressed transactions
+// expanded (PayloadMode::kDecoded, the default), and once reporting
+// checksums without the log_pos check, payloads raw (the file is listed
+// twice so the move from one file to the next runs too). Every event the reader returns
+// is decoded with the decoders binlogtool and recovery use and fed to the
+// transaction boundary parser.
+//
+// Besides sanitizer reports, the target aborts when the reader breaks its
+// contract (binlog/reader.h): an event whose bytes disagree with its header
+// or its offsets, offsets that go backwards within a file, an event past the
+// end of the file, an inner payload event without log_pos 0, or a DataLoss
+// error that does not stay put.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "binlog/event.h"
+#include "binlog/format.h"
+#include "binlog/reader.h"
+#include "binlog/transaction_boundary.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace binlog {
+namespace fuzz {
+namespace {
+
+#define FUZZ_CHECK(cond)                                                  \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
+                   #cond);                                                \
+      std::abort();                                                       \
+    }                                                                     \
+  } while (0)
+
+void DecodeEvent(const Event& ev, const FormatDescription& fde,
+                 TransactionBoundaryParser* parser) {
+  absl::string_view body = ev.body();
+  switch (ev.header.type) {
+    case kQueryEvent:
+    case kExecuteLoadQueryEvent:
+      DecodeQuery(body, fde.PostHeaderLen(ev.header.type)).status().IgnoreError();
+      break;
+    case kRotateEvent:
+      DecodeRotate(body).status().IgnoreError();
+      break;
+    case kFormatDescriptionEvent:
+      DecodeFormatDescription(ev.data).status().IgnoreError();
+      break;
+    case kMariaGtidEvent:
+      DecodeMariaGtid(body).status().IgnoreError();
+      break;
+    default:
+      break;
+  }
+  if (ev.data.size() >= kHeaderSize + kChecksumSize) {
+    (void)EventChecksumMatches(ev.data);
+  }
+  parser->Feed(ev.header, body);
+}
+
+void ReadEverything(const std::vector<std::string>& paths,
+                    const ReaderOptions& options, uint64_t file_size) {
+  auto reader = Reader::OpenFiles(paths, options);
+  if (!reader.ok()) return;
+  Reader* r = reader->get();
+  TransactionBoundaryParser parser;
+  uint64_t last_file = 0;
+  uint64_t last_end = 0;
+  for (int i = 0; i < 1000000; ++i) {
+    Event ev;
+    absl::Status s = r->Next(&ev);
+    if (absl::IsOutOfRange(s)) break;
+    if (!s.ok()) {
+      // A reader stays at a malformed event (binlog/reader.h).
+      if (absl::IsDataLoss(s)) {
+        uint64_t pos = r->position();
+        Event again;
+        absl::Status s2 = r->Next(&again);
+        FUZZ_CHECK(absl::IsDataLoss(s2));
+        FUZZ_CHECK(r->position() == pos);
+      }
+      break;
+    }
+    FUZZ_CHECK(ev.data.size() == ev.header.event_size);
+    FUZZ_CHECK(ev.data.size() >= kHeaderSize);
+    FUZZ_CHECK(ev.end_offset <= file_size);
+    if (ev.file_number != last_file) {
+      parser = TransactionBoundaryParser(
+          r->format_description().PostHeaderLen(kQueryEvent));
+    }
+    if (ev.from_payload) {
+      // An inner event of a compressed transaction: it carries the
+      // payload event's position (binlog/reader.h) and log_pos 0.
+      FUZZ_CHECK(ev.payload_index < ev.payload_events);
+      FUZZ_CHECK(ev.header.log_pos == 0);
+      FUZZ_CHECK(ev.offset < ev.end_offset);
+    } else {
+      FUZZ_CHECK(ev.end_offset == ev.offset + ev.data.size());
+      if (ev.file_number == last_file) FUZZ_CHECK(ev.offset >= last_end);
+      if (options.check_log_pos && ev.checksum != ChecksumState::kBad &&
+          !(ev.header.flags & kFlagArtificial)) {
+        // Artificial events (flag 0x20) aside, log_pos is the end offset.
+        FUZZ_CHECK(ev.header.log_pos == static_cast<uint32_t>(ev.end_offset));
+      }
+    }
+    last_file = ev.file_number;
+    last_end = ev.end_offset;
+    DecodeEvent(ev, r->format_description(), &parser);
+  }
+  for (const TornTail& t : r->torn_tails()) {
+    FUZZ_CHECK(t.offset <= file_size);
+    FUZZ_CHECK(t.offset + t.trailing_bytes <= file_size);
+  }
+}
+
+}  // namespace
+}  // namespace fuzz
+}  // namespace binlog
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace binlog;
+  static const std::string path = fuzz::ScratchDir() + "/fuzz.000001";
+  fuzz::WriteWholeFile(path, data, size);
+
+  ReaderOptions verify;
+  verify.checksum_mode = ChecksumMode::kVerify;
+  verify.buffer_size = 64 << 10;  // the minimum: refills on larger inputs
+  fuzz::ReadEverything({path}, verify, size);
+
+  ReaderOptions report;
+  report.checksum_mode = ChecksumMode::kReport;
+  report.check_log_pos = false;
+  report.payloads = PayloadMode::kRaw;
+  report.buffer_size = 64 << 10;
+  fuzz::ReadEverything({path, path}, report, size);
+  return 0;
+}

@@ -1,0 +1,115 @@
+// libFuzzer target: crash recovery on an arbitrary last file. The input
+// becomes binlog.000001 of a log whose index names it; Binlog::Open runs the
+// recovery scan (binlog/log.cc RecoverLastFile). When Open succeeds, the
+// target appends one transaction, closes the log and reads the whole
+// directory back.
+//
+// Besides sanitizer reports, it aborts when recovery breaks its promise
+// (binlog/log.h): after a successful Open of a file that needed recovery,
+// the file must end exactly at RecoveryReport::valid_end and read back with
+// no error and no torn tail; the appended transaction must be readable and
+// be the last one; Open must never fail with anything but DataLoss for bad
+// bytes (I/O errors cannot happen on the scratch tmpfs).
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "binlog/event_builder.h"
+#include "binlog/format.h"
+#include "binlog/log.h"
+#include "binlog/reader.h"
+#include "binlog/transaction.h"
+#include "tests/fuzz/fuzz_util.h"
+
+namespace {
+
+#define FUZZ_CHECK(cond, msg)                                             \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      std::fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__,    \
+                   __LINE__, #cond, std::string(msg).c_str());            \
+      std::abort();                                                       \
+    }                                                                     \
+  } while (0)
+
+uint32_t FixedNow() { return 1700000000; }
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace binlog;
+  static const std::string dir = fuzz::ScratchDir() + "/recovery";
+  ::mkdir(dir.c_str(), 0755);
+  fuzz::ClearDir(dir);
+  fuzz::WriteWholeFile(dir + "/binlog.index", std::string("./binlog.000001\n"));
+  const std::string file1 = dir + "/binlog.000001";
+  fuzz::WriteWholeFile(file1, data, size);
+
+  // The input decides whether the log uses checksums (a file's own FDE
+  // decides how it is read; the new file follows the options).
+  Options o;
+  o.checksums = size == 0 || (data[size - 1] & 1) == 0;
+  o.max_file_size = 4096;
+  o.now_seconds = FixedNow;
+  auto log = Binlog::Open(dir, "binlog", o);
+  if (!log.ok()) {
+    const absl::Status& s = log.status();
+    FUZZ_CHECK(absl::IsDataLoss(s) || absl::IsInvalidArgument(s),
+               s.ToString());
+    return 0;
+  }
+  RecoveryReport rep = (*log)->recovery();
+  TransactionBuffer txn(o.checksums);
+  AppendQuery(&txn, FixedNow(), 1, 7, "db", "BEGIN");
+  AppendXid(&txn, FixedNow(), 1, 424242);
+  auto pos = (*log)->Commit(&txn);
+  FUZZ_CHECK(pos.ok(), pos.status().ToString());
+  absl::Status cs = (*log)->Close();
+  FUZZ_CHECK(cs.ok(), cs.ToString());
+  log->reset();
+
+  if (rep.recovered) {
+    struct stat st;
+    FUZZ_CHECK(::stat(file1.c_str(), &st) == 0, "stat");
+    FUZZ_CHECK(static_cast<uint64_t>(st.st_size) == rep.valid_end,
+               absl::StrCat("size ", st.st_size, " valid_end ", rep.valid_end));
+  }
+  auto reader = Reader::OpenDirectory(dir, "binlog", ReaderOptions());
+  FUZZ_CHECK(reader.ok(), reader.status().ToString());
+  uint64_t last_xid_file = 0;
+  for (;;) {
+    Event ev;
+    absl::Status s = (*reader)->Next(&ev);
+    if (absl::IsOutOfRange(s)) break;
+    if (!s.ok()) {
+      // Only a file recovery left alone (closed cleanly: in-use flag clear)
+      // may hold damage; the recovered file and the new one must not.
+      // Known bug 4 (tests/crash/known_bugs_test.cc): without checksums
+      // recovery keeps a damaged Transaction_payload it did not decode;
+      // tolerated unless BINLOG_FUZZ_STRICT is set.
+      bool known_bug_4 = !(*reader)->format_description().has_checksums() &&
+                         (*reader)->file_number() == 1 &&
+                         absl::StrContains(s.message(), "Transaction_payload") &&
+                         std::getenv("BINLOG_FUZZ_STRICT") == nullptr;
+      FUZZ_CHECK(known_bug_4 || (!rep.recovered && ev.file_number != 2 &&
+                                 (*reader)->file_number() == 1),
+                 s.ToString());
+      return 0;
+    }
+    if (ev.header.type == kXidEvent) last_xid_file = ev.file_number;
+  }
+  if (rep.recovered) {
+    FUZZ_CHECK((*reader)->torn_tails().empty(),
+               (*reader)->torn_tails().front().reason);
+  }
+  FUZZ_CHECK(last_xid_file == pos->file_number, "appended transaction missing");
+  return 0;
+}
