@@ -27,7 +27,8 @@
 // Timestamps: transaction i has timestamp --start-time + i / --tps (default:
 // the current time, 1000 per second). --manifest writes one JSON line per
 // transaction: i, gtid, file (name), file_number, start, end (from the
-// CommitPosition Commit returned), timestamp, kind, first_row, rows.
+// CommitPosition Commit returned), timestamp, kind, first_row, rows, and
+// committed_us (wall clock when Commit returned, for latency tests).
 
 #include <unistd.h>
 
@@ -634,7 +635,8 @@ int Main(int argc, char** argv) {
           BinlogFileName(f.basename, pos->file_number),
           "\",\"file_number\":", pos->file_number, ",\"start\":", pos->start,
           ",\"end\":", pos->end, ",\"timestamp\":", ts, ",\"kind\":\"", kind,
-          "\",\"first_row\":", first_row, ",\"rows\":", f.rows, "}\n");
+          "\",\"first_row\":", first_row, ",\"rows\":", f.rows,
+          ",\"committed_us\":", absl::ToUnixMicros(absl::Now()), "}\n");
       std::fputs(line.c_str(), manifest);
       std::fflush(manifest);
     }

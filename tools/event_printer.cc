@@ -52,10 +52,18 @@ class RowFormatter final : public decode::RowVisitor {
     } else {
       json_->push_back(',');
     }
-    absl::StrAppend(json_, "\"", which, "\":{");
+    json_->append(after ? "\"after\":{" : "\"before\":{");
     for (size_t i = 0; i < columns.size(); ++i) {
-      if (i > 0) json_->push_back(',');
-      absl::StrAppend(json_, "\"@", columns[i] + 1, "\":");
+      // ,"@N":  (N = column + 1), built without a formatting call
+      char key[32];
+      char* p = key;
+      if (i > 0) *p++ = ',';
+      *p++ = '"';
+      *p++ = '@';
+      p = absl::numbers_internal::FastIntToBuffer(columns[i] + 1, p);
+      *p++ = '"';
+      *p++ = ':';
+      json_->append(key, static_cast<size_t>(p - key));
       AppendCellJson(cells[i], json_);
     }
     json_->push_back('}');
@@ -619,16 +627,19 @@ void EventPrinter::AddRows(const Event& ev, const FormatDescription& fde,
     }
     return;
   }
-  rows_json_.assign("[");
-  RowFormatter formatter(w->format(), &rows_json_, &lines);
-  s = rows_decoder_.Decode(table, rows, &formatter, &count);
-  formatter.Finish();
-  if (s.ok()) w->Num("row_count", count);
   if (w->format() == OutputFormat::kJsonl) {
-    w->Raw("rows", rows_json_);
+    // The rows array goes straight into the output line.
+    std::string* json = w->RawValue("rows");
+    json->push_back('[');
+    RowFormatter formatter(w->format(), json, &lines);
+    s = rows_decoder_.Decode(table, rows, &formatter, &count);
+    formatter.Finish();
   } else {
+    RowFormatter formatter(w->format(), &rows_json_, &lines);
+    s = rows_decoder_.Decode(table, rows, &formatter, &count);
     row_lines->append(lines);
   }
+  if (s.ok()) w->Num("row_count", count);
   if (!s.ok()) w->Str("rows_error", s.message());
 }
 

@@ -238,6 +238,11 @@ void RecordWriter::Raw(absl::string_view key, absl::string_view json) {
   line_->append(json.data(), json.size());
 }
 
+std::string* RecordWriter::RawValue(absl::string_view key) {
+  Key(key);
+  return line_;
+}
+
 void RecordWriter::Text(absl::string_view raw) {
   if (format_ == OutputFormat::kText) line_->append(raw.data(), raw.size());
 }

@@ -100,6 +100,10 @@ class RecordWriter {
   // A value that is already valid JSON (a number, an array, an object),
   // written as-is in both modes.
   void Raw(absl::string_view key, absl::string_view json);
+  // Writes the key of a value that is already JSON (as Raw) and returns the
+  // buffer to append that value to, directly (no copy through a string of
+  // the caller's). The value must be complete before the next call.
+  std::string* RawValue(absl::string_view key);
   // Raw text, text mode only (no separator is added).
   void Text(absl::string_view raw);
 

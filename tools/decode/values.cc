@@ -35,16 +35,30 @@ int64_t SignExtend(uint64_t v, int bits) {
   return static_cast<int64_t>((v ^ m) - m);
 }
 
-// Appends `v` as exactly `width` digits (zero-padded); `v` < 10^width.
-void AppendPadded(uint64_t v, int width, std::string* out) {
-  char buf[24];
+// Writes `v` as at least `width` digits (zero-padded) at `p`; returns the
+// end. At most 20 digits.
+char* PutPadded(char* p, uint64_t v, int width) {
+  if (width == 2 && v < 100) {  // months, days, hours, ...: the common case
+    p[0] = static_cast<char>('0' + v / 10);
+    p[1] = static_cast<char>('0' + v % 10);
+    return p + 2;
+  }
+  char tmp[24];
   int n = 0;
   do {
-    buf[n++] = static_cast<char>('0' + v % 10);
+    tmp[n++] = static_cast<char>('0' + v % 10);
     v /= 10;
   } while (v != 0 && n < 24);
-  while (n < width && n < 24) buf[n++] = '0';
-  while (n > 0) out->push_back(buf[--n]);
+  while (n < width && n < 24) tmp[n++] = '0';
+  while (n > 0) *p++ = tmp[--n];
+  return p;
+}
+
+// Appends `v` as at least `width` digits (zero-padded), in one append.
+void AppendPadded(uint64_t v, int width, std::string* out) {
+  char buf[24];
+  char* end = PutPadded(buf, v, width);
+  out->append(buf, static_cast<size_t>(end - buf));
 }
 
 // Appends ".ffff" (fsp digits) for a fraction of `micros` microseconds.
@@ -56,21 +70,24 @@ void AppendFraction(uint64_t micros, int fsp, std::string* out) {
 
 void AppendYmdHms(int64_t year, uint32_t month, uint32_t day, uint32_t hour,
                   uint32_t minute, uint32_t second, std::string* out) {
+  char buf[64];
+  char* p = buf;
   if (year < 0) {
-    out->push_back('-');
+    *p++ = '-';
     year = -year;
   }
-  AppendPadded(static_cast<uint64_t>(year), 4, out);
-  out->push_back('-');
-  AppendPadded(month, 2, out);
-  out->push_back('-');
-  AppendPadded(day, 2, out);
-  out->push_back(' ');
-  AppendPadded(hour, 2, out);
-  out->push_back(':');
-  AppendPadded(minute, 2, out);
-  out->push_back(':');
-  AppendPadded(second, 2, out);
+  p = PutPadded(p, static_cast<uint64_t>(year), 4);
+  *p++ = '-';
+  p = PutPadded(p, month, 2);
+  *p++ = '-';
+  p = PutPadded(p, day, 2);
+  *p++ = ' ';
+  p = PutPadded(p, hour, 2);
+  *p++ = ':';
+  p = PutPadded(p, minute, 2);
+  *p++ = ':';
+  p = PutPadded(p, second, 2);
+  out->append(buf, static_cast<size_t>(p - buf));
 }
 
 // The fractional part of a TIME2/DATETIME2/TIMESTAMP2 value, as the servers
