@@ -72,10 +72,20 @@ void GroupCommitPipeline::Hand(CommitRequest* req, State s) {
   FutexWake(&req->state, 1);
 }
 
+// Each committer gets a status object of its own. Copies of an absl::Status
+// share one reference-counted representation, and the release half of that
+// count is compiled into the prebuilt abseil library, where ThreadSanitizer
+// cannot see it; a shared error would show up as a false data race between
+// committers. Only the error path pays for the copy.
+absl::Status GroupCommitPipeline::Unshared(const absl::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(s.code(), s.message());
+}
+
 void GroupCommitPipeline::FailAll(CommitRequest* first, const absl::Status& s) {
   for (CommitRequest* r = first; r != nullptr;) {
     CommitRequest* next = r->next;  // I4: read before kDone
-    r->status = s;
+    r->status = Unshared(s);
     Hand(r, kDone);
     r = next;
   }
@@ -129,12 +139,12 @@ void GroupCommitPipeline::DrainSync() {
 
 void GroupCommitPipeline::Poison(const absl::Status& error) {
   MutexLock l(&mu_);
-  if (error_.ok()) error_ = error;
+  if (error_.ok()) error_ = Unshared(error);
 }
 
 absl::Status GroupCommitPipeline::error() const {
   MutexLock l(&mu_);
-  return error_;
+  return Unshared(error_);
 }
 
 void GroupCommitPipeline::RunFlushLeader(CommitRequest* self) {
@@ -307,7 +317,7 @@ void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
     CommitGroup* gnext = g->next;
     for (CommitRequest* r = g->first; r != nullptr;) {
       CommitRequest* next = r->next;  // I4
-      r->status = s;
+      r->status = Unshared(s);
       r->state.store(kDone, std::memory_order_release);
       if (r != self) wakes.push_back(&r->state);
       r = next;

@@ -155,6 +155,7 @@ class GroupCommitPipeline {
   void Hand(CommitRequest* req, State s);
   void RunFlushLeader(CommitRequest* self);
   void RunSyncLeader(CommitRequest* self);
+  static absl::Status Unshared(const absl::Status& s);
   void FailAll(CommitRequest* first, const absl::Status& s)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PoisonedStatus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
