@@ -147,13 +147,12 @@ struct Totals {
   uint64_t acked = 0;
   uint64_t unacked_found = 0;
   uint64_t killed_in_open = 0;
-  uint64_t known_bug_first_open = 0;
 };
 
 // One kill: returns the violations (empty if the invariants held).
 std::vector<std::string> RunIteration(const std::string& self,
                                       const std::string& dir, uint64_t seed,
-                                      uint64_t first_id, bool fresh_log,
+                                      uint64_t first_id,
                                       crash_test::AckLog* acks, Totals* totals,
                                       bool verbose) {
   std::vector<std::string> violations;
@@ -237,17 +236,6 @@ std::vector<std::string> RunIteration(const std::string& self,
   // Restart: recover, append, close, check.
   Options o = OptionsForSeed(seed);
   auto log = Binlog::Open(dir, "binlog", o);
-  if (!log.ok() && fresh_log && acks->size() == 0 &&
-      absl::IsFailedPrecondition(log.status()) &&
-      absl::StrContains(log.status().message(), "there is no binlog.index") &&
-      std::getenv("BINLOG_KILL9_STRICT") == nullptr) {
-    // Known bug 1 (tests/crash/known_bugs_test.cc): killed inside the first
-    // Open after binlog.000001 was created, before the first index.
-    ++totals->known_bug_first_open;
-    std::string cmd = absl::StrCat("rm -f '", dir, "'/binlog.[0-9]*");
-    if (std::system(cmd.c_str()) != 0) return {"cleanup failed"};
-    log = Binlog::Open(dir, "binlog", o);
-  }
   if (!log.ok()) {
     violations.push_back(
         absl::StrCat("reopen failed: ", log.status().ToString()));
@@ -354,17 +342,15 @@ int Main(int argc, char** argv) {
   crash_test::AckLog acks;
   int lives = 0;
   for (uint64_t it = 0; it < iterations; ++it) {
-    bool fresh = false;
     if (lives == 0) {
       dir = testing_util::NewTempDir("kill9");
       acks.Clear();
       lives = 10;
-      fresh = true;
     }
     --lives;
     uint64_t iter_seed = rng();
     std::vector<std::string> v =
-        RunIteration(self, dir, iter_seed, 1 + (it + 1) * 100000000ull, fresh,
+        RunIteration(self, dir, iter_seed, 1 + (it + 1) * 100000000ull,
                      &acks, &totals, verbose);
     if (v.empty()) {
       ++passed;
@@ -380,12 +366,10 @@ int Main(int argc, char** argv) {
   }
   std::printf(
       "kill9: %lu acknowledged transactions checked, %lu unacknowledged "
-      "complete transactions found, %lu kills before the first commit, known "
-      "bug 1 (first Open killed before the index) %lu\n",
+      "complete transactions found, %lu kills before the first commit\n",
       static_cast<unsigned long>(totals.acked),
       static_cast<unsigned long>(totals.unacked_found),
-      static_cast<unsigned long>(totals.killed_in_open),
-      static_cast<unsigned long>(totals.known_bug_first_open));
+      static_cast<unsigned long>(totals.killed_in_open));
   std::printf("kill9: %lu iterations passed, %lu failed\n",
               static_cast<unsigned long>(passed),
               static_cast<unsigned long>(failed));

@@ -28,7 +28,7 @@ using testing_util::NewTempDir;
 using testing_util::ReadFile;
 using testing_util::WriteFile;
 
-// Known bug 1 (binlog/log.cc, Binlog::OpenImpl). The first Open of a new
+// Bug 1, fixed in 5f5c5ed (binlog/log.cc, Binlog::OpenImpl). The first Open of a new
 // log creates binlog.000001 before it writes the first index. A crash in
 // between (kill -9 is enough, no power loss needed) leaves binlog.000001
 // (header only, or empty) and no binlog.index, and every later Open fails
@@ -53,7 +53,7 @@ TEST(KnownBug1, CrashInFirstOpenBeforeTheIndexLeavesAnOpenableLog) {
   EXPECT_TRUE(log.ok()) << log.status();
 }
 
-// Known bug 2 (binlog/index_file.cc, ReadIndex). When binlog.index does
+// Bug 2, fixed in 5f5c5ed (binlog/index_file.cc, ReadIndex). When binlog.index does
 // not exist, ReadIndex renames binlog.index_crash_safe into place without
 // knowing whether it was ever completely written and synced. On the first
 // index write of a log that file is new; a power cut before its fdatasync
@@ -139,7 +139,7 @@ class RecordingFs : public io::FileSystemWrapper {
   std::vector<Op> ops_;
 };
 
-// Known bug 3 (binlog/log.cc, Binlog::CloseActiveFile). The Rotate (or
+// Bug 3, fixed in 5f5c5ed (binlog/log.cc, Binlog::CloseActiveFile). The Rotate (or
 // Stop) event and the one-byte write that clears the in-use flag go to
 // disk under the same fdatasync when there is no preallocated space to
 // trim. Pages can reach the disk in any order before that fdatasync
@@ -199,7 +199,7 @@ TEST(KnownBug3, EndEventIsDurableBeforeTheInUseFlagIsCleared) {
   }
 }
 
-// Known bug 4 (binlog/log.cc, Binlog::RecoverLastFile). With checksums off,
+// Bug 4, fixed in 5f5c5ed (binlog/log.cc, Binlog::RecoverLastFile). With checksums off,
 // recovery accepts a Transaction_payload event without decoding it ("reads
 // payloads raw: a complete checksum-valid payload ends its transaction" -
 // but without checksums nothing is validated). A power cut that persists
@@ -286,7 +286,7 @@ class MaxReadFs : public io::FileSystemWrapper {
   };
 };
 
-// Known bug 5 (io/sequential_reader.cc SequentialReader::Assemble, via
+// Bug 5, fixed in 5f5c5ed (io/sequential_reader.cc SequentialReader::Assemble, via
 // Reader::Fill): an event header that claims a size up to kMaxEventSize
 // (1 GiB) makes the reader allocate a buffer of that size, and ask to read
 // that much, before it learns that the file is far shorter. A 200-byte

@@ -130,32 +130,14 @@ struct CycleOutcome {
   uint64_t acked_checked = 0;
   uint64_t unacked_found = 0;
   io::PowerLossReport loss;
-  int known_bug_first_open[2] = {0, 0};
   int undetectable_damage = 0;  // see Reboot
-  int known_bug_flag_before_end = 0;  // known bug 3, see Reboot
-  int known_bug_raw_payload = 0;      // known bug 4, see Reboot
 };
 
-// BINLOG_POWER_LOSS_STRICT=1 turns the known bugs into failures.
+// BINLOG_POWER_LOSS_STRICT=1 fails on damage no reader can detect too
+// (logs without checksums; see Reboot).
 bool Strict() { return EnvU64("BINLOG_POWER_LOSS_STRICT", 0) != 0; }
 
-// Known bugs of a cut inside the very first Open of a log (before its
-// first index is durable); tests/crash/known_bugs_test.cc has one failing
-// test for each:
-//   1: binlog.000001 exists, no index: Open refuses the directory.
-//   2: binlog.index_crash_safe was torn; ReadIndex promotes it to
-//      binlog.index anyway and Open fails on the torn entry.
-int KnownBugFirstOpen(const absl::Status& s) {
-  if (Strict()) return 0;
-  if (absl::IsFailedPrecondition(s) &&
-      absl::StrContains(s.message(), "there is no binlog.index")) {
-    return 1;
-  }
-  if (absl::IsDataLoss(s) && absl::StrContains(s.message(), "binlog.index line")) {
-    return 2;
-  }
-  return 0;
-}
+
 
 // A log that lives through cut/reboot cycles.
 class PowerLossHarness {
@@ -222,15 +204,6 @@ class PowerLossHarness {
     o.file_system = nullptr;
     {
       auto log = Binlog::Open(dir_, "binlog", o);
-      int known = log.ok() || acks_.size() != 0 ? 0 : KnownBugFirstOpen(log.status());
-      if (known != 0) {
-        // The cut came inside the first Open of the log (nothing was ever
-        // acknowledged) and left a directory Open refuses: a known bug (see
-        // KnownBugFirstOpen). Counted, then cleared as an operator would.
-        ++out->known_bug_first_open[known - 1];
-        ClearDir();
-        log = Binlog::Open(dir_, "binlog", o);
-      }
       if (!log.ok()) {
         out->violations.push_back(
             absl::StrCat("reopen after the power cut failed: ",
@@ -274,37 +247,11 @@ class PowerLossHarness {
     for (const TornTail& t : r.torn_tails) {
       auto key = std::make_pair(t.file_name, t.offset);
       if (tolerated_tails_.count(key)) continue;
-      // Known bug 3: the Rotate/Stop event and the cleared in-use flag share
-      // one fdatasync, so sectors persisted out of order can leave a file
-      // that looks closed but ends in zeros where its Rotate/Stop was.
-      if (!Strict() && !t.in_use && t.zeros &&
-          c.loss.data == io::PowerLossOptions::Data::kRandomSectors) {
-        tolerated_tails_.insert(key);
-        ++out->known_bug_flag_before_end;
-        continue;
-      }
       out->violations.push_back(crash_test::TornTailViolation(t));
     }
     for (const crash_test::ReadError& e : r.read_errors) {
       auto key = std::make_pair(e.file_name, e.offset);
       if (tolerated_tails_.count(key)) continue;
-      // Known bug 3 again: the Rotate/Stop event torn, not zeroed.
-      if (!Strict() && !e.in_use &&
-          absl::StrContains(e.message, "file ends inside an event") &&
-          c.loss.data == io::PowerLossOptions::Data::kRandomSectors) {
-        tolerated_tails_.insert(key);
-        ++out->known_bug_flag_before_end;
-        continue;
-      }
-      // Without checksums, recovery keeps a torn Transaction_payload whose
-      // frame looks complete (known bug 4: it takes payloads raw), and the
-      // decoded reader fails on it.
-      if (!Strict() && undetectable &&
-          absl::StrContains(e.message, "Transaction_payload")) {
-        tolerated_tails_.insert(key);
-        ++out->known_bug_raw_payload;
-        continue;
-      }
       out->violations.push_back(crash_test::ReadErrorViolation(e));
     }
     for (const crash_test::FoundTxn& d : r.corrupted) {
@@ -325,12 +272,6 @@ class PowerLossHarness {
   }
 
  private:
-  void ClearDir() {
-    std::string cmd = absl::StrCat("rm -f '", dir_, "'/binlog.[0-9]* '", dir_,
-                                   "'/binlog.index*");
-    if (std::system(cmd.c_str()) != 0) std::abort();
-  }
-
   static Options MakeOptions(const CutConfig& c) {
     Options o;
     o.max_file_size = c.max_file_size;
@@ -447,8 +388,7 @@ TEST(PowerLossTest, RandomCutsKeepEveryAcknowledgedCommit) {
   const absl::Time deadline = absl::Now() + absl::Seconds(max_seconds);
   uint64_t op_estimate = 200;
   uint64_t cuts = 0, in_open = 0, idle = 0, acked = 0, unacked = 0;
-  uint64_t logs = 0, known_first_open[2] = {0, 0}, undetectable = 0;
-  uint64_t known_flag = 0, known_payload = 0;
+  uint64_t logs = 0, undetectable = 0;
   std::unique_ptr<PowerLossHarness> h;
   int cycles_left = 0;
   while (cuts < max_cuts && absl::Now() < deadline) {
@@ -474,12 +414,7 @@ TEST(PowerLossTest, RandomCutsKeepEveryAcknowledgedCommit) {
     }
     acked += o.acked_checked;
     unacked += o.unacked_found;
-    for (int k = 0; k < 2; ++k) {
-      known_first_open[k] += static_cast<uint64_t>(o.known_bug_first_open[k]);
-    }
     undetectable += static_cast<uint64_t>(o.undetectable_damage);
-    known_flag += static_cast<uint64_t>(o.known_bug_flag_before_end);
-    known_payload += static_cast<uint64_t>(o.known_bug_raw_payload);
     if (!o.violations.empty()) {
       std::string kept = KeepForInspection(h->dir());
       ADD_FAILURE() << "cut " << cuts << " of log " << logs << " in "
@@ -495,17 +430,9 @@ TEST(PowerLossTest, RandomCutsKeepEveryAcknowledgedCommit) {
       static_cast<unsigned long>(cuts), static_cast<unsigned long>(logs),
       static_cast<unsigned long>(in_open), static_cast<unsigned long>(idle),
       static_cast<unsigned long>(acked), static_cast<unsigned long>(unacked));
-  std::printf("power-loss: tolerated unless BINLOG_POWER_LOSS_STRICT=1: "
-              "known bug 1 (first Open cut, no index) %lu, known bug 2 (first "
-              "Open cut, torn index_crash_safe promoted) %lu, known bug 3 "
-              "(in-use flag cleared with the Rotate/Stop in one fdatasync) "
-              "%lu, known bug 4 (torn payload kept by recovery without "
-              "checksums) %lu, damaged unacknowledged transactions without "
-              "checksums (undetectable) %lu\n",
-              static_cast<unsigned long>(known_first_open[0]),
-              static_cast<unsigned long>(known_first_open[1]),
-              static_cast<unsigned long>(known_flag),
-              static_cast<unsigned long>(known_payload),
+  std::printf("power-loss: damaged unacknowledged transactions in logs "
+              "without checksums, undetectable by any reader (tolerated "
+              "unless BINLOG_POWER_LOSS_STRICT=1): %lu\n",
               static_cast<unsigned long>(undetectable));
   // Under sanitizers the time bound stops the loop early; still insist on a
   // meaningful number of cuts.

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
@@ -92,15 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!s.ok()) {
       // Only a file recovery left alone (closed cleanly: in-use flag clear)
       // may hold damage; the recovered file and the new one must not.
-      // Known bug 4 (tests/crash/known_bugs_test.cc): without checksums
-      // recovery keeps a damaged Transaction_payload it did not decode;
-      // tolerated unless BINLOG_FUZZ_STRICT is set.
-      bool known_bug_4 = !(*reader)->format_description().has_checksums() &&
-                         (*reader)->file_number() == 1 &&
-                         absl::StrContains(s.message(), "Transaction_payload") &&
-                         std::getenv("BINLOG_FUZZ_STRICT") == nullptr;
-      FUZZ_CHECK(known_bug_4 || (!rep.recovered && ev.file_number != 2 &&
-                                 (*reader)->file_number() == 1),
+      FUZZ_CHECK(!rep.recovered && ev.file_number != 2 &&
+                     (*reader)->file_number() == 1,
                  s.ToString());
       return 0;
     }
