@@ -24,7 +24,9 @@
 // configurations: prefetch (1 MiB windows, helper-thread prefetch, the
 // default ReaderOptions), noprefetch (1 MiB, no prefetch), small (64 KiB,
 // the Reader's minimum, no prefetch: closest to MySQL's 8 KiB reads),
-// dropbehind (prefetch + drop_behind).
+// dropbehind (prefetch + drop_behind), rawpread (no binlog::Reader: each
+// reader preads the files present at the start with 1 MiB reads and
+// touches one byte per cache line; what the reading costs by itself).
 //
 // Output: one JSON line per phase (phase, config, readers, threads, rep,
 // tps, window_s, commits, lag_bytes: bytes behind the end when the readers
@@ -32,6 +34,10 @@
 // read during the window / window / 1e6, reader_prefetch_waits,
 // cpu_s, loadavg), then one summary line per lagging phase: tps_ratio =
 // its tps / the mean of the baselines before and after it (target >= 0.9).
+//
+// --cache=hot reads the log into the page cache before each phase instead
+// of evicting it: the readers then cost CPU and memory bandwidth but no
+// disk time, which tells disk contention from CPU contention.
 //
 // --reader_nice=N runs the readers (and their prefetch threads, which
 // inherit it) at nice N: on a machine with few cores the readers' CPU
@@ -88,6 +94,10 @@ ABSL_FLAG(std::string, configs, "prefetch,noprefetch",
 ABSL_FLAG(int, reader_nice, 0, "nice value of the reader threads");
 ABSL_FLAG(int, repetitions, 1, "passes over the phases");
 ABSL_FLAG(bool, cleanup, false, "remove --dir and exit");
+ABSL_FLAG(std::string, cache, "cold",
+          "cold: evict the log before each phase (the scenario); hot: read "
+          "it into the page cache instead (separates disk from CPU "
+          "contention)");
 
 namespace {
 
@@ -118,6 +128,7 @@ struct ReaderConfig {
   size_t buffer_kib;
   bool prefetch;
   bool drop_behind;
+  bool raw = false;  // plain 1 MiB preads of the files, no binlog::Reader
 };
 
 absl::StatusOr<ReaderConfig> ParseConfig(const std::string& name) {
@@ -125,6 +136,7 @@ absl::StatusOr<ReaderConfig> ParseConfig(const std::string& name) {
   if (name == "noprefetch") return ReaderConfig{name, 1024, false, false};
   if (name == "small") return ReaderConfig{name, 64, false, false};
   if (name == "dropbehind") return ReaderConfig{name, 1024, true, true};
+  if (name == "rawpread") return ReaderConfig{name, 1024, false, false, true};
   return absl::InvalidArgumentError(absl::StrCat("unknown config ", name));
 }
 
@@ -224,6 +236,7 @@ void TrimHistory(binlog::Binlog* log, const std::string& dir,
 absl::Status EvictLog(const std::string& dir) {
   auto files = binlog_bench::LogFiles(dir);
   if (!files.ok()) return files.status();
+  if (absl::GetFlag(FLAGS_cache) == "hot") return binlog_bench::Warm(*files);
   return binlog_bench::Evict(*files);
 }
 
@@ -265,6 +278,32 @@ PhaseResult Lagging(const std::string& dir, binlog::Binlog* log,
       if (nice != 0) {
         ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)),
                       nice);
+      }
+      if (cfg.raw) {
+        // The same bytes without the Reader (no checksums, no LogSource):
+        // what reading them costs the machine by itself.
+        uint64_t local = 0, x = 0;
+        binlog::CommitPosition end = log->VisibleEnd();
+        std::unique_ptr<char[]> buf(new char[1 << 20]);
+        for (const auto& f : log->ListFiles()) {
+          auto rf = binlog::io::FileSystem::Default()->OpenReadable(
+              binlog::io::JoinPath(dir, f.name));
+          if (!rf.ok()) continue;  // purged
+          uint64_t limit = f.number == end.file_number ? end.end : ~0ull;
+          for (uint64_t off = 0; off < limit;) {
+            size_t got = 0;
+            size_t n = static_cast<size_t>(std::min<uint64_t>(1 << 20, limit - off));
+            if (!(*rf)->Read(off, n, buf.get(), &got).ok() || got == 0) break;
+            for (size_t k = 0; k < got; k += 64) x += static_cast<unsigned char>(buf[k]);
+            off += got;
+            local += got;
+          }
+        }
+        catchup[i] = absl::ToDoubleSeconds(absl::Now() - t0);
+        bytes.fetch_add(local + (x == 1 ? 1 : 0));
+        caught.fetch_add(1);
+        while (!stop.load()) absl::SleepFor(absl::Milliseconds(20));
+        return;
       }
       binlog::ReaderOptions o;
       o.buffer_size = cfg.buffer_kib << 10;
@@ -330,12 +369,14 @@ void Print(const PhaseResult& r, int readers, int threads) {
       ",\"lag_bytes\":%" PRIu64 ",\"readers_caught_up\":%d,"
       "\"catchup_s_median\":%.2f,\"catchup_s_max\":%.2f,"
       "\"reader_mb_s\":%.1f,\"reader_prefetch_waits\":%" PRIu64
-      ",\"cpu_s\":%.2f,\"loadavg\":\"%s\"}\n",
+      ",\"cpu_s\":%.2f,\"cache\":\"%s\",\"reader_nice\":%d,"
+      "\"loadavg\":\"%s\"}\n",
       r.phase.c_str(), r.config.c_str(), r.phase == "lagging" ? readers : 0,
       threads, r.rep, r.tps, r.window_s, r.commits, r.lag_bytes,
       r.readers_caught_up, med, mx,
       static_cast<double>(r.reader_bytes) / r.window_s / 1e6,
-      r.prefetch_waits, r.cpu_s, ReadFirstLine("/proc/loadavg").c_str());
+      r.prefetch_waits, r.cpu_s, absl::GetFlag(FLAGS_cache).c_str(),
+      absl::GetFlag(FLAGS_reader_nice), ReadFirstLine("/proc/loadavg").c_str());
   std::fflush(stdout);
 }
 
