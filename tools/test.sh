@@ -2,14 +2,19 @@
 # Runs the whole test suite: every test in the optimized build (the default
 # configuration of .bazelrc: -O2 -Wall -Wextra -Werror), then the tests
 # under AddressSanitizer + UndefinedBehaviorSanitizer (--config=asan), then
-# the concurrency tests under ThreadSanitizer (--config=tsan).
-# Tests tagged "manual" (benchmarks, long crash runs) are not part of //...
+# the concurrency tests under ThreadSanitizer (--config=tsan), then each
+# libFuzzer target of tests/fuzz for a bounded time (clang, ASan + UBSan).
+# Tests tagged "manual" (benchmarks, long crash runs, known-bug tests) are
+# not part of //...
 #
 # Environment:
-#   BINLOG_TEST_QUICK=1   skip the sanitizer pass (local iteration)
+#   BINLOG_TEST_QUICK=1      skip the sanitizer and fuzz passes (local
+#                            iteration)
+#   BINLOG_FUZZ_SECONDS=N    seconds per fuzz target (default 25)
 #
 # Ends with one line "N passed, N failed" counted from bazel's per-test
-# summary over both passes; exits non-zero if anything failed.
+# summary over the passes (and one line per fuzz target); exits non-zero if
+# anything failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -60,6 +65,25 @@ else
   # (sync/mutex.h) so TSan sees them; Debian's abseil is not instrumented.
   run_pass "tsan" --config=tsan --platform_suffix=tsan \
     --test_tag_filters=concurrency //tests/...
+
+  # libFuzzer targets (tests/fuzz; see tests/README.md): built with
+  # Debian's clang outside Bazel, seeded from the MariaDB corpus and from
+  # files the library writes, each run for a bounded time. A crash, leak,
+  # hang or sanitizer report fails the pass (the reproducer is kept and its
+  # path printed).
+  fuzz_seconds=${BINLOG_FUZZ_SECONDS:-25}
+  echo "==== fuzz: tests/fuzz/run_fuzzers.sh $fuzz_seconds"
+  fuzz_rc=0
+  tests/fuzz/run_fuzzers.sh "$fuzz_seconds" 2>&1 | tee "$log" || fuzz_rc=$?
+  passed=$(grep -cE '^fuzz [a-z_]+: .*, OK$' "$log" || true)
+  failed=$(grep -cE '^fuzz [a-z_]+: .*CRASH' "$log" || true)
+  if [[ $fuzz_rc -ne 0 && $failed -eq 0 ]]; then
+    echo "fuzz: run_fuzzers.sh exited with status $fuzz_rc without naming a failed target; counting the pass as one failure"
+    failed=1
+  fi
+  echo "==== fuzz: $passed passed, $failed failed"
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
 fi
 
 echo "$total_passed passed, $total_failed failed"
