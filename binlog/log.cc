@@ -726,7 +726,10 @@ absl::Status Binlog::SyncGroups(sync::CommitGroup* first,
   bool sync = options_.sync_policy == SyncPolicy::kEveryGroup ||
               (options_.sync_policy == SyncPolicy::kEveryNGroups &&
                groups_since_sync_ >= options_.sync_every_n);
-  if (!sync) return absl::OkStatus();
+  if (!sync) {
+    PublishSynced(last);
+    return absl::OkStatus();
+  }
   absl::Time t0 = absl::Now();
   // The flush stage may be writing the next group into the same file: the
   // fdatasync covers at least everything up to `last`.
@@ -738,13 +741,22 @@ absl::Status Binlog::SyncGroups(sync::CommitGroup* first,
   if (!s.ok()) return s;
   synced_end_ = last->user[2];
   groups_since_sync_ = 0;
+  PublishSynced(last);
   return absl::OkStatus();
 }
 
-void Binlog::GroupDone(sync::CommitGroup* g) {
+void Binlog::PublishSynced(sync::CommitGroup* last) {
+  // Readers see the round here, in the sync stage, not in the commit stage
+  // behind the ordered-commit callbacks of earlier rounds: a callback that
+  // waits for a replica's acknowledgement (semi-sync) must not keep the
+  // replica from reading the groups synced after its own. Sync rounds run
+  // one at a time, in log order, so the published end only grows.
   if (options_.reader_visibility == ReaderVisibility::kAfterSync) {
-    live_->Publish(g->user[0], g->user[2]);
+    live_->Publish(last->user[0], last->user[2]);
   }
+}
+
+void Binlog::GroupDone(sync::CommitGroup* g) {
   if (options_.on_group_commit) {
     GroupCommitInfo info;
     info.file_number = g->user[0];

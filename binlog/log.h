@@ -200,6 +200,7 @@ class Binlog {
   // by those roles rather than guarded by a mutex; see log.cc.
   absl::Status FlushGroup(sync::CommitGroup* group);
   absl::Status SyncGroups(sync::CommitGroup* first, sync::CommitGroup* last);
+  void PublishSynced(sync::CommitGroup* last);
   void GroupDone(sync::CommitGroup* group);
   absl::Status StartNewFile(uint64_t number, bool at_startup);
   absl::Status CloseActiveFile(bool rotate, uint64_t next_number);

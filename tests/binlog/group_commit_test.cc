@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "binlog/log.h"
@@ -289,6 +290,69 @@ TEST(GroupCommitTest, LoneCommitterDoesItsOwnWork) {
   LogStats s = (*log)->stats();
   EXPECT_EQ(s.groups, 5u);
   EXPECT_EQ(s.max_group_size, 1u);
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+// Semi-sync shape: the ordered-commit callback of one group waits for
+// something only a reader can bring about (a replica's acknowledgement).
+// Groups synced after it must become visible to readers meanwhile; if
+// readers saw a group only after the callbacks of every earlier group,
+// a replica acknowledging what it read would see one group per round trip.
+TEST(GroupCommitTest, LaterGroupsAreVisibleWhileAnEarlierCallbackWaits) {
+  std::string dir = NewTempDir("callback_visibility");
+  Options o;
+  o.reader_wake_coalesce_us = 0;
+  std::atomic<bool> block_next{false};
+  std::atomic<bool> in_callback{false};
+  std::atomic<bool> reader_saw_second{false};
+  std::atomic<bool> saw_before_deadline{false};
+  o.on_group_commit = [&](const GroupCommitInfo&) {
+    if (!block_next.exchange(false)) return;
+    in_callback = true;
+    absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!reader_saw_second.load() && absl::Now() < deadline) {
+      absl::SleepFor(absl::Microseconds(200));
+    }
+    saw_before_deadline = reader_saw_second.load();
+  };
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::atomic<bool> stop{false};
+  std::thread reader([&] {
+    auto r = (*log)->NewReader(ReaderOptions());
+    ASSERT_TRUE(r.ok()) << r.status();
+    Event ev;
+    while (!stop.load()) {
+      absl::Status s = (*r)->Next(&ev);
+      if (s.ok()) {
+        if (ev.header.type == kRowsQueryEvent &&
+            absl::StartsWith(ev.body().substr(1), "txn 2 ")) {
+          reader_saw_second = true;
+        }
+        continue;
+      }
+      ASSERT_TRUE(absl::IsOutOfRange(s)) << s;
+      s = (*r)->WaitForMore(absl::Now() + absl::Milliseconds(20));
+      if (absl::IsCancelled(s)) return;
+    }
+  });
+  block_next = true;
+  std::thread first([&] {
+    TransactionBuffer txn;
+    BuildTransaction(&txn, 1, 100);
+    EXPECT_TRUE((*log)->Commit(&txn).ok());
+  });
+  while (!in_callback.load()) absl::SleepFor(absl::Microseconds(100));
+  TransactionBuffer txn;
+  BuildTransaction(&txn, 2, 100);
+  auto pos = (*log)->Commit(&txn);  // returns after the first callback
+  EXPECT_TRUE(pos.ok()) << pos.status();
+  first.join();
+  EXPECT_TRUE(saw_before_deadline.load())
+      << "the second group became visible only after the first group's "
+         "callback gave up waiting";
+  stop = true;
+  reader.join();
   ASSERT_TRUE((*log)->Close().ok());
 }
 
