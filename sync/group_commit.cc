@@ -297,20 +297,13 @@ void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
   mu_.Unlock();
 
   // Commit stage: rounds run GroupDone strictly in round order.
-  {
-    MutexLock l(&commit_mu_);
-    while (commit_turn_ != round) commit_cv_.Wait(&commit_mu_);
-  }
+  WaitForCommitTurn(round);
   if (s.ok()) {
     for (CommitGroup* g = first; g != nullptr; g = g->next) {
       hooks_->GroupDone(g);
     }
   }
-  {
-    MutexLock l(&commit_mu_);
-    ++commit_turn_;
-    commit_cv_.SignalAll();
-  }
+  EndCommitTurn();
 
   mu_.Lock();
   for (CommitGroup* g = first; g != nullptr;) {
@@ -329,6 +322,42 @@ void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
   if (!sync_active_ && pending_rounds_ == 0) drained_cv_.SignalAll();
   mu_.Unlock();
   for (std::atomic<uint32_t>* w : wakes) FutexWake(w, 1);
+}
+
+void GroupCommitPipeline::WaitForCommitTurn(uint64_t round) {
+  CommitTurnWaiter w;
+  w.round = round;
+  {
+    MutexLock l(&commit_mu_);
+    if (commit_turn_ == round) return;
+    w.next = turn_waiters_;
+    turn_waiters_ = &w;
+  }
+  // EndCommitTurn unlinks `w` before it sets `ready`, so `w` may leave
+  // scope as soon as `ready` reads 1.
+  while (w.ready.load(std::memory_order_acquire) == 0) FutexWait(&w.ready, 0);
+}
+
+void GroupCommitPipeline::EndCommitTurn() {
+  CommitTurnWaiter* next = nullptr;
+  {
+    MutexLock l(&commit_mu_);
+    ++commit_turn_;
+    for (CommitTurnWaiter** p = &turn_waiters_; *p != nullptr; p = &(*p)->next) {
+      if ((*p)->round == commit_turn_) {
+        next = *p;
+        *p = next->next;
+        break;
+      }
+    }
+  }
+  if (next != nullptr) {
+    // As with Hand(): the waiter may return (and its stack word be reused)
+    // between the store and the wake; a stray wake-up is harmless, every
+    // futex wait here re-checks its word.
+    next->ready.store(1, std::memory_order_release);
+    FutexWake(&next->ready, 1);
+  }
 }
 
 GroupCommitPipeline::Stats GroupCommitPipeline::stats() const {

@@ -176,10 +176,21 @@ class GroupCommitPipeline {
   uint64_t fq_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // bytes in the flush queue
   uint64_t next_round_ ABSL_GUARDED_BY(mu_) = 0;      // sync rounds started
   uint32_t pending_rounds_ ABSL_GUARDED_BY(mu_) = 0;  // started, not finished
-  // Commit stage: GroupDone of sync rounds in round order.
+  // Commit stage: GroupDone of sync rounds in round order. A round whose
+  // turn has not come sleeps on its own futex word (CommitTurnWaiter, on
+  // its leader's stack); the round that finishes wakes only the next one,
+  // so rounds piling up behind a slow ordered-commit callback (semi-sync)
+  // cost one wake-up each, not one per finished round.
+  struct CommitTurnWaiter {
+    uint64_t round = 0;
+    std::atomic<uint32_t> ready{0};
+    CommitTurnWaiter* next = nullptr;
+  };
+  void WaitForCommitTurn(uint64_t round) ABSL_LOCKS_EXCLUDED(commit_mu_);
+  void EndCommitTurn() ABSL_LOCKS_EXCLUDED(commit_mu_);
   Mutex commit_mu_ ABSL_ACQUIRED_AFTER(mu_);
   uint64_t commit_turn_ ABSL_GUARDED_BY(commit_mu_) = 0;
-  CondVar commit_cv_;
+  CommitTurnWaiter* turn_waiters_ ABSL_GUARDED_BY(commit_mu_) = nullptr;
   bool flush_active_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_active_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_in_io_ ABSL_GUARDED_BY(mu_) = false;  // inside Hooks::Sync
