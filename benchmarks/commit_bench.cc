@@ -746,11 +746,13 @@ class BinlogSystem : public System {
   }
 
   // Open() fallocates the first file; later files come from the
-  // preallocator, which starts once a file is half full. Fill the first
-  // file past half (the commit after the half asks for the spare), wait for
-  // the spare, rotate onto it, and wait for the next spare, so that the run
-  // starts at the head of a preallocated file with no preparation under way.
-  // With prealloc none the same fill and rotation happen, without waiting.
+  // preallocator, which prepares the next spare once the active file is
+  // half full. Fill the first file past half (the commit after the half
+  // asks for the spare), wait for the spare and rotate onto it, so that the
+  // run starts at the head of a preallocated file with no preparation under
+  // way; the next spare is then prepared during the run, when this file is
+  // half full, as in production. With prealloc none the same fill and
+  // rotation happen, without waiting.
   absl::Status Prefill() {
     const uint64_t max = run_.max_file_size;
     const size_t chunk = static_cast<size_t>(
@@ -770,7 +772,6 @@ class BinlogSystem : public System {
     const bool wait = p_.prealloc != "none";
     absl::Status s = wait ? WaitPreallocated(1) : absl::OkStatus();
     if (s.ok()) s = log_->Rotate();
-    if (s.ok() && wait) s = WaitPreallocated(2);
     return s;
   }
 
