@@ -1,6 +1,6 @@
 // File: sync/group_commit.h
 //
-// GroupCommitPipeline: leader/follower group commit in two pipelined stages,
+// GroupCommitPipeline: leader/follower group commit in three pipelined stages,
 // the mechanism behind Binlog::Commit. It knows nothing about files; the
 // owner supplies the I/O through GroupCommitHooks.
 //
@@ -12,15 +12,17 @@
 //     moves its group to the sync queue.
 //   Sync: if no sync leader is active, the thread that just flushed becomes
 //     the sync leader: it takes every flushed group and calls Hooks::Sync
-//     once (one fdatasync for all of them). It then hands the sync role to
+//     once (one fdatasync for all of them; the owner publishes the synced
+//     end to its readers there). It then hands the sync role to
 //     the head of the sync queue if more groups are waiting (so the next
 //     fdatasync can start), and no thread's commit is held hostage by
 //     others' load.
 //   Commit: the former sync leader runs Hooks::GroupDone once per group of
-//     its round (publish the end, ordered-commit callback), rounds strictly
-//     in order, then releases the groups' committers. A callback that waits
-//     (for a replica's acknowledgement, say) delays its own round's
-//     committers, not the next round's fdatasync.
+//     its round (the ordered-commit callback), rounds strictly in order
+//     (a round waiting for its turn sleeps until the previous round wakes
+//     it), then releases the groups' committers. A callback that waits (for
+//     a replica's acknowledgement, say) delays its own round's committers,
+//     not the next round's fdatasync nor its publication.
 //   While a round is in fdatasync, the next flush leader gathers (and, for
 //   large groups, writes) the next group: stages overlap.
 //   A thread committing alone is flush leader, then sync leader, of its own
