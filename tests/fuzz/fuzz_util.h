@@ -1,6 +1,7 @@
-// Helpers shared by the libFuzzer targets in tests/fuzz/: a per-process
-// scratch directory (on tmpfs when there is one, so the fsyncs of Binlog::Open
-// cost nothing) and whole-file writes that bypass the library.
+// Helpers shared by the libFuzzer targets in tests/fuzz/: a contract check
+// that aborts (a finding, like a sanitizer report), a per-process scratch
+// directory (on tmpfs when there is one, so the fsyncs of Binlog::Open cost
+// nothing) and whole-file writes that bypass the library.
 
 #ifndef BINLOG_TESTS_FUZZ_FUZZ_UTIL_H_
 #define BINLOG_TESTS_FUZZ_FUZZ_UTIL_H_
@@ -13,6 +14,26 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+
+// Aborts with the failed condition when a target's contract check fails.
+#define FUZZ_CHECK(cond)                                                  \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
+                   #cond);                                                \
+      std::abort();                                                       \
+    }                                                                     \
+  } while (0)
+
+// The same, with `msg` (a std::string or C string: a status, say) printed.
+#define FUZZ_CHECK_MSG(cond, msg)                                         \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      std::fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__,    \
+                   __LINE__, #cond, std::string(msg).c_str());            \
+      std::abort();                                                       \
+    }                                                                     \
+  } while (0)
 
 namespace binlog {
 namespace fuzz {

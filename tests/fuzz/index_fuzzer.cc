@@ -21,15 +21,6 @@
 
 namespace {
 
-#define FUZZ_CHECK(cond)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                \
-      std::abort();                                                       \
-    }                                                                     \
-  } while (0)
-
 void CheckParse(absl::string_view content, absl::string_view dir,
                 absl::string_view basename) {
   auto numbers = binlog::ParseIndex(content, dir, basename, "fuzz.index");

@@ -22,17 +22,9 @@
 #include "binlog/format.h"
 #include "binlog/payload.h"
 #include "io/codec.h"
+#include "tests/fuzz/fuzz_util.h"
 
 namespace {
-
-#define FUZZ_CHECK(cond)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                \
-      std::abort();                                                       \
-    }                                                                     \
-  } while (0)
 
 constexpr size_t kCap = 4 << 20;  // keeps one input's work small
 

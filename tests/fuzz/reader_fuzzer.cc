@@ -32,15 +32,6 @@ namespace binlog {
 namespace fuzz {
 namespace {
 
-#define FUZZ_CHECK(cond)                                                  \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                \
-      std::abort();                                                       \
-    }                                                                     \
-  } while (0)
-
 void DecodeEvent(const Event& ev, const FormatDescription& fde,
                  TransactionBoundaryParser* parser) {
   absl::string_view body = ev.body();

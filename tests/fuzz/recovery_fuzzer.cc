@@ -30,15 +30,6 @@
 
 namespace {
 
-#define FUZZ_CHECK(cond, msg)                                             \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::fprintf(stderr, "%s:%d: check failed: %s (%s)\n", __FILE__,    \
-                   __LINE__, #cond, std::string(msg).c_str());            \
-      std::abort();                                                       \
-    }                                                                     \
-  } while (0)
-
 uint32_t FixedNow() { return 1700000000; }
 
 }  // namespace
@@ -61,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto log = Binlog::Open(dir, "binlog", o);
   if (!log.ok()) {
     const absl::Status& s = log.status();
-    FUZZ_CHECK(absl::IsDataLoss(s) || absl::IsInvalidArgument(s),
+    FUZZ_CHECK_MSG(absl::IsDataLoss(s) || absl::IsInvalidArgument(s),
                s.ToString());
     return 0;
   }
@@ -70,19 +61,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   AppendQuery(&txn, FixedNow(), 1, 7, "db", "BEGIN");
   AppendXid(&txn, FixedNow(), 1, 424242);
   auto pos = (*log)->Commit(&txn);
-  FUZZ_CHECK(pos.ok(), pos.status().ToString());
+  FUZZ_CHECK_MSG(pos.ok(), pos.status().ToString());
   absl::Status cs = (*log)->Close();
-  FUZZ_CHECK(cs.ok(), cs.ToString());
+  FUZZ_CHECK_MSG(cs.ok(), cs.ToString());
   log->reset();
 
   if (rep.recovered) {
     struct stat st;
-    FUZZ_CHECK(::stat(file1.c_str(), &st) == 0, "stat");
-    FUZZ_CHECK(static_cast<uint64_t>(st.st_size) == rep.valid_end,
+    FUZZ_CHECK_MSG(::stat(file1.c_str(), &st) == 0, "stat");
+    FUZZ_CHECK_MSG(static_cast<uint64_t>(st.st_size) == rep.valid_end,
                absl::StrCat("size ", st.st_size, " valid_end ", rep.valid_end));
   }
   auto reader = Reader::OpenDirectory(dir, "binlog", ReaderOptions());
-  FUZZ_CHECK(reader.ok(), reader.status().ToString());
+  FUZZ_CHECK_MSG(reader.ok(), reader.status().ToString());
   uint64_t last_xid_file = 0;
   for (;;) {
     Event ev;
@@ -91,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!s.ok()) {
       // Only a file recovery left alone (closed cleanly: in-use flag clear)
       // may hold damage; the recovered file and the new one must not.
-      FUZZ_CHECK(!rep.recovered && ev.file_number != 2 &&
+      FUZZ_CHECK_MSG(!rep.recovered && ev.file_number != 2 &&
                      (*reader)->file_number() == 1,
                  s.ToString());
       return 0;
@@ -99,9 +90,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (ev.header.type == kXidEvent) last_xid_file = ev.file_number;
   }
   if (rep.recovered) {
-    FUZZ_CHECK((*reader)->torn_tails().empty(),
+    FUZZ_CHECK_MSG((*reader)->torn_tails().empty(),
                (*reader)->torn_tails().front().reason);
   }
-  FUZZ_CHECK(last_xid_file == pos->file_number, "appended transaction missing");
+  FUZZ_CHECK_MSG(last_xid_file == pos->file_number, "appended transaction missing");
   return 0;
 }
