@@ -22,6 +22,7 @@
 #include "io/fault_injection_file_system.h"
 
 #include <algorithm>
+#include <memory>
 #include <random>
 #include <utility>
 
@@ -412,11 +413,23 @@ absl::Status FaultInjectionFileSystem::AdmitRead() const {
   return absl::OkStatus();
 }
 
+void FaultInjectionFileSystem::SetOpHook(OpHook hook) {
+  if (hook) {
+    std::atomic_store(&hook_, std::make_shared<const OpHook>(std::move(hook)));
+  } else {
+    std::atomic_store(&hook_, std::shared_ptr<const OpHook>());
+  }
+}
+
 absl::Status FaultInjectionFileSystem::Admit(int op, const std::string& path,
                                              const std::string& path2,
                                              uint64_t epoch,
                                              bool* short_write) {
   calls_[op].fetch_add(1);
+  if (op != kOtherMutating) {
+    std::shared_ptr<const OpHook> hook = std::atomic_load(&hook_);
+    if (hook != nullptr) (*hook)(static_cast<FaultOp>(op), path);
+  }
   sync::MutexLock l(&mu_);
   if (frozen_.load()) return FrozenError();
   if (epoch != kAnyEpoch && epoch != epoch_) {

@@ -47,6 +47,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -147,6 +148,18 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   // Number of injected failures so far.
   uint64_t faults_fired() const { return faults_fired_.load(); }
 
+  // --- Pause points -------------------------------------------------------
+  // Called at the start of every mutating call (before the freeze check and
+  // the fault check) with the operation and its path, on the calling
+  // thread, without any lock of this file system held. Tests use it to stop
+  // a thread at a chosen point (block in the hook until the test has set up
+  // the interleaving it wants) instead of sleeping. kOpenWritable, kRename,
+  // kRemove, kWrite, kSync, kAllocate, kTruncate and kDirSync calls are
+  // reported; an empty function clears the hook. Set it while no call is in
+  // progress.
+  using OpHook = std::function<void(FaultOp op, const std::string& path)>;
+  void SetOpHook(OpHook hook) ABSL_LOCKS_EXCLUDED(mu_);
+
   // --- Power cut ----------------------------------------------------------
   // Every later call fails with UnknownError("injected: file system
   // frozen (power cut)"). Calls already past their check finish.
@@ -227,6 +240,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
 
   std::atomic<bool> frozen_{false};
   std::atomic<uint64_t> faults_fired_{0};
+  // Set by SetOpHook while no call is in progress; read without a lock.
+  std::shared_ptr<const OpHook> hook_;
   // Per FaultOp, then one slot for other mutating calls (CreateDirectory).
   static constexpr int kOtherMutating = 8;
   std::atomic<uint64_t> calls_[9] = {};
