@@ -149,7 +149,9 @@ absl::Status GroupCommitPipeline::DrainSync() { return WaitDrained(); }
 
 absl::Status GroupCommitPipeline::WaitDrained() {
   MutexLock l(&mu_);
+  ++draining_;
   while (sync_active_ || pending_rounds_ > 0) drained_cv_.Wait(&mu_);
+  --draining_;
   // Every wait is a place where the world changed: a round that failed
   // while we waited poisoned the pipeline, and nothing may be written after
   // it (a later fdatasync could report success for lost pages).
@@ -442,6 +444,7 @@ GroupCommitPipeline::Stats GroupCommitPipeline::stats() const {
   s.max_group = max_group_.load(std::memory_order_relaxed);
   s.sync_rounds = sync_rounds_.load(std::memory_order_relaxed);
   MutexLock l(&mu_);
+  s.queued = draining_;
   for (CommitRequest* r = fq_head_; r != nullptr; r = r->next) ++s.queued;
   return s;
 }

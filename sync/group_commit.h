@@ -184,7 +184,9 @@ class GroupCommitPipeline {
     uint64_t groups = 0;
     uint64_t max_group = 0;
     uint64_t sync_rounds = 0;
-    uint64_t queued = 0;  // requests in the flush queue now
+    // Requests waiting now: in the flush queue, or (exclusive operations,
+    // a flush that rotates) waiting for earlier groups to finish.
+    uint64_t queued = 0;
   };
   Stats stats() const;
 
@@ -248,6 +250,7 @@ class GroupCommitPipeline {
   bool sync_in_io_ ABSL_GUARDED_BY(mu_) = false;  // inside Hooks::Sync
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  uint32_t draining_ ABSL_GUARDED_BY(mu_) = 0;  // threads in WaitDrained
   // Bytes of groups flushed (or being flushed) whose sync round has not
   // finished Hooks::Sync (max_unsynced_bytes).
   uint64_t unsynced_bytes_ ABSL_GUARDED_BY(mu_) = 0;
