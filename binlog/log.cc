@@ -542,6 +542,7 @@ absl::Status BinlogImpl::RecordSyncPolicy(uint64_t first_new_file,
   now.sync_policy = SyncPolicyName(options_.sync_policy);
   now.unsynced_window = options_.max_unsynced_bytes;
   if (read.ok() && !records.empty() &&
+      records.back().first_file <= first_new_file &&
       records.back().sync_policy == now.sync_policy &&
       records.back().unsynced_window == now.unsynced_window) {
     return absl::OkStatus();  // the last record already covers the new file
@@ -649,25 +650,34 @@ absl::Status BinlogImpl::CheckBeyondTornTail(const std::string& path,
     uint64_t declared = LoadLe32(hdr + kEventSizeOffset);
     if (declared >= kHeaderSize && declared <= kMaxEventSize) bad_size = declared;
   }
-  const uint64_t reach = bad_at + bad_size + window;
-  if (reach >= size) return absl::OkStatus();
+  // The bad event's declared size is trusted only if no valid event starts
+  // inside it: in a real tear nothing valid starts inside the torn event,
+  // so a valid event there means its size field is damaged (a flipped bit
+  // could otherwise stretch the reach over the whole file).
+  const uint64_t min_reach = bad_at + kHeaderSize + window;
+  if (min_reach >= size) return absl::OkStatus();
   // Scan every offset after bad_at for an event header whose log_pos is its
-  // own end (what every event of a binlog file carries), ending beyond
-  // `reach`, with a valid checksum. Zeros (preallocated space) are skipped
-  // a word at a time.
+  // own end (what every event of a binlog file carries), with a valid
+  // checksum. Zeros (preallocated space) are skipped four bytes at a time.
   constexpr size_t kChunk = 4 << 20;
   std::string buf(kChunk + kHeaderSize, '\0');
   std::string ev;
-  for (uint64_t base = bad_at + 1; base < size; base += kChunk) {
+  bool size_field_damaged = false;
+  uint64_t witness_off = 0, witness_end = 0;          // ends past min_reach
+  uint64_t far_witness_off = 0, far_witness_end = 0;  // past the full reach
+  const uint64_t full_reach = bad_at + bad_size + window;
+  for (uint64_t base = bad_at + 1; base < size && far_witness_end == 0; base += kChunk) {
     size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk + kHeaderSize, size - base));
     BINLOG_RETURN_IF_ERROR(f->Read(base, want, buf.data(), &got));
     size_t limit = std::min(got, kChunk);
     for (size_t i = 0; i < limit; ++i) {
-      if (i + 8 <= got && (i & 7) == 0) {
+      if ((i & 3) == 0 && i + 8 + kHeaderSize <= got) {
+        // Eight zero bytes at i: an event starting at i .. i+3 would have
+        // type 0 (byte 4 of the header), which no event has.
         uint64_t w;
         std::memcpy(&w, buf.data() + i, 8);
-        if (w == 0 && i + 8 + kHeaderSize <= got) {
-          i += 7;
+        if (w == 0) {
+          i += 3;
           continue;
         }
       }
@@ -680,26 +690,47 @@ absl::Status BinlogImpl::CheckBeyondTornTail(const std::string& path,
         continue;
       }
       uint64_t end = off + esize;
-      if (LoadLe32(p + kLogPosOffset) != static_cast<uint32_t>(end) ||
-          end > size || end <= reach) {
+      if (LoadLe32(p + kLogPosOffset) != static_cast<uint32_t>(end) || end > size) {
         continue;
       }
+      bool inside_bad = off < bad_at + bad_size;
+      if (!inside_bad && end <= min_reach) continue;  // proves nothing
       if (checksums) {
         ev.resize(esize);
         size_t evgot = 0;
         BINLOG_RETURN_IF_ERROR(f->Read(off, esize, ev.data(), &evgot));
         if (evgot != esize || !EventChecksumMatches(ev)) continue;
       }
-      return absl::DataLossError(absl::StrCat(
-          path, ": offset ", bad_at,
-          ": damaged event, but a valid event lies at offset ", off,
-          " (ending at ", end, "), beyond what a torn write can reach (the "
-          "file was written with fdatasync per group and an unsynced window "
-          "of ", window, " bytes): this is corruption, not a crash tail; "
-          "nothing was changed. Options::recovery_mode = "
-          "kCutAtFirstBadEvent cuts the file at offset ", bad_at,
-          " anyway, losing what follows"));
+      if (inside_bad) size_field_damaged = true;
+      if (end > min_reach && witness_end == 0) {
+        witness_off = off;
+        witness_end = end;
+      }
+      if (end > full_reach) {
+        far_witness_off = off;
+        far_witness_end = end;
+        break;
+      }
     }
+  }
+  uint64_t off = 0, end = 0;
+  if (far_witness_end != 0) {
+    off = far_witness_off;
+    end = far_witness_end;
+  } else if (size_field_damaged && witness_end != 0) {
+    off = witness_off;
+    end = witness_end;
+  }
+  if (end != 0) {
+    return absl::DataLossError(absl::StrCat(
+        path, ": offset ", bad_at,
+        ": damaged event, but a valid event lies at offset ", off,
+        " (ending at ", end, "), beyond what a torn write can reach (the "
+        "file was written with fdatasync per group and an unsynced window "
+        "of ", window, " bytes): this is corruption, not a crash tail; "
+        "nothing was changed. Options::recovery_mode = "
+        "kCutAtFirstBadEvent cuts the file at offset ", bad_at,
+        " anyway, losing what follows"));
   }
   return absl::OkStatus();
 }

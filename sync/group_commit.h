@@ -39,9 +39,11 @@
 // group of its own), and the flush stage never writes a group while the
 // bytes of groups written and not yet through their sync round, plus the
 // group, would exceed max_unsynced_bytes (unless nothing is outstanding).
-// So under a sync-every-round policy no more than max_unsynced_bytes (or one
-// request larger than that) are ever written past the last completed sync:
-// what recovery relies on to tell a torn tail from corruption.
+// So under a sync-every-round policy, with max_group_bytes at most
+// max_unsynced_bytes, no more than max_unsynced_bytes (or one request larger
+// than that, which the owner must write in synced pieces) are ever written
+// past the last completed sync: what recovery relies on to tell a torn tail
+// from corruption.
 //
 // Waiting: each request carries its own futex word; a committer sleeps on it
 // and is woken once, when its group is done or when it is handed a leader
