@@ -203,13 +203,5 @@ absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,
   return q;
 }
 
-absl::StatusOr<MariaGtidInfo> DecodeMariaGtid(absl::string_view body) {
-  if (body.size() < 13) return absl::DataLossError("MariaDB GTID event too short");
-  MariaGtidInfo g;
-  g.seq_no = LoadLe64(body.data());
-  g.domain_id = LoadLe32(body.data() + 8);
-  g.flags2 = static_cast<uint8_t>(body[12]);
-  return g;
-}
 
 }  // namespace binlog

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "binlog/format.h"
+#include "binlog/gtid.h"
 
 namespace binlog {
 
@@ -110,13 +111,8 @@ struct QueryInfo {
 absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,
                                       uint8_t post_header_len);
 
-// MariaDB Gtid event (162).
-struct MariaGtidInfo {
-  uint64_t seq_no = 0;
-  uint32_t domain_id = 0;
-  uint8_t flags2 = 0;
-};
-absl::StatusOr<MariaGtidInfo> DecodeMariaGtid(absl::string_view body);
+// MariaDB Gtid event (162): decoded by DecodeMariaGtid (binlog/gtid.h).
+using MariaGtidInfo = MariaGtid;
 
 }  // namespace binlog
 

@@ -423,33 +423,6 @@ absl::StatusOr<MySqlGtidEvent> DecodeMySqlGtidEvent(absl::string_view body) {
   return g;
 }
 
-size_t PackedIntSize(uint64_t v) {
-  if (v < 251) return 1;
-  if (v < (1u << 16)) return 3;
-  if (v < (1u << 24)) return 4;
-  return 9;
-}
-
-size_t StorePackedInt(char* out, uint64_t v) {
-  if (v < 251) {
-    out[0] = static_cast<char>(v);
-    return 1;
-  }
-  if (v < (1u << 16)) {
-    out[0] = static_cast<char>(0xFC);
-    StoreLeN(out + 1, v, 2);
-    return 3;
-  }
-  if (v < (1u << 24)) {
-    out[0] = static_cast<char>(0xFD);
-    StoreLeN(out + 1, v, 3);
-    return 4;
-  }
-  out[0] = static_cast<char>(0xFE);
-  StoreLe64(out + 1, v);
-  return 9;
-}
-
 size_t MySqlGtidEventBodySize(const MySqlGtidEvent& g) {
   size_t n = 42 + 7 + PackedIntSize(g.transaction_length) + 4;
   if (g.original_commit_timestamp != g.immediate_commit_timestamp) n += 7;
@@ -474,7 +447,7 @@ void EncodeMySqlGtidEventBodyTo(const MySqlGtidEvent& g, char* p) {
     StoreLeN(q, g.immediate_commit_timestamp, 7);
     q += 7;
   }
-  q += StorePackedInt(q, g.transaction_length);
+  q = StorePackedInt(q, g.transaction_length);
   constexpr uint32_t kOriginalVersionFollows = uint32_t{1} << 31;
   if (g.original_server_version != g.immediate_server_version) {
     StoreLe32(q, g.immediate_server_version | kOriginalVersionFollows);

@@ -175,11 +175,6 @@ inline constexpr size_t kGtidLastCommittedOffset = 26;
 inline constexpr size_t kGtidSequenceNumberOffset = 34;
 inline constexpr size_t kGtidImmediateTimestampOffset = 42;
 
-// Bytes of a packed (length-encoded) integer for `v` (1, 3, 4 or 9).
-size_t PackedIntSize(uint64_t v);
-// Writes `v` packed; returns the bytes written.
-size_t StorePackedInt(char* out, uint64_t v);
-
 // MariaDB Gtid_event (162). The server_id part of the GTID is the event
 // header's server_id.
 struct MariaGtid {

@@ -56,6 +56,7 @@
 
 #include <ctime>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -63,6 +64,7 @@
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
+#include "binlog/gtid.h"
 #include "binlog/index_file.h"
 #include "binlog/log_source.h"
 #include "binlog/payload.h"
@@ -273,6 +275,74 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   return absl::OkStatus();
 }
 
+// "8.0.36-log" -> 80036, as MySQL writes immediate_server_version.
+uint32_t ServerVersionId(absl::string_view v) {
+  uint32_t parts[3] = {0, 0, 0};
+  int i = 0;
+  for (char c : v) {
+    if (c >= '0' && c <= '9') {
+      parts[i] = parts[i] * 10 + static_cast<uint32_t>(c - '0');
+    } else if (c == '.' && i < 2) {
+      ++i;
+    } else {
+      break;
+    }
+  }
+  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+}
+
+// The GTIDs of a log file: its Previous_gtids (the files before it) and,
+// with `with_transactions`, the GTIDs of its complete transactions.
+absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
+                                  bool with_transactions) {
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kSkip;
+  ro.payloads = PayloadMode::kRaw;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenFiles({path}, ro, fs));
+  GtidSet set;
+  Event ev;
+  TransactionBoundaryParser parser;
+  bool have_pending = false;
+  Uuid pending_uuid;
+  int64_t pending_gno = 0;
+  bool in_header = true;
+  absl::Status s;
+  while ((s = reader->Next(&ev)).ok()) {
+    const uint8_t type = ev.header.type;
+    if (type == kFormatDescriptionEvent) {
+      parser.set_query_post_header_len(
+          reader->format_description().PostHeaderLen(kQueryEvent));
+      continue;
+    }
+    if (in_header && type == kPreviousGtidsEvent) {
+      BINLOG_ASSIGN_OR_RETURN(GtidSet prev,
+                              GtidSet::DecodePreviousGtidsBody(ev.body()));
+      set.Union(prev);
+      continue;
+    }
+    in_header = false;
+    if (!with_transactions) break;
+    auto r = parser.Feed(ev.header, ev.body());
+    if (type == kGtidEvent) {
+      auto g = DecodeMySqlGtidEvent(ev.body());
+      have_pending = g.ok() && g->gno > 0;
+      if (have_pending) {
+        pending_uuid = g->uuid;
+        pending_gno = g->gno;
+      }
+    }
+    if (r == TransactionBoundaryParser::Result::kEnded) {
+      if (have_pending) set.Add(pending_uuid, pending_gno);
+      have_pending = false;
+    } else if (r == TransactionBoundaryParser::Result::kUnexpected) {
+      have_pending = false;
+    }
+  }
+  if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+  return set;
+}
+
 // The directory that holds `path` ("." for a relative name without '/').
 std::string ParentDirectory(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -335,6 +405,22 @@ class BinlogImpl final : public sync::GroupCommitHooks {
       const std::string& path, bool* from_spare);
   absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
   absl::Status PoisonedStatus(const absl::Status& cause) const;
+  absl::Status RecoverGtidState(const std::vector<uint64_t>& numbers);
+  void AssignIdentity(TransactionBuffer* txn, uint64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtid_mu_);
+  void FillTransactions(sync::CommitGroup* g,
+                        std::vector<CommittedTransaction>* out) const;
+
+ public:
+  absl::Status AcquireGtid(const Uuid& uuid, int64_t gno);
+  void ReleaseGtid(const Uuid& uuid, int64_t gno);
+  GtidSet executed_gtids() const;
+  GtidSet purged_gtids() const;
+  uint64_t CommitClock() const {
+    return commit_clock_.load(std::memory_order_acquire);
+  }
+
+ private:
 
   Options options_;
   io::FileSystem* fs_;
@@ -378,6 +464,27 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   // only makes the later per-request check in Flush do the refusing).
   std::atomic<uint64_t> largest_header_{0};
 
+  // GTID state. gtid_mu_ is taken by the flush stage once per group that
+  // carries CommitGtids (never during I/O), and briefly by AcquireGtid and
+  // the accessors.
+  mutable sync::Mutex gtid_mu_;
+  GtidSet executed_ ABSL_GUARDED_BY(gtid_mu_);
+  GtidSet purged_ ABSL_GUARDED_BY(gtid_mu_);
+  std::set<std::pair<Uuid, int64_t>> owned_ ABSL_GUARDED_BY(gtid_mu_);
+  int64_t next_auto_gno_ ABSL_GUARDED_BY(gtid_mu_) = 1;
+  // Flush-stage state: the logical clocks of the active file.
+  int64_t seq_in_file_ = 0;
+  int64_t last_isolated_ = 0;
+  uint32_t server_version_id_ = 0;  // immediate_server_version, e.g. 80036
+  // (file << 32) | highest sequence_number whose ordered-commit callback
+  // returned. Stored (release) by the commit stage, which runs one round at
+  // a time in log order; loaded (acquire) by committers.
+  std::atomic<uint64_t> commit_clock_{0};
+  // Reused per group (flush stage / commit stage): no allocation once they
+  // reached the largest group.
+  std::vector<CommittedTransaction> flush_txns_;
+  std::vector<CommittedTransaction> done_txns_;
+
   // Counters: written by the stage that owns them, read by stats().
   std::atomic<uint64_t> fsyncs_{0};
   std::atomic<uint64_t> bytes_written_{0};
@@ -405,6 +512,7 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
   go.max_unsynced_bytes = options_.max_unsynced_bytes;
   pipeline_ = std::make_unique<sync::GroupCommitPipeline>(this, go);
   iov_.reserve(256);
+  server_version_id_ = ServerVersionId(options_.server_version);
 }
 
 uint32_t BinlogImpl::Now() const {
@@ -508,6 +616,7 @@ absl::Status BinlogImpl::OpenImpl() {
   }
   if (!numbers.empty()) BINLOG_RETURN_IF_ERROR(RecoverLastFile(numbers.back()));
   live_->SetFiles(numbers);
+  BINLOG_RETURN_IF_ERROR(RecoverGtidState(numbers));
   if (max_number + 1 > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
   }
@@ -528,6 +637,109 @@ absl::Status BinlogImpl::OpenImpl() {
   }
   // No pipeline activity yet: this thread owns the flush-stage state.
   return StartNewFile(max_number + 1, /*at_startup=*/true);
+}
+
+absl::Status BinlogImpl::RecoverGtidState(const std::vector<uint64_t>& numbers) {
+  GtidSet executed, purged;
+  if (!numbers.empty()) {
+    // As MySQL: the last file's Previous_gtids plus its transactions (it
+    // was recovered above, so every transaction left in it is complete),
+    // and the first file's Previous_gtids for what was purged.
+    BINLOG_ASSIGN_OR_RETURN(
+        executed,
+        FileGtids(fs_, io::JoinPath(dir_, BinlogFileName(basename_, numbers.back())),
+                  /*with_transactions=*/true));
+    BINLOG_ASSIGN_OR_RETURN(
+        purged,
+        FileGtids(fs_, io::JoinPath(dir_, BinlogFileName(basename_, numbers.front())),
+                  /*with_transactions=*/false));
+  }
+  sync::MutexLock l(&gtid_mu_);
+  executed_ = std::move(executed);
+  purged_ = std::move(purged);
+  next_auto_gno_ = executed_.FirstFreeGno(options_.server_uuid);
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::AcquireGtid(const Uuid& uuid, int64_t gno) {
+  if (gno < 1 || uuid.IsZero()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GTID ", uuid.ToString(), ":", gno, " is not valid (GNO >= 1, UUID not zero)"));
+  }
+  sync::MutexLock l(&gtid_mu_);
+  if (executed_.Contains(uuid, gno)) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "GTID ", uuid.ToString(), ":", gno, " is already in the log"));
+  }
+  if (!owned_.insert({uuid, gno}).second) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "GTID ", uuid.ToString(), ":", gno, " is owned by another transaction"));
+  }
+  return absl::OkStatus();
+}
+
+void BinlogImpl::ReleaseGtid(const Uuid& uuid, int64_t gno) {
+  sync::MutexLock l(&gtid_mu_);
+  owned_.erase({uuid, gno});
+}
+
+GtidSet BinlogImpl::executed_gtids() const {
+  sync::MutexLock l(&gtid_mu_);
+  return executed_;
+}
+
+GtidSet BinlogImpl::purged_gtids() const {
+  sync::MutexLock l(&gtid_mu_);
+  return purged_;
+}
+
+void BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us) {
+  const CommitGtid& g = txn->identity_.gtid;
+  const int64_t seq = ++seq_in_file_;
+  // last_committed: the commit-order clock captured at prepare, if it is in
+  // this file; never at or past this transaction; never before the last
+  // transaction that had to run alone; seq - 1 for one that must.
+  const uint64_t parent = txn->commit_parent_;
+  int64_t lc = (parent >> 32) == active_number_
+                   ? static_cast<int64_t>(parent & 0xFFFFFFFFu)
+                   : 0;
+  if (lc >= seq) lc = seq - 1;
+  if (lc < last_isolated_) lc = last_isolated_;
+  if (g.isolated) {
+    lc = seq - 1;
+    last_isolated_ = seq;
+  }
+  Uuid uuid;
+  int64_t gno = 0;
+  if (g.kind == CommitGtid::Kind::kAutomatic) {
+    uuid = options_.server_uuid;
+    gno = next_auto_gno_;
+  } else if (g.kind == CommitGtid::Kind::kAssigned) {
+    uuid = g.uuid;
+    gno = g.gno;
+    owned_.erase({uuid, gno});
+  }
+  if (gno != 0) {
+    executed_.Add(uuid, gno);  // extends the last interval: no allocation
+    if (uuid == options_.server_uuid) {
+      while (executed_.Contains(uuid, next_auto_gno_) ||
+             owned_.count({uuid, next_auto_gno_}) != 0) {
+        ++next_auto_gno_;
+      }
+    }
+  }
+  txn->AssignIdentity(uuid, gno, seq, lc, now_us);
+}
+
+void BinlogImpl::FillTransactions(sync::CommitGroup* g,
+                                  std::vector<CommittedTransaction>* out) const {
+  out->clear();
+  for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
+    if (!r->rejected.ok()) continue;
+    auto* txn = static_cast<TransactionBuffer*>(r->payload);
+    out->push_back(CommittedTransaction{txn->cookie(), r->file, r->start,
+                                        r->end, txn->identity()});
+  }
 }
 
 absl::Status BinlogImpl::RecordSyncPolicy(uint64_t first_new_file,
@@ -892,14 +1104,22 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
   std::string fde = EncodeFormatDescription(fp);
   header_buf_.Clear();
   if (options_.file_header) {
-    FileHeaderContext ctx{number, name};
+    GtidSet previous = executed_gtids();
+    FileHeaderContext ctx{number, name, &previous};
     absl::Status s = options_.file_header(ctx, &header_buf_);
     if (!s.ok()) {
       file->Close().IgnoreError();  // the callback's error is the one to report
       return s;
     }
   } else {
-    AppendEmptyPreviousGtids(&header_buf_, now, options_.server_id);
+    // Previous_gtids: the GTIDs of every file before this one (8 zero
+    // bytes of body without GTIDs, as MySQL writes it with GTIDs off).
+    std::string body;
+    {
+      sync::MutexLock l(&gtid_mu_);
+      body = executed_.EncodePreviousGtidsBody();
+    }
+    header_buf_.AppendEvent(kPreviousGtidsEvent, options_.server_id, now, 0, body);
   }
   uint64_t header_start = kMagicSize + fde.size();
   if (header_start + header_buf_.size() + kEndReserve > options_.max_file_size &&
@@ -939,6 +1159,8 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
     largest_header_.store(header_end_, std::memory_order_relaxed);
   }
   groups_since_sync_ = 0;
+  seq_in_file_ = 0;  // logical clocks restart in every file (MySQL)
+  last_isolated_ = 0;
   live_->Publish(number, end_);
   return absl::OkStatus();
 }
@@ -1068,6 +1290,15 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   uint64_t first = end_;
   bool placed = false;
   iov_.clear();
+  // Identities are assigned here, in commit order, under gtid_mu_ (once per
+  // group that carries any), with one clock read for the group.
+  bool identities = false;
+  for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
+    identities |= static_cast<TransactionBuffer*>(r->payload)->identity_.present;
+  }
+  const uint64_t now_us =
+      identities ? static_cast<uint64_t>(absl::GetCurrentTimeNanos() / 1000) : 0;
+  if (identities) gtid_mu_.Lock();
   for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
     auto* txn = static_cast<TransactionBuffer*>(r->payload);
     if (pos + r->bytes + kEndReserve > kMaxFileOffset) {
@@ -1080,6 +1311,7 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
       rejected_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
+    if (txn->identity_.present) AssignIdentity(txn, now_us);
     txn->Place(pos);
     if (!placed) first = pos;
     placed = true;
@@ -1088,6 +1320,19 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
     pos += txn->size();
     r->end = pos;
     iov_.push_back(txn->data());
+  }
+  if (identities) gtid_mu_.Unlock();
+  g->last_sequence_number = seq_in_file_;
+  if (options_.before_group_write) {
+    FillTransactions(g, &flush_txns_);
+    GroupCommitInfo info;
+    info.file_number = active_number_;
+    info.start = first;
+    info.end = pos;
+    info.transactions = static_cast<uint32_t>(flush_txns_.size());
+    info.group_seq = g->seq;
+    info.txns = absl::MakeConstSpan(flush_txns_);
+    BINLOG_RETURN_IF_ERROR(options_.before_group_write(info));
   }
   if (!iov_.empty()) BINLOG_RETURN_IF_ERROR(WriteGroup(end_));
   bytes_written_.fetch_add(pos - end_, std::memory_order_relaxed);
@@ -1145,14 +1390,20 @@ void BinlogImpl::PublishSynced(sync::CommitGroup* last) {
 
 void BinlogImpl::GroupDone(sync::CommitGroup* g) {
   if (options_.on_group_commit) {
+    FillTransactions(g, &done_txns_);
     GroupCommitInfo info;
     info.file_number = g->file;
     info.start = g->start;
     info.end = g->end;
-    info.transactions = g->count;
+    info.transactions = static_cast<uint32_t>(done_txns_.size());
     info.group_seq = g->seq;
+    info.txns = absl::MakeConstSpan(done_txns_);
     options_.on_group_commit(info);
   }
+  // The group's transactions are committed (their engine commits ran in
+  // the callback): later prepares may depend on them.
+  commit_clock_.store((g->file << 32) | static_cast<uint64_t>(g->last_sequence_number),
+                      std::memory_order_release);
 }
 
 absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
@@ -1211,6 +1462,29 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
         ") does not end it (Xid, COMMIT or ROLLBACK, a DDL statement after a "
         "GTID, XA_prepare, or a Transaction_payload); recovery would cut it"));
   }
+  if (txn->identity_.misplaced) {
+    return absl::InvalidArgumentError(
+        "AppendCommitGtid must append the transaction's first event");
+  }
+  if (txn->identity_.present) {
+    const CommitGtid& g = txn->identity_.gtid;
+    if (g.kind == CommitGtid::Kind::kAutomatic && options_.server_uuid.IsZero()) {
+      return absl::InvalidArgumentError(
+          "a CommitGtid of kind kAutomatic needs Options::server_uuid");
+    }
+    if (g.kind == CommitGtid::Kind::kAssigned) {
+      sync::MutexLock l(&gtid_mu_);
+      if (owned_.count({g.uuid, g.gno}) == 0) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "GTID ", g.uuid.ToString(), ":", g.gno,
+            " was not acquired (Binlog::AcquireGtid) or is already committed"));
+      }
+    }
+    txn->SetServerVersion(server_version_id_);
+    if (txn->commit_parent_ == 0) {
+      txn->commit_parent_ = commit_clock_.load(std::memory_order_acquire);
+    }
+  }
   // Compression (if on) and the per-byte checksum work happen here, in the
   // committing thread, outside the serial stages. `w` is `txn` or its
   // packed form (Gtid + Transaction_payload), which `txn` owns.
@@ -1222,12 +1496,26 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
                                        options_.compression_level,
                                        options_.compression_threshold}));
   }
+  if (w != txn) {
+    // The packed form carries the same identity request (its Gtid event is
+    // already at its final size, transaction_length counting the payload).
+    w->identity_ = txn->identity_;
+    w->identity_.length_slot = false;
+    w->commit_parent_ = txn->commit_parent_;
+    w->cookie_ = txn->cookie_;
+  }
   w->Seal();
   sync::CommitRequest req;
   req.payload = w;
   req.bytes = w->size();
   BINLOG_RETURN_IF_ERROR(pipeline_->Commit(&req));
-  return CommitPosition{req.file, req.start, req.end};
+  if (w != txn) txn->assigned_ = w->assigned_;
+  CommitPosition pos;
+  pos.file_number = req.file;
+  pos.start = req.start;
+  pos.end = req.end;
+  pos.identity = txn->assigned_;
+  return pos;
 }
 
 absl::Status BinlogImpl::Sync() {
@@ -1276,6 +1564,16 @@ absl::StatusOr<int> BinlogImpl::PurgeTo(uint64_t file_number) {
   absl::Status ds = dir_handle_->Sync();
   if (!first_error.ok()) return first_error;
   if (!ds.ok()) return ds;
+  // gtid_purged: what the new first file's Previous_gtids says came before.
+  std::vector<uint64_t> left = live_->Files();
+  if (!left.empty()) {
+    auto purged = FileGtids(
+        fs_, io::JoinPath(dir_, BinlogFileName(basename_, left.front())),
+        /*with_transactions=*/false);
+    if (!purged.ok()) return purged.status();
+    sync::MutexLock l(&gtid_mu_);
+    purged_ = std::move(*purged);
+  }
   return removed;
 }
 
@@ -1319,7 +1617,10 @@ std::vector<LogFileInfo> BinlogImpl::ListFiles() const {
 
 CommitPosition BinlogImpl::VisibleEnd() const {
   uint64_t p = live_->published();
-  return CommitPosition{p >> 32, p & 0xFFFFFFFFu, p & 0xFFFFFFFFu};
+  CommitPosition pos;
+  pos.file_number = p >> 32;
+  pos.start = pos.end = p & 0xFFFFFFFFu;
+  return pos;
 }
 
 LogStats BinlogImpl::stats() const {
@@ -1375,6 +1676,16 @@ absl::StatusOr<std::unique_ptr<Reader>> Binlog::NewReader(
     const ReaderOptions& options) {
   return std::unique_ptr<Reader>(new Reader(impl_->live(), options, impl_->fs()));
 }
+
+absl::Status Binlog::AcquireGtid(const Uuid& uuid, int64_t gno) {
+  return impl_->AcquireGtid(uuid, gno);
+}
+void Binlog::ReleaseGtid(const Uuid& uuid, int64_t gno) {
+  impl_->ReleaseGtid(uuid, gno);
+}
+GtidSet Binlog::executed_gtids() const { return impl_->executed_gtids(); }
+GtidSet Binlog::purged_gtids() const { return impl_->purged_gtids(); }
+uint64_t Binlog::CommitClock() const { return impl_->CommitClock(); }
 
 std::vector<LogFileInfo> Binlog::ListFiles() const { return impl_->ListFiles(); }
 CommitPosition Binlog::VisibleEnd() const { return impl_->VisibleEnd(); }

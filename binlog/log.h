@@ -70,11 +70,14 @@ namespace internal {
 class BinlogImpl;
 }  // namespace internal
 
-// Where a committed transaction lives.
+// Where a committed transaction lives, and the identity the log gave it.
 struct CommitPosition {
   uint64_t file_number = 0;  // e.g. 3 for "<basename>.000003"
   uint64_t start = 0;        // offset of its first event
   uint64_t end = 0;          // offset after its last event (its last log_pos)
+  // With a CommitGtid (TransactionBuffer::AppendCommitGtid): the GTID,
+  // logical clocks and commit timestamp assigned in commit order.
+  AssignedIdentity identity;
 };
 
 // What Open() found and did.
@@ -164,6 +167,33 @@ class Binlog {
   // that hit it. With compression, a transaction whose events would
   // decompress to more than kMaxPayloadSize is stored uncompressed.
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
+
+  // Transaction identity (MySQL 8.0 behaviour).
+  //
+  // Reserves `uuid:gno` for a transaction that will commit with a
+  // CommitGtid of kind kAssigned (MySQL's gtid_next): call it before the
+  // engine work. AlreadyExists if the GTID is executed (committed to the
+  // log) or owned by another transaction; InvalidArgument for gno < 1.
+  // The reservation ends when the transaction commits, or with
+  // ReleaseGtid() (rollback). Thread-safe.
+  absl::Status AcquireGtid(const Uuid& uuid, int64_t gno);
+  void ReleaseGtid(const Uuid& uuid, int64_t gno);
+
+  // The GTIDs of every transaction in the log (gtid_executed), and of the
+  // transactions in purged files (gtid_purged). Recovered at Open from the
+  // last file (its Previous_gtids and complete transactions) and the first
+  // file's Previous_gtids. Thread-safe; a copy.
+  GtidSet executed_gtids() const;
+  GtidSet purged_gtids() const;
+
+  // The commit-order clock: (file number << 32) | the highest
+  // sequence_number whose transaction's ordered-commit callback has
+  // returned (its engine commit is done). Capture it when a transaction
+  // prepares and pass it to TransactionBuffer::set_commit_parent(): the log
+  // makes it the transaction's last_committed (0 when that transaction is
+  // in an earlier file), so replicas may apply in parallel what committed
+  // concurrently here. Thread-safe, lock-free.
+  uint64_t CommitClock() const;
 
   // Makes everything committed so far durable now (for kNever and
   // kEveryNGroups users), then publishes it. Runs between commit groups.

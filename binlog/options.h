@@ -12,14 +12,15 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "binlog/format.h"
+#include "binlog/gtid.h"
+#include "binlog/transaction.h"
 #include "io/codec.h"
 #include "io/file_system.h"
 #include "io/preallocator.h"
 
 namespace binlog {
-
-class TransactionBuffer;
 
 // When the log makes committed data durable.
 enum class SyncPolicy {
@@ -65,6 +66,16 @@ enum class RecoveryMode {
   kCutAtFirstBadEvent,
 };
 
+// One transaction of a commit group, as the ordered-commit callback and
+// the before-write hook see it.
+struct CommittedTransaction {
+  void* cookie = nullptr;      // TransactionBuffer::cookie()
+  uint64_t file_number = 0;
+  uint64_t start = 0;          // offset of its first event
+  uint64_t end = 0;            // offset after its last event
+  AssignedIdentity identity;   // with a CommitGtid: what the log assigned
+};
+
 // What the ordered-commit callback is told about a group.
 struct GroupCommitInfo {
   uint64_t file_number = 0;
@@ -72,12 +83,18 @@ struct GroupCommitInfo {
   uint64_t end = 0;          // end of its last transaction
   uint32_t transactions = 0;
   uint64_t group_seq = 0;    // 1, 2, 3, ... in log order
+  // The group's transactions in log order (transactions of them). Valid
+  // during the call only.
+  absl::Span<const CommittedTransaction> txns;
 };
 
 // What the file-header callback is told about the new file.
 struct FileHeaderContext {
   uint64_t file_number = 0;
   std::string file_name;  // base name, e.g. "binlog.000007"
+  // The GTIDs of every transaction in the files before this one (what
+  // MySQL's Previous_gtids event holds). Valid during the call only.
+  const GtidSet* previous_gtids = nullptr;
 };
 
 // Fills the events that follow the Format_description event of each new
@@ -97,6 +114,11 @@ struct Options {
 
   // server_id written in the headers of events the library creates.
   uint32_t server_id = 1;
+
+  // This server's UUID (MySQL's server_uuid): the source of the GTIDs the
+  // log assigns to transactions with a CommitGtid of kind kAutomatic. All
+  // zero (the default): such transactions are refused.
+  Uuid server_uuid;
 
   // Server version announced in the Format_description event. Must parse as
   // X.Y.Z >= 5.6.1 so that readers honour the checksum byte. The event
@@ -177,9 +199,19 @@ struct Options {
   // the group wait for it, so it bounds their latency.
   std::function<void(const GroupCommitInfo&)> on_group_commit;
 
+  // Called once per group in the flush stage, in log order, after the
+  // group's positions and identities are assigned and before its bytes are
+  // written: MySQL's "flush the engine's log first" point, so that a
+  // transaction prepared in an engine is durable there before its binlog
+  // bytes can be. A non-OK status fails the group and poisons the log
+  // (nothing of the group is written). It must not call back into the
+  // Binlog; commits of later groups wait for it.
+  std::function<absl::Status(const GroupCommitInfo&)> before_group_write;
+
   // Events after the Format_description event of every new file. When
-  // unset the library writes an empty Previous_gtids event, as MySQL 5.7+
-  // does with GTIDs off.
+  // unset the library writes a Previous_gtids event holding the GTIDs of
+  // every transaction in the files before (empty without GTIDs, as MySQL
+  // 5.7+ writes it with GTIDs off).
   FileHeaderCallback file_header;
 
   // Seconds since the epoch for events the library writes (FDE, Rotate,

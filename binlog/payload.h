@@ -70,8 +70,6 @@ const char* PayloadCompressionName(uint64_t type);
 // Packed integers (reference section 0): size of the shortest encoding,
 // and the encoder; the decoder consumes from the front of `*in` and returns
 // false on truncation or on the invalid first bytes 0xFB and 0xFF.
-size_t PackedIntSize(uint64_t v);
-char* StorePackedInt(char* p, uint64_t v);
 bool ConsumePackedInt(absl::string_view* in, uint64_t* v);
 
 // The decoded header fields of a Transaction_payload body.

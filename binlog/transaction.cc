@@ -7,6 +7,7 @@
 #include "binlog/checksum.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/gtid.h"
 
 namespace binlog {
 
@@ -80,14 +81,110 @@ absl::Status TransactionBuffer::AppendEncodedEvent(absl::string_view event) {
 void TransactionBuffer::Clear() {
   written_ = nullptr;
   size_ = 0;
+  front_ = 0;
   events_.clear();
+  identity_ = IdentityState();
+  assigned_ = AssignedIdentity();
+  commit_parent_ = 0;
+  cookie_ = nullptr;
+}
+
+void TransactionBuffer::AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
+                                         const CommitGtid& gtid) {
+  const bool first = events_.empty();
+  const bool orig_ts = gtid.original_commit_timestamp_us != 0;
+  const bool orig_version = gtid.original_server_version != 0;
+  // flags .. sequence_number, immediate (and original) commit timestamp,
+  // transaction_length placeholder (9 bytes: the widest packed integer),
+  // immediate (and original) server version.
+  const size_t len_at_body = 42 + 7 + (orig_ts ? 7 : 0);
+  const size_t body = len_at_body + 9 + 4 + (orig_version ? 4 : 0);
+  const bool anonymous = gtid.kind == CommitGtid::Kind::kAnonymous;
+  const size_t start = size_;
+  char* p = AppendEvent(anonymous ? kAnonymousGtidEvent : kGtidEvent, server_id,
+                        timestamp, 0, body);
+  std::memset(p, 0, body);
+  p[kGtidFlagsOffset] =
+      static_cast<char>(gtid.may_have_sbr ? MySqlGtidEvent::kFlagMayHaveSbr : 0);
+  if (gtid.kind == CommitGtid::Kind::kAssigned) {
+    std::memcpy(p + kGtidUuidOffset, gtid.uuid.bytes, 16);
+    StoreLe64(p + kGtidGnoOffset, static_cast<uint64_t>(gtid.gno));
+  }
+  p[25] = 2;  // LOGICAL_TIMESTAMP_TYPECODE
+  if (orig_ts) {
+    StoreLeN(p + kGtidImmediateTimestampOffset + 7,
+             gtid.original_commit_timestamp_us, 7);
+  }
+  p[len_at_body] = static_cast<char>(0xFE);  // 8-byte form, value set at Seal
+  if (orig_version) {
+    StoreLe32(p + len_at_body + 9 + 4, gtid.original_server_version);
+  }
+  if (!first) {
+    identity_.misplaced = true;
+    return;
+  }
+  identity_.present = true;
+  identity_.length_slot = true;
+  identity_.length_at = start + kHeaderSize + len_at_body;
+  identity_.version_at = start + kHeaderSize + len_at_body + 9;
+  identity_.gtid = gtid;
+}
+
+void TransactionBuffer::SetServerVersion(uint32_t version) {
+  if (!identity_.present) return;
+  char* v = buf_.get() + identity_.version_at;
+  if (identity_.gtid.original_server_version != 0) {
+    StoreLe32(v, version | (uint32_t{1} << 31));  // the original follows
+  } else {
+    StoreLe32(v, version);
+  }
+}
+
+void TransactionBuffer::AssignIdentity(const Uuid& uuid, int64_t gno,
+                                       int64_t sequence_number,
+                                       int64_t last_committed,
+                                       uint64_t timestamp_us) {
+  char* body = buf_.get() + events_[0].offset + kHeaderSize;
+  std::memcpy(body + kGtidUuidOffset, uuid.bytes, 16);
+  StoreLe64(body + kGtidGnoOffset, static_cast<uint64_t>(gno));
+  StoreLe64(body + kGtidLastCommittedOffset, static_cast<uint64_t>(last_committed));
+  StoreLe64(body + kGtidSequenceNumberOffset, static_cast<uint64_t>(sequence_number));
+  uint64_t ts = timestamp_us & ((uint64_t{1} << 55) - 1);
+  if (identity_.gtid.original_commit_timestamp_us != 0) ts |= uint64_t{1} << 55;
+  StoreLeN(body + kGtidImmediateTimestampOffset, ts, 7);
+  assigned_.assigned = true;
+  assigned_.uuid = uuid;
+  assigned_.gno = gno;
+  assigned_.sequence_number = sequence_number;
+  assigned_.last_committed = last_committed;
+  assigned_.immediate_commit_timestamp_us = timestamp_us;
 }
 
 void TransactionBuffer::Seal() {
   char* b = buf_.get();
+  if (identity_.present && identity_.length_slot) {
+    // transaction_length counts every byte of the transaction, its own
+    // packed width included: pick the width that holds the total, then
+    // move the Gtid event's head forward so the event ends where its
+    // 9-byte placeholder ended (no other event moves).
+    const uint64_t base = size_ - 9;
+    size_t width = 1;
+    while (PackedIntSize(base + width) != width) {
+      width = width == 1 ? 3 : width == 3 ? 4 : 9;
+    }
+    const size_t shift = 9 - width;
+    EventMeta& g = events_[0];
+    std::memmove(b + g.offset + shift, b + g.offset, identity_.length_at - g.offset);
+    StorePackedInt(b + identity_.length_at + shift, base + width);
+    g.offset += static_cast<uint32_t>(shift);
+    StoreLe32(b + g.offset + kEventSizeOffset, g.end - g.offset);
+    front_ = g.offset;
+    identity_.length_slot = false;
+  }
   for (EventMeta& e : events_) {
     char* ev = b + e.offset;
     StoreLe32(ev + kLogPosOffset, 0);
+    if (identity_.present && &e == &events_[0]) continue;  // see Place
     if (checksums_) {
       size_t covered = e.end - e.offset - kChecksumSize;
       e.base_crc = Crc32(ev, covered);
@@ -100,9 +197,21 @@ void TransactionBuffer::Seal() {
 
 void TransactionBuffer::Place(uint64_t start) {
   char* b = buf_.get();
+  start -= front_;  // events_ offsets count from buf_, data() from front_
   for (const EventMeta& e : events_) {
     char* ev = b + e.offset;
     uint32_t log_pos = static_cast<uint32_t>(start + e.end);
+    if (identity_.present && &e == &events_[0]) {
+      // The Gtid event's identity was just filled in: its checksum is
+      // computed anew (a 70-90 byte event: cheaper than correcting for
+      // each patched field, see benchmarks/crc32_bench).
+      StoreLe32(ev + kLogPosOffset, log_pos);
+      if (checksums_) {
+        size_t covered = e.end - e.offset - kChecksumSize;
+        StoreLe32(ev + covered, Crc32(ev, covered));
+      }
+      continue;
+    }
     StoreLe32(ev + kLogPosOffset, log_pos);
     if (checksums_) {
       size_t covered = e.end - e.offset - kChecksumSize;

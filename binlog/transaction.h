@@ -37,6 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "binlog/gtid.h"
 
 namespace binlog {
 
@@ -47,6 +48,44 @@ class BinlogImpl;
 class PayloadPacker;
 struct PackState;
 }  // namespace internal
+
+// A Gtid event whose identity the log assigns at Commit, in commit order
+// (TransactionBuffer::AppendCommitGtid). Follows MySQL 8.0: the event has
+// the 8.0 layout, the GNO is the log's next free one for its server UUID
+// (or one the caller acquired), sequence_number counts from 1 in each file,
+// last_committed is the commit-order clock (see Binlog::CommitClock), and
+// the immediate commit timestamp is taken when the group is written.
+struct CommitGtid {
+  enum class Kind {
+    kAutomatic,  // Options::server_uuid and the next free GNO
+    kAnonymous,  // an Anonymous_gtid event (gtid_mode=OFF), same clocks
+    kAssigned,   // `uuid:gno`, acquired first with Binlog::AcquireGtid
+                 // (a replica applying its source's transaction)
+  };
+  Kind kind = Kind::kAutomatic;
+  Uuid uuid;        // kAssigned
+  int64_t gno = 0;  // kAssigned
+  // FLAG_MAY_HAVE_SBR: the transaction may hold statement-based events.
+  bool may_have_sbr = false;
+  // The transaction must run alone on a replica (DDL): its last_committed
+  // is its sequence_number - 1, and every later transaction of the file
+  // depends on it.
+  bool isolated = false;
+  // A replica applying its source's transaction: the source's commit
+  // timestamp (microseconds) and server version; 0 means "this server's".
+  uint64_t original_commit_timestamp_us = 0;
+  uint32_t original_server_version = 0;
+};
+
+// What the log assigned to a transaction with a CommitGtid.
+struct AssignedIdentity {
+  bool assigned = false;  // the transaction had a CommitGtid
+  Uuid uuid;              // zero for anonymous
+  int64_t gno = 0;        // 0 for anonymous
+  int64_t sequence_number = 0;
+  int64_t last_committed = 0;
+  uint64_t immediate_commit_timestamp_us = 0;
+};
 
 class TransactionBuffer {
  public:
@@ -72,11 +111,34 @@ class TransactionBuffer {
   // the sizes do not agree.
   absl::Status AppendEncodedEvent(absl::string_view event);
 
+  // Appends the transaction's Gtid event, whose identity (GNO, logical
+  // clocks, commit timestamp) the log fills at Commit, in commit order, and
+  // whose transaction_length Commit computes. It must be the first event
+  // of the transaction; Commit refuses it elsewhere (InvalidArgument).
+  void AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
+                        const CommitGtid& gtid);
+
+  // The commit-order clock value (Binlog::CommitClock()) captured when the
+  // transaction prepared in the engine: the log derives last_committed from
+  // it. A caller with its own dependency tracking (WRITESET) may pass a
+  // clock of its own choosing; the log clamps it the same way. 0 (the
+  // default): the clock is read when Commit is entered.
+  void set_commit_parent(uint64_t clock) { commit_parent_ = clock; }
+  uint64_t commit_parent() const { return commit_parent_; }
+
+  // A caller's pointer handed back in the ordered-commit callback (for
+  // example the engine transaction to commit). Cleared by Clear().
+  void set_cookie(void* cookie) { cookie_ = cookie; }
+  void* cookie() const { return cookie_; }
+
+  // What the last Commit assigned (assigned == false without a CommitGtid).
+  const AssignedIdentity& identity() const { return assigned_; }
+
   // Forgets the events, keeps the memory.
   void Clear();
 
   bool checksums() const { return checksums_; }
-  size_t size() const { return written_ ? written_->size() : size_; }
+  size_t size() const { return written_ ? written_->size() : size_ - front_; }
   size_t event_count() const {
     return written_ ? written_->event_count() : events_.size();
   }
@@ -86,11 +148,12 @@ class TransactionBuffer {
   // hold their final values; after a Commit that compressed the
   // transaction, the Gtid and Transaction_payload events as written.
   absl::string_view data() const {
-    return written_ ? written_->data() : absl::string_view(buf_.get(), size_);
+    return written_ ? written_->data()
+                    : absl::string_view(buf_.get() + front_, size_ - front_);
   }
   // Offset of event `i` within data().
   size_t event_offset(size_t i) const {
-    return written_ ? written_->event_offset(i) : events_[i].offset;
+    return written_ ? written_->event_offset(i) : events_[i].offset - front_;
   }
   // True after a Commit that stored the transaction compressed (until the
   // next Append*/Clear call).
@@ -98,7 +161,7 @@ class TransactionBuffer {
   // The events as appended. Equal to data() unless compressed(); then they
   // still hold log_pos 0 and unset checksum footers.
   absl::string_view appended_data() const {
-    return absl::string_view(buf_.get(), size_);
+    return absl::string_view(buf_.get() + front_, size_ - front_);
   }
   // The events as appended, one by one: their number, and the size and
   // type of event `i` (from its header).
@@ -106,7 +169,9 @@ class TransactionBuffer {
   uint64_t appended_event_size(size_t i) const {
     return events_[i].end - events_[i].offset;
   }
-  size_t appended_event_offset(size_t i) const { return events_[i].offset; }
+  size_t appended_event_offset(size_t i) const {
+    return events_[i].offset - front_;
+  }
   uint8_t appended_event_type(size_t i) const {
     return static_cast<uint8_t>(buf_[events_[i].offset + 4]);
   }
@@ -124,6 +189,22 @@ class TransactionBuffer {
 
   char* Reserve(size_t n);
 
+  // The CommitGtid of the first event, if any.
+  struct IdentityState {
+    bool present = false;
+    bool misplaced = false;    // AppendCommitGtid on a non-empty buffer
+    bool length_slot = false;  // transaction_length is a 9-byte placeholder
+    size_t length_at = 0;      // buffer offset of that placeholder
+    size_t version_at = 0;     // buffer offset of immediate_server_version
+    CommitGtid gtid;
+  };
+  // Commit (caller's thread): the server version into the Gtid event.
+  void SetServerVersion(uint32_t version);
+  // Serial section: the identity into the Gtid event (its checksum is
+  // recomputed in Place).
+  void AssignIdentity(const Uuid& uuid, int64_t gno, int64_t sequence_number,
+                      int64_t last_committed, uint64_t timestamp_us);
+
   // Caller-thread work before the serial section: zero log_pos and compute
   // each event's checksum for log_pos = 0.
   void Seal();
@@ -134,6 +215,13 @@ class TransactionBuffer {
   bool checksums_;
   std::unique_ptr<char[]> buf_;
   size_t size_ = 0;
+  // Bytes before data(): Seal writes the Gtid event of a CommitGtid at its
+  // final size so that it ends where its placeholder ended.
+  size_t front_ = 0;
+  IdentityState identity_;
+  AssignedIdentity assigned_;
+  uint64_t commit_parent_ = 0;
+  void* cookie_ = nullptr;
   size_t capacity_ = 0;
   std::vector<EventMeta> events_;
 

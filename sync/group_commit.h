@@ -105,6 +105,9 @@ struct CommitGroup {
   uint64_t file = 0;
   uint64_t start = 0;
   uint64_t end = 0;
+  // Set by Hooks::Flush for the owner's use (the log: the sequence_number
+  // of the group's last transaction).
+  int64_t last_sequence_number = 0;
   CommitGroup* next = nullptr;
 };
 
