@@ -191,6 +191,7 @@ class Reader {
   bool has_checksums_ = false;
   bool file_done_ = false;  // Rotate seen or end reached
   bool fde_pending_return_ = false;
+  bool need_fde_ = false;   // the file is listed but not yet published
   uint64_t pos_ = 0;
 
   // Reads file_ in windows of ReaderOptions::buffer_size. Declared after

@@ -51,7 +51,9 @@ absl::StatusOr<std::unique_ptr<Preallocator>> Preallocator::Start(
   return p;
 }
 
-Preallocator::~Preallocator() {
+Preallocator::~Preallocator() { Stop(); }
+
+void Preallocator::Stop() {
   {
     sync::MutexLock l(&mu_);
     stop_ = true;

@@ -85,6 +85,10 @@ class Preallocator {
 
   uint64_t files_prepared() const { return prepared_.load(); }
 
+  // Stops the thread and removes the spares not taken. Idempotent; the
+  // destructor calls it. TakeReady() finds nothing afterwards.
+  void Stop();
+
  private:
   explicit Preallocator(const PreallocatorOptions& options);
   void Loop();

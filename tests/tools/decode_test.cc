@@ -14,7 +14,7 @@
 
 #include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
-#include "tools/decode/byte_reader.h"
+#include "binlog/byte_reader.h"
 #include "tools/decode/events.h"
 #include "tools/decode/json_binary.h"
 #include "tools/decode/rows.h"

@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "tools/decode/byte_reader.h"
+#include "binlog/byte_reader.h"
 #include "tools/decode/values.h"
 
 namespace binlog {

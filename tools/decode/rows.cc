@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "tools/decode/byte_reader.h"
+#include "binlog/byte_reader.h"
 #include "tools/decode/events.h"
 #include "tools/decode/json_binary.h"
 #include "tools/decode/values.h"

@@ -1,6 +1,7 @@
-// File: tools/decode/byte_reader.h
+// File: binlog/byte_reader.h
 //
-// ByteReader: a bounds-checked cursor over the bytes of one event body.
+// ByteReader: a bounds-checked cursor over the bytes of one event body, for
+// every decoder of the library and the tools.
 // Every read checks the remaining length first; a read that does not fit
 // returns false and leaves the cursor where it was, so decoders can bail out
 // with a message instead of reading past the end of a hostile event.
@@ -12,8 +13,8 @@
 // Lifetime: the bytes passed to the constructor must outlive the reader and
 // every string_view it returns.
 
-#ifndef BINLOG_TOOLS_DECODE_BYTE_READER_H_
-#define BINLOG_TOOLS_DECODE_BYTE_READER_H_
+#ifndef BINLOG_BINLOG_BYTE_READER_H_
+#define BINLOG_BINLOG_BYTE_READER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +22,6 @@
 #include "absl/strings/string_view.h"
 
 namespace binlog {
-namespace decode {
 
 class ByteReader {
  public:
@@ -120,7 +120,6 @@ class ByteReader {
   size_t pos_ = 0;
 };
 
-}  // namespace decode
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_DECODE_BYTE_READER_H_
+#endif  // BINLOG_BINLOG_BYTE_READER_H_

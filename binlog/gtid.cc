@@ -1,0 +1,559 @@
+#include "binlog/gtid.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "binlog/byte_reader.h"
+#include "binlog/format.h"
+
+namespace binlog {
+namespace {
+
+constexpr int64_t kMaxGno = std::numeric_limits<int64_t>::max() - 1;
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+const std::vector<GnoInterval>& EmptyIntervals() {
+  static const std::vector<GnoInterval>* empty = new std::vector<GnoInterval>();
+  return *empty;
+}
+
+// Inserts [first, last] into sorted, disjoint, non-adjacent `v`, merging.
+void InsertInterval(std::vector<GnoInterval>* v, int64_t first, int64_t last) {
+  // Fast path: appending at (or extending) the end, the common case of
+  // GTIDs assigned in order.
+  if (v->empty() || first > v->back().last + 1) {
+    v->push_back(GnoInterval{first, last});
+    return;
+  }
+  if (first >= v->back().first) {
+    v->back().last = std::max(v->back().last, last);
+    return;
+  }
+  // General case: find the intervals that overlap or touch [first, last].
+  auto lo = std::lower_bound(
+      v->begin(), v->end(), first,
+      [](const GnoInterval& iv, int64_t f) { return iv.last + 1 < f; });
+  auto hi = lo;
+  int64_t nf = first, nl = last;
+  while (hi != v->end() && hi->first <= last + 1) {
+    nf = std::min(nf, hi->first);
+    nl = std::max(nl, hi->last);
+    ++hi;
+  }
+  if (lo == hi) {
+    v->insert(lo, GnoInterval{first, last});
+    return;
+  }
+  lo->first = nf;
+  lo->last = nl;
+  v->erase(lo + 1, hi);
+}
+
+// v minus [first, last].
+void RemoveInterval(std::vector<GnoInterval>* v, int64_t first, int64_t last) {
+  std::vector<GnoInterval> out;
+  out.reserve(v->size() + 1);
+  for (const GnoInterval& iv : *v) {
+    if (iv.last < first || iv.first > last) {
+      out.push_back(iv);
+      continue;
+    }
+    if (iv.first < first) out.push_back(GnoInterval{iv.first, first - 1});
+    if (iv.last > last) out.push_back(GnoInterval{last + 1, iv.last});
+  }
+  *v = std::move(out);
+}
+
+bool IntervalsContain(const std::vector<GnoInterval>& v, int64_t gno) {
+  auto it = std::lower_bound(
+      v.begin(), v.end(), gno,
+      [](const GnoInterval& iv, int64_t g) { return iv.last < g; });
+  return it != v.end() && it->first <= gno;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Uuid
+
+absl::StatusOr<Uuid> Uuid::Parse(absl::string_view text) {
+  Uuid u;
+  if (text.size() != 36) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a UUID (8-4-4-4-12 hex digits)"));
+  }
+  int byte = 0;
+  for (size_t i = 0; i < 36;) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (text[i] != '-') {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", text, "' is not a UUID (dash expected at ", i, ")"));
+      }
+      ++i;
+      continue;
+    }
+    int hi = HexValue(text[i]);
+    int lo = HexValue(text[i + 1]);
+    if (hi < 0 || lo < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", text, "' is not a UUID (bad hex digit at ", i, ")"));
+    }
+    u.bytes[byte++] = static_cast<uint8_t>(hi << 4 | lo);
+    i += 2;
+  }
+  return u;
+}
+
+std::string Uuid::ToString() const {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(36);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s.push_back('-');
+    s.push_back(kHex[bytes[i] >> 4]);
+    s.push_back(kHex[bytes[i] & 15]);
+  }
+  return s;
+}
+
+bool Uuid::IsZero() const {
+  for (uint8_t b : bytes) {
+    if (b != 0) return false;
+  }
+  return true;
+}
+
+bool operator==(const Uuid& a, const Uuid& b) {
+  return std::memcmp(a.bytes, b.bytes, 16) == 0;
+}
+
+bool operator<(const Uuid& a, const Uuid& b) {
+  return std::memcmp(a.bytes, b.bytes, 16) < 0;
+}
+
+// ---------------------------------------------------------------------------
+// GtidSet
+
+absl::StatusOr<GtidSet> GtidSet::Parse(absl::string_view text) {
+  GtidSet set;
+  text = absl::StripAsciiWhitespace(text);
+  if (text.empty()) return set;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (part.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GTID set '", text, "': empty UUID set"));
+    }
+    std::vector<absl::string_view> fields = absl::StrSplit(part, ':');
+    absl::StatusOr<Uuid> uuid = Uuid::Parse(absl::StripAsciiWhitespace(fields[0]));
+    if (!uuid.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("GTID set '", text, "': ", uuid.status().message()));
+    }
+    if (fields.size() < 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GTID set '", text, "': '", part, "' has no interval"));
+    }
+    for (size_t i = 1; i < fields.size(); ++i) {
+      absl::string_view iv = absl::StripAsciiWhitespace(fields[i]);
+      int64_t first = 0, last = 0;
+      size_t dash = iv.find('-');
+      bool ok;
+      if (dash == absl::string_view::npos) {
+        ok = absl::SimpleAtoi(iv, &first);
+        last = first;
+      } else {
+        ok = absl::SimpleAtoi(iv.substr(0, dash), &first) &&
+             absl::SimpleAtoi(iv.substr(dash + 1), &last);
+      }
+      if (!ok || iv.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(iv[0]))) {
+        // A letter first: a tag (MySQL 8.3+ "uuid:tag:1-3").
+        bool tag = !iv.empty() && absl::ascii_isalpha(static_cast<unsigned char>(iv[0]));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "GTID set '", text, "': '", iv, "' ",
+            tag ? "is a tag (tagged GTIDs are not supported)"
+                : "is not an interval n or n-m"));
+      }
+      if (first < 1 || last < first || last > kMaxGno) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "GTID set '", text, "': interval '", iv, "' outside 1 .. 2^63-2"));
+      }
+      set.AddInterval(*uuid, first, last);
+    }
+  }
+  return set;
+}
+
+std::string GtidSet::ToString(absl::string_view separator) const {
+  std::string s;
+  for (const auto& [uuid, ivs] : sets_) {
+    if (!s.empty()) s.append(separator.data(), separator.size());
+    s += uuid.ToString();
+    for (const GnoInterval& iv : ivs) {
+      if (iv.first == iv.last) {
+        absl::StrAppend(&s, ":", iv.first);
+      } else {
+        absl::StrAppend(&s, ":", iv.first, "-", iv.last);
+      }
+    }
+  }
+  return s;
+}
+
+int64_t GtidSet::Count() const {
+  int64_t n = 0;
+  for (const auto& [uuid, ivs] : sets_) {
+    for (const GnoInterval& iv : ivs) {
+      int64_t add = iv.last - iv.first + 1;
+      if (n > std::numeric_limits<int64_t>::max() - add) {
+        return std::numeric_limits<int64_t>::max();
+      }
+      n += add;
+    }
+  }
+  return n;
+}
+
+void GtidSet::Add(const Uuid& uuid, int64_t gno) { AddInterval(uuid, gno, gno); }
+
+void GtidSet::AddInterval(const Uuid& uuid, int64_t first, int64_t last) {
+  InsertInterval(&sets_[uuid], first, last);
+}
+
+bool GtidSet::Contains(const Uuid& uuid, int64_t gno) const {
+  auto it = sets_.find(uuid);
+  return it != sets_.end() && IntervalsContain(it->second, gno);
+}
+
+void GtidSet::Union(const GtidSet& other) {
+  for (const auto& [uuid, ivs] : other.sets_) {
+    std::vector<GnoInterval>& mine = sets_[uuid];
+    for (const GnoInterval& iv : ivs) InsertInterval(&mine, iv.first, iv.last);
+  }
+}
+
+void GtidSet::Subtract(const GtidSet& other) {
+  for (const auto& [uuid, ivs] : other.sets_) {
+    auto it = sets_.find(uuid);
+    if (it == sets_.end()) continue;
+    for (const GnoInterval& iv : ivs) RemoveInterval(&it->second, iv.first, iv.last);
+    if (it->second.empty()) sets_.erase(it);
+  }
+}
+
+bool GtidSet::IsSubsetOf(const GtidSet& other) const {
+  for (const auto& [uuid, ivs] : sets_) {
+    auto it = other.sets_.find(uuid);
+    if (it == other.sets_.end()) return false;
+    const std::vector<GnoInterval>& theirs = it->second;
+    for (const GnoInterval& iv : ivs) {
+      // Intervals are non-adjacent, so a subset interval lies inside one.
+      auto j = std::lower_bound(
+          theirs.begin(), theirs.end(), iv.first,
+          [](const GnoInterval& t, int64_t f) { return t.last < f; });
+      if (j == theirs.end() || j->first > iv.first || j->last < iv.last) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool GtidSet::Intersects(const GtidSet& other) const {
+  for (const auto& [uuid, ivs] : sets_) {
+    auto it = other.sets_.find(uuid);
+    if (it == other.sets_.end()) continue;
+    for (const GnoInterval& a : ivs) {
+      for (const GnoInterval& b : it->second) {
+        if (a.first <= b.last && b.first <= a.last) return true;
+      }
+    }
+  }
+  return false;
+}
+
+int64_t GtidSet::FirstFreeGno(const Uuid& uuid) const {
+  auto it = sets_.find(uuid);
+  if (it == sets_.end() || it->second.empty() || it->second.front().first > 1) {
+    return 1;
+  }
+  return it->second.front().last + 1;
+}
+
+const std::vector<GnoInterval>& GtidSet::Intervals(const Uuid& uuid) const {
+  auto it = sets_.find(uuid);
+  return it == sets_.end() ? EmptyIntervals() : it->second;
+}
+
+std::vector<Uuid> GtidSet::Uuids() const {
+  std::vector<Uuid> out;
+  for (const auto& [uuid, ivs] : sets_) out.push_back(uuid);
+  return out;
+}
+
+std::string GtidSet::EncodePreviousGtidsBody() const {
+  size_t size = 8;
+  for (const auto& [uuid, ivs] : sets_) size += 16 + 8 + 16 * ivs.size();
+  std::string out(size, '\0');
+  char* p = out.data();
+  StoreLe64(p, sets_.size());
+  p += 8;
+  for (const auto& [uuid, ivs] : sets_) {
+    std::memcpy(p, uuid.bytes, 16);
+    p += 16;
+    StoreLe64(p, ivs.size());
+    p += 8;
+    for (const GnoInterval& iv : ivs) {
+      StoreLe64(p, static_cast<uint64_t>(iv.first));
+      StoreLe64(p + 8, static_cast<uint64_t>(iv.last) + 1);  // exclusive
+      p += 16;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<GtidSet> GtidSet::DecodePreviousGtidsBody(absl::string_view body) {
+  ByteReader r(body);
+  uint64_t head;
+  if (!r.Le64(&head)) {
+    return absl::DataLossError("Previous_gtids event shorter than 8 bytes");
+  }
+  if ((head >> 56) == 1 && (head & 0xff) == 1) {
+    return absl::InvalidArgumentError(
+        "Previous_gtids event in the tagged format of MySQL 8.3+ (tagged "
+        "GTIDs are not supported)");
+  }
+  if (head > r.remaining() / 24) {
+    return absl::DataLossError(absl::StrCat(
+        "Previous_gtids event announces ", head, " UUIDs; it has room for ",
+        r.remaining() / 24));
+  }
+  GtidSet set;
+  for (uint64_t i = 0; i < head; ++i) {
+    absl::string_view sid;
+    uint64_t n;
+    if (!r.Bytes(16, &sid) || !r.Le64(&n) || n > r.remaining() / 16) {
+      return absl::DataLossError("Previous_gtids event ends inside a UUID set");
+    }
+    Uuid uuid;
+    std::memcpy(uuid.bytes, sid.data(), 16);
+    for (uint64_t k = 0; k < n; ++k) {
+      uint64_t start = 0, end = 0;
+      r.Le64(&start);
+      r.Le64(&end);  // room checked above
+      if (start < 1 || end <= start || end - 1 > static_cast<uint64_t>(kMaxGno)) {
+        return absl::DataLossError(absl::StrCat(
+            "Previous_gtids event holds a bad interval [", start, ", ", end, ")"));
+      }
+      set.AddInterval(uuid, static_cast<int64_t>(start),
+                      static_cast<int64_t>(end - 1));
+    }
+  }
+  return set;
+}
+
+// ---------------------------------------------------------------------------
+// MySQL Gtid events
+
+std::string MySqlGtidEvent::ToString() const {
+  if (anonymous()) return "ANONYMOUS";
+  return absl::StrCat(uuid.ToString(), ":", gno);
+}
+
+absl::StatusOr<MySqlGtidEvent> DecodeMySqlGtidEvent(absl::string_view body) {
+  ByteReader r(body);
+  MySqlGtidEvent g;
+  absl::string_view sid;
+  uint64_t gno;
+  if (!r.U8(&g.flags) || !r.Bytes(16, &sid) || !r.Le64(&gno)) {
+    return absl::DataLossError("Gtid event shorter than 25 bytes");
+  }
+  std::memcpy(g.uuid.bytes, sid.data(), 16);
+  g.gno = static_cast<int64_t>(gno);
+  // Logical clocks (5.7+): type 2, last_committed, sequence_number.
+  uint8_t lt_type;
+  uint64_t last, seq;
+  if (!r.U8(&lt_type) || lt_type != 2 || !r.Le64(&last) || !r.Le64(&seq)) {
+    return g;
+  }
+  g.has_logical_clock = true;
+  g.last_committed = static_cast<int64_t>(last);
+  g.sequence_number = static_cast<int64_t>(seq);
+  // Commit timestamps (8.0.1+): 7 bytes; bit 55 says the original follows.
+  uint64_t ts;
+  if (!r.LeN(7, &ts)) return g;
+  constexpr uint64_t kOriginalFollows = uint64_t{1} << 55;
+  g.has_commit_timestamps = true;
+  if (ts & kOriginalFollows) {
+    g.immediate_commit_timestamp = ts & ~kOriginalFollows;
+    if (!r.LeN(7, &g.original_commit_timestamp)) {
+      return absl::DataLossError("Gtid event ends inside original_commit_timestamp");
+    }
+  } else {
+    g.immediate_commit_timestamp = ts;
+    g.original_commit_timestamp = ts;
+  }
+  if (!r.PackedInt(&g.transaction_length)) return g;
+  g.has_transaction_length = true;
+  uint32_t version;
+  if (!r.Le32(&version)) return g;
+  g.has_server_versions = true;
+  constexpr uint32_t kOriginalVersionFollows = uint32_t{1} << 31;
+  if (version & kOriginalVersionFollows) {
+    g.immediate_server_version = version & ~kOriginalVersionFollows;
+    if (!r.Le32(&g.original_server_version)) {
+      return absl::DataLossError("Gtid event ends inside original_server_version");
+    }
+  } else {
+    g.immediate_server_version = version;
+    g.original_server_version = version;
+  }
+  return g;
+}
+
+size_t PackedIntSize(uint64_t v) {
+  if (v < 251) return 1;
+  if (v < (1u << 16)) return 3;
+  if (v < (1u << 24)) return 4;
+  return 9;
+}
+
+size_t StorePackedInt(char* out, uint64_t v) {
+  if (v < 251) {
+    out[0] = static_cast<char>(v);
+    return 1;
+  }
+  if (v < (1u << 16)) {
+    out[0] = static_cast<char>(0xFC);
+    StoreLeN(out + 1, v, 2);
+    return 3;
+  }
+  if (v < (1u << 24)) {
+    out[0] = static_cast<char>(0xFD);
+    StoreLeN(out + 1, v, 3);
+    return 4;
+  }
+  out[0] = static_cast<char>(0xFE);
+  StoreLe64(out + 1, v);
+  return 9;
+}
+
+size_t MySqlGtidEventBodySize(const MySqlGtidEvent& g) {
+  size_t n = 42 + 7 + PackedIntSize(g.transaction_length) + 4;
+  if (g.original_commit_timestamp != g.immediate_commit_timestamp) n += 7;
+  if (g.original_server_version != g.immediate_server_version) n += 4;
+  return n;
+}
+
+void EncodeMySqlGtidEventBodyTo(const MySqlGtidEvent& g, char* p) {
+  p[kGtidFlagsOffset] = static_cast<char>(g.flags);
+  std::memcpy(p + kGtidUuidOffset, g.uuid.bytes, 16);
+  StoreLe64(p + kGtidGnoOffset, static_cast<uint64_t>(g.gno));
+  p[25] = 2;  // LOGICAL_TIMESTAMP_TYPECODE
+  StoreLe64(p + kGtidLastCommittedOffset, static_cast<uint64_t>(g.last_committed));
+  StoreLe64(p + kGtidSequenceNumberOffset, static_cast<uint64_t>(g.sequence_number));
+  char* q = p + kGtidImmediateTimestampOffset;
+  constexpr uint64_t kOriginalFollows = uint64_t{1} << 55;
+  if (g.original_commit_timestamp != g.immediate_commit_timestamp) {
+    StoreLeN(q, g.immediate_commit_timestamp | kOriginalFollows, 7);
+    StoreLeN(q + 7, g.original_commit_timestamp, 7);
+    q += 14;
+  } else {
+    StoreLeN(q, g.immediate_commit_timestamp, 7);
+    q += 7;
+  }
+  q += StorePackedInt(q, g.transaction_length);
+  constexpr uint32_t kOriginalVersionFollows = uint32_t{1} << 31;
+  if (g.original_server_version != g.immediate_server_version) {
+    StoreLe32(q, g.immediate_server_version | kOriginalVersionFollows);
+    StoreLe32(q + 4, g.original_server_version);
+  } else {
+    StoreLe32(q, g.immediate_server_version);
+  }
+}
+
+std::string EncodeMySqlGtidEventBody(const MySqlGtidEvent& g) {
+  std::string out(MySqlGtidEventBodySize(g), '\0');
+  EncodeMySqlGtidEventBodyTo(g, out.data());
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// MariaDB
+
+std::string MariaGtid::ToString(uint32_t server_id) const {
+  return absl::StrCat(domain_id, "-", server_id, "-", seq_no);
+}
+
+absl::StatusOr<MariaGtid> DecodeMariaGtid(absl::string_view body) {
+  ByteReader r(body);
+  MariaGtid g;
+  if (!r.Le64(&g.seq_no) || !r.Le32(&g.domain_id) || !r.U8(&g.flags2)) {
+    return absl::DataLossError("MariaDB Gtid event shorter than 13 bytes");
+  }
+  if (g.flags2 & MariaGtid::kFlagGroupCommitId) {
+    if (!r.Le64(&g.commit_id)) {
+      return absl::DataLossError("MariaDB Gtid event ends inside its commit id");
+    }
+    g.has_commit_id = true;
+  }
+  if (g.flags2 & (MariaGtid::kFlagPreparedXa | MariaGtid::kFlagCompletedXa)) {
+    uint8_t gtrid_len, bqual_len;
+    absl::string_view gtrid, bqual;
+    if (!r.Le32(&g.xid_format_id) || !r.U8(&gtrid_len) || !r.U8(&bqual_len) ||
+        gtrid_len > 64 || bqual_len > 64 || !r.Bytes(gtrid_len, &gtrid) ||
+        !r.Bytes(bqual_len, &bqual)) {
+      return absl::DataLossError("MariaDB Gtid event ends inside its XA xid");
+    }
+    g.xid_gtrid = std::string(gtrid);
+    g.xid_bqual = std::string(bqual);
+    g.has_xid = true;
+  }
+  return g;
+}
+
+std::string MariaGtidList::ToString() const {
+  std::string s;
+  for (const auto& e : entries) {
+    if (!s.empty()) s.push_back(',');
+    absl::StrAppend(&s, e.domain_id, "-", e.server_id, "-", e.seq_no);
+  }
+  return s;
+}
+
+absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body) {
+  ByteReader r(body);
+  uint32_t word;
+  if (!r.Le32(&word)) {
+    return absl::DataLossError("Gtid_list event shorter than 4 bytes");
+  }
+  MariaGtidList list;
+  list.flags = word >> 28;
+  uint32_t count = word & 0x0fffffff;
+  if (count > r.remaining() / 16) {
+    return absl::DataLossError(absl::StrCat("Gtid_list event announces ", count,
+                                            " entries; it has room for ",
+                                            r.remaining() / 16));
+  }
+  list.entries.resize(count);
+  for (auto& e : list.entries) {  // room checked above
+    r.Le32(&e.domain_id);
+    r.Le32(&e.server_id);
+    r.Le64(&e.seq_no);
+  }
+  return list;
+}
+
+}  // namespace binlog

@@ -1,0 +1,226 @@
+// File: binlog/gtid.h
+//
+// Global transaction identifiers: their types, their text forms, the GTID
+// events that carry them and the file-header events that carry GTID sets.
+// One home for the encoders and decoders that the log, recovery, readers,
+// binlogtool and the tests use alike.
+//
+// Defines:
+//   Uuid               a MySQL source UUID (16 bytes, text 8-4-4-4-12)
+//   GtidSet            a MySQL GTID set: UUID -> disjoint GNO intervals, the
+//                      text form servers print ("uuid:1-5:7,uuid2:3") and
+//                      the Previous_gtids body (binlog-format reference 6.3)
+//   MySqlGtidEvent     the MySQL Gtid / Anonymous_gtid event body (6.4), in
+//                      the 8.0 layout (logical clocks, commit timestamps,
+//                      transaction_length, server versions)
+//   MariaGtid, MariaGtidList   MariaDB Gtid (162) and Gtid_list (163)
+//
+// Behaviour follows MySQL 8.0 (GTID sets, text forms, event layout) and
+// MariaDB 10.11 (its GTID events), as the reference describes them.
+//
+// Errors: parsers and decoders return InvalidArgument for bad text and
+// DataLoss for malformed event bodies, with a message; none reads outside
+// its input.
+// Thread safety: the functions are thread-safe; a GtidSet is
+// thread-compatible (const methods may run concurrently).
+
+#ifndef BINLOG_BINLOG_GTID_H_
+#define BINLOG_BINLOG_GTID_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace binlog {
+
+// A MySQL source UUID (server_uuid), 16 raw bytes in text order.
+struct Uuid {
+  uint8_t bytes[16] = {};
+
+  // 8-4-4-4-12 hex digits, either case, dashes required.
+  static absl::StatusOr<Uuid> Parse(absl::string_view text);
+  // Lowercase text form, as servers print it.
+  std::string ToString() const;
+  bool IsZero() const;
+
+  friend bool operator==(const Uuid& a, const Uuid& b);
+  friend bool operator!=(const Uuid& a, const Uuid& b) { return !(a == b); }
+  friend bool operator<(const Uuid& a, const Uuid& b);
+};
+
+// A closed GNO interval [first, last], 1 <= first <= last < 2^63.
+struct GnoInterval {
+  int64_t first = 0;
+  int64_t last = 0;
+  friend bool operator==(const GnoInterval& a, const GnoInterval& b) {
+    return a.first == b.first && a.last == b.last;
+  }
+};
+
+// A MySQL GTID set. Intervals per UUID are kept sorted, disjoint and not
+// adjacent (1-3 and 4-5 merge into 1-5), as the servers normalize them.
+class GtidSet {
+ public:
+  GtidSet() = default;
+
+  // The text form MySQL accepts in gtid_executed / gtid_purged /
+  // SOURCE_AUTO_POSITION: UUID sets separated by commas, each
+  // "uuid:interval[:interval...]", an interval "n" or "n-m"; spaces and
+  // newlines around the separators are ignored; "" is the empty set.
+  // Intervals may overlap or come in any order. Tagged GTIDs (8.3+) are
+  // refused with InvalidArgument.
+  static absl::StatusOr<GtidSet> Parse(absl::string_view text);
+
+  // The text form MySQL prints: UUIDs in ascending byte order, lowercase,
+  // intervals ascending, "n" for a one-GTID interval; UUID sets separated by
+  // `separator` (MySQL's @@gtid_executed and mysqlbinlog use ",\n"; "," is
+  // the compact form). "" for the empty set.
+  std::string ToString(absl::string_view separator = ",") const;
+
+  bool empty() const { return sets_.empty(); }
+  // Number of GTIDs (saturates at 2^63 - 1).
+  int64_t Count() const;
+
+  // Adds one GTID / an interval. REQUIRES: 1 <= gno (<= last) < 2^63.
+  void Add(const Uuid& uuid, int64_t gno);
+  void AddInterval(const Uuid& uuid, int64_t first, int64_t last);
+
+  bool Contains(const Uuid& uuid, int64_t gno) const;
+  // Set operations.
+  void Union(const GtidSet& other);
+  void Subtract(const GtidSet& other);
+  bool IsSubsetOf(const GtidSet& other) const;
+  bool Intersects(const GtidSet& other) const;
+
+  // The smallest GNO >= 1 of `uuid` not in the set: the next automatic GNO
+  // MySQL would assign (it fills gaps first).
+  int64_t FirstFreeGno(const Uuid& uuid) const;
+
+  // The intervals of `uuid` (empty if none) and every UUID, ascending.
+  const std::vector<GnoInterval>& Intervals(const Uuid& uuid) const;
+  std::vector<Uuid> Uuids() const;
+
+  // Previous_gtids_log_event body (reference 6.3): n_sids, then per UUID
+  // the 16 bytes, n_intervals and [start, end) pairs (end exclusive).
+  std::string EncodePreviousGtidsBody() const;
+  // Decodes that body. DataLoss for a malformed body, InvalidArgument for
+  // the tagged format of MySQL 8.3+ (not supported).
+  static absl::StatusOr<GtidSet> DecodePreviousGtidsBody(absl::string_view body);
+
+  friend bool operator==(const GtidSet& a, const GtidSet& b) {
+    return a.sets_ == b.sets_;
+  }
+  friend bool operator!=(const GtidSet& a, const GtidSet& b) {
+    return !(a == b);
+  }
+
+ private:
+  struct UuidLess {
+    bool operator()(const Uuid& a, const Uuid& b) const { return a < b; }
+  };
+  std::map<Uuid, std::vector<GnoInterval>, UuidLess> sets_;
+};
+
+// The body of a MySQL Gtid (33) or Anonymous_gtid (34) event. Decoding
+// accepts every layout servers wrote (5.6 ends after the GNO, 5.7 after the
+// logical clocks, 8.0 adds commit timestamps, transaction_length and server
+// versions); the has_* flags say what the event carried. Encoding writes
+// the 8.0 layout.
+struct MySqlGtidEvent {
+  static constexpr uint8_t kFlagMayHaveSbr = 0x01;
+
+  uint8_t flags = 0;
+  Uuid uuid;           // all zero for Anonymous_gtid
+  int64_t gno = 0;     // 0 for Anonymous_gtid
+  bool has_logical_clock = false;
+  int64_t last_committed = 0;
+  int64_t sequence_number = 0;
+  bool has_commit_timestamps = false;
+  uint64_t immediate_commit_timestamp = 0;  // microseconds since the epoch
+  uint64_t original_commit_timestamp = 0;
+  bool has_transaction_length = false;
+  uint64_t transaction_length = 0;  // bytes of the transaction, this event
+                                    // and every checksum included
+  bool has_server_versions = false;
+  uint32_t immediate_server_version = 0;  // e.g. 80036
+  uint32_t original_server_version = 0;
+
+  bool anonymous() const { return gno == 0 && uuid.IsZero(); }
+  // "uuid:gno" or "ANONYMOUS".
+  std::string ToString() const;
+};
+absl::StatusOr<MySqlGtidEvent> DecodeMySqlGtidEvent(absl::string_view body);
+
+// The 8.0 body of `g` (every field, original timestamp and version written
+// only when they differ from the immediate ones, as MySQL does).
+// `transaction_length` is written as given. Size: 42 + 7 (+7) + 1..9 + 4
+// (+4) bytes.
+std::string EncodeMySqlGtidEventBody(const MySqlGtidEvent& g);
+// Size of that body for `g`.
+size_t MySqlGtidEventBodySize(const MySqlGtidEvent& g);
+// Writes the body into `out` (MySqlGtidEventBodySize(g) bytes).
+void EncodeMySqlGtidEventBodyTo(const MySqlGtidEvent& g, char* out);
+
+// Body offsets of the fields the log fills in its serial section.
+inline constexpr size_t kGtidFlagsOffset = 0;
+inline constexpr size_t kGtidUuidOffset = 1;
+inline constexpr size_t kGtidGnoOffset = 17;
+inline constexpr size_t kGtidLastCommittedOffset = 26;
+inline constexpr size_t kGtidSequenceNumberOffset = 34;
+inline constexpr size_t kGtidImmediateTimestampOffset = 42;
+
+// Bytes of a packed (length-encoded) integer for `v` (1, 3, 4 or 9).
+size_t PackedIntSize(uint64_t v);
+// Writes `v` packed; returns the bytes written.
+size_t StorePackedInt(char* out, uint64_t v);
+
+// MariaDB Gtid_event (162). The server_id part of the GTID is the event
+// header's server_id.
+struct MariaGtid {
+  static constexpr uint8_t kFlagStandalone = 0x01;
+  static constexpr uint8_t kFlagGroupCommitId = 0x02;
+  static constexpr uint8_t kFlagTransactional = 0x04;
+  static constexpr uint8_t kFlagAllowParallel = 0x08;
+  static constexpr uint8_t kFlagWaited = 0x10;
+  static constexpr uint8_t kFlagDdl = 0x20;
+  static constexpr uint8_t kFlagPreparedXa = 0x40;
+  static constexpr uint8_t kFlagCompletedXa = 0x80;
+
+  uint64_t seq_no = 0;
+  uint32_t domain_id = 0;
+  uint8_t flags2 = 0;
+  bool has_commit_id = false;  // kFlagGroupCommitId
+  uint64_t commit_id = 0;
+  bool has_xid = false;  // kFlagPreparedXa / kFlagCompletedXa
+  uint32_t xid_format_id = 0;
+  std::string xid_gtrid;
+  std::string xid_bqual;
+
+  // "domain-server-seq".
+  std::string ToString(uint32_t server_id) const;
+};
+absl::StatusOr<MariaGtid> DecodeMariaGtid(absl::string_view body);
+
+// MariaDB Gtid_list_event (163).
+struct MariaGtidListEntry {
+  uint32_t domain_id = 0;
+  uint32_t server_id = 0;
+  uint64_t seq_no = 0;
+};
+struct MariaGtidList {
+  uint32_t flags = 0;  // top 4 bits of the count word
+  std::vector<MariaGtidListEntry> entries;
+  // "0-1-57,1-2-3" (empty for an empty list).
+  std::string ToString() const;
+};
+absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body);
+
+}  // namespace binlog
+
+#endif  // BINLOG_BINLOG_GTID_H_
