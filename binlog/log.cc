@@ -769,10 +769,20 @@ absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
   uint64_t valid_end = ev.end_offset;
   uint64_t pending = 0;
   std::string reason = "end of file";
+  bool unexpected = false;  // an event the writer never accepts
+  uint64_t unexpected_at = 0;
   for (;;) {
     s = reader->Next(&ev);
     if (!s.ok()) break;
     auto r = parser.Feed(ev.header, ev.body());
+    if (r == TransactionBoundaryParser::Result::kUnexpected) {
+      // Commit refuses transactions that do not follow the boundary rules,
+      // so this event is damage that its size and log_pos survived (a torn
+      // header without checksums, say): the first bad event.
+      unexpected = true;
+      unexpected_at = ev.offset;
+      break;
+    }
     if (r == TransactionBoundaryParser::Result::kOutside ||
         r == TransactionBoundaryParser::Result::kEnded) {
       valid_end = ev.end_offset;
@@ -784,7 +794,13 @@ absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
   bool partial = false;
   bool damaged = false;     // a bad event (not zeros, not a clean end)
   uint64_t bad_at = 0;      // where the first bad or missing event starts
-  if (absl::IsOutOfRange(s)) {
+  if (unexpected) {
+    partial = true;
+    damaged = true;
+    bad_at = unexpected_at;
+    reason = absl::StrCat("event of type ", ev.header.type, " at offset ",
+                          unexpected_at, " does not fit a transaction");
+  } else if (absl::IsOutOfRange(s)) {
     if (!reader->torn_tails().empty()) {
       const TornTail& t = reader->torn_tails().front();
       partial = !t.zeros;
@@ -1162,7 +1178,13 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
         " bytes cannot fit in a binlog file (log_pos is 32-bit)"));
   }
   // One limit for the writer and every reader (binlog/format.h): a log
-  // that accepts an event its readers reject has already lost it.
+  // that accepts an event its readers reject has already lost it. And one
+  // notion of a transaction for the writer and recovery: the events must
+  // form complete transactions by the rules recovery applies, or recovery
+  // could not tell an acknowledged transaction from damage.
+  TransactionBoundaryParser parser;
+  TransactionBoundaryParser::Result last = TransactionBoundaryParser::Result::kOutside;
+  const absl::string_view bytes = txn->appended_data();
   for (size_t i = 0; i < txn->appended_event_count(); ++i) {
     uint64_t esize = txn->appended_event_size(i);
     if (esize > kMaxEventSize) {
@@ -1172,6 +1194,22 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
           " bytes, above the largest event readers and recovery accept "
           "(kMaxEventSize = ", kMaxEventSize, " bytes)"));
     }
+    absl::string_view ev = bytes.substr(txn->appended_event_offset(i), esize);
+    last = parser.Feed(DecodeHeader(ev), EventBody(ev, options_.checksums));
+    if (last == TransactionBoundaryParser::Result::kUnexpected) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "event ", i, " (", EventTypeName(txn->appended_event_type(i)),
+          ") does not fit the transaction's events before it (transaction "
+          "boundary rules of binlog/transaction_boundary.h); recovery could "
+          "not tell such a transaction from damage"));
+    }
+  }
+  if (!parser.outside()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the transaction's last event (",
+        EventTypeName(txn->appended_event_type(txn->appended_event_count() - 1)),
+        ") does not end it (Xid, COMMIT or ROLLBACK, a DDL statement after a "
+        "GTID, XA_prepare, or a Transaction_payload); recovery would cut it"));
   }
   // Compression (if on) and the per-byte checksum work happen here, in the
   // committing thread, outside the serial stages. `w` is `txn` or its

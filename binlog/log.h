@@ -153,8 +153,11 @@ class Binlog {
   // Errors: InvalidArgument for an empty buffer, a buffer whose checksum
   // setting differs from the log's, an event larger than kMaxEventSize
   // (the limit readers and recovery apply; the message names the event and
-  // the limit), or a transaction that cannot fit below the 4 GiB offset
-  // limit even in a new file; ResourceExhausted if the file header a
+  // the limit), events that do not form complete transactions by the rules
+  // recovery applies (binlog/transaction_boundary.h: a GTID inside a
+  // transaction, an unknown event type without the ignorable flag, a
+  // transaction that does not end), or a transaction that cannot fit below
+  // the 4 GiB offset limit even in a new file; ResourceExhausted if the file header a
   // rotation wrote leaves too little room for it (nothing is written, the
   // log goes on); FailedPrecondition after Close() or once the log is
   // poisoned; the I/O error that poisoned it for the commits of the group

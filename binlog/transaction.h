@@ -106,6 +106,7 @@ class TransactionBuffer {
   uint64_t appended_event_size(size_t i) const {
     return events_[i].end - events_[i].offset;
   }
+  size_t appended_event_offset(size_t i) const { return events_[i].offset; }
   uint8_t appended_event_type(size_t i) const {
     return static_cast<uint8_t>(buf_[events_[i].offset + 4]);
   }
