@@ -12,9 +12,12 @@
 #                            iteration)
 #   BINLOG_FUZZ_SECONDS=N    seconds per fuzz target (default 25)
 #
-# Ends with one line "N passed, N failed" counted from bazel's per-test
-# summary over the passes (and one line per fuzz target); exits non-zero if
-# anything failed.
+# Ends with one line "N passed, N failed, N skipped": passed and failed
+# count test targets from bazel's per-test summary over the passes (and one
+# per fuzz target); skipped counts the test cases that passing targets
+# skipped (GTEST_SKIP, e.g. the tmpfs test where mounting is not allowed),
+# read from the targets' test.xml and listed with their reasons, so a skip
+# never passes silently. Exits non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -25,6 +28,7 @@ trap 'rm -f "$log"' EXIT
 
 total_passed=0
 total_failed=0
+total_skipped=0
 
 # run_pass NAME BAZEL_TEST_ARGS...
 # --test_summary=short prints one line per test, cached or not:
@@ -46,9 +50,20 @@ run_pass() {
     echo "$name: bazel exited with status $rc without naming a failed test; counting the pass as one failure"
     failed=1
   fi
-  echo "==== $name: $passed passed, $failed failed"
+  # Test cases skipped inside the targets (their test.xml), with reasons.
+  local opts=() a testlogs skipped_out skipped
+  for a in "$@"; do [[ $a == --* ]] && opts+=("$a"); done
+  testlogs=$(bazel info "${opts[@]}" bazel-testlogs 2>/dev/null || true)
+  skipped=0
+  if [[ -n $testlogs ]]; then
+    skipped_out=$(python3 tools/list_skipped.py "$testlogs" < "$log" || true)
+    grep '^skipped: ' <<<"$skipped_out" || true
+    skipped=$(tail -n 1 <<<"$skipped_out" | grep -oE '^[0-9]+' || echo 0)
+  fi
+  echo "==== $name: $passed passed, $failed failed, $skipped skipped"
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
+  total_skipped=$((total_skipped + skipped))
 }
 
 run_pass "optimized" //...
@@ -81,10 +96,10 @@ else
     echo "fuzz: run_fuzzers.sh exited with status $fuzz_rc without naming a failed target; counting the pass as one failure"
     failed=1
   fi
-  echo "==== fuzz: $passed passed, $failed failed"
+  echo "==== fuzz: $passed passed, $failed failed, 0 skipped"
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
 fi
 
-echo "$total_passed passed, $total_failed failed"
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
 [[ $total_failed -eq 0 ]]

@@ -23,11 +23,14 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "binlog/log.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -355,6 +358,174 @@ TEST_F(IoErrorTest, FailedPurgeKeepsTheLogUsable) {
   std::vector<std::string> v = ReopenAndVerify();
   EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
 }
+
+// --- A fault at each call of a rotation, preallocation on ----------------
+//
+// A dry run records the file-system calls one rotation makes (the Rotate
+// event write, the trim of the preallocated space, the
+// fdatasync, the in-use flag write and its fdatasync, the rename of the
+// ready spare, the new file's header write and fdatasync, the directory
+// fsync, the index rewrite: create, write, fdatasync, rename, directory
+// fsync). Then, for every call k, a fresh log fails call k (EIO, and
+// ENOSPC) and must: fail the operation that needed the rotation with the
+// injected error; refuse later commits (FailedPrecondition naming it);
+// fail Close() the same way (the log is poisoned); leave no file that
+// claims a clean close without being clean; and reopen (after a power cut,
+// or a plain restart) with every acknowledged transaction.
+
+struct RotationCall {
+  FaultOp op;
+  std::string path;
+};
+
+std::string CallName(const RotationCall& c) {
+  std::string name = c.path.substr(c.path.rfind('/') + 1);
+  return absl::StrCat(io::FaultOpName(c.op), " ", name);
+}
+
+class RotationFaultTest
+    : public IoErrorTest,
+      public ::testing::WithParamInterface<
+          std::tuple<io::PreallocMode, bool /*rotation inside Commit*/>> {
+ protected:
+  Options RotationOptions() {
+    Options o = BaseOptions();
+    o.preallocate = std::get<0>(GetParam());
+    o.max_file_size = 8192;
+    o.trim_preallocated = true;
+    return o;
+  }
+
+  // Fills the active file past max_file_size (so the next commit rotates)
+  // and waits until the background thread has a spare ready (so the
+  // rotation renames it).
+  // The same transactions every time (ids from 1), so every run makes the
+  // calls of the dry run.
+  void PrepareRotation(Binlog* log) {
+    bool requested = false;  // a group started past half the file
+    for (int i = 0; i < 1000; ++i) {
+      auto pos = CommitOne(log);
+      ASSERT_TRUE(pos.ok()) << pos.status();
+      requested |= pos->start >= 4096;
+      if (requested && pos->end >= 8192) break;
+    }
+    const absl::Time limit = absl::Now() + absl::Seconds(30);
+    while (log->stats().files_preallocated < 1 && absl::Now() < limit) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    ASSERT_GE(log->stats().files_preallocated, 1u)
+        << "the background thread never prepared a spare";
+  }
+
+  // The rotation: Rotate(), or the commit that needs it.
+  absl::Status Trigger(Binlog* log) {
+    if (!std::get<1>(GetParam())) return log->Rotate();
+    return CommitOne(log).status();
+  }
+};
+
+TEST_P(RotationFaultTest, FaultAtEachCallPoisonsAndReopenKeepsEveryAck) {
+  // Dry run: the calls the rotation makes on this thread.
+  std::vector<RotationCall> calls;
+  next_id_ = 1;
+  const std::string dry_dir = dir_;
+  {
+    auto log = OpenOrDie(RotationOptions());
+    ASSERT_NE(log, nullptr);
+    PrepareRotation(log.get());
+    const std::thread::id me = std::this_thread::get_id();
+    sync::Mutex mu;
+    fs_.SetOpHook([&](FaultOp op, const std::string& path) {
+      if (std::this_thread::get_id() != me) return;
+      sync::MutexLock l(&mu);
+      calls.push_back({op, path});
+    });
+    absl::Status s = Trigger(log.get());
+    fs_.SetOpHook(nullptr);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(log->stats().rotations_from_spare, 1u);
+    ASSERT_TRUE(log->Close().ok());
+  }
+  std::vector<std::string> names;
+  for (const RotationCall& c : calls) names.push_back(CallName(c));
+  std::printf("rotation (%s, %s): %zu calls: %s\n",
+              io::PreallocModeName(std::get<0>(GetParam())),
+              std::get<1>(GetParam()) ? "in Commit" : "Rotate()",
+              calls.size(), absl::StrJoin(names, ", ").c_str());
+  // Every step the issue names is among them.
+  for (const char* step : {"write binlog.000001", "truncate binlog.000001",
+                           "sync binlog.000001", "rename binlog.prealloc",
+                           "write binlog.000002", "dir-sync",
+                           "open-writable binlog.index_crash_safe",
+                           "rename binlog.index_crash_safe"}) {
+    bool seen = false;
+    for (const std::string& n : names) seen |= absl::StartsWith(n, step);
+    EXPECT_TRUE(seen) << "the rotation made no call '" << step << "'";
+  }
+  ASSERT_GT(calls.size(), 8u);
+
+  for (size_t k = 0; k < calls.size(); ++k) {
+    for (FaultKind kind : {FaultKind::kEio, FaultKind::kEnospc}) {
+      for (bool power_cut : {false, true}) {
+        SCOPED_TRACE(absl::StrCat("call ", k, " (", names[k], "), ",
+                                  kind == FaultKind::kEio ? "EIO" : "ENOSPC",
+                                  power_cut ? ", power cut" : ", restart"));
+        SetUp();
+        acks_.Clear();
+        next_id_ = 1;
+        fs_.ResetState();
+        // The k-th call is the n-th call of its kind on a path containing
+        // its path (the same names in this run's directory).
+        int nth = 0;
+        for (size_t i = 0; i <= k; ++i) {
+          if (calls[i].op == calls[k].op &&
+              absl::StrContains(calls[i].path, calls[k].path)) {
+            ++nth;
+          }
+        }
+        const std::string path = dir_ + calls[k].path.substr(dry_dir.size());
+        auto log = OpenOrDie(RotationOptions());
+        ASSERT_NE(log, nullptr);
+        PrepareRotation(log.get());
+        const uint64_t fired = fs_.faults_fired();
+        fs_.InjectFault({calls[k].op, kind, nth, path, false});
+        absl::Status s = Trigger(log.get());
+        EXPECT_FALSE(s.ok()) << "the rotation hid a failed " << names[k];
+        EXPECT_THAT(std::string(s.message()), HasSubstr("injected")) << s;
+        EXPECT_EQ(fs_.faults_fired(), fired + 1);
+        auto later = CommitOne(log.get());
+        EXPECT_EQ(later.status().code(), absl::StatusCode::kFailedPrecondition)
+            << later.status();
+        EXPECT_THAT(std::string(later.status().message()), HasSubstr("injected"));
+        absl::Status cs = log->Close();
+        EXPECT_FALSE(cs.ok()) << "Close of a poisoned log succeeded";
+        log.reset();
+        if (power_cut) {
+          fs_.Freeze();
+          io::PowerLossOptions plo;
+          plo.data = io::PowerLossOptions::Data::kRandomSectors;
+          plo.seed = k;
+          ASSERT_TRUE(fs_.SimulatePowerLoss(plo).ok());
+        }
+        std::vector<std::string> clean =
+            crash_test::CheckClosedFilesEnd(dir_, "binlog", false);
+        EXPECT_TRUE(clean.empty()) << absl::StrJoin(clean, "\n");
+        std::vector<std::string> v = ReopenAndVerify();
+        EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Prealloc, RotationFaultTest,
+    ::testing::Combine(::testing::Values(io::PreallocMode::kFallocate,
+                                         io::PreallocMode::kZeroFill),
+                       ::testing::Bool()),
+    [](const ::testing::TestParamInfo<RotationFaultTest::ParamType>& info) {
+      return absl::StrCat(io::PreallocModeName(std::get<0>(info.param)),
+                          std::get<1>(info.param) ? "_InCommit" : "_Rotate");
+    });
 
 // --- ENOSPC on a real small file system ----------------------------------
 

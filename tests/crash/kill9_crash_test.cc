@@ -8,13 +8,27 @@
 // load from several threads (rotations and purges included) and, after
 // every Commit that returned OK, reports (id, file, start, end) through a
 // pipe. At a random moment (sometimes while the child is still inside
-// Binlog::Open) the parent sends SIGKILL, reaps the child, drains the pipe,
-// then opens the log itself and checks the oracle of crash_test_util.h:
-// every reported transaction present, intact, at its position, in order;
-// no partial or foreign transaction; no duplicate; no torn tail or reader
-// error; the log opens cleanly and appends continue (three more
-// transactions, read back). A log lives through up to ten kills before the
-// next one starts fresh.
+// Binlog::Open) the parent sends SIGKILL and reaps the child.
+//
+// Then, in half of the iterations, one or two recovering children follow
+// (--mode=recover), each killed early: the child opens the log (so Open
+// recovers what the last kill left), commits twice, rotates, commits
+// twice, reporting each step. Its file system is the fault-injecting one
+// over POSIX, used only for its pause point: the child stops before its
+// K-th mutating file-system call (K drawn from the iteration seed: inside
+// the recovery, the new file, the index write, the commits or the first
+// rotation) and tells the parent, which kills it there; or (one time in
+// three) the child only says it is entering Open and the parent kills it
+// after a random delay of up to 3 ms, at an arbitrary instruction.
+//
+// After every kill the parent checks that each file whose in-use flag is
+// clear ends cleanly (crash_test_util.h, CheckClosedFilesEnd). After the
+// last one it opens the log itself and checks the oracle: every reported
+// transaction present, intact, at its position, in order; no partial or
+// foreign transaction; no duplicate; no torn tail or reader error; the log
+// opens cleanly and appends continue (three more transactions, read back).
+// A log lives through up to ten iterations before the next one starts
+// fresh.
 //
 // The last line is "kill9: <N> iterations passed, <M> failed"; the exit
 // status is 0 only if every iteration held.
@@ -39,6 +53,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -48,15 +63,28 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "binlog/log.h"
+#include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
 #include "tests/crash/crash_test_util.h"
 
 namespace binlog {
 namespace {
 
+// Record kinds besides commits and purges: where a recovering child is.
+enum : uint64_t {
+  kAck = 1,          // acknowledged commit (id, file, start, end)
+  kPurge = 2,        // purge requested (id: the target)
+  kPaused = 3,       // stopped before its K-th mutating call (id: K)
+  kLifeDone = 4,     // ran its whole life, waits to be killed
+  kEnteringOpen = 5, // about to call Binlog::Open
+  kOpened = 6,       // Open returned OK
+  kRotating = 7,     // about to call Rotate
+  kRotated = 8,      // Rotate returned OK
+};
+
 // One pipe record: written with one write(2) (atomic: < PIPE_BUF).
 struct Record {
-  uint64_t kind;  // 1: acknowledged commit, 2: purge requested
+  uint64_t kind;  // see above
   uint64_t id;    // kind 1: transaction id; kind 2: purge target
   uint64_t file;
   uint64_t start;
@@ -68,6 +96,8 @@ struct ChildConfig {
   int fd = -1;
   uint64_t seed = 0;
   uint64_t first_id = 1;
+  bool recover = false;   // --mode=recover
+  uint64_t pause_at = 0;  // recover: stop before this mutating call (0: no)
 };
 
 // The writer's options for a seed (the parent uses the same ones to reopen).
@@ -143,11 +173,237 @@ void WriteRecord(int fd, const Record& r) {
   std::_Exit(0);
 }
 
+// A recovering life (--mode=recover): Open, two commits, Rotate, two
+// commits, reporting each step; with pause_at K, the K-th mutating
+// file-system call (of any thread) reports kPaused and blocks until the
+// parent's SIGKILL. The fault-injecting file system is used only for that
+// pause point (it injects nothing here).
+[[noreturn]] void RecoverChildMain(const ChildConfig& c) {
+  Options o = OptionsForSeed(c.seed);
+  io::FaultInjectionFileSystem fs;
+  std::atomic<uint64_t> calls{0};
+  if (c.pause_at > 0) {
+    fs.SetOpHook([&](io::FaultOp, const std::string&) {
+      if (++calls == c.pause_at) {
+        WriteRecord(c.fd, Record{kPaused, c.pause_at, 0, 0, 0});
+        for (;;) ::pause();
+      }
+    });
+  }
+  o.file_system = &fs;
+  WriteRecord(c.fd, Record{kEnteringOpen, 0, 0, 0, 0});
+  auto log = Binlog::Open(c.dir, "binlog", o);
+  if (!log.ok()) {
+    std::fprintf(stderr, "recovering child: Open failed: %s\n",
+                 log.status().ToString().c_str());
+    std::_Exit(2);
+  }
+  WriteRecord(c.fd, Record{kOpened, 0, 0, 0, 0});
+  TransactionBuffer txn(o.checksums);
+  uint64_t id = c.first_id;
+  auto commit = [&] {
+    crash_test::BuildTxn(&txn, id);
+    auto pos = (*log)->Commit(&txn);
+    if (!pos.ok()) {
+      std::fprintf(stderr, "recovering child: Commit failed: %s\n",
+                   pos.status().ToString().c_str());
+      std::_Exit(2);
+    }
+    WriteRecord(c.fd, Record{kAck, id, pos->file_number, pos->start, pos->end});
+    ++id;
+  };
+  commit();
+  commit();
+  WriteRecord(c.fd, Record{kRotating, 0, 0, 0, 0});
+  absl::Status rs = (*log)->Rotate();
+  if (!rs.ok()) {
+    std::fprintf(stderr, "recovering child: Rotate failed: %s\n",
+                 rs.ToString().c_str());
+    std::_Exit(2);
+  }
+  WriteRecord(c.fd, Record{kRotated, 0, 0, 0, 0});
+  commit();
+  commit();
+  WriteRecord(c.fd, Record{kLifeDone, 0, 0, 0, 0});
+  for (;;) ::pause();
+}
+
 struct Totals {
-  uint64_t acked = 0;
+  uint64_t acked = 0;           // checks, counting re-checks
   uint64_t unacked_found = 0;
-  uint64_t killed_in_open = 0;
+  uint64_t killed_in_open = 0;  // writer children killed before a commit
+  std::unordered_set<uint64_t> distinct;  // acknowledged ids checked
+  // Recovering children, by where the kill found them.
+  uint64_t recovering_children = 0;
+  uint64_t killed_paused = 0;        // at their pause point
+  uint64_t killed_in_recovery_open = 0;
+  uint64_t killed_in_first_rotation = 0;
+  uint64_t killed_after = 0;
+  uint64_t clean_files_checked = 0;
 };
+
+// Starts this binary as a child with `args` (and --fd=3 for the pipe).
+// Returns its pid and the parent's read end, or -1.
+pid_t StartChild(const std::string& self, const std::vector<std::string>& args,
+                 int* read_fd) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    // The child's end as fd 3, kept across exec (dup2 clears O_CLOEXEC;
+    // when it is fd 3 already, clear the flag by hand).
+    if (fds[1] == 3) {
+      ::fcntl(3, F_SETFD, 0);
+    } else {
+      ::dup2(fds[1], 3);
+    }
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(self.c_str()));
+    argv.push_back(const_cast<char*>("--child"));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(const_cast<char*>("--fd=3"));
+    argv.push_back(nullptr);
+    ::execv(self.c_str(), argv.data());
+    std::_Exit(127);
+  }
+  ::close(fds[1]);
+  *read_fd = fds[0];
+  return pid;
+}
+
+// Reads what a child reported into `buf`; false at end of file.
+bool Drain(int fd, std::string* buf, int timeout_ms) {
+  struct pollfd p = {fd, POLLIN, 0};
+  int r = ::poll(&p, 1, timeout_ms);
+  if (r < 0) return errno == EINTR;
+  if (r == 0) return true;  // nothing yet
+  char chunk[65536];
+  ssize_t n = ::read(fd, chunk, sizeof(chunk));
+  if (n > 0) {
+    buf->append(chunk, static_cast<size_t>(n));
+    return true;
+  }
+  return n < 0 && errno == EINTR;  // 0: end of file
+}
+
+std::vector<Record> Records(const std::string& buf) {
+  std::vector<Record> out(buf.size() / sizeof(Record));
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::memcpy(&out[i], buf.data() + i * sizeof(Record), sizeof(Record));
+  }
+  return out;
+}
+
+bool HasKind(const std::string& buf, uint64_t kind) {
+  for (const Record& r : Records(buf)) {
+    if (r.kind == kind) return true;
+  }
+  return false;
+}
+
+// Kills, reaps, drains; the acknowledgements go to `acks`.
+void KillAndCollect(pid_t pid, int fd, std::string* buf, bool exited_early,
+                    crash_test::AckLog* acks, uint64_t* acked_now,
+                    std::vector<std::string>* violations) {
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  while (Drain(fd, buf, 1000)) {
+  }
+  ::close(fd);
+  if (exited_early || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+    violations->push_back(absl::StrCat(
+        "the child ended by itself (status ", status,
+        ") before the kill; see its stderr above"));
+  }
+  *acked_now = 0;
+  for (const Record& r : Records(*buf)) {
+    if (r.kind == kAck) {
+      acks->Add(crash_test::AckedTxn{r.id, CommitPosition{r.file, r.start, r.end},
+                                     std::string()});
+      ++*acked_now;
+    } else if (r.kind == kPurge) {
+      acks->PurgeRequested(r.id);
+    }
+  }
+}
+
+// After a kill: files that claim a clean close must be clean.
+void CheckCleanFlags(const std::string& dir, const std::string& when,
+                     Totals* totals, std::vector<std::string>* violations) {
+  int clean = 0;
+  for (std::string& v :
+       crash_test::CheckClosedFilesEnd(dir, "binlog", /*allow_zero_tails=*/true,
+                                       &clean)) {
+    violations->push_back(absl::StrCat(when, ": ", v));
+  }
+  totals->clean_files_checked += static_cast<uint64_t>(clean);
+}
+
+// One recovering child, killed at its pause point (or after a random delay
+// once it enters Open). Returns a description for --verbose.
+std::string RunRecoveringChild(const std::string& self, const std::string& dir,
+                               uint64_t seed, uint64_t first_id,
+                               crash_test::AckLog* acks, Totals* totals,
+                               std::vector<std::string>* violations) {
+  std::mt19937_64 rng(seed);
+  const bool at_step = rng() % 3 != 0;
+  const uint64_t pause_at = at_step ? 1 + rng() % 40 : 0;
+  const uint64_t delay_us = at_step ? 0 : rng() % 3000;
+  int fd = -1;
+  pid_t pid = StartChild(
+      self,
+      {"--mode=recover", absl::StrCat("--dir=", dir),
+       absl::StrCat("--seed=", seed), absl::StrCat("--first_id=", first_id),
+       absl::StrCat("--pause_at=", pause_at)},
+      &fd);
+  if (pid < 0) {
+    violations->push_back("fork failed");
+    return "";
+  }
+  ++totals->recovering_children;
+  std::string buf;
+  bool exited_early = false;
+  // Wait for the pause point (or the end of the life), or for the entry
+  // into Open and then the delay. 30 s bound: a child that neither pauses
+  // nor finishes is hung.
+  const absl::Time limit = absl::Now() + absl::Seconds(30);
+  absl::Time kill_at = absl::InfiniteFuture();
+  while (absl::Now() < limit && absl::Now() < kill_at) {
+    if (!Drain(fd, &buf, 1)) {
+      exited_early = true;
+      break;
+    }
+    if (HasKind(buf, kPaused) || HasKind(buf, kLifeDone)) break;
+    if (!at_step && kill_at == absl::InfiniteFuture() &&
+        HasKind(buf, kEnteringOpen)) {
+      kill_at = absl::Now() + absl::Microseconds(delay_us);
+    }
+  }
+  uint64_t acked_now = 0;
+  KillAndCollect(pid, fd, &buf, exited_early, acks, &acked_now, violations);
+  const bool paused = HasKind(buf, kPaused);
+  const char* where;
+  if (!HasKind(buf, kOpened)) {
+    where = "in Open";
+    ++totals->killed_in_recovery_open;
+  } else if (HasKind(buf, kRotating) && !HasKind(buf, kRotated)) {
+    where = "in the first rotation";
+    ++totals->killed_in_first_rotation;
+  } else {
+    where = HasKind(buf, kRotated) ? "after the first rotation" : "in commits";
+    ++totals->killed_after;
+  }
+  if (paused) ++totals->killed_paused;
+  CheckCleanFlags(dir, absl::StrCat("after killing a recovering child ", where),
+                  totals, violations);
+  return absl::StrCat(paused ? "paused before call " : "killed ",
+                      paused ? absl::StrCat(pause_at)
+                             : absl::StrCat(delay_us, " us after entering Open"),
+                      " ", where, ", ", acked_now, " commits");
+}
 
 // One kill: returns the violations (empty if the invariants held).
 std::vector<std::string> RunIteration(const std::string& self,
@@ -157,81 +413,39 @@ std::vector<std::string> RunIteration(const std::string& self,
                                       bool verbose) {
   std::vector<std::string> violations;
   std::mt19937_64 rng(seed);
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return {"pipe failed"};
-  pid_t pid = ::fork();
+  int fd = -1;
+  pid_t pid = StartChild(self,
+                         {absl::StrCat("--dir=", dir), absl::StrCat("--seed=", seed),
+                          absl::StrCat("--first_id=", first_id)},
+                         &fd);
   if (pid < 0) return {"fork failed"};
-  if (pid == 0) {
-    // The child's end as fd 3, kept across exec (dup2 clears O_CLOEXEC;
-    // when it is fd 3 already, clear the flag by hand).
-    if (fds[1] == 3) {
-      ::fcntl(3, F_SETFD, 0);
-    } else {
-      ::dup2(fds[1], 3);
-    }
-    std::string a1 = absl::StrCat("--dir=", dir);
-    std::string a2 = absl::StrCat("--seed=", seed);
-    std::string a3 = absl::StrCat("--first_id=", first_id);
-    char* argv[] = {const_cast<char*>(self.c_str()),
-                    const_cast<char*>("--child"), a1.data(), a2.data(),
-                    a3.data(), const_cast<char*>("--fd=3"), nullptr};
-    ::execv(self.c_str(), argv);
-    std::_Exit(127);
-  }
-  ::close(fds[1]);
   // Kill moment: usually within 400 ms of the start; one time in ten within
   // the first 5 ms (inside Open and its first file).
   uint64_t delay_us = rng() % 10 == 0 ? rng() % 5000 : rng() % 400000;
   absl::Time kill_at = absl::Now() + absl::Microseconds(delay_us);
   std::string buf;
-  // Reads what the child reported; false at end of file (the child died).
-  auto drain = [&](int timeout_ms) {
-    struct pollfd p = {fds[0], POLLIN, 0};
-    int r = ::poll(&p, 1, timeout_ms);
-    if (r < 0) return errno == EINTR;
-    if (r == 0) return true;  // nothing yet
-    char chunk[65536];
-    ssize_t n = ::read(fds[0], chunk, sizeof(chunk));
-    if (n > 0) {
-      buf.append(chunk, static_cast<size_t>(n));
-      return true;
-    }
-    return n < 0 && errno == EINTR;  // 0: end of file
-  };
   bool exited_early = false;
   while (absl::Now() < kill_at) {
     int ms = static_cast<int>(absl::ToInt64Milliseconds(kill_at - absl::Now()));
-    if (!drain(ms < 1 ? 1 : ms)) {
+    if (!Drain(fd, &buf, ms < 1 ? 1 : ms)) {
       exited_early = true;  // EOF: the child died by itself
       break;
     }
   }
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  while (drain(1000)) {
-  }
-  ::close(fds[0]);
-  if (exited_early || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
-    violations.push_back(absl::StrCat(
-        "the child ended by itself (status ", status,
-        ") before the kill; see its stderr above"));
-  }
-  size_t n = buf.size() / sizeof(Record);
   uint64_t acked_now = 0;
-  for (size_t i = 0; i < n; ++i) {
-    Record r;
-    std::memcpy(&r, buf.data() + i * sizeof(Record), sizeof(Record));
-    if (r.kind == 1) {
-      acks->Add(crash_test::AckedTxn{r.id, CommitPosition{r.file, r.start, r.end},
-                                     std::string()});
-      ++acked_now;
-    } else if (r.kind == 2) {
-      acks->PurgeRequested(r.id);
-    }
-  }
+  KillAndCollect(pid, fd, &buf, exited_early, acks, &acked_now, &violations);
   if (acked_now == 0) ++totals->killed_in_open;
+  CheckCleanFlags(dir, "after killing the writer", totals, &violations);
+
+  // Half the time, one or two recovering lives killed early.
+  std::vector<std::string> recovering;
+  const int lives = rng() % 2 == 0 ? 0 : 1 + static_cast<int>(rng() % 2);
+  for (int i = 0; i < lives && violations.empty(); ++i) {
+    recovering.push_back(RunRecoveringChild(
+        self, dir, rng(), first_id + 50000000 + static_cast<uint64_t>(i) * 1000,
+        acks, totals, &violations));
+  }
+  if (!violations.empty()) return violations;
 
   // Restart: recover, append, close, check.
   Options o = OptionsForSeed(seed);
@@ -274,14 +488,16 @@ std::vector<std::string> RunIteration(const std::string& self,
                                       d.start, ": ", d.bytes));
   }
   totals->acked += v.acked_checked;
+  for (uint64_t id : v.acked_present) totals->distinct.insert(id);
   totals->unacked_found += v.unacked_found;
   if (verbose) {
     std::printf(
-        "  seed %lu: killed after %lu us, %lu commits reported, recovery cut "
-        "%lu bytes of %s (%s), %lu acknowledged checked, %lu unacknowledged "
-        "found\n",
+        "  seed %lu: killed after %lu us, %lu commits reported; recovering "
+        "lives: [%s]; final recovery cut %lu bytes of %s (%s), %lu "
+        "acknowledged checked, %lu unacknowledged found\n",
         static_cast<unsigned long>(seed), static_cast<unsigned long>(delay_us),
         static_cast<unsigned long>(acked_now),
+        absl::StrJoin(recovering, "; ").c_str(),
         static_cast<unsigned long>(rep.bytes_cut), rep.file_name.c_str(),
         rep.reason.c_str(), static_cast<unsigned long>(v.acked_checked),
         static_cast<unsigned long>(v.unacked_found));
@@ -317,6 +533,10 @@ int Main(int argc, char** argv) {
       if (!absl::SimpleAtoi(v, &cc.fd)) return 2;
     } else if (ParseFlag(argv[i], "first_id", &v)) {
       if (!absl::SimpleAtoi(v, &cc.first_id)) return 2;
+    } else if (ParseFlag(argv[i], "mode", &v)) {
+      cc.recover = v == "recover";
+    } else if (ParseFlag(argv[i], "pause_at", &v)) {
+      if (!absl::SimpleAtoi(v, &cc.pause_at)) return 2;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--iterations=N] [--seed=S] [--verbose]\n",
@@ -324,6 +544,7 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
+  if (child && cc.recover) RecoverChildMain(cc);
   if (child) ChildMain(cc);
 
   std::string self = "/proc/self/exe";
@@ -364,12 +585,20 @@ int Main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
+  auto ul = [](uint64_t v) { return static_cast<unsigned long>(v); };
   std::printf(
-      "kill9: %lu acknowledged transactions checked, %lu unacknowledged "
-      "complete transactions found, %lu kills before the first commit\n",
-      static_cast<unsigned long>(totals.acked),
-      static_cast<unsigned long>(totals.unacked_found),
-      static_cast<unsigned long>(totals.killed_in_open));
+      "kill9: %lu distinct acknowledged transactions checked (%lu checks "
+      "counting re-checks), %lu unacknowledged complete transactions found, "
+      "%lu writer kills before the first commit\n",
+      ul(totals.distinct.size()), ul(totals.acked), ul(totals.unacked_found),
+      ul(totals.killed_in_open));
+  std::printf(
+      "kill9: %lu recovering children killed (%lu at their pause point): %lu "
+      "in Open (recovery, new file, index), %lu in the first rotation, %lu "
+      "in commits or after; %lu files with a clear in-use flag checked\n",
+      ul(totals.recovering_children), ul(totals.killed_paused),
+      ul(totals.killed_in_recovery_open), ul(totals.killed_in_first_rotation),
+      ul(totals.killed_after), ul(totals.clean_files_checked));
   std::printf("kill9: %lu iterations passed, %lu failed\n",
               static_cast<unsigned long>(passed),
               static_cast<unsigned long>(failed));

@@ -352,7 +352,7 @@ class PowerLossHarness {
     {
       std::unique_ptr<Binlog> log;
       stopped = RunLife(dir_, o, c.checksums, &next_id_, &acks_, &log,
-                        nullptr, nullptr);
+                        nullptr, nullptr, nullptr);
       if (!stopped.empty() && !fs_.frozen()) {
         out->Add("harness", absl::StrCat("recovering life failed before its "
                                          "cut (after ", n, " calls): ",
@@ -388,21 +388,24 @@ class PowerLossHarness {
     }
     {
       io::FaultInjectionFileSystem dry;
-      bool seen_new = false;
+      // The hook runs on any thread (the preallocator's too).
+      std::atomic<bool> seen_new{false};
+      std::atomic<uint64_t> recovery_end{0};
       dry.SetOpHook([&](io::FaultOp op, const std::string& path) {
         uint64_t num = 0;
         std::string name = path.substr(path.rfind('/') + 1);
-        if (!seen_new && op == io::FaultOp::kOpenWritable &&
-            ParseBinlogFileName("binlog", name, &num) && num > last_indexed) {
-          seen_new = true;
-          ops.recovery_end = dry.mutating_ops();
+        if (op == io::FaultOp::kOpenWritable &&
+            ParseBinlogFileName("binlog", name, &num) && num > last_indexed &&
+            !seen_new.exchange(true)) {
+          recovery_end = dry.mutating_ops();
         }
       });
       Options o = MakeOptions(c);
       o.file_system = &dry;
       std::atomic<uint64_t> ids{next_id_.load()};
       std::unique_ptr<Binlog> log;
-      RunLife(copy, o, c.checksums, &ids, nullptr, &log, &ops, &dry);
+      RunLife(copy, o, c.checksums, &ids, nullptr, &log, &ops, &dry,
+              &recovery_end);
       ops.total = dry.mutating_ops();
       if (log != nullptr) ops.recovered = log->recovery().recovered;
       dry.Freeze();
@@ -517,12 +520,14 @@ class PowerLossHarness {
                              bool checksums, std::atomic<uint64_t>* ids,
                              AckLog* acks, std::unique_ptr<Binlog>* log,
                              LifeOps* ops,
-                             io::FaultInjectionFileSystem* counter) {
+                             io::FaultInjectionFileSystem* counter,
+                             const std::atomic<uint64_t>* recovery_end) {
     auto opened = Binlog::Open(dir, "binlog", o);
     if (!opened.ok()) return absl::StrCat("Open: ", opened.status().ToString());
     *log = std::move(*opened);
     if (ops != nullptr) {
       ops->open_end = counter->mutating_ops();
+      ops->recovery_end = recovery_end->load();
       if (ops->recovery_end == 0) ops->recovery_end = ops->open_end;
     }
     TransactionBuffer txn(checksums);

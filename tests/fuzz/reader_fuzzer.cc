@@ -7,6 +7,18 @@
 // is decoded with the decoders binlogtool and recovery use and fed to the
 // transaction boundary parser.
 //
+// Windows and prefetch. The reader reads a file in windows of
+// ReaderOptions::buffer_size (64 KiB here, the minimum) and, with
+// ReaderOptions::prefetch, reads the next window in a helper thread. Inputs
+// are at most 64 KiB (run_fuzzers.sh -max_len), so the input's last byte
+// (c) chooses: bit 0 turns prefetch on; bit 1 grows the file past two
+// windows (Grow: the input's whole events after its first are tiled after
+// it, each copy with log_pos moved to its new end and its CRC32 recomputed
+// when the original's was valid, then the input's trailing bytes, so a torn
+// tail stays at the end), so events straddle window boundaries and the
+// prefetch thread runs; the grown size varies with c so the boundaries
+// fall at different places in the events.
+//
 // Besides sanitizer reports, the target aborts when the reader breaks its
 // contract (binlog/reader.h): an event whose bytes disagree with its header
 // or its offsets, offsets that go backwards within a file, an event past the
@@ -22,6 +34,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "binlog/checksum.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/reader.h"
@@ -113,6 +126,41 @@ void ReadEverything(const std::vector<std::string>& paths,
   }
 }
 
+constexpr size_t kWindow = 64 << 10;  // ReaderOptions::buffer_size minimum
+
+// The input's events after its first, tiled until the file reaches
+// `target` bytes (see the file comment). Inputs with fewer than two whole
+// events are returned unchanged.
+std::string Grow(const uint8_t* data, size_t size, size_t target) {
+  std::string in(reinterpret_cast<const char*>(data), size);
+  std::vector<std::pair<size_t, size_t>> events;  // (offset, length)
+  size_t pos = kMagicSize;
+  while (pos + kHeaderSize <= size) {
+    uint32_t len = LoadLe32(in.data() + pos + kEventSizeOffset);
+    if (len < kHeaderSize || len > size - pos) break;
+    events.push_back({pos, len});
+    pos += len;
+  }
+  if (events.size() < 2) return in;
+  std::string out = in.substr(0, pos);
+  const std::string tail = in.substr(pos);
+  while (out.size() < target) {
+    for (size_t i = 1; i < events.size() && out.size() < target; ++i) {
+      std::string ev = in.substr(events[i].first, events[i].second);
+      const bool crc_ok =
+          ev.size() >= kHeaderSize + kChecksumSize && EventChecksumMatches(ev);
+      StoreLe32(&ev[kLogPosOffset], static_cast<uint32_t>(out.size() + ev.size()));
+      if (crc_ok) {
+        StoreLe32(&ev[ev.size() - kChecksumSize],
+                  Crc32(ev.data(), ev.size() - kChecksumSize));
+      }
+      out += ev;
+    }
+  }
+  out += tail;
+  return out;
+}
+
 }  // namespace
 }  // namespace fuzz
 }  // namespace binlog
@@ -120,18 +168,32 @@ void ReadEverything(const std::vector<std::string>& paths,
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace binlog;
   static const std::string path = fuzz::ScratchDir() + "/fuzz.000001";
-  fuzz::WriteWholeFile(path, data, size);
+  const uint8_t c = size > 0 ? data[size - 1] : 0;
+  const bool prefetch = (c & 1) != 0;
+  uint64_t file_size = size;
+  if ((c & 2) != 0) {
+    // Past two windows, by a c-dependent amount (window boundaries land at
+    // different offsets of the tiled events).
+    const std::string grown =
+        fuzz::Grow(data, size, 2 * fuzz::kWindow + 1 + c * 131u);
+    fuzz::WriteWholeFile(path, grown);
+    file_size = grown.size();
+  } else {
+    fuzz::WriteWholeFile(path, data, size);
+  }
 
   ReaderOptions verify;
   verify.checksum_mode = ChecksumMode::kVerify;
-  verify.buffer_size = 64 << 10;  // the minimum: refills on larger inputs
-  fuzz::ReadEverything({path}, verify, size);
+  verify.buffer_size = fuzz::kWindow;  // the minimum: refills on larger files
+  verify.prefetch = prefetch;
+  fuzz::ReadEverything({path}, verify, file_size);
 
   ReaderOptions report;
   report.checksum_mode = ChecksumMode::kReport;
   report.check_log_pos = false;
   report.payloads = PayloadMode::kRaw;
-  report.buffer_size = 64 << 10;
-  fuzz::ReadEverything({path, path}, report, size);
+  report.buffer_size = fuzz::kWindow;
+  report.prefetch = !prefetch;  // both settings on every grown input
+  fuzz::ReadEverything({path, path}, report, file_size);
   return 0;
 }
