@@ -720,12 +720,19 @@ TEST(DecodeQueryTest, RandomBodiesNeverReadOutOfBounds) {
 TEST(DecodeMariaGtidTest, RealXaPrepareGtid) {
   // s1-row-crc32 mariadb-bin.000002 at 319232: GTID 0-1-56, flags2 0x4c
   // (FL_PREPARED_XA | FL_ALLOW_PARALLEL | FL_TRANSACTIONAL), then the XID.
+  // The 8 gtrid bytes are filled in here (the decoder now checks that the
+  // XID is complete).
   std::string body = absl::HexStringToBytes(
-      "3800000000000000" "00000000" "4c" "01000000" "08" "00");
+      "3800000000000000" "00000000" "4c" "01000000" "08" "00"
+      "7831000000000000");
   ASSERT_OK_AND_ASSIGN(MariaGtidInfo g, DecodeMariaGtid(body));
   EXPECT_EQ(g.seq_no, 56u);
   EXPECT_EQ(g.domain_id, 0u);
   EXPECT_EQ(g.flags2, 0x4c);
+  EXPECT_TRUE(g.has_xid);
+  EXPECT_EQ(g.xid_gtrid.size(), 8u);
+  EXPECT_TRUE(DecodeMariaGtid(body.substr(0, body.size() - 1)).status().code() ==
+              absl::StatusCode::kDataLoss);
 }
 
 TEST(DecodeMariaGtidTest, FieldsAtReferenceOffsets) {

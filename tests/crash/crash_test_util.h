@@ -47,6 +47,16 @@
 namespace binlog {
 namespace crash_test {
 
+// A CommitPosition with only its place set.
+inline CommitPosition Position(uint64_t file, uint64_t start, uint64_t end) {
+  CommitPosition p;
+  p.file_number = file;
+  p.start = start;
+  p.end = end;
+  return p;
+}
+
+
 // 20 bytes .. 20 KiB of Rows_query text, mostly small: 70% up to 500 B,
 // 25% up to 4 KiB, 5% up to 20 KiB (binlog transactions are mostly small,
 // a few carry large row images).

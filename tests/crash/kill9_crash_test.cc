@@ -321,7 +321,7 @@ void KillAndCollect(pid_t pid, int fd, std::string* buf, bool exited_early,
   *acked_now = 0;
   for (const Record& r : Records(*buf)) {
     if (r.kind == kAck) {
-      acks->Add(crash_test::AckedTxn{r.id, CommitPosition{r.file, r.start, r.end},
+      acks->Add(crash_test::AckedTxn{r.id, crash_test::Position(r.file, r.start, r.end),
                                      std::string()});
       ++*acked_now;
     } else if (r.kind == kPurge) {
