@@ -680,7 +680,10 @@ absl::Status BinlogImpl::AcquireGtid(const Uuid& uuid, int64_t gno) {
 
 void BinlogImpl::ReleaseGtid(const Uuid& uuid, int64_t gno) {
   sync::MutexLock l(&gtid_mu_);
-  owned_.erase({uuid, gno});
+  if (owned_.erase({uuid, gno}) != 0 && uuid == options_.server_uuid &&
+      gno < next_auto_gno_ && !executed_.Contains(uuid, gno)) {
+    next_auto_gno_ = gno;  // automatic GNOs fill gaps first, as MySQL's
+  }
 }
 
 GtidSet BinlogImpl::executed_gtids() const {
@@ -1161,6 +1164,11 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
   groups_since_sync_ = 0;
   seq_in_file_ = 0;  // logical clocks restart in every file (MySQL)
   last_isolated_ = 0;
+  if (at_startup) {
+    // Nothing committed in this file yet; never 0, which a transaction's
+    // commit parent uses for "not captured".
+    commit_clock_.store(number << 32, std::memory_order_release);
+  }
   live_->Publish(number, end_);
   return absl::OkStatus();
 }
@@ -1286,6 +1294,23 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   if (preallocator_ != nullptr && end_ >= options_.max_file_size / 2) {
     preallocator_->Request();  // the next file, prepared in the background
   }
+  if (options_.before_group_write) {
+    // Before anything of the group is decided or written (MySQL flushes
+    // the engines' logs first in its flush stage too): on failure the
+    // group fails and no identity or position was given out.
+    flush_txns_.clear();
+    for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
+      CommittedTransaction t;
+      t.cookie = static_cast<TransactionBuffer*>(r->payload)->cookie();
+      flush_txns_.push_back(t);
+    }
+    GroupCommitInfo info;
+    info.file_number = active_number_;
+    info.transactions = static_cast<uint32_t>(flush_txns_.size());
+    info.group_seq = g->seq;
+    info.txns = absl::MakeConstSpan(flush_txns_);
+    BINLOG_RETURN_IF_ERROR(options_.before_group_write(info));
+  }
   uint64_t pos = end_;
   uint64_t first = end_;
   bool placed = false;
@@ -1323,17 +1348,6 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   }
   if (identities) gtid_mu_.Unlock();
   g->last_sequence_number = seq_in_file_;
-  if (options_.before_group_write) {
-    FillTransactions(g, &flush_txns_);
-    GroupCommitInfo info;
-    info.file_number = active_number_;
-    info.start = first;
-    info.end = pos;
-    info.transactions = static_cast<uint32_t>(flush_txns_.size());
-    info.group_seq = g->seq;
-    info.txns = absl::MakeConstSpan(flush_txns_);
-    BINLOG_RETURN_IF_ERROR(options_.before_group_write(info));
-  }
   if (!iov_.empty()) BINLOG_RETURN_IF_ERROR(WriteGroup(end_));
   bytes_written_.fetch_add(pos - end_, std::memory_order_relaxed);
   g->file = active_number_;

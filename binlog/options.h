@@ -199,13 +199,14 @@ struct Options {
   // the group wait for it, so it bounds their latency.
   std::function<void(const GroupCommitInfo&)> on_group_commit;
 
-  // Called once per group in the flush stage, in log order, after the
+  // Called once per group in the flush stage, in log order, before the
   // group's positions and identities are assigned and before its bytes are
   // written: MySQL's "flush the engine's log first" point, so that a
   // transaction prepared in an engine is durable there before its binlog
-  // bytes can be. A non-OK status fails the group and poisons the log
-  // (nothing of the group is written). It must not call back into the
-  // Binlog; commits of later groups wait for it.
+  // bytes can be. GroupCommitInfo carries the group's cookies (positions
+  // and identities are not known yet: zero). A non-OK status fails the
+  // group and poisons the log (nothing of the group is written). It must
+  // not call back into the Binlog; commits of later groups wait for it.
   std::function<absl::Status(const GroupCommitInfo&)> before_group_write;
 
   // Events after the Format_description event of every new file. When
