@@ -372,6 +372,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   CommitPosition VisibleEnd() const;
   LogStats stats() const;
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+  const Uuid& server_uuid() const { return options_.server_uuid; }
 
   const std::shared_ptr<LiveLog>& live() const { return live_; }
   io::FileSystem* fs() const { return fs_; }
@@ -1689,6 +1690,51 @@ absl::Status Binlog::Close() { return impl_->Close(); }
 absl::StatusOr<std::unique_ptr<Reader>> Binlog::NewReader(
     const ReaderOptions& options) {
   return std::unique_ptr<Reader>(new Reader(impl_->live(), options, impl_->fs()));
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
+    const GtidSet& have, const ReaderOptions& options) {
+  GtidSet purged = impl_->purged_gtids();
+  if (!purged.IsSubsetOf(have)) {
+    GtidSet missing = purged;
+    missing.Subtract(have);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the replica lacks GTIDs that were purged from the log: ",
+        missing.ToString()));
+  }
+  const Uuid& self = impl_->server_uuid();
+  if (!self.IsZero()) {
+    GtidSet own;
+    for (const GnoInterval& iv : have.Intervals(self)) {
+      own.AddInterval(self, iv.first, iv.last);
+    }
+    GtidSet executed = impl_->executed_gtids();
+    if (!own.IsSubsetOf(executed)) {
+      own.Subtract(executed);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the replica has GTIDs of this server that the log never had: ",
+          own.ToString()));
+    }
+  }
+  // Back from the newest file: the first whose Previous_gtids the replica
+  // has; every transaction before that file is then in `have`.
+  std::vector<LogFileInfo> files = ListFiles();
+  uint64_t start = files.empty() ? 0 : files.front().number;
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        GtidSet previous,
+        FileGtids(impl_->fs(), io::JoinPath(impl_->dir_, it->name),
+                  /*with_transactions=*/false));
+    if (previous.IsSubsetOf(have)) {
+      start = it->number;
+      break;
+    }
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
+  return std::make_unique<GtidReader>(std::move(reader), have);
 }
 
 absl::Status Binlog::AcquireGtid(const Uuid& uuid, int64_t gno) {

@@ -60,6 +60,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "binlog/gtid_reader.h"
 #include "binlog/options.h"
 #include "binlog/reader.h"
 #include "binlog/transaction.h"
@@ -229,6 +230,14 @@ class Binlog {
   // A tailing reader of this log. See binlog/reader.h.
   absl::StatusOr<std::unique_ptr<Reader>> NewReader(
       const ReaderOptions& options);
+
+  // A tailing reader for a replica that has the GTIDs `have` (GTID
+  // auto-positioning): it starts in the file where the first transaction
+  // the replica lacks can be and skips the transactions it has. See
+  // binlog/gtid_reader.h for the rule and the errors. options.start_file
+  // and start_offset are ignored.
+  absl::StatusOr<std::unique_ptr<GtidReader>> NewGtidReader(
+      const GtidSet& have, const ReaderOptions& options);
 
   // The files of the log, oldest first.
   std::vector<LogFileInfo> ListFiles() const;

@@ -462,3 +462,67 @@ TEST(IdentityTest, MisuseIsRefused) {
 
 }  // namespace
 }  // namespace binlog
+
+namespace binlog {
+namespace {
+
+std::vector<int64_t> ReadGnos(GtidReader* r) {
+  std::vector<int64_t> gnos;
+  Event ev;
+  absl::Status s;
+  while ((s = r->Next(&ev)).ok()) {
+    if (ev.header.type == kGtidEvent) {
+      gnos.push_back(DecodeMySqlGtidEvent(ev.body())->gno);
+    }
+  }
+  EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+  return gnos;
+}
+
+TEST(GtidReaderTest, AReplicaGetsExactlyTheTransactionsItLacks) {
+  std::string dir = NewTempDir("gtid_reader");
+  Options o = BaseOptions();
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok());
+  TransactionBuffer t;
+  for (int i = 1; i <= 100; ++i) {
+    BuildIdentityTxn(&t, i, 40);
+    ASSERT_TRUE((*log)->Commit(&t).ok());
+    if (i % 20 == 0) {
+      ASSERT_TRUE((*log)->Rotate().ok());
+    }
+  }
+  auto have = GtidSet::Parse(absl::StrCat(ServerUuid().ToString(), ":1-37:50-60"));
+  ASSERT_TRUE(have.ok());
+  auto r = (*log)->NewGtidReader(*have, ReaderOptions());
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<int64_t> want;
+  for (int64_t g = 38; g <= 100; ++g) {
+    if (g < 50 || g > 60) want.push_back(g);
+  }
+  EXPECT_EQ(ReadGnos(r->get()), want);
+  // It started in the file of GNO 21-40 (binlog.000002), not the first.
+  EXPECT_EQ((*r)->skipped_transactions(), 37u - 20u + 11u);
+  // A replica with nothing reads everything; one that is complete, nothing.
+  auto all = (*log)->NewGtidReader(GtidSet(), ReaderOptions());
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(ReadGnos(all->get()).size(), 100u);
+  auto none = (*log)->NewGtidReader((*log)->executed_gtids(), ReaderOptions());
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(ReadGnos(none->get()).empty());
+  // More of this server's GTIDs than the log has.
+  auto more = GtidSet::Parse(absl::StrCat(ServerUuid().ToString(), ":1-101"));
+  EXPECT_EQ((*log)->NewGtidReader(*more, ReaderOptions()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  // After a purge, a replica that lacks purged GTIDs is refused.
+  ASSERT_TRUE((*log)->PurgeTo(3).ok());
+  auto old = GtidSet::Parse(absl::StrCat(ServerUuid().ToString(), ":1-30"));
+  auto refused = (*log)->NewGtidReader(*old, ReaderOptions());
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find(":31-40"), std::string::npos)
+      << refused.status();
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+}  // namespace
+}  // namespace binlog

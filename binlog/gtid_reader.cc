@@ -1,0 +1,43 @@
+#include "binlog/gtid_reader.h"
+
+#include <utility>
+
+namespace binlog {
+
+GtidReader::GtidReader(std::unique_ptr<Reader> reader, GtidSet have)
+    : reader_(std::move(reader)), have_(std::move(have)) {}
+
+absl::Status GtidReader::Next(Event* ev) {
+  using R = TransactionBoundaryParser::Result;
+  for (;;) {
+    absl::Status s = reader_->Next(ev);
+    if (!s.ok()) return s;
+    if (ev->header.type == kFormatDescriptionEvent) {
+      parser_.Reset();
+      parser_.set_query_post_header_len(
+          reader_->format_description().PostHeaderLen(kQueryEvent));
+      skipping_ = false;
+      return absl::OkStatus();
+    }
+    // Expanded payload events belong to their payload's transaction, whose
+    // Gtid event decided already.
+    if (ev->from_payload) {
+      if (skipping_) continue;
+      return absl::OkStatus();
+    }
+    R r = parser_.Feed(ev->header, ev->body());
+    if (ev->header.type == kGtidEvent) {
+      auto g = DecodeMySqlGtidEvent(ev->body());
+      skipping_ = g.ok() && g->gno > 0 && have_.Contains(g->uuid, g->gno);
+      if (skipping_) ++skipped_;
+    }
+    const bool ends = r == R::kEnded || r == R::kOutside || r == R::kUnexpected;
+    if (skipping_) {
+      if (ends) skipping_ = false;
+      continue;
+    }
+    return absl::OkStatus();
+  }
+}
+
+}  // namespace binlog
