@@ -198,18 +198,10 @@ absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,
   if (db_off + db_len + 1 > body.size()) {
     return absl::DataLossError("query event: status block or db past end");
   }
+  q.status_vars = body.substr(post_header_len, status_len);
   q.db = body.substr(db_off, db_len);
   q.query = body.substr(db_off + db_len + 1);
   return q;
-}
-
-absl::StatusOr<MariaGtidInfo> DecodeMariaGtid(absl::string_view body) {
-  if (body.size() < 13) return absl::DataLossError("MariaDB GTID event too short");
-  MariaGtidInfo g;
-  g.seq_no = LoadLe64(body.data());
-  g.domain_id = LoadLe32(body.data() + 8);
-  g.flags2 = static_cast<uint8_t>(body[12]);
-  return g;
 }
 
 }  // namespace binlog

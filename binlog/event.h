@@ -8,7 +8,9 @@
 //   DecodeHeader        parse 19 bytes
 //   CheckEventChecksum  verify the CRC32 footer (FDE in-use bit handled)
 //   FormatDescription   the decoded Format_description event
-//   Rotate / Query / MariaGtid decoding of the fields the library needs
+//   Rotate / Query decoding of the fields the library needs (the Query
+//                       status variables: binlog/statement_events.h; GTID
+//                       events: binlog/gtid.h)
 //
 // Errors: DataLoss for malformed bytes. Callers add the file and offset
 // (the decoders only see bytes).
@@ -24,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "binlog/format.h"
+#include "binlog/gtid.h"
 
 namespace binlog {
 
@@ -103,6 +106,7 @@ struct QueryInfo {
   uint32_t thread_id = 0;
   uint32_t exec_time = 0;
   uint16_t error_code = 0;
+  absl::string_view status_vars;  // input of DecodeQueryStatusVars
   absl::string_view db;
   absl::string_view query;
 };
@@ -110,13 +114,9 @@ struct QueryInfo {
 absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,
                                       uint8_t post_header_len);
 
-// MariaDB Gtid event (162).
-struct MariaGtidInfo {
-  uint64_t seq_no = 0;
-  uint32_t domain_id = 0;
-  uint8_t flags2 = 0;
-};
-absl::StatusOr<MariaGtidInfo> DecodeMariaGtid(absl::string_view body);
+// MariaDB Gtid event (162): decoded by binlog/gtid.h's DecodeMariaGtid (one
+// decoder for the library and the tools); the old name stays for callers.
+using MariaGtidInfo = MariaGtid;
 
 }  // namespace binlog
 

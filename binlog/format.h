@@ -186,6 +186,14 @@ inline void StoreLeN(char* p, uint64_t v, size_t n) {
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>(v >> (8 * i));
 }
 
+// Packed integers (reference section 0; MySQL's net_store_length): the size
+// of the shortest encoding of `v` (1, 3, 4 or 9 bytes) and the encoder,
+// which returns the end of what it wrote. One definition for the Gtid and
+// Transaction_payload encoders (binlog/payload.h declares them too); the
+// decoders are ByteReader::PackedInt and ConsumePackedInt.
+size_t PackedIntSize(uint64_t v);
+char* StorePackedInt(char* p, uint64_t v);
+
 }  // namespace binlog
 
 #endif  // BINLOG_BINLOG_FORMAT_H_

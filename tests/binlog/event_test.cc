@@ -721,8 +721,9 @@ TEST(DecodeMariaGtidTest, RealXaPrepareGtid) {
   // s1-row-crc32 mariadb-bin.000002 at 319232: GTID 0-1-56, flags2 0x4c
   // (FL_PREPARED_XA | FL_ALLOW_PARALLEL | FL_TRANSACTIONAL), then the XID.
   std::string body = absl::HexStringToBytes(
-      "3800000000000000" "00000000" "4c" "01000000" "08" "00");
+      "3800000000000000" "00000000" "4c" "01000000" "08" "00" "7669732d78612d31");
   ASSERT_OK_AND_ASSIGN(MariaGtidInfo g, DecodeMariaGtid(body));
+  EXPECT_EQ(g.xid_gtrid, "vis-xa-1");
   EXPECT_EQ(g.seq_no, 56u);
   EXPECT_EQ(g.domain_id, 0u);
   EXPECT_EQ(g.flags2, 0x4c);

@@ -169,5 +169,51 @@ FileWalk WalkBinlogFile(absl::string_view file) {
   return w;
 }
 
+absl::StatusOr<CorpusIds> LoadCorpusIds() {
+  std::string path = absl::StrCat(SrcDir(), "/",
+                                  EnvOr("TEST_WORKSPACE", "binlog_storage"),
+                                  "/tests/corpus_ids.tsv");
+  absl::StatusOr<std::string> content = ReadFileToString(path);
+  if (!content.ok()) return content.status();
+  CorpusIds ids;
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(*content, '\n')) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    if (f[0] == "file" && f.size() == 4) {
+      ids.files.emplace_back(f[1], f[2], f[3] == "CRC32");
+    } else if (f[0] == "event" && f.size() == 6) {
+      CorpusPrintedEvent e;
+      if (!absl::SimpleAtoi(f[3], &e.pos) || !absl::SimpleAtoi(f[4], &e.type)) {
+        return BadLine(path, line_no, "bad event line");
+      }
+      e.scenario = f[1];
+      e.file = f[2];
+      e.desc = f[5];
+      ids.events.push_back(std::move(e));
+    } else {
+      return BadLine(path, line_no, "unknown record");
+    }
+  }
+  if (ids.files.empty()) {
+    return absl::DataLossError(absl::StrCat(path, ": no files listed"));
+  }
+  return ids;
+}
+
+absl::StatusOr<std::unique_ptr<CorpusFileEvents>> LoadCorpusFileEvents(
+    absl::string_view scenario, absl::string_view name) {
+  auto f = std::make_unique<CorpusFileEvents>();
+  absl::StatusOr<std::string> bytes =
+      ReadFileToString(CorpusBinlogPath(scenario, name));
+  if (!bytes.ok()) return bytes.status();
+  f->bytes = *std::move(bytes);
+  for (const WalkedEvent& e : WalkBinlogFile(f->bytes).events) {
+    f->at[e.offset] = e.bytes;
+  }
+  return f;
+}
+
 }  // namespace testutil
 }  // namespace binlog
