@@ -110,7 +110,7 @@ FileWalk WalkBinlogFile(absl::string_view file);
 // transaction's identity: Query (2), Xid (16), XA_prepare (38), MariaDB Gtid
 // (162) and Gtid_list (163). A test using it needs data =
 // [":corpus_ids_tsv", "@mariadb_corpus//:corpus"] (//tests:BUILD builds the
-// TSV with tests/testutil/manifest_ids.py).
+// TSV with tests/testutil/manifest_to_tsv.py --ids).
 struct CorpusPrintedEvent {
   std::string scenario;
   std::string file;
