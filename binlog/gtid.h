@@ -73,10 +73,14 @@ class GtidSet {
 
   // The text form MySQL accepts in gtid_executed / gtid_purged /
   // SOURCE_AUTO_POSITION: UUID sets separated by commas, each
-  // "uuid:interval[:interval...]", an interval "n" or "n-m"; spaces and
-  // newlines around the separators are ignored; "" is the empty set.
-  // Intervals may overlap or come in any order. Tagged GTIDs (8.3+) are
-  // refused with InvalidArgument.
+  // "uuid:interval[:interval...]", an interval "n" or "n-m" (decimal
+  // digits, 1 <= n <= m <= 2^63 - 2); spaces and newlines around the
+  // separators are ignored; "" is the empty set. Intervals may overlap or
+  // come in any order. InvalidArgument for anything else, including tagged
+  // GTIDs (8.3+, "uuid:tag:1-3"). Stricter than MySQL 8.0's parser on
+  // purpose: it silently skips an "n-m" with m < n, an empty UUID set
+  // ("a:1,,b:2", a trailing comma) and a UUID without intervals, which
+  // are refused here as likely typos.
   static absl::StatusOr<GtidSet> Parse(absl::string_view text);
 
   // The text form MySQL prints: UUIDs in ascending byte order, lowercase,
