@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,24 @@ TEST(QueryStatusVarsTest, ValuesPastTheBlockAreDataLoss) {
     EXPECT_THAT(DecodeQueryStatusVars(Hex(hex)),
                 StatusIs(absl::StatusCode::kDataLoss))
         << hex;
+  }
+}
+
+TEST(StatementDecodersTest, RandomBytesDecodeToAnErrorOrAValue) {
+  std::mt19937 rng(11);
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::string body(rng() % 64, '\0');
+    // Small codes and lengths, so the walk gets somewhere.
+    for (char& c : body) c = static_cast<char>(rng() % 2 ? rng() % 24 : rng());
+    DecodeXid(body).status().IgnoreError();
+    DecodeXaPrepare(body).status().IgnoreError();
+    auto v = DecodeQueryStatusVars(body);
+    if (v.ok() && v->stopped_at_unknown) {
+      ASSERT_LT(v->unknown_offset, body.size());
+      ASSERT_EQ(static_cast<uint8_t>(body[v->unknown_offset]), v->unknown_code);
+    }
+    auto q = DecodeQuery(body, 13);
+    if (q.ok()) DecodeQueryStatusVars(q->status_vars).status().IgnoreError();
   }
 }
 
