@@ -198,10 +198,10 @@ absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,
   if (db_off + db_len + 1 > body.size()) {
     return absl::DataLossError("query event: status block or db past end");
   }
+  q.status_vars = body.substr(post_header_len, status_len);
   q.db = body.substr(db_off, db_len);
   q.query = body.substr(db_off + db_len + 1);
   return q;
 }
-
 
 }  // namespace binlog

@@ -8,7 +8,9 @@
 //   DecodeHeader        parse 19 bytes
 //   CheckEventChecksum  verify the CRC32 footer (FDE in-use bit handled)
 //   FormatDescription   the decoded Format_description event
-//   Rotate / Query / MariaGtid decoding of the fields the library needs
+//   Rotate / Query decoding of the fields the library needs (the Query
+//                       status variables: binlog/statement_events.h; GTID
+//                       events: binlog/gtid.h)
 //
 // Errors: DataLoss for malformed bytes. Callers add the file and offset
 // (the decoders only see bytes).
@@ -104,6 +106,7 @@ struct QueryInfo {
   uint32_t thread_id = 0;
   uint32_t exec_time = 0;
   uint16_t error_code = 0;
+  absl::string_view status_vars;  // input of DecodeQueryStatusVars
   absl::string_view db;
   absl::string_view query;
 };
@@ -111,7 +114,8 @@ struct QueryInfo {
 absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,
                                       uint8_t post_header_len);
 
-// MariaDB Gtid event (162): decoded by DecodeMariaGtid (binlog/gtid.h).
+// MariaDB Gtid event (162): decoded by binlog/gtid.h's DecodeMariaGtid (one
+// decoder for the library and the tools); the old name stays for callers.
 using MariaGtidInfo = MariaGtid;
 
 }  // namespace binlog

@@ -73,4 +73,31 @@ const char* EventTypeName(uint8_t type) {
   }
 }
 
+size_t PackedIntSize(uint64_t v) {
+  if (v < 251) return 1;
+  if (v < (1ull << 16)) return 3;
+  if (v < (1ull << 24)) return 4;
+  return 9;
+}
+
+char* StorePackedInt(char* p, uint64_t v) {
+  if (v < 251) {
+    *p = static_cast<char>(v);
+    return p + 1;
+  }
+  if (v < (1ull << 16)) {
+    *p = static_cast<char>(0xfc);
+    StoreLeN(p + 1, v, 2);
+    return p + 3;
+  }
+  if (v < (1ull << 24)) {
+    *p = static_cast<char>(0xfd);
+    StoreLeN(p + 1, v, 3);
+    return p + 4;
+  }
+  *p = static_cast<char>(0xfe);
+  StoreLe64(p + 1, v);
+  return p + 9;
+}
+
 }  // namespace binlog

@@ -186,34 +186,13 @@ inline void StoreLeN(char* p, uint64_t v, size_t n) {
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<char>(v >> (8 * i));
 }
 
-// Packed (length-encoded) integers, reference section 0: the shortest form
-// of `v` takes 1, 3, 4 or 9 bytes.
-inline size_t PackedIntSize(uint64_t v) {
-  if (v < 251) return 1;
-  if (v < (1ull << 16)) return 3;
-  if (v < (1ull << 24)) return 4;
-  return 9;
-}
-// Writes `v` in its shortest packed form at `p`; returns the end.
-inline char* StorePackedInt(char* p, uint64_t v) {
-  if (v < 251) {
-    *p = static_cast<char>(v);
-    return p + 1;
-  }
-  if (v < (1ull << 16)) {
-    *p = static_cast<char>(0xfc);
-    StoreLeN(p + 1, v, 2);
-    return p + 3;
-  }
-  if (v < (1ull << 24)) {
-    *p = static_cast<char>(0xfd);
-    StoreLeN(p + 1, v, 3);
-    return p + 4;
-  }
-  *p = static_cast<char>(0xfe);
-  StoreLe64(p + 1, v);
-  return p + 9;
-}
+// Packed integers (reference section 0; MySQL's net_store_length): the size
+// of the shortest encoding of `v` (1, 3, 4 or 9 bytes) and the encoder,
+// which returns the end of what it wrote. One definition for the Gtid and
+// Transaction_payload encoders (binlog/payload.h declares them too); the
+// decoders are ByteReader::PackedInt and ConsumePackedInt.
+size_t PackedIntSize(uint64_t v);
+char* StorePackedInt(char* p, uint64_t v);
 
 }  // namespace binlog
 

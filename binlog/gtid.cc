@@ -76,6 +76,21 @@ void RemoveInterval(std::vector<GnoInterval>* v, int64_t first, int64_t last) {
   *v = std::move(out);
 }
 
+// A decimal number of digits only (no sign, no spaces), into [0, max].
+template <typename T>
+bool ParseDecimal(absl::string_view text, T max, T* out) {
+  if (text.empty()) return false;
+  T v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    T d = static_cast<T>(c - '0');
+    if (v > (max - d) / 10) return false;
+    v = static_cast<T>(v * 10 + d);
+  }
+  *out = v;
+  return true;
+}
+
 bool IntervalsContain(const std::vector<GnoInterval>& v, int64_t gno) {
   auto it = std::lower_bound(
       v.begin(), v.end(), gno,
@@ -168,25 +183,36 @@ absl::StatusOr<GtidSet> GtidSet::Parse(absl::string_view text) {
     }
     for (size_t i = 1; i < fields.size(); ++i) {
       absl::string_view iv = absl::StripAsciiWhitespace(fields[i]);
+      // Digits only: MySQL's strtoll would also take signs and hex, which
+      // no server prints. Spaces around '-' are allowed, as MySQL skips them.
       int64_t first = 0, last = 0;
+      constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
       size_t dash = iv.find('-');
       bool ok;
       if (dash == absl::string_view::npos) {
-        ok = absl::SimpleAtoi(iv, &first);
+        ok = ParseDecimal(iv, kMax, &first);
         last = first;
       } else {
-        ok = absl::SimpleAtoi(iv.substr(0, dash), &first) &&
-             absl::SimpleAtoi(iv.substr(dash + 1), &last);
+        ok = ParseDecimal(absl::StripAsciiWhitespace(iv.substr(0, dash)), kMax,
+                          &first) &&
+             ParseDecimal(absl::StripAsciiWhitespace(iv.substr(dash + 1)),
+                          kMax, &last);
       }
-      if (!ok || iv.empty() || !absl::ascii_isdigit(static_cast<unsigned char>(iv[0]))) {
+      if (!ok) {
         // A letter first: a tag (MySQL 8.3+ "uuid:tag:1-3").
-        bool tag = !iv.empty() && absl::ascii_isalpha(static_cast<unsigned char>(iv[0]));
+        bool tag = !iv.empty() &&
+                   (absl::ascii_isalpha(static_cast<unsigned char>(iv[0])) ||
+                    iv[0] == '_');
         return absl::InvalidArgumentError(absl::StrCat(
             "GTID set '", text, "': '", iv, "' ",
             tag ? "is a tag (tagged GTIDs are not supported)"
                 : "is not an interval n or n-m"));
       }
-      if (first < 1 || last < first || last > kMaxGno) {
+      if (last < first) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "GTID set '", text, "': interval '", iv, "' ends before it starts"));
+      }
+      if (first < 1 || last > kMaxGno) {
         return absl::InvalidArgumentError(absl::StrCat(
             "GTID set '", text, "': interval '", iv, "' outside 1 .. 2^63-2"));
       }
@@ -238,6 +264,7 @@ bool GtidSet::Contains(const Uuid& uuid, int64_t gno) const {
 }
 
 void GtidSet::Union(const GtidSet& other) {
+  if (&other == this) return;  // the loop below would grow what it walks
   for (const auto& [uuid, ivs] : other.sets_) {
     std::vector<GnoInterval>& mine = sets_[uuid];
     for (const GnoInterval& iv : ivs) InsertInterval(&mine, iv.first, iv.last);
@@ -245,6 +272,10 @@ void GtidSet::Union(const GtidSet& other) {
 }
 
 void GtidSet::Subtract(const GtidSet& other) {
+  if (&other == this) {  // the loop below would erase what it walks
+    sets_.clear();
+    return;
+  }
   for (const auto& [uuid, ivs] : other.sets_) {
     auto it = sets_.find(uuid);
     if (it == sets_.end()) continue;
@@ -383,10 +414,13 @@ absl::StatusOr<MySqlGtidEvent> DecodeMySqlGtidEvent(absl::string_view body) {
   std::memcpy(g.uuid.bytes, sid.data(), 16);
   g.gno = static_cast<int64_t>(gno);
   // Logical clocks (5.7+): type 2, last_committed, sequence_number.
+  // As MySQL 8.0 reads it: a type byte other than 2 ends the event; type 2
+  // without both clocks is a malformed event.
   uint8_t lt_type;
   uint64_t last, seq;
-  if (!r.U8(&lt_type) || lt_type != 2 || !r.Le64(&last) || !r.Le64(&seq)) {
-    return g;
+  if (!r.U8(&lt_type) || lt_type != 2) return g;
+  if (!r.Le64(&last) || !r.Le64(&seq)) {
+    return absl::DataLossError("Gtid event ends inside its logical clocks");
   }
   g.has_logical_clock = true;
   g.last_committed = static_cast<int64_t>(last);
@@ -506,6 +540,21 @@ std::string MariaGtidList::ToString() const {
   return s;
 }
 
+std::string EncodeMariaGtidListBody(const MariaGtidList& list) {
+  size_t n = list.entries.size();
+  std::string out(4 + 16 * n + (n == 0 ? 2 : 0), '\0');
+  char* p = out.data();
+  StoreLe32(p, static_cast<uint32_t>(n) | (list.flags << 28));
+  p += 4;
+  for (const MariaGtidListEntry& e : list.entries) {
+    StoreLe32(p, e.domain_id);
+    StoreLe32(p + 4, e.server_id);
+    StoreLe64(p + 8, e.seq_no);
+    p += 16;
+  }
+  return out;
+}
+
 absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body) {
   ByteReader r(body);
   uint32_t word;
@@ -527,6 +576,119 @@ absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body) {
     r.Le64(&e.seq_no);
   }
   return list;
+}
+
+// ---------------------------------------------------------------------------
+// MariaGtidState
+
+absl::StatusOr<MariaGtidState> MariaGtidState::Parse(absl::string_view text) {
+  MariaGtidState state;
+  text = absl::StripAsciiWhitespace(text);
+  if (text.empty()) return state;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    std::vector<absl::string_view> f = absl::StrSplit(part, '-');
+    uint32_t domain = 0, server = 0;
+    uint64_t seq = 0;
+    if (f.size() != 3 ||
+        !ParseDecimal(f[0], std::numeric_limits<uint32_t>::max(), &domain) ||
+        !ParseDecimal(f[1], std::numeric_limits<uint32_t>::max(), &server) ||
+        !ParseDecimal(f[2], std::numeric_limits<uint64_t>::max(), &seq)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "MariaDB GTID list '", text, "': '", part,
+          "' is not domain-server-seq"));
+    }
+    state.Add(domain, server, seq);
+  }
+  return state;
+}
+
+void MariaGtidState::Add(uint32_t domain_id, uint32_t server_id,
+                         uint64_t seq_no) {
+  Domain& d = domains_[domain_id];
+  d.last_seq[server_id] = seq_no;
+  d.last_server = server_id;
+  d.highest_seq = std::max(d.highest_seq, seq_no);
+}
+
+bool MariaGtidState::Contains(uint32_t domain_id, uint32_t /*server_id*/,
+                              uint64_t seq_no) const {
+  auto it = domains_.find(domain_id);
+  return it != domains_.end() && it->second.highest_seq >= seq_no;
+}
+
+bool MariaGtidState::Position(uint32_t domain_id,
+                              MariaGtidListEntry* out) const {
+  auto it = domains_.find(domain_id);
+  if (it == domains_.end()) return false;
+  const Domain& d = it->second;
+  *out = MariaGtidListEntry{domain_id, d.last_server,
+                            d.last_seq.at(d.last_server)};
+  return true;
+}
+
+uint64_t MariaGtidState::NextSeqNo(uint32_t domain_id) const {
+  auto it = domains_.find(domain_id);
+  return it == domains_.end() ? 1 : it->second.highest_seq + 1;
+}
+
+std::vector<MariaGtidListEntry> MariaGtidState::Positions() const {
+  std::vector<MariaGtidListEntry> out;
+  out.reserve(domains_.size());
+  for (const auto& [domain, d] : domains_) {
+    out.push_back({domain, d.last_server, d.last_seq.at(d.last_server)});
+  }
+  return out;
+}
+
+std::vector<MariaGtidListEntry> MariaGtidState::Entries() const {
+  std::vector<MariaGtidListEntry> out;
+  for (const auto& [domain, d] : domains_) {
+    for (const auto& [server, seq] : d.last_seq) {
+      if (server != d.last_server) out.push_back({domain, server, seq});
+    }
+    out.push_back({domain, d.last_server, d.last_seq.at(d.last_server)});
+  }
+  return out;
+}
+
+std::string MariaGtidState::ToString() const {
+  MariaGtidList list;
+  list.entries = Positions();
+  return list.ToString();
+}
+
+std::string MariaGtidState::StateToString() const {
+  MariaGtidList list;
+  list.entries = Entries();
+  return list.ToString();
+}
+
+std::string MariaGtidState::EncodeGtidListBody() const {
+  MariaGtidList list;
+  list.entries = Entries();
+  return EncodeMariaGtidListBody(list);
+}
+
+absl::StatusOr<MariaGtidState> MariaGtidState::DecodeGtidListBody(
+    absl::string_view body) {
+  absl::StatusOr<MariaGtidList> list = DecodeMariaGtidList(body);
+  if (!list.ok()) return list.status();
+  MariaGtidState state;
+  for (const MariaGtidListEntry& e : list->entries) state.Add(e);
+  return state;
+}
+
+bool operator==(const MariaGtidState& a, const MariaGtidState& b) {
+  if (a.domains_.size() != b.domains_.size()) return false;
+  for (auto i = a.domains_.begin(), j = b.domains_.begin();
+       i != a.domains_.end(); ++i, ++j) {
+    if (i->first != j->first || i->second.last_seq != j->second.last_seq ||
+        i->second.last_server != j->second.last_server) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace binlog

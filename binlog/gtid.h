@@ -14,6 +14,8 @@
 //                      the 8.0 layout (logical clocks, commit timestamps,
 //                      transaction_length, server versions)
 //   MariaGtid, MariaGtidList   MariaDB Gtid (162) and Gtid_list (163)
+//   MariaGtidState     MariaDB's binlog GTID state (gtid_binlog_state and
+//                      gtid_binlog_pos), as the Gtid_list event carries it
 //
 // Behaviour follows MySQL 8.0 (GTID sets, text forms, event layout) and
 // MariaDB 10.11 (its GTID events), as the reference describes them.
@@ -71,10 +73,14 @@ class GtidSet {
 
   // The text form MySQL accepts in gtid_executed / gtid_purged /
   // SOURCE_AUTO_POSITION: UUID sets separated by commas, each
-  // "uuid:interval[:interval...]", an interval "n" or "n-m"; spaces and
-  // newlines around the separators are ignored; "" is the empty set.
-  // Intervals may overlap or come in any order. Tagged GTIDs (8.3+) are
-  // refused with InvalidArgument.
+  // "uuid:interval[:interval...]", an interval "n" or "n-m" (decimal
+  // digits, 1 <= n <= m <= 2^63 - 2); spaces and newlines around the
+  // separators are ignored; "" is the empty set. Intervals may overlap or
+  // come in any order. InvalidArgument for anything else, including tagged
+  // GTIDs (8.3+, "uuid:tag:1-3"). Stricter than MySQL 8.0's parser on
+  // purpose: it silently skips an "n-m" with m < n, an empty UUID set
+  // ("a:1,,b:2", a trailing comma) and a UUID without intervals, which
+  // are refused here as likely typos.
   static absl::StatusOr<GtidSet> Parse(absl::string_view text);
 
   // The text form MySQL prints: UUIDs in ascending byte order, lowercase,
@@ -99,7 +105,8 @@ class GtidSet {
   bool Intersects(const GtidSet& other) const;
 
   // The smallest GNO >= 1 of `uuid` not in the set: the next automatic GNO
-  // MySQL would assign (it fills gaps first).
+  // MySQL would assign (it fills gaps first). 2^63 - 1 (one past the largest
+  // GNO) when every GNO is taken; MySQL then refuses to commit.
   int64_t FirstFreeGno(const Uuid& uuid) const;
 
   // The intervals of `uuid` (empty if none) and every UUID, ascending.
@@ -211,10 +218,100 @@ struct MariaGtidListEntry {
 struct MariaGtidList {
   uint32_t flags = 0;  // top 4 bits of the count word
   std::vector<MariaGtidListEntry> entries;
-  // "0-1-57,1-2-3" (empty for an empty list).
+  // "0-1-57,1-2-3" (empty for an empty list), entries in event order.
   std::string ToString() const;
 };
+// Decodes the body (reference 6.11): a word holding the count (low 28 bits)
+// and flags (top 4 bits), then count x (domain 4, server 4, seq_no 8).
+// Bytes after the entries are ignored (an empty list has 2 zero bytes).
 absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body);
+// The body MariaDB 10.11 writes for `list`: the count word, the entries, and
+// for an empty list 2 zero bytes (a 29-byte event with CRC, as the servers
+// write it). REQUIRES: entries.size() < 2^28, flags < 16.
+std::string EncodeMariaGtidListBody(const MariaGtidList& list);
+
+// MariaDB's binlog GTID state, following MariaDB 10.11's rpl_binlog_state:
+// per (domain, server) the seq_no of the last GTID logged, and per domain
+// which of those was logged last.
+//
+// Two text forms, both "domain-server-seq" lists separated by commas with
+// domains ascending:
+//   ToString()       @@gtid_binlog_pos: per domain the most recent GTID
+//                    ("0-1-100,1-2-5");
+//   StateToString()  @@gtid_binlog_state: per domain every server's last
+//                    GTID, the domain's most recent one last, the others by
+//                    ascending server_id ("0-2-90,0-1-100,1-2-5").
+// The Gtid_list event at the start of each MariaDB binlog file carries the
+// state (Entries(), same order).
+//
+// Contains() follows the rule MariaDB applies to skip GTIDs already applied
+// (gtid_ignore_duplicates, rpl_slave_state::check_duplicate_gtid): D-S-N is
+// contained if domain D has logged some GTID with seq_no >= N, whatever its
+// server_id. Within a domain seq_nos are meant to grow (gtid_strict_mode
+// enforces it); without strict mode a lower seq_no may be logged later, and
+// it then becomes the domain's position while the domain's highest seq_no
+// (which the next locally generated GTID follows) stays.
+//
+// Thread safety: thread-compatible.
+class MariaGtidState {
+ public:
+  MariaGtidState() = default;
+
+  // Parses either text form (and any list of D-S-N): entries are applied in
+  // order with Add, so the last entry of a domain becomes its position and a
+  // repeated (domain, server) keeps its last seq_no. Spaces around commas are
+  // ignored; "" is the empty state. InvalidArgument for anything else (an
+  // empty entry, a missing part, a number out of range, a sign).
+  static absl::StatusOr<MariaGtidState> Parse(absl::string_view text);
+
+  std::string ToString() const;       // @@gtid_binlog_pos
+  std::string StateToString() const;  // @@gtid_binlog_state
+
+  bool empty() const { return domains_.empty(); }
+
+  // Records that GTID domain-server-seq was logged (after every GTID logged
+  // before it).
+  void Add(uint32_t domain_id, uint32_t server_id, uint64_t seq_no);
+  void Add(const MariaGtidListEntry& gtid) {
+    Add(gtid.domain_id, gtid.server_id, gtid.seq_no);
+  }
+
+  // See the class comment: the domain's highest seq_no is >= seq_no.
+  bool Contains(uint32_t domain_id, uint32_t server_id, uint64_t seq_no) const;
+
+  // The most recent GTID of `domain_id`; false if the domain has none.
+  bool Position(uint32_t domain_id, MariaGtidListEntry* out) const;
+  // The seq_no MariaDB gives the next GTID it generates in `domain_id`:
+  // the domain's highest seq_no + 1 (1 for a new domain).
+  uint64_t NextSeqNo(uint32_t domain_id) const;
+
+  // Per domain the most recent GTID, domains ascending (ToString's list).
+  std::vector<MariaGtidListEntry> Positions() const;
+  // The whole state, in StateToString's order.
+  std::vector<MariaGtidListEntry> Entries() const;
+
+  // The Gtid_list event body for this state (EncodeMariaGtidListBody of
+  // Entries()), and the state a Gtid_list body describes (its entries added
+  // in order). Decoding fails like DecodeMariaGtidList.
+  std::string EncodeGtidListBody() const;
+  static absl::StatusOr<MariaGtidState> DecodeGtidListBody(
+      absl::string_view body);
+
+  // Equal when both text forms are equal (a domain's highest seq_no, which
+  // only NextSeqNo and Contains show, is not compared).
+  friend bool operator==(const MariaGtidState& a, const MariaGtidState& b);
+  friend bool operator!=(const MariaGtidState& a, const MariaGtidState& b) {
+    return !(a == b);
+  }
+
+ private:
+  struct Domain {
+    std::map<uint32_t, uint64_t> last_seq;  // server_id -> last seq_no
+    uint32_t last_server = 0;               // server of the most recent GTID
+    uint64_t highest_seq = 0;
+  };
+  std::map<uint32_t, Domain> domains_;
+};
 
 }  // namespace binlog
 

@@ -46,6 +46,7 @@
 #include "absl/time/time.h"
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
+#include "binlog/gtid.h"
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "binlog/log.h"
@@ -369,8 +370,8 @@ struct Flags {
   uint64_t rows = 10;
   uint64_t max_file_size = 1ull << 30;
   bool mysql_gtid = true;
-  uint8_t uuid[16] = {0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1,
-                      0x9e, 0x33, 0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62};
+  Uuid uuid = {{0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33,
+               0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62}};
   bool have_start_time = false;
   uint64_t start_time = 0;
   uint64_t tps = 1000;
@@ -380,20 +381,6 @@ struct Flags {
   bool sync = false;
   std::string manifest;
 };
-
-bool ParseUuidText(absl::string_view t, uint8_t out[16]) {
-  std::string hex;
-  for (char c : t) {
-    if (c != '-') hex.push_back(c);
-  }
-  if (hex.size() != 32) return false;
-  for (int i = 0; i < 16; ++i) {
-    int v;
-    if (!absl::SimpleHexAtoi(hex.substr(2 * i, 2), &v)) return false;
-    out[i] = static_cast<uint8_t>(v);
-  }
-  return true;
-}
 
 int Usage(absl::string_view msg) {
   std::fprintf(stderr,
@@ -439,10 +426,12 @@ bool ParseFlags(int argc, char** argv, Flags* f, std::string* err) {
       }
       f->mysql_gtid = value == "mysql";
     } else if (name == "--uuid") {
-      if (!ParseUuidText(value, f->uuid)) {
+      absl::StatusOr<Uuid> uuid = Uuid::Parse(value);
+      if (!uuid.ok()) {
         *err = "bad --uuid";
         return false;
       }
+      f->uuid = *uuid;
     } else if (name == "--start-time") {
       if (!num(&f->start_time)) return false;
       f->have_start_time = true;
@@ -537,7 +526,7 @@ int Main(int argc, char** argv) {
     txn.Clear();
     int64_t gno = static_cast<int64_t>(i + 1);
     if (f.mysql_gtid) {
-      AppendGtid(&txn, ts, 1, f.uuid, gno, static_cast<int64_t>(i),
+      AppendGtid(&txn, ts, 1, f.uuid.bytes, gno, static_cast<int64_t>(i),
                  static_cast<int64_t>(i + 1));
     } else {
       AppendAnonymousGtid(&txn, ts, 1, static_cast<int64_t>(i),
@@ -620,13 +609,7 @@ int Main(int argc, char** argv) {
     if (manifest != nullptr) {
       std::string gtid;
       if (f.mysql_gtid) {
-        static const char kHex[] = "0123456789abcdef";
-        for (int b = 0; b < 16; ++b) {
-          if (b == 4 || b == 6 || b == 8 || b == 10) gtid.push_back('-');
-          gtid.push_back(kHex[f.uuid[b] >> 4]);
-          gtid.push_back(kHex[f.uuid[b] & 15]);
-        }
-        absl::StrAppend(&gtid, ":", gno);
+        gtid = absl::StrCat(f.uuid.ToString(), ":", gno);
       } else {
         gtid = "ANONYMOUS";
       }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "binlog/format.h"
+#include "binlog/gtid.h"
 #include "tools/commands.h"
 #include "tools/decode/events.h"
 #include "tools/file_walker.h"
@@ -79,13 +80,13 @@ class Finder final : public FileWalker::Observer {
   void Gtid(const Event& ev) {
     const uint8_t type = ev.header.type;
     if (type == kGtidEvent || type == kAnonymousGtidEvent) {
-      auto g = decode::DecodeMySqlGtid(ev.body());
+      auto g = DecodeMySqlGtidEvent(ev.body());
       if (!g.ok()) return;
       start_gtid_ = g->ToString();
-      start_gtid_matches_ = gtid_.mysql && g->gno == gtid_.gno &&
-                            std::memcmp(g->sid, gtid_.sid, 16) == 0;
+      start_gtid_matches_ =
+          gtid_.mysql && g->gno == gtid_.gno && g->uuid == gtid_.uuid;
     } else if (type == kMariaGtidEvent) {
-      auto g = decode::DecodeMariaGtid(ev.body());
+      auto g = DecodeMariaGtid(ev.body());
       if (!g.ok()) return;
       start_gtid_ = g->ToString(ev.header.server_id);
       start_gtid_matches_ = gtid_.maria && g->domain_id == gtid_.domain_id &&

@@ -6,6 +6,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/format.h"
+#include "binlog/gtid.h"
+#include "binlog/statement_events.h"
 #include "tools/decode/events.h"
 #include "tools/decode/values.h"
 
@@ -345,7 +347,7 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       return;
     }
     case kMariaGtidEvent: {
-      auto g = decode::DecodeMariaGtid(body);
+      auto g = DecodeMariaGtid(body);
       if (!g.ok()) return error(g.status());
       w->Word("gtid", g->ToString(ev.header.server_id));
       w->Num("gtid_flags", g->flags2);
@@ -358,14 +360,14 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
     }
     case kGtidEvent:
     case kAnonymousGtidEvent: {
-      auto g = decode::DecodeMySqlGtid(body);
+      auto g = DecodeMySqlGtidEvent(body);
       if (!g.ok()) return error(g.status());
       if (g->anonymous()) {
         w->Word("gtid", "ANONYMOUS");
       } else {
-        if (last_uuid_.empty() || std::memcmp(last_sid_, g->sid, 16) != 0) {
-          std::memcpy(last_sid_, g->sid, 16);
-          last_uuid_ = decode::FormatUuid(g->sid);
+        if (last_uuid_.empty() || last_sid_ != g->uuid) {
+          last_sid_ = g->uuid;
+          last_uuid_ = g->uuid.ToString();
         }
         char buf[64];
         std::memcpy(buf, last_uuid_.data(), 36);
@@ -392,13 +394,13 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       return;
     }
     case kPreviousGtidsEvent: {
-      auto s = decode::DecodePreviousGtids(body);
+      auto s = GtidSet::DecodePreviousGtidsBody(body);
       if (!s.ok()) return error(s.status());
-      w->Str("previous_gtids", *s);
+      w->Str("previous_gtids", s->ToString());
       return;
     }
     case kMariaGtidListEvent: {
-      auto l = decode::DecodeMariaGtidList(body);
+      auto l = DecodeMariaGtidList(body);
       if (!l.ok()) return error(l.status());
       w->Str("gtid_list", l->ToString());
       return;
@@ -410,11 +412,9 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       return;
     }
     case kXidEvent: {
-      if (body.size() < 8) {
-        w->Str("decode_error", "xid event too short");
-        return;
-      }
-      w->Num("xid", LoadLe64(body.data()));
+      auto x = DecodeXid(body);
+      if (!x.ok()) return error(x.status());
+      w->Num("xid", *x);
       return;
     }
     case kIntvarEvent: {
@@ -458,7 +458,7 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       w->Str("query", body);
       return;
     case kXaPrepareEvent: {
-      auto x = decode::DecodeXaPrepare(body);
+      auto x = DecodeXaPrepare(body);
       if (!x.ok()) return error(x.status());
       w->Str("xa_xid", decode::FormatXid(x->format_id, x->gtrid, x->bqual));
       w->Bool("one_phase", x->one_phase);

@@ -23,6 +23,7 @@
 
 #include "absl/strings/string_view.h"
 #include "binlog/event.h"
+#include "binlog/gtid.h"
 #include "binlog/payload.h"
 #include "binlog/reader.h"
 #include "tools/decode/rows.h"
@@ -115,7 +116,7 @@ class EventPrinter {
   uint32_t time_seconds_ = 0;
   Piece time_part_;  // ,"time":"ISO","log_pos":
   // The text of the last MySQL GTID source UUID (a log has few).
-  uint8_t last_sid_[16] = {};
+  Uuid last_sid_;
   std::string last_uuid_;
   std::unordered_map<uint64_t, CachedTable> tables_;
   decode::RowsDecoder rows_decoder_;

@@ -723,9 +723,9 @@ TEST(DecodeMariaGtidTest, RealXaPrepareGtid) {
   // The 8 gtrid bytes are filled in here (the decoder now checks that the
   // XID is complete).
   std::string body = absl::HexStringToBytes(
-      "3800000000000000" "00000000" "4c" "01000000" "08" "00"
-      "7831000000000000");
+      "3800000000000000" "00000000" "4c" "01000000" "08" "00" "7669732d78612d31");
   ASSERT_OK_AND_ASSIGN(MariaGtidInfo g, DecodeMariaGtid(body));
+  EXPECT_EQ(g.xid_gtrid, "vis-xa-1");
   EXPECT_EQ(g.seq_no, 56u);
   EXPECT_EQ(g.domain_id, 0u);
   EXPECT_EQ(g.flags2, 0x4c);

@@ -4,8 +4,9 @@
 // expanded (PayloadMode::kDecoded, the default), and once reporting
 // checksums without the log_pos check, payloads raw (the file is listed
 // twice so the move from one file to the next runs too). Every event the reader returns
-// is decoded with the decoders binlogtool and recovery use and fed to the
-// transaction boundary parser.
+// is decoded with the decoders binlogtool and recovery use (GTID sets and
+// MariaDB GTID states that decode must survive their own encoding and text
+// form) and fed to the transaction boundary parser.
 //
 // Windows and prefetch. The reader reads a file in windows of
 // ReaderOptions::buffer_size (64 KiB here, the minimum) and, with
@@ -37,7 +38,9 @@
 #include "binlog/checksum.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/gtid.h"
 #include "binlog/reader.h"
+#include "binlog/statement_events.h"
 #include "binlog/transaction_boundary.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -50,9 +53,40 @@ void DecodeEvent(const Event& ev, const FormatDescription& fde,
   absl::string_view body = ev.body();
   switch (ev.header.type) {
     case kQueryEvent:
-    case kExecuteLoadQueryEvent:
-      DecodeQuery(body, fde.PostHeaderLen(ev.header.type)).status().IgnoreError();
+    case kExecuteLoadQueryEvent: {
+      auto q = DecodeQuery(body, fde.PostHeaderLen(ev.header.type));
+      if (q.ok()) DecodeQueryStatusVars(q->status_vars).status().IgnoreError();
       break;
+    }
+    case kXidEvent:
+      DecodeXid(body).status().IgnoreError();
+      break;
+    case kXaPrepareEvent:
+      DecodeXaPrepare(body).status().IgnoreError();
+      break;
+    case kGtidEvent:
+    case kAnonymousGtidEvent:
+      DecodeMySqlGtidEvent(body).status().IgnoreError();
+      break;
+    case kPreviousGtidsEvent: {
+      // A set that decodes survives its own encoding and text form.
+      auto s = GtidSet::DecodePreviousGtidsBody(body);
+      if (s.ok()) {
+        auto again = GtidSet::DecodePreviousGtidsBody(s->EncodePreviousGtidsBody());
+        FUZZ_CHECK(again.ok() && *again == *s);
+        auto text = GtidSet::Parse(s->ToString());
+        FUZZ_CHECK(text.ok() && *text == *s);
+      }
+      break;
+    }
+    case kMariaGtidListEvent: {
+      auto s = MariaGtidState::DecodeGtidListBody(body);
+      if (s.ok()) {
+        auto text = MariaGtidState::Parse(s->StateToString());
+        FUZZ_CHECK(text.ok() && *text == *s);
+      }
+      break;
+    }
     case kRotateEvent:
       DecodeRotate(body).status().IgnoreError();
       break;

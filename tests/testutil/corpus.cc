@@ -27,6 +27,29 @@ absl::Status BadLine(const std::string& path, int line_no,
       absl::StrCat(path, " line ", line_no, ": ", why));
 }
 
+// The tab-separated fields of each non-empty line of
+// $TEST_SRCDIR/$TEST_WORKSPACE/tests/<name>, with line numbers.
+struct TestTsv {
+  std::string path;
+  std::vector<std::pair<int, std::vector<std::string>>> lines;
+};
+absl::StatusOr<TestTsv> ReadTestTsv(absl::string_view name) {
+  TestTsv tsv;
+  tsv.path = absl::StrCat(SrcDir(), "/",
+                          EnvOr("TEST_WORKSPACE", "binlog_storage"), "/tests/",
+                          name);
+  absl::StatusOr<std::string> content = ReadFileToString(tsv.path);
+  if (!content.ok()) return content.status();
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(*content, '\n')) {
+    ++line_no;
+    if (line.empty()) continue;
+    std::vector<std::string> fields = absl::StrSplit(line, '\t');
+    tsv.lines.emplace_back(line_no, std::move(fields));
+  }
+  return tsv;
+}
+
 }  // namespace
 
 const std::vector<std::string>& CorpusScenarios() {
@@ -64,17 +87,13 @@ std::vector<CorpusGroup> CorpusManifest::GroupsOf(
 }
 
 absl::StatusOr<CorpusManifest> LoadCorpusManifest() {
-  std::string path = absl::StrCat(SrcDir(), "/",
-                                  EnvOr("TEST_WORKSPACE", "binlog_storage"),
-                                  "/tests/corpus_manifest.tsv");
-  absl::StatusOr<std::string> content = ReadFileToString(path);
-  if (!content.ok()) return content.status();
+  absl::StatusOr<TestTsv> tsv = ReadTestTsv("corpus_manifest.tsv");
+  if (!tsv.ok()) return tsv.status();
+  const std::string& path = tsv->path;
   CorpusManifest m;
-  int line_no = 0;
-  for (absl::string_view line : absl::StrSplit(*content, '\n')) {
-    ++line_no;
-    if (line.empty()) continue;
-    std::vector<std::string> f = absl::StrSplit(line, '\t');
+  for (const auto& line : tsv->lines) {
+    const int line_no = line.first;
+    const std::vector<std::string>& f = line.second;
     auto num = [&](size_t i, uint64_t* out) {
       return i < f.size() && absl::SimpleAtoi(f[i], out);
     };
@@ -167,6 +186,48 @@ FileWalk WalkBinlogFile(absl::string_view file) {
     w.end = pos;
   }
   return w;
+}
+
+absl::StatusOr<CorpusIds> LoadCorpusIds() {
+  absl::StatusOr<TestTsv> tsv = ReadTestTsv("corpus_ids.tsv");
+  if (!tsv.ok()) return tsv.status();
+  const std::string& path = tsv->path;
+  CorpusIds ids;
+  for (const auto& line : tsv->lines) {
+    const int line_no = line.first;
+    const std::vector<std::string>& f = line.second;
+    if (f[0] == "file" && f.size() == 4) {
+      ids.files.emplace_back(f[1], f[2], f[3] == "CRC32");
+    } else if (f[0] == "event" && f.size() == 6) {
+      CorpusPrintedEvent e;
+      if (!absl::SimpleAtoi(f[3], &e.pos) || !absl::SimpleAtoi(f[4], &e.type)) {
+        return BadLine(path, line_no, "bad event line");
+      }
+      e.scenario = f[1];
+      e.file = f[2];
+      e.desc = f[5];
+      ids.events.push_back(std::move(e));
+    } else {
+      return BadLine(path, line_no, "unknown record");
+    }
+  }
+  if (ids.files.empty()) {
+    return absl::DataLossError(absl::StrCat(path, ": no files listed"));
+  }
+  return ids;
+}
+
+absl::StatusOr<std::unique_ptr<CorpusFileEvents>> LoadCorpusFileEvents(
+    absl::string_view scenario, absl::string_view name) {
+  auto f = std::make_unique<CorpusFileEvents>();
+  absl::StatusOr<std::string> bytes =
+      ReadFileToString(CorpusBinlogPath(scenario, name));
+  if (!bytes.ok()) return bytes.status();
+  f->bytes = *std::move(bytes);
+  for (const WalkedEvent& e : WalkBinlogFile(f->bytes).events) {
+    f->at[e.offset] = e.bytes;
+  }
+  return f;
 }
 
 }  // namespace testutil

@@ -15,7 +15,10 @@
 #define BINLOG_TESTS_TESTUTIL_CORPUS_H_
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -102,6 +105,38 @@ struct FileWalk {
 // Stops at the first partial event (or bogus header). The views in the
 // result point into `file`, which must outlive them.
 FileWalk WalkBinlogFile(absl::string_view file);
+
+// What mariadb-binlog printed for the corpus events that carry a
+// transaction's identity: Query (2), Xid (16), XA_prepare (38), MariaDB Gtid
+// (162) and Gtid_list (163). A test using it needs data =
+// [":corpus_ids_tsv", "@mariadb_corpus//:corpus"] (//tests:BUILD builds the
+// TSV with tests/testutil/manifest_to_tsv.py --ids).
+struct CorpusPrintedEvent {
+  std::string scenario;
+  std::string file;
+  uint64_t pos = 0;
+  int type = 0;
+  // mariadb-binlog's description, tabs as spaces: "GTID 0-1-5 trans",
+  // "Gtid list [0-1-43]", "Xid = 12", "XID = X'..',X'',1",
+  // "Query thread_id=5 exec_time=0 error_code=0 xid=6".
+  std::string desc;
+};
+struct CorpusIds {
+  // (scenario, file, has CRC32 checksums), in scenario and index order.
+  std::vector<std::tuple<std::string, std::string, bool>> files;
+  std::vector<CorpusPrintedEvent> events;  // in scenario and file order
+};
+// Loads $TEST_SRCDIR/$TEST_WORKSPACE/tests/corpus_ids.tsv.
+absl::StatusOr<CorpusIds> LoadCorpusIds();
+
+// A corpus binlog file read whole, and its complete events (as
+// WalkBinlogFile finds them) by offset; the views point into `bytes`.
+struct CorpusFileEvents {
+  std::string bytes;
+  std::map<uint64_t, absl::string_view> at;
+};
+absl::StatusOr<std::unique_ptr<CorpusFileEvents>> LoadCorpusFileEvents(
+    absl::string_view scenario, absl::string_view name);
 
 }  // namespace testutil
 }  // namespace binlog

@@ -432,41 +432,6 @@ TEST(RowsTest, UnknownColumnTypeMakesTheMapUnusableNotInvalid) {
   EXPECT_FALSE(t->columns_error.empty());
 }
 
-TEST(EventsTest, MySqlGtidWithLogicalClock) {
-  std::string body = Hex(
-      "00 3e11fa4771ca11e19e33c80aa9429562 1700000000000000 02"
-      " 0500000000000000 0600000000000000");
-  auto g = DecodeMySqlGtid(body);
-  ASSERT_TRUE(g.ok());
-  EXPECT_EQ(g->ToString(), "3e11fa47-71ca-11e1-9e33-c80aa9429562:23");
-  EXPECT_TRUE(g->has_logical_clock);
-  EXPECT_EQ(g->last_committed, 5);
-  EXPECT_EQ(g->sequence_number, 6);
-  EXPECT_FALSE(g->has_commit_timestamps);
-}
-
-TEST(EventsTest, MariaGtidWithCommitId) {
-  auto g = DecodeMariaGtid(Hex("3900000000000000 00000000 0e 2a00000000000000"));
-  ASSERT_TRUE(g.ok());
-  EXPECT_EQ(g->ToString(1), "0-1-57");
-  EXPECT_TRUE(g->has_commit_id);
-  EXPECT_EQ(g->commit_id, 42u);
-  EXPECT_FALSE(DecodeMariaGtid(Hex("3900000000000000 00000000 02 2a")).ok());
-}
-
-TEST(EventsTest, PreviousGtidsIntervalsAreInclusive) {
-  auto s = DecodePreviousGtids(Hex(
-      "0100000000000000 3e11fa4771ca11e19e33c80aa9429562 0200000000000000"
-      " 0100000000000000 1100000000000000 1400000000000000 1500000000000000"));
-  ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(*s, "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-16:20");
-  // A hostile interval count.
-  EXPECT_FALSE(DecodePreviousGtids(Hex("0100000000000000"
-                                       " 3e11fa4771ca11e19e33c80aa9429562"
-                                       " ffffffffffffff7f"))
-                   .ok());
-}
-
 TEST(EventsTest, TransactionPayloadHeaderFromAMySqlServer) {
   // The reference's real header: ZSTD, 960 -> 451 bytes (payload bytes
   // follow; here 451 zero bytes stand in for them).
@@ -644,17 +609,12 @@ TEST(HostileTest, RandomBytesIntoEveryEventDecoder) {
   for (int iter = 0; iter < 20000; ++iter) {
     std::string body(rng() % 64, '\0');
     for (char& c : body) c = static_cast<char>(rng());
-    DecodeMySqlGtid(body).IgnoreError();
-    DecodeMariaGtid(body).IgnoreError();
-    DecodeMariaGtidList(body).IgnoreError();
-    DecodePreviousGtids(body).IgnoreError();
     DecodeTransactionPayload(body).IgnoreError();
     DecodeIntvar(body).IgnoreError();
     DecodeRand(body).IgnoreError();
     DecodeUserVar(body).IgnoreError();
     DecodeRowsQuery(body).IgnoreError();
     DecodeBinlogCheckpoint(body).IgnoreError();
-    DecodeXaPrepare(body).IgnoreError();
     DecodeIncident(body).IgnoreError();
     DecodeMariaCompressedQuery(body, 13).IgnoreError();
     std::string out, error;

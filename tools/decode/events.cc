@@ -18,223 +18,18 @@ absl::Status Malformed(absl::string_view what) {
   return absl::DataLossError(what);
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
 // GTIDs
 
-std::string FormatUuid(const uint8_t sid[16]) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(36);
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s.push_back('-');
-    s.push_back(kHex[sid[i] >> 4]);
-    s.push_back(kHex[sid[i] & 15]);
-  }
-  return s;
-}
-
-bool ParseUuid(absl::string_view text, uint8_t sid[16]) {
-  if (text.size() != 36) return false;
-  int byte = 0;
-  for (size_t i = 0; i < 36;) {
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (text[i] != '-') return false;
-      ++i;
-      continue;
-    }
-    int hi = HexValue(text[i]);
-    int lo = HexValue(text[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    sid[byte++] = static_cast<uint8_t>(hi << 4 | lo);
-    i += 2;
-  }
-  return byte == 16;
-}
-
-bool MySqlGtid::anonymous() const {
-  if (gno != 0) return false;
-  for (uint8_t b : sid) {
-    if (b != 0) return false;
-  }
-  return true;
-}
-
-std::string MySqlGtid::ToString() const {
-  if (anonymous()) return "ANONYMOUS";
-  return absl::StrCat(FormatUuid(sid), ":", gno);
-}
-
-absl::StatusOr<MySqlGtid> DecodeMySqlGtid(absl::string_view body) {
-  ByteReader r(body);
-  MySqlGtid g;
-  absl::string_view sid;
-  uint64_t gno;
-  if (!r.U8(&g.flags) || !r.Bytes(16, &sid) || !r.Le64(&gno)) {
-    return Malformed("Gtid event shorter than 25 bytes");
-  }
-  std::memcpy(g.sid, sid.data(), 16);
-  g.gno = static_cast<int64_t>(gno);
-  // Logical clocks (5.7+): type 2, last_committed, sequence_number.
-  uint8_t lt_type;
-  uint64_t last, seq;
-  if (!r.U8(&lt_type) || lt_type != 2 || !r.Le64(&last) || !r.Le64(&seq)) {
-    return g;
-  }
-  g.has_logical_clock = true;
-  g.last_committed = static_cast<int64_t>(last);
-  g.sequence_number = static_cast<int64_t>(seq);
-  // Commit timestamps (8.0.1+): 7 bytes; bit 55 says the original one
-  // follows.
-  uint64_t ts;
-  if (!r.LeN(7, &ts)) return g;
-  constexpr uint64_t kOriginalFollows = uint64_t{1} << 55;
-  g.has_commit_timestamps = true;
-  if (ts & kOriginalFollows) {
-    g.immediate_commit_timestamp = ts & ~kOriginalFollows;
-    if (!r.LeN(7, &g.original_commit_timestamp)) {
-      return Malformed("Gtid event ends inside original_commit_timestamp");
-    }
-  } else {
-    g.immediate_commit_timestamp = ts;
-    g.original_commit_timestamp = ts;
-  }
-  if (!r.PackedInt(&g.transaction_length)) return g;
-  g.has_transaction_length = true;
-  uint32_t version;
-  if (!r.Le32(&version)) return g;
-  g.has_server_versions = true;
-  constexpr uint32_t kOriginalVersionFollows = uint32_t{1} << 31;
-  if (version & kOriginalVersionFollows) {
-    g.immediate_server_version = version & ~kOriginalVersionFollows;
-    if (!r.Le32(&g.original_server_version)) {
-      return Malformed("Gtid event ends inside original_server_version");
-    }
-  } else {
-    g.immediate_server_version = version;
-    g.original_server_version = version;
-  }
-  return g;
-}
-
-std::string MariaGtid::ToString(uint32_t server_id) const {
-  return absl::StrCat(domain_id, "-", server_id, "-", seq_no);
-}
-
-absl::StatusOr<MariaGtid> DecodeMariaGtid(absl::string_view body) {
-  ByteReader r(body);
-  MariaGtid g;
-  if (!r.Le64(&g.seq_no) || !r.Le32(&g.domain_id) || !r.U8(&g.flags2)) {
-    return Malformed("MariaDB Gtid event shorter than 13 bytes");
-  }
-  constexpr uint8_t kGroupCommitId = 0x02;
-  constexpr uint8_t kXa = 0x40 | 0x80;
-  if (g.flags2 & kGroupCommitId) {
-    if (!r.Le64(&g.commit_id)) {
-      return Malformed("MariaDB Gtid event ends inside its commit id");
-    }
-    g.has_commit_id = true;
-  }
-  if (g.flags2 & kXa) {
-    uint8_t gtrid_len, bqual_len;
-    if (!r.Le32(&g.xid_format_id) || !r.U8(&gtrid_len) || !r.U8(&bqual_len) ||
-        gtrid_len > 64 || bqual_len > 64 || !r.Bytes(gtrid_len, &g.xid_gtrid) ||
-        !r.Bytes(bqual_len, &g.xid_bqual)) {
-      return Malformed("MariaDB Gtid event ends inside its XA xid");
-    }
-    g.has_xid = true;
-  }
-  return g;
-}
-
-std::string MariaGtidList::ToString() const {
-  std::string s;
-  for (const auto& e : entries) {
-    if (!s.empty()) s.push_back(',');
-    absl::StrAppend(&s, e.domain_id, "-", e.server_id, "-", e.seq_no);
-  }
-  return s;
-}
-
-absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body) {
-  ByteReader r(body);
-  uint32_t word;
-  if (!r.Le32(&word)) return Malformed("Gtid_list event shorter than 4 bytes");
-  MariaGtidList list;
-  list.flags = word >> 28;
-  uint32_t count = word & 0x0fffffff;
-  if (count > r.remaining() / 16) {
-    return Malformed(absl::StrCat("Gtid_list event announces ", count,
-                                  " entries; it has room for ",
-                                  r.remaining() / 16));
-  }
-  list.entries.resize(count);
-  for (auto& e : list.entries) {  // room checked above
-    r.Le32(&e.domain_id);
-    r.Le32(&e.server_id);
-    r.Le64(&e.seq_no);
-  }
-  return list;
-}
-
-absl::StatusOr<std::string> DecodePreviousGtids(absl::string_view body) {
-  ByteReader r(body);
-  uint64_t head;
-  if (!r.Le64(&head)) {
-    return Malformed("Previous_gtids event shorter than 8 bytes");
-  }
-  // Tagged format (8.3+): (1 << 56) | (n << 8) | 1.
-  bool tagged = (head >> 56) == 1 && (head & 0xff) == 1;
-  uint64_t n_sids = tagged ? (head >> 8) & 0xffffffffffffull : head;
-  std::string out;
-  for (uint64_t i = 0; i < n_sids; ++i) {
-    absl::string_view sid;
-    if (!r.Bytes(16, &sid)) {
-      return Malformed("Previous_gtids event ends inside a source UUID");
-    }
-    if (!out.empty()) out.push_back(',');
-    out += FormatUuid(reinterpret_cast<const uint8_t*>(sid.data()));
-    if (tagged) {
-      uint8_t len2;
-      absl::string_view tag;
-      if (!r.U8(&len2) || !r.Bytes(len2 >> 1, &tag)) {
-        return Malformed("Previous_gtids event ends inside a tag");
-      }
-      if (!tag.empty()) absl::StrAppend(&out, ":", tag);
-    }
-    uint64_t n_intervals;
-    if (!r.Le64(&n_intervals) || n_intervals > r.remaining() / 16) {
-      return Malformed("Previous_gtids interval count runs past the end");
-    }
-    for (uint64_t k = 0; k < n_intervals; ++k) {
-      uint64_t start = 0, end = 0;
-      r.Le64(&start);
-      r.Le64(&end);  // exclusive
-      int64_t s = static_cast<int64_t>(start);
-      int64_t e = static_cast<int64_t>(end) - 1;
-      if (e <= s) {
-        absl::StrAppend(&out, ":", s);
-      } else {
-        absl::StrAppend(&out, ":", s, "-", e);
-      }
-    }
-  }
-  return out;
-}
-
 bool ParseGtidSpec(absl::string_view text, GtidSpec* spec) {
   *spec = GtidSpec();
   size_t colon = text.rfind(':');
   if (colon != absl::string_view::npos) {
-    if (!ParseUuid(text.substr(0, colon), spec->sid)) return false;
+    absl::StatusOr<Uuid> uuid = Uuid::Parse(text.substr(0, colon));
+    if (!uuid.ok()) return false;
+    spec->uuid = *uuid;
     if (!absl::SimpleAtoi(text.substr(colon + 1), &spec->gno) ||
         spec->gno <= 0) {
       return false;
@@ -413,20 +208,6 @@ absl::StatusOr<absl::string_view> DecodeBinlogCheckpoint(
     return Malformed("Binlog_checkpoint file name runs past the end");
   }
   return name;
-}
-
-absl::StatusOr<XaPrepareInfo> DecodeXaPrepare(absl::string_view body) {
-  ByteReader r(body);
-  XaPrepareInfo x;
-  uint8_t one_phase;
-  uint32_t gtrid_len, bqual_len;
-  if (!r.U8(&one_phase) || !r.Le32(&x.format_id) || !r.Le32(&gtrid_len) ||
-      !r.Le32(&bqual_len) || gtrid_len > 64 || bqual_len > 64 ||
-      !r.Bytes(gtrid_len, &x.gtrid) || !r.Bytes(bqual_len, &x.bqual)) {
-    return Malformed("XA_prepare event is malformed");
-  }
-  x.one_phase = one_phase != 0;
-  return x;
 }
 
 absl::StatusOr<IncidentInfo> DecodeIncident(absl::string_view body) {

@@ -1,16 +1,18 @@
 // File: tools/decode/events.h
 //
 // Decoders for the bodies of the control and statement events binlogtool
-// prints: MySQL Gtid / Anonymous_gtid (33/34) with logical clocks,
-// Previous_gtids (35), Transaction_payload headers (40), MariaDB Gtid (162)
-// with commit id and XA xid, Gtid_list (163), Binlog_checkpoint (161),
-// Intvar (5), Rand (13), User_var (14), Rows_query (29), Annotate_rows
-// (160), XA_prepare (38), Incident (26), and MariaDB's zlib-compressed
-// Query (165). Layouts: /work/shared/reference/binlog-format.md, sections
-// 6 and 7.
+// prints and the library does not decode: Transaction_payload headers (40),
+// Binlog_checkpoint (161), Intvar (5), Rand (13), User_var (14), Rows_query
+// (29), Incident (26), and MariaDB's zlib-compressed Query (165); plus the
+// command-line GTID syntax and the XA xid text form. Layouts:
+// /work/shared/reference/binlog-format.md, sections 6 and 7.
 //
-// This is the decoding module of binlogtool (DESIGN.md: event-body decoding
-// belongs to the tool, not to the storage core). Every decoder works on the
+// The events that carry a transaction's identity are decoded by the
+// library, and binlogtool uses those decoders: GTID events and GTID sets in
+// binlog/gtid.h, Xid, XA_prepare and Query status variables in
+// binlog/statement_events.h.
+//
+// This is the decoding module of binlogtool. Every decoder works on the
 // event body only (no header, no checksum footer), checks every length
 // against the bytes it has, and reports a malformed body as DataLoss with a
 // message; none of them reads outside `body`.
@@ -27,87 +29,19 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "binlog/gtid.h"
 
 namespace binlog {
 namespace decode {
 
 // ---------------------------------------------------------------------------
-// GTIDs
-
-// A source UUID in its text form: 8-4-4-4-12 lowercase hex digits.
-std::string FormatUuid(const uint8_t sid[16]);
-// Parses the text form (case-insensitive, dashes required). False if `text`
-// is not a UUID.
-bool ParseUuid(absl::string_view text, uint8_t sid[16]);
-
-// MySQL Gtid_log_event (33) and Anonymous_gtid_log_event (34). Fields after
-// the GNO are optional: a 5.6 event ends after it, a 5.7 event after the
-// logical clocks; the has_* flags tell what the event carried.
-struct MySqlGtid {
-  uint8_t flags = 0;  // bit 0: FLAG_MAY_HAVE_SBR
-  uint8_t sid[16] = {};
-  int64_t gno = 0;
-  bool has_logical_clock = false;
-  int64_t last_committed = 0;
-  int64_t sequence_number = 0;
-  bool has_commit_timestamps = false;
-  uint64_t immediate_commit_timestamp = 0;  // microseconds since the epoch
-  uint64_t original_commit_timestamp = 0;
-  bool has_transaction_length = false;
-  uint64_t transaction_length = 0;
-  bool has_server_versions = false;
-  uint32_t immediate_server_version = 0;
-  uint32_t original_server_version = 0;
-
-  // All-zero SID and GNO 0: an Anonymous_gtid event.
-  bool anonymous() const;
-  // "3e11fa47-71ca-11e1-9e33-c80aa9429562:23", or "ANONYMOUS".
-  std::string ToString() const;
-};
-absl::StatusOr<MySqlGtid> DecodeMySqlGtid(absl::string_view body);
-
-// MariaDB Gtid_event (162). The server_id part of the GTID is the event
-// header's server_id; the caller supplies it to ToString.
-struct MariaGtid {
-  uint64_t seq_no = 0;
-  uint32_t domain_id = 0;
-  uint8_t flags2 = 0;
-  bool has_commit_id = false;  // FL_GROUP_COMMIT_ID
-  uint64_t commit_id = 0;
-  bool has_xid = false;  // FL_PREPARED_XA / FL_COMPLETED_XA
-  uint32_t xid_format_id = 0;
-  absl::string_view xid_gtrid;
-  absl::string_view xid_bqual;
-
-  // "domain-server-seq".
-  std::string ToString(uint32_t server_id) const;
-};
-absl::StatusOr<MariaGtid> DecodeMariaGtid(absl::string_view body);
-
-// MariaDB Gtid_list_event (163).
-struct MariaGtidListEntry {
-  uint32_t domain_id = 0;
-  uint32_t server_id = 0;
-  uint64_t seq_no = 0;
-};
-struct MariaGtidList {
-  uint32_t flags = 0;  // top 4 bits of the count word
-  std::vector<MariaGtidListEntry> entries;
-  // "0-1-57,1-2-3" (empty for an empty list).
-  std::string ToString() const;
-};
-absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body);
-
-// MySQL Previous_gtids_log_event (35) as a GTID set in the servers' text
-// form, "uuid:1-16:20,uuid2:5" (intervals printed with inclusive ends;
-// tagged entries as "uuid:tag:1-3"). Empty for the empty set.
-absl::StatusOr<std::string> DecodePreviousGtids(absl::string_view body);
+// GTIDs (the events themselves: binlog/gtid.h)
 
 // Parses a GTID given on the command line: MySQL "UUID:N" or MariaDB
 // "D-S-N". Exactly one of the two forms is filled.
 struct GtidSpec {
   bool mysql = false;
-  uint8_t sid[16] = {};
+  Uuid uuid;
   int64_t gno = 0;
   bool maria = false;
   uint32_t domain_id = 0;
@@ -167,15 +101,6 @@ absl::StatusOr<absl::string_view> DecodeRowsQuery(absl::string_view body);
 // MariaDB Binlog_checkpoint (161): the file name.
 absl::StatusOr<absl::string_view> DecodeBinlogCheckpoint(
     absl::string_view body);
-
-// XA_prepare (38).
-struct XaPrepareInfo {
-  bool one_phase = false;
-  uint32_t format_id = 0;
-  absl::string_view gtrid;
-  absl::string_view bqual;
-};
-absl::StatusOr<XaPrepareInfo> DecodeXaPrepare(absl::string_view body);
 
 // Incident (26).
 struct IncidentInfo {

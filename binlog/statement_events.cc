@@ -1,0 +1,212 @@
+#include "binlog/statement_events.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "binlog/byte_reader.h"
+
+namespace binlog {
+namespace {
+
+// Q_UPDATED_DB_NAMES: more than this many databases are written as the
+// count OVER_MAX_DBS_IN_EVENT_MTS (254) with no names.
+constexpr uint8_t kMaxDbsInEvent = 16;
+// MariaDB Gtid_log_event::FL_COMMIT_ALTER_E1 | FL_ROLLBACK_ALTER_E1: the
+// start-alter seq_no follows Q_GTID_FLAGS3.
+constexpr uint8_t kFlagsExtraCommitOrRollbackAlter = 0x04 | 0x08;
+
+// A 1-byte length and that many bytes.
+bool LengthPrefixed(ByteReader* r, absl::string_view* out) {
+  uint8_t len;
+  return r->U8(&len) && r->Bytes(len, out);
+}
+
+// A NUL-terminated string (the NUL consumed, not returned).
+bool NulTerminated(ByteReader* r, absl::string_view* out) {
+  absl::string_view rest = r->Rest();
+  size_t nul = rest.find('\0');
+  if (nul == absl::string_view::npos) return false;
+  *out = rest.substr(0, nul);
+  return r->Skip(nul + 1);
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> DecodeXid(absl::string_view body) {
+  ByteReader r(body);
+  uint64_t xid;
+  if (!r.Le64(&xid)) return absl::DataLossError("Xid event shorter than 8 bytes");
+  return xid;
+}
+
+absl::StatusOr<XaPrepareInfo> DecodeXaPrepare(absl::string_view body) {
+  ByteReader r(body);
+  XaPrepareInfo x;
+  uint8_t one_phase;
+  uint32_t gtrid_len, bqual_len;
+  if (!r.U8(&one_phase) || !r.Le32(&x.format_id) || !r.Le32(&gtrid_len) ||
+      !r.Le32(&bqual_len)) {
+    return absl::DataLossError("XA_prepare event shorter than 13 bytes");
+  }
+  if (gtrid_len > 64 || bqual_len > 64) {
+    return absl::DataLossError(
+        absl::StrCat("XA_prepare event declares gtrid/bqual lengths ",
+                     gtrid_len, "/", bqual_len, " (at most 64 each)"));
+  }
+  if (!r.Bytes(gtrid_len, &x.gtrid) || !r.Bytes(bqual_len, &x.bqual)) {
+    return absl::DataLossError("XA_prepare event ends inside its xid");
+  }
+  x.one_phase = one_phase != 0;
+  return x;
+}
+
+bool QueryStatusVars::xid(uint64_t* out) const {
+  if (has_ddl_xid) {
+    *out = ddl_xid;
+    return true;
+  }
+  if (has_maria_xid) {
+    *out = maria_xid;
+    return true;
+  }
+  return false;
+}
+
+absl::StatusOr<QueryStatusVars> DecodeQueryStatusVars(
+    absl::string_view status_vars) {
+  ByteReader r(status_vars);
+  QueryStatusVars v;
+  while (!r.empty()) {
+    const size_t offset = r.pos();
+    uint8_t code;
+    r.U8(&code);
+    uint64_t x = 0;
+    bool ok = true;
+    switch (code) {
+      case kQFlags2:
+        ok = r.LeN(4, &x);
+        v.has_flags2 = true;
+        v.flags2 = static_cast<uint32_t>(x);
+        break;
+      case kQSqlMode:
+        ok = r.Le64(&v.sql_mode);
+        v.has_sql_mode = true;
+        break;
+      case kQCatalog:  // length, string, NUL
+        ok = LengthPrefixed(&r, &v.catalog) && r.Skip(1);
+        v.has_catalog = true;
+        break;
+      case kQAutoIncrement:
+        ok = r.Le16(&v.auto_increment_increment) &&
+             r.Le16(&v.auto_increment_offset);
+        v.has_auto_increment = true;
+        break;
+      case kQCharset:
+        ok = r.Le16(&v.charset_client) && r.Le16(&v.collation_connection) &&
+             r.Le16(&v.collation_server);
+        v.has_charset = true;
+        break;
+      case kQTimeZone:
+        ok = LengthPrefixed(&r, &v.time_zone);
+        v.has_time_zone = true;
+        break;
+      case kQCatalogNz:
+        ok = LengthPrefixed(&r, &v.catalog);
+        v.has_catalog = true;
+        break;
+      case kQLcTimeNames:
+        ok = r.Le16(&v.lc_time_names);
+        v.has_lc_time_names = true;
+        break;
+      case kQCharsetDatabase:
+        ok = r.Le16(&v.charset_database);
+        v.has_charset_database = true;
+        break;
+      case kQTableMapForUpdate:
+        ok = r.Le64(&v.table_map_for_update);
+        v.has_table_map_for_update = true;
+        break;
+      case kQMasterDataWritten:
+        ok = r.Le32(&v.master_data_written);
+        v.has_master_data_written = true;
+        break;
+      case kQInvoker:
+        ok = LengthPrefixed(&r, &v.invoker_user) &&
+             LengthPrefixed(&r, &v.invoker_host);
+        v.has_invoker = true;
+        break;
+      case kQUpdatedDbNames: {
+        uint8_t count;
+        ok = r.U8(&count);
+        v.has_updated_db_names = true;
+        if (!ok) break;
+        if (count > kMaxDbsInEvent) {  // 254: "too many", no names follow
+          v.updated_db_names_over_max = true;
+          break;
+        }
+        for (uint8_t i = 0; ok && i < count; ++i) {
+          absl::string_view name;
+          ok = NulTerminated(&r, &name);
+          if (ok) v.updated_db_names.push_back(name);
+        }
+        break;
+      }
+      case kQMicroseconds:
+        ok = r.LeN(3, &x);
+        v.has_microseconds = true;
+        v.microseconds = static_cast<uint32_t>(x);
+        break;
+      case kQExplicitDefaultsForTimestamp:
+        ok = r.U8(&v.explicit_defaults_for_timestamp);
+        v.has_explicit_defaults_for_timestamp = true;
+        break;
+      case kQDdlLoggedWithXid:
+        ok = r.Le64(&v.ddl_xid);
+        v.has_ddl_xid = true;
+        break;
+      case kQDefaultCollationForUtf8mb4:
+        ok = r.Le16(&v.default_collation_for_utf8mb4);
+        v.has_default_collation_for_utf8mb4 = true;
+        break;
+      case kQSqlRequirePrimaryKey:
+        ok = r.U8(&v.sql_require_primary_key);
+        v.has_sql_require_primary_key = true;
+        break;
+      case kQDefaultTableEncryption:
+        ok = r.U8(&v.default_table_encryption);
+        v.has_default_table_encryption = true;
+        break;
+      case kQHrnow:
+        ok = r.LeN(3, &x);
+        v.has_hrnow = true;
+        v.hrnow = static_cast<uint32_t>(x);
+        break;
+      case kQXid:
+        ok = r.Le64(&v.maria_xid);
+        v.has_maria_xid = true;
+        break;
+      case kQGtidFlags3:
+        ok = r.U8(&v.gtid_flags3);
+        v.has_gtid_flags3 = true;
+        if (ok && (v.gtid_flags3 & kFlagsExtraCommitOrRollbackAlter)) {
+          ok = r.Le64(&v.start_alter_seq_no);
+          v.has_start_alter_seq_no = true;
+        }
+        break;
+      default:
+        // Servers write the codes in increasing order and stop at the
+        // first one they do not know: its size is unknown.
+        v.stopped_at_unknown = true;
+        v.unknown_code = code;
+        v.unknown_offset = offset;
+        return v;
+    }
+    if (!ok) {
+      return absl::DataLossError(absl::StrCat(
+          "Query status variable ", code, " at offset ", offset,
+          " runs past the end of the ", status_vars.size(), "-byte block"));
+    }
+  }
+  return v;
+}
+
+}  // namespace binlog
