@@ -1,11 +1,11 @@
 // File: tests/testutil/corpus.h
 //
-// Access to the MariaDB binlog corpus (@mariadb_corpus, see
-// /work/shared/corpus/mariadb/README.md) from tests, and to the TSV digest of
+// Access to the MariaDB binlog corpus (tests/data/mariadb, see
+// its README.md) from tests, and to the TSV digest of
 // its manifests that //tests:corpus_manifest_tsv builds with
 // tests/testutil/manifest_to_tsv.py.
 //
-// A test using these needs data = ["@mariadb_corpus//:corpus"] (and
+// A test using these needs data = ["//tests/data/mariadb:corpus"] (and
 // ":corpus_manifest_tsv" for LoadCorpusManifest).
 //
 // Thread safety: thread-safe (no shared state).
@@ -28,10 +28,10 @@ namespace testutil {
 // The corpus scenarios the tests cover.
 const std::vector<std::string>& CorpusScenarios();
 
-// $TEST_SRCDIR/mariadb_corpus/<scenario>.
+// $TEST_SRCDIR/binlog_storage/tests/data/mariadb/<scenario>.
 std::string CorpusScenarioDir(absl::string_view scenario);
 
-// $TEST_SRCDIR/mariadb_corpus/<scenario>/binlogs/<name>.
+// $TEST_SRCDIR/binlog_storage/tests/data/mariadb/<scenario>/binlogs/<name>.
 std::string CorpusBinlogPath(absl::string_view scenario,
                              absl::string_view name);
 
