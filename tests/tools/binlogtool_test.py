@@ -574,6 +574,21 @@ class UsageTest(unittest.TestCase):
                 self.assertIn("Examples:", out)
 
 
+class VersionTest(unittest.TestCase):
+
+    def test_version_is_the_library_version(self):
+        with open(os.path.join(SRCDIR, "binlog_storage", "binlog",
+                               "version.h")) as f:
+            header = f.read()
+        parts = [re.search(r"#define BINLOG_VERSION_%s (\d+)" % p,
+                           header).group(1)
+                 for p in ("MAJOR", "MINOR", "PATCH")]
+        for args in (["--version"], ["version"]):
+            rc, out, err = run(*args)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(out, "binlogtool %s\n" % ".".join(parts))
+
+
 class HostileInputTest(unittest.TestCase):
     """Seeded random damage: the tool must never crash or emit bad JSON."""
 
