@@ -12,9 +12,8 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "io/codec.h"
 #include "io/file_system.h"
-#include "io/preallocator.h"
+#include "io/types.h"  // io::PreallocMode, io::Codec
 
 namespace binlog {
 

@@ -51,15 +51,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "io/types.h"
 
 namespace binlog {
 namespace io {
 
-enum class Codec : uint8_t {
-  kNone = 0,
-  kZstd = 1,
-  kLz4 = 2,
-};
+// Codec (kNone, kZstd, kLz4) is in io/types.h.
 
 // "none", "zstd", "lz4".
 const char* CodecName(Codec codec);

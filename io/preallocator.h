@@ -37,16 +37,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "io/file_system.h"
+#include "io/types.h"
 #include "sync/mutex.h"
 
 namespace binlog {
 namespace io {
 
-enum class PreallocMode {
-  kNone,       // no spare files
-  kFallocate,  // fallocate: space reserved, extents unwritten
-  kZeroFill,   // zeros written and synced
-};
+// PreallocMode (kNone, kFallocate, kZeroFill) is in io/types.h.
 
 const char* PreallocModeName(PreallocMode m);
 
