@@ -6,6 +6,7 @@
 // (Reader::payload_header()); the decoder is internal (binlog/payload.h).
 //
 // Thread safety: thread-compatible (a plain value).
+// Errors: none here; a Reader reports a malformed payload as DataLoss.
 
 #ifndef BINLOG_BINLOG_PAYLOAD_HEADER_H_
 #define BINLOG_BINLOG_PAYLOAD_HEADER_H_

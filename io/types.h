@@ -8,7 +8,8 @@
 // io/codec.h, io/sequential_reader.h, which are internal); this header
 // holds only the types, so the public headers need nothing internal.
 //
-// Thread safety: thread-safe (types only).
+// Thread safety: thread-safe (types only; no functions).
+// Errors: none.
 
 #ifndef BINLOG_IO_TYPES_H_
 #define BINLOG_IO_TYPES_H_
