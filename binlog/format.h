@@ -33,9 +33,18 @@ inline constexpr size_t kFlagsOffset = 17;      // 2 bytes
 // CRC32 footer size when checksums are on.
 inline constexpr size_t kChecksumSize = 4;
 
-// Largest event accepted by readers (MySQL's max_log_event_size is 1 GiB of
-// payload; the header and footer come on top).
+// Largest event, for the writer and every reader alike (one limit, so the
+// log never accepts what it cannot read back): MySQL's max_log_event_size
+// is 1 GiB of payload; the header and footer come on top. Commit refuses a
+// larger event with InvalidArgument; readers and recovery report one as
+// DataLoss.
 inline constexpr uint64_t kMaxEventSize = (1ull << 30) + kHeaderSize + 64;
+
+// Largest decompressed Transaction_payload (the events it holds), for the
+// writer and readers alike: Commit stores a transaction whose events would
+// decompress to more than this uncompressed, and ReaderOptions::
+// max_payload_size defaults to it.
+inline constexpr uint64_t kMaxPayloadSize = 1ull << 30;
 
 // log_pos is a 32-bit field, so no event may end past 4 GiB - 1 in a file.
 inline constexpr uint64_t kMaxFileOffset = 0xFFFFFFFFull;

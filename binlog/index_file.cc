@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -127,15 +128,13 @@ absl::StatusOr<std::vector<uint64_t>> ReadIndex(io::FileSystem* fs,
   return absl::NotFoundError(absl::StrCat("no index file ", path));
 }
 
-absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,
-                        const std::string& dir, const std::string& basename,
-                        const std::vector<uint64_t>& numbers) {
-  std::string content;
-  for (uint64_t n : numbers) {
-    absl::StrAppend(&content, "./", BinlogFileName(basename, n), "\n");
-  }
-  std::string tmp = io::JoinPath(dir, IndexTempFileName(basename));
-  std::string path = io::JoinPath(dir, IndexFileName(basename));
+namespace {
+
+// Replaces `path` with `content`: temporary file, fdatasync, rename,
+// directory fsync, so a crash leaves the old or the new content.
+absl::Status ReplaceFile(io::FileSystem* fs, io::Directory* dir_handle,
+                         const std::string& tmp, const std::string& path,
+                         absl::string_view content) {
   auto file = fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate);
   if (!file.ok()) return file.status();
   absl::Status s = (*file)->Write(0, content);
@@ -146,6 +145,84 @@ absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,
   s = fs->Rename(tmp, path);
   if (!s.ok()) return s;
   return dir_handle->Sync();
+}
+
+}  // namespace
+
+absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,
+                        const std::string& dir, const std::string& basename,
+                        const std::vector<uint64_t>& numbers) {
+  std::string content;
+  for (uint64_t n : numbers) {
+    absl::StrAppend(&content, "./", BinlogFileName(basename, n), "\n");
+  }
+  return ReplaceFile(fs, dir_handle,
+                     io::JoinPath(dir, IndexTempFileName(basename)),
+                     io::JoinPath(dir, IndexFileName(basename)), content);
+}
+
+std::string SyncRecordFileName(absl::string_view basename) {
+  return absl::StrCat(basename, ".recovery");
+}
+
+absl::StatusOr<std::vector<FileSyncRecord>> ReadSyncRecords(
+    io::FileSystem* fs, const std::string& dir, const std::string& basename) {
+  std::string path = io::JoinPath(dir, SyncRecordFileName(basename));
+  std::vector<FileSyncRecord> out;
+  auto content = ReadSmallFile(fs, path, 1 << 20);
+  if (absl::IsNotFound(content.status())) return out;
+  if (!content.ok()) return content.status();
+  int line_no = 0;
+  bool header = false;
+  for (absl::string_view line : absl::StrSplit(*content, '\n', absl::SkipEmpty())) {
+    ++line_no;
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+    if (!header) {
+      if (line != "binlog-recovery 1") break;
+      header = true;
+      continue;
+    }
+    FileSyncRecord r;
+    bool ok = f.size() == 6 && f[0] == "file" && f[2] == "sync" &&
+              f[4] == "window" && absl::SimpleAtoi(f[1], &r.first_file) &&
+              absl::SimpleAtoi(f[5], &r.unsynced_window) &&
+              (f[3] == "every_group" || f[3] == "every_n_groups" ||
+               f[3] == "never") &&
+              (out.empty() || r.first_file > out.back().first_file);
+    if (!ok) {
+      return absl::DataLossError(absl::StrCat(path, " line ", line_no,
+                                              ": malformed record '", line, "'"));
+    }
+    r.sync_policy = std::string(f[3]);
+    out.push_back(r);
+  }
+  if (!header) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": not a binlog-recovery file"));
+  }
+  return out;
+}
+
+absl::Status WriteSyncRecords(io::FileSystem* fs, io::Directory* dir_handle,
+                              const std::string& dir,
+                              const std::string& basename,
+                              const std::vector<FileSyncRecord>& records) {
+  std::string content = "binlog-recovery 1\n";
+  for (const FileSyncRecord& r : records) {
+    absl::StrAppend(&content, "file ", r.first_file, " sync ", r.sync_policy,
+                    " window ", r.unsynced_window, "\n");
+  }
+  std::string path = io::JoinPath(dir, SyncRecordFileName(basename));
+  return ReplaceFile(fs, dir_handle, absl::StrCat(path, ".tmp"), path, content);
+}
+
+const FileSyncRecord* SyncRecordFor(const std::vector<FileSyncRecord>& records,
+                                    uint64_t number) {
+  const FileSyncRecord* found = nullptr;
+  for (const FileSyncRecord& r : records) {
+    if (r.first_file <= number) found = &r;
+  }
+  return found;
 }
 
 }  // namespace binlog

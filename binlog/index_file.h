@@ -69,6 +69,32 @@ absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,
 
 // Reads a whole small file (index files, tests). Fails with
 // ResourceExhausted above `max_size`.
+// `<basename>.recovery`: how each file of the log was written, so that
+// recovery knows how far past the last fdatasync a crash can have torn the
+// file. One record per range of files: the records apply from their
+// `first_file` up to the next record's. Text, one record a line:
+//   binlog-recovery 1
+//   file <first_file> sync <every_group|every_n_groups|never> window <bytes>
+struct FileSyncRecord {
+  uint64_t first_file = 0;
+  std::string sync_policy;       // "every_group", "every_n_groups", "never"
+  uint64_t unsynced_window = 0;  // Options::max_unsynced_bytes then
+};
+std::string SyncRecordFileName(absl::string_view basename);
+// The records, oldest first; empty if the file does not exist. DataLoss
+// naming the file for a malformed one.
+absl::StatusOr<std::vector<FileSyncRecord>> ReadSyncRecords(
+    io::FileSystem* fs, const std::string& dir, const std::string& basename);
+// Replaces the file crash-safely (write a temporary, fdatasync, rename,
+// directory fsync).
+absl::Status WriteSyncRecords(io::FileSystem* fs, io::Directory* dir_handle,
+                              const std::string& dir,
+                              const std::string& basename,
+                              const std::vector<FileSyncRecord>& records);
+// The record that covers file `number`, or nullptr.
+const FileSyncRecord* SyncRecordFor(const std::vector<FileSyncRecord>& records,
+                                    uint64_t number);
+
 absl::StatusOr<std::string> ReadSmallFile(io::FileSystem* fs,
                                           const std::string& path,
                                           size_t max_size = 64 << 20);

@@ -20,6 +20,23 @@
 //     wake for all of them, coalesced under load).
 //   Purge: takes index_mu_ and files_mu_, never a pipeline role.
 //
+// Close and errors.
+//   Close() is the pipeline's closing operation: commits queued before it
+//   finish, then it writes the Stop event (unless the log is poisoned) and
+//   releases everything, inside the pipeline, so no later operation ever
+//   runs on a closed log. Every wait (for a sync round, a drain) is
+//   followed by a check of the pipeline's error: nothing is written after a
+//   failed fdatasync (a second fdatasync would report success for lost
+//   pages).
+//
+// The unsynced window (Options::max_unsynced_bytes). Under kEveryGroup the
+//   pipeline never lets more than the window be written past the last
+//   completed fdatasync (a larger transaction is written in window-sized
+//   pieces, each synced), and `<basename>.recovery` records the window for
+//   each file. Recovery uses it to tell a torn tail (damage within one
+//   window of the first bad event) from corruption (a valid event beyond
+//   it), which it refuses to cut.
+//
 // Invariants.
 //   - published_ only moves forward, always to an event boundary, and only to
 //     bytes that are durable under kEveryGroup (written under the other
@@ -34,6 +51,7 @@
 #include "binlog/log.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include <ctime>
@@ -49,7 +67,10 @@
 #include "binlog/log_source.h"
 #include "binlog/payload.h"
 #include "binlog/status_macros.h"
+#include "binlog/checksum.h"
 #include "binlog/transaction_boundary.h"
+#include "io/preallocator.h"
+#include "sync/group_commit.h"
 #include "sync/mutex.h"
 #include "sync/tail_notifier.h"
 
@@ -150,9 +171,13 @@ class LiveLog final : public LogSource {
 
   absl::Status Wait(uint64_t file, uint64_t offset,
                     absl::Time deadline) override {
+    // (file, offset) pairs compare in log order: a reader on a file listed
+    // but not yet published (offset 0 of a newer file) waits for it.
+    // seq_cst pairs with Publish(); see TailNotifier::Wait.
     auto more = [&]() {
-      uint64_t p = published();
-      return (p >> 32) > file || (p & 0xFFFFFFFFu) > offset;
+      uint64_t p = published_.load(std::memory_order_seq_cst);
+      uint64_t pf = p >> 32;
+      return pf > file || (pf == file && (p & 0xFFFFFFFFu) > offset);
     };
     if (notifier_.Wait(more, deadline)) return absl::OkStatus();
     if (ended_.load(std::memory_order_acquire)) {
@@ -197,6 +222,21 @@ namespace {
 
 // Room kept below the 32-bit offset limit for the Rotate/Stop event.
 constexpr uint64_t kEndReserve = 1024;
+// Room Commit keeps for the header events of a new file on top of the
+// largest header seen so far (Previous_gtids grows with the GTID state).
+constexpr uint64_t kHeaderSlack = 64 << 10;
+
+const char* SyncPolicyName(SyncPolicy p) {
+  switch (p) {
+    case SyncPolicy::kEveryGroup:
+      return "every_group";
+    case SyncPolicy::kEveryNGroups:
+      return "every_n_groups";
+    case SyncPolicy::kNever:
+      return "never";
+  }
+  return "unknown";
+}
 
 absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   if (basename.empty() || basename.find('/') != std::string::npos ||
@@ -212,6 +252,16 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   if (o.sync_policy == SyncPolicy::kEveryNGroups && o.sync_every_n == 0) {
     return absl::InvalidArgumentError("sync_every_n must be >= 1");
   }
+  if (o.max_group_bytes < (64 << 10) || o.max_group_bytes > (1ull << 30)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_group_bytes ", o.max_group_bytes, " outside [65536, 1073741824]"));
+  }
+  if (o.max_unsynced_bytes < o.max_group_bytes ||
+      o.max_unsynced_bytes > (1ull << 30)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_unsynced_bytes ", o.max_unsynced_bytes,
+        " outside [max_group_bytes (", o.max_group_bytes, "), 1073741824]"));
+  }
   if (!ServerVersionHasChecksumAlg(o.server_version) ||
       o.server_version.size() >= kFdeServerVersionLen) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -223,68 +273,167 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   return absl::OkStatus();
 }
 
+// The directory that holds `path` ("." for a relative name without '/').
+std::string ParentDirectory(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
 }  // namespace
 
-class Binlog::Hooks final : public sync::GroupCommitHooks {
+namespace internal {
+
+// Everything behind a Binlog. See the design comment at the top.
+class BinlogImpl final : public sync::GroupCommitHooks {
  public:
-  explicit Hooks(Binlog* log) : log_(log) {}
-  absl::Status Flush(sync::CommitGroup* g) override { return log_->FlushGroup(g); }
-  absl::Status Sync(sync::CommitGroup* first, sync::CommitGroup* last) override {
-    return log_->SyncGroups(first, last);
-  }
-  void GroupDone(sync::CommitGroup* g) override { log_->GroupDone(g); }
+  BinlogImpl(std::string dir, std::string basename, const Options& options);
+  ~BinlogImpl() override = default;
+
+  absl::Status OpenImpl();
+  absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
+  absl::Status Sync();
+  absl::Status Rotate();
+  absl::StatusOr<int> PurgeTo(uint64_t file_number);
+  absl::Status Close();
+  std::vector<LogFileInfo> ListFiles() const;
+  CommitPosition VisibleEnd() const;
+  LogStats stats() const;
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+
+  const std::shared_ptr<LiveLog>& live() const { return live_; }
+  io::FileSystem* fs() const { return fs_; }
+
+  const std::string dir_;
+  const std::string basename_;
+  RecoveryReport recovery_;
 
  private:
-  Binlog* log_;
+  // sync::GroupCommitHooks: the flush and sync stages.
+  absl::Status Flush(sync::CommitGroup* g) override;
+  absl::Status Sync(sync::CommitGroup* first, sync::CommitGroup* last) override;
+  void GroupDone(sync::CommitGroup* g) override;
+
+  absl::Status CreateLogDirectory();
+  absl::Status RecordSyncPolicy(uint64_t first_new_file,
+                                const std::vector<uint64_t>& indexed);
+  absl::Status RecoverLastFile(uint64_t number);
+  absl::Status CheckBeyondTornTail(const std::string& path, uint64_t bad_at,
+                                   uint64_t window, bool checksums);
+  absl::Status WriteGroup(uint64_t offset);
+  void PublishSynced(sync::CommitGroup* last);
+  absl::Status StartNewFile(uint64_t number, bool at_startup);
+  absl::Status CloseActiveFile(bool rotate, uint64_t next_number);
+  absl::Status CloseInPipeline();
+  absl::Status RotateNow();
+  absl::Status SyncNow();
+  absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
+  uint32_t Now() const;
+  absl::StatusOr<std::unique_ptr<io::WritableFile>> CreateLogFile(
+      const std::string& path, bool* from_spare);
+  absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
+  absl::Status PoisonedStatus(const absl::Status& cause) const;
+
+  Options options_;
+  io::FileSystem* fs_;
+  std::shared_ptr<LiveLog> live_;
+  std::unique_ptr<io::FileLock> lock_;
+  std::unique_ptr<io::Directory> dir_handle_;
+
+  // Stopped (not destroyed) by Close, so stats() may read it at any time.
+  std::unique_ptr<io::Preallocator> preallocator_;
+  uint64_t preallocated_size_ = 0;
+  bool startup_file_created_ = false;
+  std::unique_ptr<sync::GroupCommitPipeline> pipeline_;
+
+  // Serializes index rewrites (rotation and purge).
+  mutable sync::Mutex index_mu_;
+
+  // Flush-stage state (one thread at a time by the pipeline's roles).
+  std::unique_ptr<io::WritableFile> active_;
+  uint64_t active_number_ = 0;
+  uint64_t end_ = 0;         // written end of the active file
+  uint64_t header_end_ = 0;  // end of the active file's header events
+  TransactionBuffer header_buf_;
+  std::vector<absl::string_view> iov_;
+  std::vector<absl::string_view> piece_iov_;
+  // Sync-stage state.
+  uint64_t synced_end_ = 0;
+  uint32_t groups_since_sync_ = 0;
+
+  // kAfterWrite: the flush stage publishes a group only if no fdatasync
+  // failed before; the sync stage sets the flag under the same mutex, so a
+  // group written just after a failed sync is never shown to readers.
+  sync::Mutex publish_mu_;
+  bool sync_failed_ ABSL_GUARDED_BY(publish_mu_) = false;
+
+  // Set (release) inside Close's pipeline operation; read (acquire) by
+  // Commit/Sync/Rotate as a fast path (the pipeline is what guarantees
+  // that nothing runs after Close).
+  std::atomic<bool> closed_{false};
+  // Largest header seen (header_end_ of any file), for Commit's room check;
+  // written by the flush stage, read by committers (relaxed: a stale value
+  // only makes the later per-request check in Flush do the refusing).
+  std::atomic<uint64_t> largest_header_{0};
+
+  // Counters: written by the stage that owns them, read by stats().
+  std::atomic<uint64_t> fsyncs_{0};
+  std::atomic<uint64_t> bytes_written_{0};
+  std::atomic<uint64_t> fsync_micros_{0};
+  std::atomic<uint64_t> rotations_{0};
+  std::atomic<uint64_t> rotations_from_spare_{0};
+  std::atomic<uint64_t> rotations_waited_{0};
+  std::atomic<uint64_t> rejected_{0};
 };
 
-Binlog::Binlog(std::string dir, std::string basename, const Options& options)
+BinlogImpl::BinlogImpl(std::string dir, std::string basename,
+                       const Options& options)
     : dir_(std::move(dir)),
       basename_(std::move(basename)),
       options_(options),
       fs_(options.file_system != nullptr ? options.file_system
                                          : io::FileSystem::Default()),
-      live_(std::make_shared<internal::LiveLog>(
+      live_(std::make_shared<LiveLog>(
           dir_, basename_, absl::Microseconds(options.reader_wake_coalesce_us))),
       header_buf_(options.checksums) {
-  hooks_ = std::make_unique<Hooks>(this);
   sync::GroupCommitOptions go;
   go.sync_delay = absl::Microseconds(options_.sync_delay_us);
   go.sync_no_delay_count = options_.sync_no_delay_count;
-  pipeline_ = std::make_unique<sync::GroupCommitPipeline>(hooks_.get(), go);
+  go.max_group_bytes = options_.max_group_bytes;
+  go.max_unsynced_bytes = options_.max_unsynced_bytes;
+  pipeline_ = std::make_unique<sync::GroupCommitPipeline>(this, go);
   iov_.reserve(256);
 }
 
-Binlog::~Binlog() {
-  // Best effort: the caller did not call Close(); its error has nowhere to go.
-  if (!closed_.load()) Close().IgnoreError();
-}
-
-uint32_t Binlog::Now() const {
+uint32_t BinlogImpl::Now() const {
   if (options_.now_seconds) return options_.now_seconds();
   return static_cast<uint32_t>(::time(nullptr));
 }
 
-absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(
-    const std::string& dir, const std::string& basename,
-    const Options& options) {
-  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
-  std::unique_ptr<Binlog> log(new Binlog(dir, basename, options));
-  absl::Status s = log->OpenImpl();
-  if (!s.ok()) {
-    log->closed_.store(true);  // nothing to close
-    return s;
-  }
-  return log;
+absl::Status BinlogImpl::PoisonedStatus(const absl::Status& cause) const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the log stopped after an earlier error (reopen to recover): ",
+      cause.ToString()));
 }
 
-absl::Status Binlog::OpenImpl() {
-  if (options_.create_if_missing) {
-    BINLOG_RETURN_IF_ERROR(fs_->CreateDirectory(dir_));
-  } else {
-    BINLOG_ASSIGN_OR_RETURN(bool exists, fs_->Exists(dir_));
-    if (!exists) return absl::NotFoundError(absl::StrCat("no directory ", dir_));
+absl::Status BinlogImpl::CreateLogDirectory() {
+  BINLOG_ASSIGN_OR_RETURN(bool existed, fs_->Exists(dir_));
+  if (existed) return absl::OkStatus();
+  if (!options_.create_if_missing) {
+    return absl::NotFoundError(absl::StrCat("no directory ", dir_));
   }
+  BINLOG_RETURN_IF_ERROR(fs_->CreateDirectory(dir_));
+  // The new directory's entry lives in its parent: without this fsync a
+  // power cut can take the directory, and every file in it, away.
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::Directory> parent,
+                          fs_->OpenDirectory(ParentDirectory(dir_)));
+  return parent->Sync();
+}
+
+absl::Status BinlogImpl::OpenImpl() {
+  BINLOG_RETURN_IF_ERROR(CreateLogDirectory());
   BINLOG_ASSIGN_OR_RETURN(
       lock_, fs_->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock"))));
   BINLOG_ASSIGN_OR_RETURN(dir_handle_, fs_->OpenDirectory(dir_));
@@ -362,6 +511,7 @@ absl::Status Binlog::OpenImpl() {
   if (max_number + 1 > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
   }
+  BINLOG_RETURN_IF_ERROR(RecordSyncPolicy(max_number + 1, numbers));
   if (options_.preallocate != io::PreallocMode::kNone) {
     io::PreallocatorOptions po;
     po.fs = fs_;
@@ -380,7 +530,38 @@ absl::Status Binlog::OpenImpl() {
   return StartNewFile(max_number + 1, /*at_startup=*/true);
 }
 
-absl::Status Binlog::RemoveInterruptedRotation(uint64_t number, bool* removed) {
+absl::Status BinlogImpl::RecordSyncPolicy(uint64_t first_new_file,
+                                          const std::vector<uint64_t>& indexed) {
+  // A missing or unreadable record file is rewritten: it only loses the
+  // bound for older files (recovery then cuts as for an unknown policy).
+  auto read = ReadSyncRecords(fs_, dir_, basename_);
+  std::vector<FileSyncRecord> records;
+  if (read.ok()) records = std::move(*read);
+  FileSyncRecord now;
+  now.first_file = first_new_file;
+  now.sync_policy = SyncPolicyName(options_.sync_policy);
+  now.unsynced_window = options_.max_unsynced_bytes;
+  if (read.ok() && !records.empty() &&
+      records.back().sync_policy == now.sync_policy &&
+      records.back().unsynced_window == now.unsynced_window) {
+    return absl::OkStatus();  // the last record already covers the new file
+  }
+  // Records for files no longer in the log are dropped (the last one that
+  // starts at or before the oldest file still covers it).
+  uint64_t oldest = indexed.empty() ? first_new_file : indexed.front();
+  std::vector<FileSyncRecord> kept;
+  for (size_t i = 0; i < records.size(); ++i) {
+    bool superseded = i + 1 < records.size() && records[i + 1].first_file <= oldest;
+    if (!superseded && records[i].first_file < first_new_file) {
+      kept.push_back(records[i]);
+    }
+  }
+  kept.push_back(now);
+  // Durable before the new file exists: its commits rely on it.
+  return WriteSyncRecords(fs_, dir_handle_.get(), dir_, basename_, kept);
+}
+
+absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* removed) {
   // The file right after the last indexed one, not in the index: a
   // rotation was interrupted before its index update. Commits go only to
   // indexed files, so it holds no acknowledged transaction. Remove it if it
@@ -401,11 +582,10 @@ absl::Status Binlog::RemoveInterruptedRotation(uint64_t number, bool* removed) {
     auto reader = Reader::OpenFiles({path}, ro, fs_);
     if (!reader.ok()) return reader.status();
     Event ev;
+    // A file with our magic and no complete event at all (a torn
+    // Format_description) holds no transaction either.
     ours_and_empty = true;
-    int events = 0;
-    absl::Status s;
-    while ((s = (*reader)->Next(&ev)).ok()) {
-      ++events;
+    while ((*reader)->Next(&ev).ok()) {
       uint8_t t = ev.header.type;
       if (t != kFormatDescriptionEvent && t != kPreviousGtidsEvent &&
           t != kMariaGtidListEvent && t != kMariaBinlogCheckpointEvent) {
@@ -413,9 +593,6 @@ absl::Status Binlog::RemoveInterruptedRotation(uint64_t number, bool* removed) {
         break;
       }
     }
-    // A file with our magic and no complete event at all (a torn
-    // Format_description) holds no transaction either.
-    (void)events;
   }
   if (!ours_and_empty) return absl::OkStatus();
   BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
@@ -425,7 +602,7 @@ absl::Status Binlog::RemoveInterruptedRotation(uint64_t number, bool* removed) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<io::WritableFile>> Binlog::CreateLogFile(
+absl::StatusOr<std::unique_ptr<io::WritableFile>> BinlogImpl::CreateLogFile(
     const std::string& path, bool* from_spare) {
   *from_spare = false;
   // At Open no spare can be ready yet (and asking would start preparing
@@ -453,7 +630,81 @@ absl::StatusOr<std::unique_ptr<io::WritableFile>> Binlog::CreateLogFile(
   return f;
 }
 
-absl::Status Binlog::RecoverLastFile(uint64_t number) {
+absl::Status BinlogImpl::CheckBeyondTornTail(const std::string& path,
+                                             uint64_t bad_at, uint64_t window,
+                                             bool checksums) {
+  // A torn write under kEveryGroup damages at most the window after the
+  // last completed fdatasync, which ends at or before the first bad event
+  // (or inside it: the event may straddle the sync point). So a valid event
+  // that ends beyond bad_at + that event's size + window was durable before
+  // the crash, and the damage before it is not a torn tail.
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
+                          fs_->OpenReadable(path));
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
+  char hdr[kHeaderSize];
+  size_t got = 0;
+  uint64_t bad_size = kHeaderSize;
+  BINLOG_RETURN_IF_ERROR(f->Read(bad_at, kHeaderSize, hdr, &got));
+  if (got == kHeaderSize) {
+    uint64_t declared = LoadLe32(hdr + kEventSizeOffset);
+    if (declared >= kHeaderSize && declared <= kMaxEventSize) bad_size = declared;
+  }
+  const uint64_t reach = bad_at + bad_size + window;
+  if (reach >= size) return absl::OkStatus();
+  // Scan every offset after bad_at for an event header whose log_pos is its
+  // own end (what every event of a binlog file carries), ending beyond
+  // `reach`, with a valid checksum. Zeros (preallocated space) are skipped
+  // a word at a time.
+  constexpr size_t kChunk = 4 << 20;
+  std::string buf(kChunk + kHeaderSize, '\0');
+  std::string ev;
+  for (uint64_t base = bad_at + 1; base < size; base += kChunk) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk + kHeaderSize, size - base));
+    BINLOG_RETURN_IF_ERROR(f->Read(base, want, buf.data(), &got));
+    size_t limit = std::min(got, kChunk);
+    for (size_t i = 0; i < limit; ++i) {
+      if (i + 8 <= got && (i & 7) == 0) {
+        uint64_t w;
+        std::memcpy(&w, buf.data() + i, 8);
+        if (w == 0 && i + 8 + kHeaderSize <= got) {
+          i += 7;
+          continue;
+        }
+      }
+      if (i + kHeaderSize > got) break;
+      const char* p = buf.data() + i;
+      uint64_t off = base + i;
+      uint64_t esize = LoadLe32(p + kEventSizeOffset);
+      if (esize < kHeaderSize + (checksums ? kChecksumSize : 0) ||
+          esize > kMaxEventSize) {
+        continue;
+      }
+      uint64_t end = off + esize;
+      if (LoadLe32(p + kLogPosOffset) != static_cast<uint32_t>(end) ||
+          end > size || end <= reach) {
+        continue;
+      }
+      if (checksums) {
+        ev.resize(esize);
+        size_t evgot = 0;
+        BINLOG_RETURN_IF_ERROR(f->Read(off, esize, ev.data(), &evgot));
+        if (evgot != esize || !EventChecksumMatches(ev)) continue;
+      }
+      return absl::DataLossError(absl::StrCat(
+          path, ": offset ", bad_at,
+          ": damaged event, but a valid event lies at offset ", off,
+          " (ending at ", end, "), beyond what a torn write can reach (the "
+          "file was written with fdatasync per group and an unsynced window "
+          "of ", window, " bytes): this is corruption, not a crash tail; "
+          "nothing was changed. Options::recovery_mode = "
+          "kCutAtFirstBadEvent cuts the file at offset ", bad_at,
+          " anyway, losing what follows"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
   std::string name = BinlogFileName(basename_, number);
   std::string path = io::JoinPath(dir_, name);
   ReaderOptions ro;
@@ -500,21 +751,38 @@ absl::Status Binlog::RecoverLastFile(uint64_t number) {
     }
   }
   bool partial = false;
+  bool damaged = false;     // a bad event (not zeros, not a clean end)
+  uint64_t bad_at = 0;      // where the first bad or missing event starts
   if (absl::IsOutOfRange(s)) {
     if (!reader->torn_tails().empty()) {
       const TornTail& t = reader->torn_tails().front();
       partial = !t.zeros;
       reason = t.reason;
+      damaged = true;  // zeros may hide valid events after them too
+      bad_at = t.offset;
     } else if (pending > 0) {
       reason = "file ends inside a transaction";
     }
   } else if (absl::IsDataLoss(s)) {
     partial = true;
+    damaged = true;
+    bad_at = reader->position();
     reason = std::string(s.message());
   } else {
     return s;  // I/O error: change nothing
   }
   reader.reset();
+
+  // Which bound the writer kept for this file (see RecoveryMode).
+  auto records = ReadSyncRecords(fs_, dir_, basename_);
+  const FileSyncRecord* rec =
+      records.ok() ? SyncRecordFor(*records, number) : nullptr;
+  recovery_.sync_policy = rec != nullptr ? rec->sync_policy : "unknown";
+  if (damaged && options_.recovery_mode == RecoveryMode::kTornTailOnly &&
+      rec != nullptr && rec->sync_policy == "every_group") {
+    BINLOG_RETURN_IF_ERROR(CheckBeyondTornTail(path, bad_at, rec->unsynced_window,
+                                               fde.has_checksums()));
+  }
 
   BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
   recovery_.recovered = true;
@@ -527,8 +795,16 @@ absl::Status Binlog::RecoverLastFile(uint64_t number) {
 
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
                           fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
+  // Two steps, each durable before the next: first the cut, then the
+  // in-use flag. Pages reach the disk in any order before an fdatasync
+  // returns, so with one fdatasync a crash could persist the cleared flag
+  // without the cut: the file would claim a clean close, end in a torn
+  // event or half transaction, and never be recovered again.
   absl::Status ws = absl::OkStatus();
-  if (size > valid_end) ws = f->Truncate(valid_end);
+  if (size > valid_end) {
+    ws = f->Truncate(valid_end);
+    if (ws.ok()) ws = f->Sync();
+  }
   // Clear the in-use flag (one byte in place; the FDE checksum is defined
   // with the flag clear, so it stays valid).
   char flags_lo = 0;
@@ -548,7 +824,7 @@ absl::Status Binlog::RecoverLastFile(uint64_t number) {
   return cs;
 }
 
-absl::Status Binlog::StartNewFile(uint64_t number, bool at_startup) {
+absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
   std::string name = BinlogFileName(basename_, number);
   std::string path = io::JoinPath(dir_, name);
   bool from_spare = false;
@@ -579,6 +855,14 @@ absl::Status Binlog::StartNewFile(uint64_t number, bool at_startup) {
     AppendEmptyPreviousGtids(&header_buf_, now, options_.server_id);
   }
   uint64_t header_start = kMagicSize + fde.size();
+  if (header_start + header_buf_.size() + kEndReserve > options_.max_file_size &&
+      header_buf_.size() > options_.max_file_size / 2) {
+    file->Close().IgnoreError();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the file_header callback returned ", header_buf_.size(),
+        " bytes of header events for ", name,
+        ", more than half of max_file_size (", options_.max_file_size, ")"));
+  }
   if (!header_buf_.empty()) {
     header_buf_.Seal();
     header_buf_.Place(header_start);
@@ -604,16 +888,19 @@ absl::Status Binlog::StartNewFile(uint64_t number, bool at_startup) {
   active_ = std::move(file);
   active_number_ = number;
   end_ = synced_end_ = header_end_ = header_start + header_buf_.size();
+  if (header_end_ > largest_header_.load(std::memory_order_relaxed)) {
+    largest_header_.store(header_end_, std::memory_order_relaxed);
+  }
   groups_since_sync_ = 0;
   live_->Publish(number, end_);
   return absl::OkStatus();
 }
 
-absl::Status Binlog::WriteIndexLocked() {
+absl::Status BinlogImpl::WriteIndexLocked() {
   return WriteIndex(fs_, dir_handle_.get(), dir_, basename_, live_->Files());
 }
 
-absl::Status Binlog::CloseActiveFile(bool rotate, uint64_t next_number) {
+absl::Status BinlogImpl::CloseActiveFile(bool rotate, uint64_t next_number) {
   std::string ev;
   if (rotate) {
     std::string next = BinlogFileName(basename_, next_number);
@@ -651,7 +938,7 @@ absl::Status Binlog::CloseActiveFile(bool rotate, uint64_t next_number) {
   return s;
 }
 
-absl::Status Binlog::SyncNow() {
+absl::Status BinlogImpl::SyncNow() {
   absl::Time t0 = absl::Now();
   absl::Status s = active_->Sync();
   fsync_micros_.fetch_add(
@@ -664,7 +951,7 @@ absl::Status Binlog::SyncNow() {
   return absl::OkStatus();
 }
 
-absl::Status Binlog::RotateNow() {
+absl::Status BinlogImpl::RotateNow() {
   uint64_t next = active_number_ + 1;
   if (next > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
@@ -675,51 +962,100 @@ absl::Status Binlog::RotateNow() {
   return absl::OkStatus();
 }
 
-absl::Status Binlog::FlushGroup(sync::CommitGroup* g) {
-  if (closed_.load(std::memory_order_acquire)) {
-    return absl::FailedPreconditionError("the log is closed");
+absl::Status BinlogImpl::WriteGroup(uint64_t offset) {
+  const uint64_t window = options_.max_unsynced_bytes;
+  uint64_t total = 0;
+  for (absl::string_view v : iov_) total += v.size();
+  if (options_.sync_policy != SyncPolicy::kEveryGroup || total <= window) {
+    return active_->WriteV(offset, iov_);
   }
+  // Larger than the unsynced window (one large transaction: the pipeline
+  // made sure nothing else is unsynced): write it a window at a time, each
+  // piece synced before the next, so a crash can tear at most one window.
+  // The sync stage syncs the last piece with the group.
+  uint64_t pos = offset;
+  uint64_t in_piece = 0;
+  piece_iov_.clear();
+  for (absl::string_view v : iov_) {
+    while (!v.empty()) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(v.size(), window - in_piece));
+      piece_iov_.push_back(v.substr(0, n));
+      v.remove_prefix(n);
+      in_piece += n;
+      if (in_piece == window) {
+        BINLOG_RETURN_IF_ERROR(active_->WriteV(pos, piece_iov_));
+        pos += in_piece;
+        in_piece = 0;
+        piece_iov_.clear();
+        if (pos < offset + total) {
+          absl::Time t0 = absl::Now();
+          absl::Status s = active_->Sync();
+          fsync_micros_.fetch_add(
+              static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
+              std::memory_order_relaxed);
+          fsyncs_.fetch_add(1, std::memory_order_relaxed);
+          if (!s.ok()) return s;
+        }
+      }
+    }
+  }
+  if (!piece_iov_.empty()) BINLOG_RETURN_IF_ERROR(active_->WriteV(pos, piece_iov_));
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   // Rotation happens between groups: once the active file has reached
   // max_file_size, or when this group would cross the 32-bit offset limit.
   bool full = end_ >= options_.max_file_size ||
               end_ + g->bytes + kEndReserve > kMaxFileOffset;
   if (full && end_ > header_end_) {
-    pipeline_->DrainSync();  // every earlier group synced and published
+    // Every earlier group synced and published; if one failed meanwhile,
+    // nothing more may be written.
+    BINLOG_RETURN_IF_ERROR(pipeline_->DrainSync());
     BINLOG_RETURN_IF_ERROR(RotateNow());
-  }
-  if (end_ + g->bytes + kEndReserve > kMaxFileOffset) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "a commit group of ", g->bytes,
-        " bytes does not fit below the 4 GiB log_pos limit"));
   }
   if (preallocator_ != nullptr && end_ >= options_.max_file_size / 2) {
     preallocator_->Request();  // the next file, prepared in the background
   }
   uint64_t pos = end_;
+  uint64_t first = end_;
+  bool placed = false;
   iov_.clear();
   for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
     auto* txn = static_cast<TransactionBuffer*>(r->payload);
+    if (pos + r->bytes + kEndReserve > kMaxFileOffset) {
+      // Only possible in a new file whose header left less room than
+      // Commit assumed: refuse this transaction alone.
+      r->rejected = absl::ResourceExhaustedError(absl::StrCat(
+          "a transaction of ", r->bytes, " bytes does not fit below the "
+          "4 GiB log_pos limit after the ", header_end_,
+          " bytes of header events of ", BinlogFileName(basename_, active_number_)));
+      rejected_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     txn->Place(pos);
-    r->out[0] = active_number_;
-    r->out[1] = pos;
+    if (!placed) first = pos;
+    placed = true;
+    r->file = active_number_;
+    r->start = pos;
     pos += txn->size();
-    r->out[2] = pos;
+    r->end = pos;
     iov_.push_back(txn->data());
   }
-  BINLOG_RETURN_IF_ERROR(active_->WriteV(end_, iov_));
+  if (!iov_.empty()) BINLOG_RETURN_IF_ERROR(WriteGroup(end_));
   bytes_written_.fetch_add(pos - end_, std::memory_order_relaxed);
-  g->user[0] = active_number_;
-  g->user[1] = g->first->out[1];
-  g->user[2] = pos;
+  g->file = active_number_;
+  g->start = first;
+  g->end = pos;
   end_ = pos;
   if (options_.reader_visibility == ReaderVisibility::kAfterWrite) {
-    live_->Publish(active_number_, end_);
+    sync::MutexLock l(&publish_mu_);
+    if (!sync_failed_) live_->Publish(active_number_, end_);
   }
   return absl::OkStatus();
 }
 
-absl::Status Binlog::SyncGroups(sync::CommitGroup* first,
-                                sync::CommitGroup* last) {
+absl::Status BinlogImpl::Sync(sync::CommitGroup* first, sync::CommitGroup* last) {
   for (sync::CommitGroup* g = first; g != nullptr; g = g->next) {
     ++groups_since_sync_;
   }
@@ -738,37 +1074,41 @@ absl::Status Binlog::SyncGroups(sync::CommitGroup* first,
       static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
       std::memory_order_relaxed);
   fsyncs_.fetch_add(1, std::memory_order_relaxed);
-  if (!s.ok()) return s;
-  synced_end_ = last->user[2];
+  if (!s.ok()) {
+    sync::MutexLock l(&publish_mu_);
+    sync_failed_ = true;
+    return s;
+  }
+  synced_end_ = last->end;
   groups_since_sync_ = 0;
   PublishSynced(last);
   return absl::OkStatus();
 }
 
-void Binlog::PublishSynced(sync::CommitGroup* last) {
+void BinlogImpl::PublishSynced(sync::CommitGroup* last) {
   // Readers see the round here, in the sync stage, not in the commit stage
   // behind the ordered-commit callbacks of earlier rounds: a callback that
   // waits for a replica's acknowledgement (semi-sync) must not keep the
   // replica from reading the groups synced after its own. Sync rounds run
   // one at a time, in log order, so the published end only grows.
   if (options_.reader_visibility == ReaderVisibility::kAfterSync) {
-    live_->Publish(last->user[0], last->user[2]);
+    live_->Publish(last->file, last->end);
   }
 }
 
-void Binlog::GroupDone(sync::CommitGroup* g) {
+void BinlogImpl::GroupDone(sync::CommitGroup* g) {
   if (options_.on_group_commit) {
     GroupCommitInfo info;
-    info.file_number = g->user[0];
-    info.start = g->user[1];
-    info.end = g->user[2];
+    info.file_number = g->file;
+    info.start = g->start;
+    info.end = g->end;
     info.transactions = g->count;
     info.group_seq = g->seq;
     options_.on_group_commit(info);
   }
 }
 
-absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
+absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
   if (closed_.load(std::memory_order_acquire)) {
     return absl::FailedPreconditionError("the log is closed");
   }
@@ -781,11 +1121,26 @@ absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
         txn->checksums() ? "on" : "off", " but the log has them ",
         options_.checksums ? "on" : "off"));
   }
-  const uint64_t size = txn->size();
-  if (size + 64 * 1024 > kMaxFileOffset - kEndReserve) {
+  const uint64_t size = txn->appended_data().size();
+  const uint64_t room = kMaxFileOffset - kEndReserve -
+                        largest_header_.load(std::memory_order_relaxed) -
+                        kHeaderSlack;
+  if (size > room) {
     return absl::InvalidArgumentError(absl::StrCat(
         "transaction of ", size,
         " bytes cannot fit in a binlog file (log_pos is 32-bit)"));
+  }
+  // One limit for the writer and every reader (binlog/format.h): a log
+  // that accepts an event its readers reject has already lost it.
+  for (size_t i = 0; i < txn->appended_event_count(); ++i) {
+    uint64_t esize = txn->appended_event_size(i);
+    if (esize > kMaxEventSize) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "event ", i, " (", EventTypeName(txn->appended_event_type(i)),
+          ") of the transaction is ", esize,
+          " bytes, above the largest event readers and recovery accept "
+          "(kMaxEventSize = ", kMaxEventSize, " bytes)"));
+    }
   }
   // Compression (if on) and the per-byte checksum work happen here, in the
   // committing thread, outside the serial stages. `w` is `txn` or its
@@ -803,10 +1158,10 @@ absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
   req.payload = w;
   req.bytes = w->size();
   BINLOG_RETURN_IF_ERROR(pipeline_->Commit(&req));
-  return CommitPosition{req.out[0], req.out[1], req.out[2]};
+  return CommitPosition{req.file, req.start, req.end};
 }
 
-absl::Status Binlog::Sync() {
+absl::Status BinlogImpl::Sync() {
   if (closed_.load()) return absl::FailedPreconditionError("the log is closed");
   return pipeline_->RunExclusive([this]() -> absl::Status {
     if (synced_end_ < end_) {
@@ -821,7 +1176,7 @@ absl::Status Binlog::Sync() {
   });
 }
 
-absl::Status Binlog::Rotate() {
+absl::Status BinlogImpl::Rotate() {
   if (closed_.load()) return absl::FailedPreconditionError("the log is closed");
   return pipeline_->RunExclusive([this]() -> absl::Status {
     absl::Status s = RotateNow();
@@ -830,7 +1185,7 @@ absl::Status Binlog::Rotate() {
   });
 }
 
-absl::StatusOr<int> Binlog::PurgeTo(uint64_t file_number) {
+absl::StatusOr<int> BinlogImpl::PurgeTo(uint64_t file_number) {
   sync::MutexLock il(&index_mu_);
   std::vector<uint64_t> victims = live_->TakePurgeable(file_number);
   if (victims.empty()) return 0;
@@ -855,39 +1210,37 @@ absl::StatusOr<int> Binlog::PurgeTo(uint64_t file_number) {
   return removed;
 }
 
-absl::Status Binlog::Close() {
-  if (closed_.exchange(true)) {
-    return absl::FailedPreconditionError("the log is already closed");
-  }
-  absl::Status s = pipeline_->RunExclusive([this]() -> absl::Status {
+absl::Status BinlogImpl::CloseInPipeline() {
+  // Runs after every earlier request is done and no stage is busy; nothing
+  // runs after it.
+  closed_.store(true, std::memory_order_release);
+  absl::Status s = pipeline_->error();
+  if (!s.ok()) {
+    s = PoisonedStatus(s);  // write nothing after a failure
+  } else if (active_ != nullptr) {
     uint64_t number = active_number_;
-    absl::Status cs = CloseActiveFile(/*rotate=*/false, 0);
+    s = CloseActiveFile(/*rotate=*/false, 0);
     // The Stop event is durable: publish it, so waiting readers read to it
     // and then learn that the log ended.
-    if (cs.ok()) live_->Publish(number, end_);
-    live_->MarkClosed(cs.ok());
-    return cs;
-  });
-  if (!s.ok()) {
-    // Poisoned before (the exclusive operation did not run) or the close
-    // itself failed: readers stop at the last published end.
-    live_->MarkClosed(false);
-    if (active_ != nullptr) {
-      active_->Close().IgnoreError();  // the log already failed; keep `s`
-      active_.reset();
-    }
+    if (s.ok()) live_->Publish(number, end_);
   }
-  preallocator_.reset();  // removes spares not taken
+  live_->MarkClosed(s.ok());
+  if (active_ != nullptr) {
+    // Failed before or during the close: readers stop at the last
+    // published end, the file keeps its in-use flag for recovery.
+    active_->Close().IgnoreError();  // the error to report is `s`
+    active_.reset();
+  }
+  if (preallocator_ != nullptr) preallocator_->Stop();  // removes spares
   lock_.reset();
   return s;
 }
 
-absl::StatusOr<std::unique_ptr<Reader>> Binlog::NewReader(
-    const ReaderOptions& options) {
-  return std::unique_ptr<Reader>(new Reader(live_, options, fs_));
+absl::Status BinlogImpl::Close() {
+  return pipeline_->Close([this]() { return CloseInPipeline(); });
 }
 
-std::vector<LogFileInfo> Binlog::ListFiles() const {
+std::vector<LogFileInfo> BinlogImpl::ListFiles() const {
   std::vector<LogFileInfo> out;
   for (uint64_t n : live_->Files()) {
     out.push_back(LogFileInfo{n, BinlogFileName(basename_, n)});
@@ -895,18 +1248,19 @@ std::vector<LogFileInfo> Binlog::ListFiles() const {
   return out;
 }
 
-CommitPosition Binlog::VisibleEnd() const {
+CommitPosition BinlogImpl::VisibleEnd() const {
   uint64_t p = live_->published();
   return CommitPosition{p >> 32, p & 0xFFFFFFFFu, p & 0xFFFFFFFFu};
 }
 
-LogStats Binlog::stats() const {
+LogStats BinlogImpl::stats() const {
   sync::GroupCommitPipeline::Stats ps = pipeline_->stats();
   LogStats s;
   s.commits = ps.commits;
   s.groups = ps.groups;
   s.max_group_size = ps.max_group;
   s.sync_rounds = ps.sync_rounds;
+  s.queued_requests = ps.queued;
   s.fsyncs = fsyncs_.load(std::memory_order_relaxed);
   s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
   s.fsync_micros = fsync_micros_.load(std::memory_order_relaxed);
@@ -915,7 +1269,49 @@ LogStats Binlog::stats() const {
       preallocator_ != nullptr ? preallocator_->files_prepared() : 0;
   s.rotations_from_spare = rotations_from_spare_.load(std::memory_order_relaxed);
   s.rotations_waited = rotations_waited_.load(std::memory_order_relaxed);
+  s.rejected_commits = rejected_.load(std::memory_order_relaxed);
   return s;
 }
+
+}  // namespace internal
+
+Binlog::Binlog(std::unique_ptr<internal::BinlogImpl> impl)
+    : impl_(std::move(impl)) {}
+
+Binlog::~Binlog() {
+  // Best effort: the caller did not call Close(); its error has nowhere to go.
+  if (!impl_->closed()) impl_->Close().IgnoreError();
+}
+
+absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(
+    const std::string& dir, const std::string& basename,
+    const Options& options) {
+  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
+  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, options);
+  BINLOG_RETURN_IF_ERROR(impl->OpenImpl());
+  return std::unique_ptr<Binlog>(new Binlog(std::move(impl)));
+}
+
+absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
+  return impl_->Commit(txn);
+}
+absl::Status Binlog::Sync() { return impl_->Sync(); }
+absl::Status Binlog::Rotate() { return impl_->Rotate(); }
+absl::StatusOr<int> Binlog::PurgeTo(uint64_t file_number) {
+  return impl_->PurgeTo(file_number);
+}
+absl::Status Binlog::Close() { return impl_->Close(); }
+
+absl::StatusOr<std::unique_ptr<Reader>> Binlog::NewReader(
+    const ReaderOptions& options) {
+  return std::unique_ptr<Reader>(new Reader(impl_->live(), options, impl_->fs()));
+}
+
+std::vector<LogFileInfo> Binlog::ListFiles() const { return impl_->ListFiles(); }
+CommitPosition Binlog::VisibleEnd() const { return impl_->VisibleEnd(); }
+const RecoveryReport& Binlog::recovery() const { return impl_->recovery_; }
+LogStats Binlog::stats() const { return impl_->stats(); }
+const std::string& Binlog::dir() const { return impl_->dir_; }
+const std::string& Binlog::basename() const { return impl_->basename_; }
 
 }  // namespace binlog

@@ -28,9 +28,12 @@
 // reads the index, and recovers the last file if it was not closed cleanly:
 // the file is cut at the end of its last complete, checksum-valid
 // transaction (torn events, half transactions and zeros after it are
-// removed so they can never be mistaken for events), its in-use flag is
-// cleared, and the cut is made durable. recovery() tells what was cut. Then
-// a new file is started, as MySQL does after every server start.
+// removed so they can never be mistaken for events) and the cut is made
+// durable; only then is its in-use flag cleared and that made durable, so a
+// crash at any point of recovery leaves a file that is either still marked
+// in use or clean. Damage a crash cannot explain is refused, not cut (see
+// RecoveryMode). recovery() tells what was cut. Then a new file is started,
+// as MySQL does after every server start.
 //
 // Thread safety: thread-safe. Any number of threads may call Commit()
 // concurrently; commits are ordered by the positions they return, and
@@ -55,21 +58,16 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "sync/mutex.h"
 #include "binlog/options.h"
 #include "binlog/reader.h"
 #include "binlog/transaction.h"
-#include "io/file_system.h"
-#include "io/preallocator.h"
-#include "sync/group_commit.h"
 
 namespace binlog {
 
 namespace internal {
-class LiveLog;
+class BinlogImpl;
 }  // namespace internal
 
 // Where a committed transaction lives.
@@ -88,6 +86,9 @@ struct RecoveryReport {
   uint64_t events_cut = 0;       // complete events removed (half transactions)
   bool partial_event_cut = false;  // a torn event was removed too
   std::string reason;            // why the scan stopped where it did
+  // The sync policy the file was written under, as `<basename>.recovery`
+  // records it ("every_group", "every_n_groups", "never"), or "unknown".
+  std::string sync_policy;
   std::vector<std::string> ignored_files;  // binlog-named files not in the index
   // Files of an interrupted rotation that were removed: named right after
   // the last indexed file, not indexed, and empty (zeros, or header events
@@ -107,6 +108,12 @@ struct LogStats {
   uint64_t files_preallocated = 0;   // spares prepared in the background
   uint64_t rotations_from_spare = 0; // rotations that renamed a ready spare
   uint64_t rotations_waited = 0;     // rotations that created the file
+  // Commits and operations (Sync, Rotate, Close) waiting for their turn in
+  // the commit pipeline right now.
+  uint64_t queued_requests = 0;
+  // Commits refused alone in the serial section (a transaction that did not
+  // fit below the 4 GiB offset limit even in a new file).
+  uint64_t rejected_commits = 0;
 };
 
 struct LogFileInfo {
@@ -144,18 +151,26 @@ class Binlog {
   // txn->appended_data() still holds the events as appended (see
   // TransactionBuffer).
   // Errors: InvalidArgument for an empty buffer, a buffer whose checksum
-  // setting differs from the log's, or a transaction that cannot fit below
-  // the 4 GiB offset limit even in a new file; FailedPrecondition after
-  // Close() or once the log is poisoned; the I/O error that poisoned it for
-  // the commits of the group that hit it.
+  // setting differs from the log's, an event larger than kMaxEventSize
+  // (the limit readers and recovery apply; the message names the event and
+  // the limit), or a transaction that cannot fit below the 4 GiB offset
+  // limit even in a new file; ResourceExhausted if the file header a
+  // rotation wrote leaves too little room for it (nothing is written, the
+  // log goes on); FailedPrecondition after Close() or once the log is
+  // poisoned; the I/O error that poisoned it for the commits of the group
+  // that hit it. With compression, a transaction whose events would
+  // decompress to more than kMaxPayloadSize is stored uncompressed.
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
 
   // Makes everything committed so far durable now (for kNever and
-  // kEveryNGroups users), then publishes it.
+  // kEveryNGroups users), then publishes it. Runs between commit groups.
+  // Errors: FailedPrecondition after Close() or once the log is poisoned
+  // (also by a group that failed while this call waited for its turn); the
+  // fdatasync error, which poisons the log.
   absl::Status Sync();
 
   // Closes the active file with a Rotate event and starts a new one
-  // (FLUSH BINARY LOGS). Runs between commit groups.
+  // (FLUSH BINARY LOGS). Runs between commit groups. Errors as Sync().
   absl::Status Rotate();
 
   // Deletes the files numbered below `file_number` (PURGE BINARY LOGS TO),
@@ -163,11 +178,19 @@ class Binlog {
   // purging stops at the first such file. The index is rewritten first
   // (crash-safe), then the files are removed. Does not block commits.
   // Returns the number of files deleted.
-  absl::StatusOr<int> PurgeTo(uint64_t file_number)
-      ABSL_LOCKS_EXCLUDED(index_mu_);
+  absl::StatusOr<int> PurgeTo(uint64_t file_number);
 
-  // Writes a Stop event, clears the in-use flag, syncs, releases the lock.
-  // Later calls fail with FailedPrecondition. Readers see the end of the log.
+  // Closes the log: runs after every Commit, Sync and Rotate that started
+  // before it has finished (they complete normally), writes a Stop event,
+  // makes it durable, clears the in-use flag, makes that durable, removes
+  // unused preallocated space and spare files, and releases the lock.
+  // Calls that start after Close (and a second Close) fail with
+  // FailedPrecondition. Readers see the end of the log.
+  // Errors: if the log was poisoned before Close ran (also by a group that
+  // failed while Close waited for its turn), nothing is written: the file
+  // keeps its in-use flag for the next Open to recover, the log is closed
+  // all the same, and the poisoning error is returned. A write or sync
+  // error of the close itself is returned the same way.
   absl::Status Close();
 
   // A tailing reader of this log. See binlog/reader.h.
@@ -180,76 +203,15 @@ class Binlog {
   // The end readers may read up to now: (file number, offset).
   CommitPosition VisibleEnd() const;
 
-  const RecoveryReport& recovery() const { return recovery_; }
+  const RecoveryReport& recovery() const;
   LogStats stats() const;
-  const std::string& dir() const { return dir_; }
-  const std::string& basename() const { return basename_; }
+  const std::string& dir() const;
+  const std::string& basename() const;
 
  private:
-  class Hooks;
-  friend class Hooks;
+  explicit Binlog(std::unique_ptr<internal::BinlogImpl> impl);
 
-  Binlog(std::string dir, std::string basename, const Options& options);
-
-  absl::Status OpenImpl();
-  absl::Status RecoverLastFile(uint64_t number);
-
-  // The "stage" methods below run in one thread at a time by construction:
-  // the flush stage (Flush, rotation, exclusive operations) and the sync
-  // stage (Sync) of the group-commit pipeline. The state they use is owned
-  // by those roles rather than guarded by a mutex; see log.cc.
-  absl::Status FlushGroup(sync::CommitGroup* group);
-  absl::Status SyncGroups(sync::CommitGroup* first, sync::CommitGroup* last);
-  void PublishSynced(sync::CommitGroup* last);
-  void GroupDone(sync::CommitGroup* group);
-  absl::Status StartNewFile(uint64_t number, bool at_startup);
-  absl::Status CloseActiveFile(bool rotate, uint64_t next_number);
-  absl::Status RotateNow();
-  absl::Status SyncNow();
-  absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
-  uint32_t Now() const;
-  absl::StatusOr<std::unique_ptr<io::WritableFile>> CreateLogFile(
-      const std::string& path, bool* from_spare);
-  absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
-
-  const std::string dir_;
-  const std::string basename_;
-  Options options_;
-  io::FileSystem* fs_;
-  std::shared_ptr<internal::LiveLog> live_;
-  std::unique_ptr<io::FileLock> lock_;
-  std::unique_ptr<io::Directory> dir_handle_;
-  RecoveryReport recovery_;
-
-  std::unique_ptr<io::Preallocator> preallocator_;
-  uint64_t preallocated_size_ = 0;
-  bool startup_file_created_ = false;
-  std::unique_ptr<Hooks> hooks_;
-  std::unique_ptr<sync::GroupCommitPipeline> pipeline_;
-
-  // Serializes index rewrites (rotation and purge).
-  mutable sync::Mutex index_mu_;
-
-  // Flush-stage state (see above).
-  std::unique_ptr<io::WritableFile> active_;
-  uint64_t active_number_ = 0;
-  uint64_t end_ = 0;         // written end of the active file
-  uint64_t header_end_ = 0;  // end of the active file's header events
-  TransactionBuffer header_buf_;
-  std::vector<absl::string_view> iov_;
-  // Sync-stage state.
-  uint64_t synced_end_ = 0;
-  uint32_t groups_since_sync_ = 0;
-
-  std::atomic<bool> closed_{false};
-
-  // Counters: written by the stage that owns them, read by stats().
-  std::atomic<uint64_t> fsyncs_{0};
-  std::atomic<uint64_t> bytes_written_{0};
-  std::atomic<uint64_t> fsync_micros_{0};
-  std::atomic<uint64_t> rotations_{0};
-  std::atomic<uint64_t> rotations_from_spare_{0};
-  std::atomic<uint64_t> rotations_waited_{0};
+  std::unique_ptr<internal::BinlogImpl> impl_;
 };
 
 }  // namespace binlog

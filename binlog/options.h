@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "binlog/format.h"
 #include "io/file_system.h"
 #include "io/types.h"  // io::PreallocMode, io::Codec
 
@@ -52,6 +53,24 @@ enum class ReaderVisibility {
   // As soon as the group is written (before its fdatasync). Lower latency
   // for readers; a reader may see transactions a power loss then removes.
   kAfterWrite,
+};
+
+// How Open treats damage in the last file (the file a crash interrupted).
+enum class RecoveryMode {
+  // Cut only what a crash can explain. The file is cut at the end of its
+  // last complete transaction when what follows is a torn tail. When the
+  // file was written under SyncPolicy::kEveryGroup and a valid event ends
+  // further past the first bad event than one unsynced window
+  // (Options::max_unsynced_bytes when the file was written, plus the bad
+  // event's declared size) can reach, the damage is media corruption, not
+  // a torn write: Open fails with DataLoss naming the file and offset and
+  // changes nothing. Files written under the other policies (and files
+  // whose policy is unknown) have no such bound and are cut.
+  kTornTailOnly,
+  // Cut at the end of the last complete transaction before the first bad
+  // event, whatever follows (salvage: acknowledged transactions after the
+  // damage are lost). recovery() reports what was cut.
+  kCutAtFirstBadEvent,
 };
 
 // What the ordered-commit callback is told about a group.
@@ -130,6 +149,25 @@ struct Options {
   uint32_t sync_no_delay_count = 0;
 
   ReaderVisibility reader_visibility = ReaderVisibility::kAfterSync;
+
+  // Largest commit group in bytes (LevelDB caps its write groups the same
+  // way): a group is written with one pwritev and synced once, so the cap
+  // bounds the latency one group adds to its first committer and the bytes
+  // a crash can tear. A transaction larger than this is a group of its own.
+  // 64 KiB .. 1 GiB.
+  uint64_t max_group_bytes = 4 << 20;
+  // Under kEveryGroup, the log never writes more than this many bytes past
+  // the end its last completed fdatasync covers: the flush stage waits for
+  // sync rounds before writing ahead, and a transaction larger than this is
+  // written in pieces of this size, each synced before the next. So after
+  // a crash, damage further than this past the first bad byte cannot be a
+  // torn tail (see recovery_mode). Recorded for every file in
+  // `<basename>.recovery`, where recovery reads it. >= max_group_bytes,
+  // <= 1 GiB.
+  uint64_t max_unsynced_bytes = 8 << 20;
+
+  // What Open does when the last file is damaged beyond a torn tail.
+  RecoveryMode recovery_mode = RecoveryMode::kTornTailOnly;
 
   // Tailing readers that caught up are woken at most once per this many
   // microseconds while commits keep coming (see sync/tail_notifier.h): a
@@ -246,8 +284,10 @@ struct ReaderOptions {
   // Largest decompressed payload accepted (kDecoded); a payload that
   // declares or inflates to more is DataLoss, and nothing near that size
   // is allocated for a payload that only claims it. Default 1 GiB
-  // (MySQL's max_log_event_size).
-  size_t max_payload_size = size_t{1} << 30;
+  // (MySQL's max_log_event_size), the limit the writer enforces
+  // (kMaxPayloadSize): a reader with the default reads every payload the
+  // log accepts.
+  size_t max_payload_size = kMaxPayloadSize;
 };
 
 }  // namespace binlog

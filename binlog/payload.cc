@@ -95,6 +95,10 @@ absl::StatusOr<TransactionBuffer*> PayloadPacker::Pack(
     inner_written += size;
   }
   if (inner < c.threshold) return txn;
+  // A payload readers would refuse to expand (ReaderOptions::
+  // max_payload_size defaults to this limit) is not written: the events go
+  // out plainly instead.
+  if (inner > kMaxPayloadSize) return txn;
 
   if (txn->pack_ == nullptr) {
     txn->pack_ = std::unique_ptr<PackState, void (*)(PackState*)>(

@@ -240,6 +240,15 @@ absl::Status Reader::OpenFile(uint64_t number) {
 
 absl::Status Reader::ReadFormatDescription() {
   uint64_t limit = source_->Limit(file_number_);
+  if (source_->live() && limit == 0) {
+    // A rotation lists the new file before it publishes it: nothing of it
+    // is readable yet. Caught up, like at the end of a published file; the
+    // next Next() reads the header (WaitForMore waits for it).
+    need_fde_ = true;
+    return absl::OutOfRangeError(absl::StrCat(
+        source_->FileName(file_number_), " is not published yet"));
+  }
+  need_fde_ = false;
   absl::string_view got;
   BINLOG_RETURN_IF_ERROR(Fill(0, kMagicSize + kHeaderSize, limit, &got));
   size_t avail = got.size();
@@ -293,6 +302,7 @@ absl::Status Reader::Next(Event* ev) {
     }
   }
   for (;;) {
+    if (need_fde_) BINLOG_RETURN_IF_ERROR(ReadFormatDescription());
     if (file_done_) {
       uint64_t next = source_->NextFile(file_number_);
       if (next == 0) {

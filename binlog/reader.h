@@ -190,6 +190,7 @@ class Reader {
   bool has_checksums_ = false;
   bool file_done_ = false;  // Rotate seen or end reached
   bool fde_pending_return_ = false;
+  bool need_fde_ = false;   // the file is listed but not yet published
   uint64_t pos_ = 0;
 
   // The read-ahead reader of file_ (windows of ReaderOptions::buffer_size)

@@ -43,6 +43,7 @@ namespace binlog {
 class Binlog;
 
 namespace internal {
+class BinlogImpl;
 class PayloadPacker;
 struct PackState;
 }  // namespace internal
@@ -99,9 +100,18 @@ class TransactionBuffer {
   absl::string_view appended_data() const {
     return absl::string_view(buf_.get(), size_);
   }
+  // The events as appended, one by one: their number, and the size and
+  // type of event `i` (from its header).
+  size_t appended_event_count() const { return events_.size(); }
+  uint64_t appended_event_size(size_t i) const {
+    return events_[i].end - events_[i].offset;
+  }
+  uint8_t appended_event_type(size_t i) const {
+    return static_cast<uint8_t>(buf_[events_[i].offset + 4]);
+  }
 
  private:
-  friend class Binlog;
+  friend class internal::BinlogImpl;
   friend class internal::PayloadPacker;
 
   struct EventMeta {

@@ -56,12 +56,7 @@
 namespace binlog {
 namespace io {
 
-// Codec (kNone, kZstd, kLz4) is in io/types.h.
-
-// "none", "zstd", "lz4".
-const char* CodecName(Codec codec);
-// Parses a CodecName; false for anything else.
-bool ParseCodec(absl::string_view name, Codec* codec);
+// Codec (kNone, kZstd, kLz4), CodecName and ParseCodec are in io/types.h.
 
 // Level used when the caller passes 0: zstd 3 (MySQL's default
 // binlog_transaction_compression_level_zstd), lz4 0 (LZ4's fast mode).

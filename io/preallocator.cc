@@ -10,15 +10,6 @@
 namespace binlog {
 namespace io {
 
-const char* PreallocModeName(PreallocMode m) {
-  switch (m) {
-    case PreallocMode::kNone: return "none";
-    case PreallocMode::kFallocate: return "fallocate";
-    case PreallocMode::kZeroFill: return "zerofill";
-  }
-  return "none";
-}
-
 Preallocator::Preallocator(const PreallocatorOptions& options)
     : options_(options) {}
 
@@ -51,7 +42,9 @@ absl::StatusOr<std::unique_ptr<Preallocator>> Preallocator::Start(
   return p;
 }
 
-Preallocator::~Preallocator() {
+Preallocator::~Preallocator() { Stop(); }
+
+void Preallocator::Stop() {
   {
     sync::MutexLock l(&mu_);
     stop_ = true;

@@ -43,9 +43,8 @@
 namespace binlog {
 namespace io {
 
-// PreallocMode (kNone, kFallocate, kZeroFill) is in io/types.h.
-
-const char* PreallocModeName(PreallocMode m);
+// PreallocMode (kNone, kFallocate, kZeroFill) and PreallocModeName are in
+// io/types.h.
 
 struct PreallocatorOptions {
   FileSystem* fs = nullptr;
@@ -81,6 +80,10 @@ class Preallocator {
   void Retry();
 
   uint64_t files_prepared() const { return prepared_.load(); }
+
+  // Stops the thread and removes the spares not taken. Idempotent; the
+  // destructor calls it. TakeReady() finds nothing afterwards.
+  void Stop();
 
  private:
   explicit Preallocator(const PreallocatorOptions& options);

@@ -4,17 +4,21 @@
 //   PreallocMode  how the log prepares new binlog files
 //   Codec         the compression of Transaction_payload events
 //   SequentialReaderStats  I/O counters of a reader (Reader::io_stats())
-// Their behavior lives with the code that uses them (io/preallocator.h,
-// io/codec.h, io/sequential_reader.h, which are internal); this header
-// holds only the types, so the public headers need nothing internal.
+// and their names (PreallocModeName, CodecName, ParseCodec), for flags and
+// messages. Their behavior lives with the code that uses them
+// (io/preallocator.h, io/codec.h, io/sequential_reader.h, which are
+// internal); this header holds only the types, so the public headers need
+// nothing internal.
 //
-// Thread safety: thread-safe (types only; no functions).
-// Errors: none.
+// Thread safety: thread-safe (types and pure functions).
+// Errors: none (ParseCodec returns false for an unknown name).
 
 #ifndef BINLOG_IO_TYPES_H_
 #define BINLOG_IO_TYPES_H_
 
 #include <cstdint>
+
+#include "absl/strings/string_view.h"
 
 namespace binlog {
 namespace io {
@@ -26,6 +30,9 @@ enum class PreallocMode {
   kZeroFill,   // zeros written and synced
 };
 
+// "none", "fallocate", "zerofill".
+const char* PreallocModeName(PreallocMode m);
+
 // Compression of Transaction_payload events (Options::compression). The
 // values are this library's, not the on-disk compression type field.
 enum class Codec : uint8_t {
@@ -33,6 +40,11 @@ enum class Codec : uint8_t {
   kZstd = 1,  // what MySQL 8.0.20+ writes and reads
   kLz4 = 2,   // an extension only this library reads
 };
+
+// "none", "zstd", "lz4".
+const char* CodecName(Codec codec);
+// Parses a CodecName; false for anything else.
+bool ParseCodec(absl::string_view name, Codec* codec);
 
 // I/O counters of a binlog::Reader's read-ahead (Reader::io_stats()), since
 // the reader was created. Read calls and bytes count both the reading

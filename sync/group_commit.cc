@@ -53,6 +53,10 @@ void GroupCommitPipeline::FreeGroup(CommitGroup* g) {
   free_groups_ = g;
 }
 
+absl::Status GroupCommitPipeline::ClosedStatus() {
+  return absl::FailedPreconditionError("the log is closed");
+}
+
 absl::Status GroupCommitPipeline::PoisonedStatus() const {
   return absl::FailedPreconditionError(absl::StrCat(
       "the log stopped after an earlier error (reopen to recover): ",
@@ -98,7 +102,9 @@ absl::Status GroupCommitPipeline::Commit(CommitRequest* req) {
   bool lead;
   {
     MutexLock l(&mu_);
-    if (!error_.ok()) return PoisonedStatus();
+    if (closed_) return ClosedStatus();
+    // A poisoned pipeline still takes a Close(): it must run to clean up.
+    if (!error_.ok() && !req->closes) return PoisonedStatus();
     if (fq_tail_ != nullptr) {
       fq_tail_->next = req;
     } else {
@@ -132,9 +138,82 @@ absl::Status GroupCommitPipeline::RunExclusive(std::function<absl::Status()> fn)
   return Commit(&req);
 }
 
-void GroupCommitPipeline::DrainSync() {
+absl::Status GroupCommitPipeline::Close(std::function<absl::Status()> fn) {
+  CommitRequest req;
+  req.exclusive = &fn;
+  req.closes = true;
+  return Commit(&req);
+}
+
+absl::Status GroupCommitPipeline::DrainSync() { return WaitDrained(); }
+
+absl::Status GroupCommitPipeline::WaitDrained() {
   MutexLock l(&mu_);
+  ++draining_;
   while (sync_active_ || pending_rounds_ > 0) drained_cv_.Wait(&mu_);
+  --draining_;
+  // Every wait is a place where the world changed: a round that failed
+  // while we waited poisoned the pipeline, and nothing may be written after
+  // it (a later fdatasync could report success for lost pages).
+  if (!error_.ok()) return PoisonedStatus();
+  return absl::OkStatus();
+}
+
+bool GroupCommitPipeline::closed() const {
+  MutexLock l(&mu_);
+  return closed_;
+}
+
+bool GroupCommitPipeline::FailQueue(CommitRequest* self) {
+  const absl::Status s = closed_ ? ClosedStatus() : PoisonedStatus();
+  CommitRequest* r = fq_head_;
+  while (r != nullptr && !(r->closes && !closed_)) {
+    CommitRequest* next = r->next;  // I4: read before kDone
+    fq_bytes_ -= r->bytes;
+    r->status = Unshared(s);
+    Hand(r, kDone);
+    r = next;
+  }
+  fq_head_ = r;
+  if (r == nullptr) {
+    fq_tail_ = nullptr;
+    fq_bytes_ = 0;
+    flush_active_ = false;
+    return true;
+  }
+  if (r == self) return false;
+  Hand(r, kFlushLeader);  // I1, I3: the Close is now the head
+  return true;
+}
+
+void GroupCommitPipeline::RunExclusiveRequest(CommitRequest* self) {
+  fq_head_ = self->next;
+  if (fq_head_ == nullptr) fq_tail_ = nullptr;
+  self->next = nullptr;
+  mu_.Unlock();
+  // Always drain, even on a poisoned pipeline: a Close must not clean up
+  // under a sync round that is still in the owner's I/O.
+  absl::Status pre = WaitDrained();
+  mu_.Lock();
+  if (closed_) pre = ClosedStatus();
+  const bool run = pre.ok() || (self->closes && !closed_);
+  mu_.Unlock();
+  absl::Status s = run ? (*self->exclusive)() : pre;
+  mu_.Lock();
+  self->status = s;
+  self->state.store(kDone, std::memory_order_relaxed);
+  if (self->closes) {
+    closed_ = true;
+    CommitRequest* rest = fq_head_;
+    fq_head_ = fq_tail_ = nullptr;
+    fq_bytes_ = 0;
+    flush_active_ = false;
+    FailAll(rest, ClosedStatus());
+  } else if (fq_head_ != nullptr) {
+    Hand(fq_head_, kFlushLeader);
+  } else {
+    flush_active_ = false;
+  }
 }
 
 void GroupCommitPipeline::Poison(const absl::Status& error) {
@@ -150,30 +229,12 @@ absl::Status GroupCommitPipeline::error() const {
 void GroupCommitPipeline::RunFlushLeader(CommitRequest* self) {
   mu_.Lock();
   // I3: self is the head of the flush queue.
-  if (!error_.ok()) {
-    CommitRequest* all = fq_head_;
-    fq_head_ = fq_tail_ = nullptr;
-    fq_bytes_ = 0;
-    flush_active_ = false;
-    FailAll(all, PoisonedStatus());
+  if ((closed_ || !error_.ok()) && FailQueue(self)) {
     mu_.Unlock();
     return;
   }
   if (self->exclusive != nullptr) {
-    fq_head_ = self->next;
-    if (fq_head_ == nullptr) fq_tail_ = nullptr;
-    self->next = nullptr;
-    mu_.Unlock();
-    DrainSync();
-    absl::Status s = (*self->exclusive)();
-    mu_.Lock();
-    self->status = s;
-    self->state.store(kDone, std::memory_order_relaxed);
-    if (fq_head_ != nullptr) {
-      Hand(fq_head_, kFlushLeader);
-    } else {
-      flush_active_ = false;
-    }
+    RunExclusiveRequest(self);
     mu_.Unlock();
     return;
   }
@@ -184,21 +245,20 @@ void GroupCommitPipeline::RunFlushLeader(CommitRequest* self) {
     flush_cv_.Wait(&mu_);
   }
   if (!error_.ok()) {
-    CommitRequest* all = fq_head_;
-    fq_head_ = fq_tail_ = nullptr;
-    fq_bytes_ = 0;
-    flush_active_ = false;
-    FailAll(all, PoisonedStatus());
+    FailQueue(nullptr);  // self is not a Close: it fails too
     mu_.Unlock();
     return;
   }
-  // Take every queued commit up to the first exclusive request.
+  // Take queued commits up to the first exclusive request and the group
+  // bound (the first request always goes, whatever its size).
   CommitGroup* g = NewGroup();
   CommitRequest* last = fq_head_;
   g->first = last;
   g->count = 1;
   g->bytes = last->bytes;
-  while (last->next != nullptr && last->next->exclusive == nullptr) {
+  const uint64_t cap = options_.max_group_bytes;
+  while (last->next != nullptr && last->next->exclusive == nullptr &&
+         (cap == 0 || g->bytes + last->next->bytes <= cap)) {
     last = last->next;
     ++g->count;
     g->bytes += last->bytes;
@@ -208,6 +268,22 @@ void GroupCommitPipeline::RunFlushLeader(CommitRequest* self) {
   last->next = nullptr;
   fq_bytes_ -= g->bytes;
   g->last = last;
+  // The unsynced window: wait for sync rounds to finish until the group
+  // fits (or nothing is outstanding). Later commits queue up meanwhile.
+  const uint64_t window = options_.max_unsynced_bytes;
+  while (window != 0 && unsynced_bytes_ > 0 &&
+         unsynced_bytes_ + g->bytes > window && error_.ok()) {
+    flush_cv_.Wait(&mu_);
+  }
+  if (!error_.ok()) {
+    CommitRequest* group = g->first;
+    FreeGroup(g);
+    FailAll(group, PoisonedStatus());
+    FailQueue(nullptr);
+    mu_.Unlock();
+    return;
+  }
+  unsynced_bytes_ += g->bytes;
   g->seq = next_seq_++;
   mu_.Unlock();
 
@@ -215,15 +291,13 @@ void GroupCommitPipeline::RunFlushLeader(CommitRequest* self) {
 
   mu_.Lock();
   if (!s.ok()) {
-    if (error_.ok()) error_ = s;
+    if (error_.ok()) error_ = Unshared(s);
+    unsynced_bytes_ -= g->bytes;
+    flush_cv_.Signal();
     CommitRequest* group = g->first;
     FreeGroup(g);
     FailAll(group, s);
-    CommitRequest* rest = fq_head_;
-    fq_head_ = fq_tail_ = nullptr;
-    fq_bytes_ = 0;
-    flush_active_ = false;
-    FailAll(rest, PoisonedStatus());
+    FailQueue(nullptr);
     mu_.Unlock();
     return;
   }
@@ -286,8 +360,11 @@ void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
   // callbacks (which may wait for replicas) and wake-ups.
   mu_.Lock();
   sync_in_io_ = false;
+  for (CommitGroup* g = first; g != nullptr; g = g->next) {
+    unsynced_bytes_ -= g->bytes;
+  }
   flush_cv_.Signal();  // a flush leader gathering behind this round
-  if (!s.ok() && error_.ok()) error_ = s;
+  if (!s.ok() && error_.ok()) error_ = Unshared(s);
   sync_rounds_.fetch_add(1, std::memory_order_relaxed);
   if (sq_head_ != nullptr) {
     Hand(sq_head_->first, kSyncLeader);  // I2, I3
@@ -310,7 +387,7 @@ void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
     CommitGroup* gnext = g->next;
     for (CommitRequest* r = g->first; r != nullptr;) {
       CommitRequest* next = r->next;  // I4
-      r->status = Unshared(s);
+      r->status = r->rejected.ok() ? Unshared(s) : Unshared(r->rejected);
       r->state.store(kDone, std::memory_order_release);
       if (r != self) wakes.push_back(&r->state);
       r = next;
@@ -366,6 +443,9 @@ GroupCommitPipeline::Stats GroupCommitPipeline::stats() const {
   s.groups = groups_.load(std::memory_order_relaxed);
   s.max_group = max_group_.load(std::memory_order_relaxed);
   s.sync_rounds = sync_rounds_.load(std::memory_order_relaxed);
+  MutexLock l(&mu_);
+  s.queued = draining_;
+  for (CommitRequest* r = fq_head_; r != nullptr; r = r->next) ++s.queued;
   return s;
 }
 

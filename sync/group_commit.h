@@ -28,9 +28,20 @@
 //   A thread committing alone is flush leader, then sync leader, of its own
 //   one-transaction group: no hand-off to another thread.
 //
-// Exclusive operations (rotation on demand, sync on demand, close) are queued
-// like commits; they split the flush queue, wait until every earlier group is
-// synced and done, and run alone.
+// Exclusive operations (rotation on demand, sync on demand) are queued like
+// commits; they split the flush queue, wait until every earlier group is
+// synced and done, and run alone. Close() is the last exclusive operation:
+// it runs after every request queued before it is done, even on a poisoned
+// pipeline (so the owner can clean up), and fails every request queued
+// after it and every later one with FailedPrecondition.
+//
+// Bounds: a group holds at most max_group_bytes (a larger request forms a
+// group of its own), and the flush stage never writes a group while the
+// bytes of groups written and not yet through their sync round, plus the
+// group, would exceed max_unsynced_bytes (unless nothing is outstanding).
+// So under a sync-every-round policy no more than max_unsynced_bytes (or one
+// request larger than that) are ever written past the last completed sync:
+// what recovery relies on to tell a torn tail from corruption.
 //
 // Waiting: each request carries its own futex word; a committer sleeps on it
 // and is woken once, when its group is done or when it is handed a leader
@@ -39,6 +50,8 @@
 // Errors: a failed Flush fails its group; a failed Sync fails the groups of
 // that round. Either poisons the pipeline: every queued and later request
 // fails with FailedPrecondition carrying the first error. Nothing is retried.
+// Flush may also reject single requests of its group (CommitRequest::
+// rejected) without failing the others or poisoning anything.
 //
 // Thread safety: thread-safe.
 
@@ -60,12 +73,19 @@ namespace sync {
 // One committer's request, on the committer's stack.
 struct CommitRequest {
   void* payload = nullptr;       // the owner's data (a transaction)
-  uint64_t bytes = 0;            // size, for group statistics and delays
-  // Set by Hooks::Flush for the owner's use (e.g. the assigned position).
-  uint64_t out[3] = {0, 0, 0};
+  uint64_t bytes = 0;            // size, for group bounds and delays
+  // Set by Hooks::Flush: where the request's bytes went.
+  uint64_t file = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  // Set by Hooks::Flush to fail this request alone (its bytes were not
+  // written): the committer gets this status, the rest of the group goes on
+  // and the pipeline is not poisoned.
+  absl::Status rejected;
 
   // Internal.
   std::function<absl::Status()>* exclusive = nullptr;
+  bool closes = false;  // the exclusive operation is Close()
   absl::Status status;
   CommitRequest* next = nullptr;
   std::atomic<uint32_t> state{0};
@@ -78,7 +98,11 @@ struct CommitGroup {
   uint32_t count = 0;
   uint64_t bytes = 0;
   uint64_t seq = 0;        // 1, 2, 3, ... in log order
-  uint64_t user[3] = {0, 0, 0};  // set by Hooks::Flush (e.g. file, end)
+  // Set by Hooks::Flush: where the group's bytes went (its first request's
+  // start, its last request's end).
+  uint64_t file = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
   CommitGroup* next = nullptr;
 };
 
@@ -87,7 +111,8 @@ class GroupCommitHooks {
   virtual ~GroupCommitHooks() = default;
   // Writes a group. Called by one thread at a time, groups in order, without
   // the pipeline's lock. May call GroupCommitPipeline::DrainSync() first
-  // (for example to rotate files between groups).
+  // (for example to rotate files between groups) and must then stop if it
+  // returns an error. May reject single requests (CommitRequest::rejected).
   virtual absl::Status Flush(CommitGroup* group) = 0;
   // Makes the groups first..last (in order, linked by `next`) durable, as
   // the owner's policy says. One thread at a time, in order, after Flush.
@@ -105,6 +130,12 @@ struct GroupCommitOptions {
   // groups are cheaper to write after the sync than as many small writes
   // during it; large ones gain from the overlap. 0: always write at once.
   uint64_t flush_ahead_bytes = 256 << 10;
+  // Largest group in bytes; a request larger than this is a group of its
+  // own. 0: no limit.
+  uint64_t max_group_bytes = 0;
+  // Most bytes of groups flushed and not yet through their sync round (see
+  // the file comment). 0: no limit.
+  uint64_t max_unsynced_bytes = 0;
   // Before syncing, wait up to this long for more groups to join the round
   // (binlog_group_commit_sync_delay). Zero: no wait.
   absl::Duration sync_delay = absl::ZeroDuration();
@@ -126,22 +157,36 @@ class GroupCommitPipeline {
   // Runs `fn` alone: after every earlier group is done, with no flush or
   // sync in progress, and before any later group is flushed. Its status is
   // returned; a failure does not poison the pipeline (fn may call Poison).
+  // If the pipeline is poisoned (also by a round that failed while this
+  // request waited) or closed, `fn` does not run and that error is returned.
   absl::Status RunExclusive(std::function<absl::Status()> fn)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Like RunExclusive, but `fn` runs even on a poisoned pipeline (it can ask
+  // error()), and afterwards the pipeline is closed: requests queued behind
+  // this one and every later request fail with FailedPrecondition. A Close
+  // of a closed pipeline fails the same way without running `fn`.
+  absl::Status Close(std::function<absl::Status()> fn) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Called from Hooks::Flush: waits until every group flushed before the
-  // current one is synced and done (GroupDone ran).
-  void DrainSync() ABSL_LOCKS_EXCLUDED(mu_);
+  // current one is synced and done (GroupDone ran). Returns the pipeline's
+  // error if it was poisoned before or while waiting: the caller must then
+  // not write.
+  absl::Status DrainSync() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops the pipeline with `error`: queued and later requests fail.
   void Poison(const absl::Status& error) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status error() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool closed() const ABSL_LOCKS_EXCLUDED(mu_);
 
   struct Stats {
     uint64_t commits = 0;
     uint64_t groups = 0;
     uint64_t max_group = 0;
     uint64_t sync_rounds = 0;
+    // Requests waiting now: in the flush queue, or (exclusive operations,
+    // a flush that rotates) waiting for earlier groups to finish.
+    uint64_t queued = 0;
   };
   Stats stats() const;
 
@@ -160,7 +205,14 @@ class GroupCommitPipeline {
   static absl::Status Unshared(const absl::Status& s);
   void FailAll(CommitRequest* first, const absl::Status& s)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // On a poisoned or closed pipeline: fails the flush queue up to the first
+  // Close() that may still run and hands that one the flush role (or ends
+  // the role). Returns false if that Close is `self` (the caller runs it).
+  bool FailQueue(CommitRequest* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RunExclusiveRequest(CommitRequest* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WaitDrained() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status PoisonedStatus() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static absl::Status ClosedStatus();
   CommitGroup* NewGroup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FreeGroup(CommitGroup* g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -197,9 +249,15 @@ class GroupCommitPipeline {
   bool sync_active_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_in_io_ ABSL_GUARDED_BY(mu_) = false;  // inside Hooks::Sync
   absl::Status error_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  uint32_t draining_ ABSL_GUARDED_BY(mu_) = 0;  // threads in WaitDrained
+  // Bytes of groups flushed (or being flushed) whose sync round has not
+  // finished Hooks::Sync (max_unsynced_bytes).
+  uint64_t unsynced_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   CommitGroup* free_groups_ ABSL_GUARDED_BY(mu_) = nullptr;
-  CondVar flush_cv_;      // the sync round ended, or flush_ahead_bytes queued
+  CondVar flush_cv_;      // the sync round ended, or flush_ahead_bytes queued,
+                          // or unsynced_bytes_ went down
   CondVar drained_cv_;    // sync queue emptied and sync idle
   CondVar sq_cv_;         // a group joined the sync queue (delays)
 

@@ -92,6 +92,17 @@ bool TailNotifier::Wait(const std::function<bool()>& ready,
     if (left <= absl::ZeroDuration()) return false;
     uint32_t g = gen_.load(std::memory_order_acquire);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    // Why no wake-up is lost (Dekker's pattern): the writer stores its new
+    // data (seq_cst), then loads sleepers_ in Notify() (seq_cst); we
+    // increment sleepers_ (seq_cst), then re-check ready(), whose load must
+    // be seq_cst too (see the header). All four are in the single total
+    // order of seq_cst operations: if the writer's load comes first, its
+    // store comes before our increment and so before our re-check, which
+    // then sees it; otherwise the writer sees us and wakes us. With an
+    // acquire load in ready() the re-check could be satisfied from before
+    // the increment on a weakly ordered CPU (x86 orders it anyway, so no
+    // test here can fail). A seq_cst fence would allow any load order, but
+    // ThreadSanitizer does not support fences.
     if (!ready() && !shutdown_.load(std::memory_order_acquire)) {
       FutexWait(&gen_, g, left);
     }

@@ -49,9 +49,10 @@ class TailNotifier {
   bool shut_down() const { return shutdown_.load(std::memory_order_acquire); }
 
   // Reader: returns true as soon as `ready()` is true, false at `deadline`
-  // or after Shutdown() with `ready()` still false. `ready` must read state
-  // the writer changes before calling Notify() (with seq_cst or release
-  // stores).
+  // or after Shutdown() with `ready()` still false. `ready` must read, with
+  // a seq_cst load, state the writer stores with seq_cst before calling
+  // Notify(): that is what makes a wake-up impossible to lose (see Wait in
+  // the .cc for the ordering argument).
   bool Wait(const std::function<bool()>& ready, absl::Time deadline);
 
   // Number of FUTEX_WAKE calls made for readers (for tests and counters).

@@ -12,7 +12,10 @@
 #    so the list only shrinks and internals cannot leak back in.
 # 3. Every installed header is public (tools/install/headers.txt) or an
 #    internal header of a listed pair.
-# 4. Every installed header compiles on its own, as C++17 and as C++20,
+# 4. An installed header defines nothing in a namespace `internal`: it may
+#    only forward-declare internal classes (for a pimpl pointer or a
+#    friend), so no internal type is usable through the API.
+# 5. Every installed header compiles on its own, as C++17 and as C++20,
 #    with only the installed include directory and abseil's flags.
 #
 # Prints one line per problem and a summary line; exits 1 on any problem.
@@ -85,6 +88,22 @@ for pair in $(printf '%s\n' "${!allowed[@]}" | tr ' ' '|' | sort); do
     else
       problem "stale entry in tools/install/headers_transitional.txt: $includer is not installed (delete the line)"
     fi
+  fi
+done
+
+for h in $(printf '%s\n' "${!installed[@]}" | sort); do
+  # Inside `namespace internal { ... }`: only blank lines, comments and
+  # forward declarations ("class X;", "struct X;").
+  bad=$(awk '
+    /^namespace internal \{/ { inside = 1; next }
+    inside && /^}  \/\/ namespace internal/ { inside = 0; next }
+    inside && !/^[[:space:]]*$/ && !/^[[:space:]]*\/\// &&
+      !/^[[:space:]]*(class|struct) [A-Za-z_][A-Za-z0-9_]*;[[:space:]]*$/ {
+      printf "%d: %s\n", NR, $0
+    }' "$inc/$h")
+  if [[ -n "$bad" ]]; then
+    problem "$h defines something in namespace internal (only forward declarations may appear):"
+    echo "$bad" | head -5 | sed 's/^/    /'
   fi
 done
 

@@ -39,6 +39,8 @@
 #include "binlog/log.h"
 #include "binlog/reader.h"
 #include "binlog/transaction.h"
+#include "binlog/transaction_boundary.h"
+#include "io/file_system.h"
 #include "sync/mutex.h"
 #include "tests/binlog/log_test_util.h"
 
@@ -128,8 +130,42 @@ struct ReadError {
   bool in_use = false;  // the file's in-use flag
 };
 
+// What a violation of VerifyLog is about.
+enum class ViolationKind {
+  kIndexUnreadable,   // the index cannot be read
+  kFileUnopenable,    // a file the index names cannot be opened
+  kUnexpectedEvent,   // an event outside a transaction that does not belong
+  kDuplicate,         // a transaction appears twice
+  kAckedDamaged,      // an acknowledged transaction is damaged
+  kAckedMissing,      // an acknowledged transaction is not in the log
+  kAckedMoved,        // an acknowledged transaction is at another position
+  kAckedBytesDiffer,  // an acknowledged transaction's bytes differ
+  kOrderBroken,       // the log order is not position order (oracle bug)
+};
+
+inline const char* ViolationKindName(ViolationKind k) {
+  switch (k) {
+    case ViolationKind::kIndexUnreadable: return "index-unreadable";
+    case ViolationKind::kFileUnopenable: return "file-unopenable";
+    case ViolationKind::kUnexpectedEvent: return "unexpected-event";
+    case ViolationKind::kDuplicate: return "duplicate";
+    case ViolationKind::kAckedDamaged: return "acked-damaged";
+    case ViolationKind::kAckedMissing: return "acked-missing";
+    case ViolationKind::kAckedMoved: return "acked-moved";
+    case ViolationKind::kAckedBytesDiffer: return "acked-bytes-differ";
+    case ViolationKind::kOrderBroken: return "order-broken";
+  }
+  return "?";
+}
+
 struct VerifyResult {
+  // Phrased violations (the first 20) and the kind of each (same index).
   std::vector<std::string> violations;
+  std::vector<ViolationKind> violation_kinds;
+  // Ids of the acknowledged transactions missing (all of them, uncapped).
+  std::vector<uint64_t> missing_acked;
+  // Ids of the acknowledged transactions found intact at their position.
+  std::vector<uint64_t> acked_present;
   std::vector<FoundTxn> found;  // in log order
   uint64_t acked_checked = 0;
   uint64_t acked_purged = 0;
@@ -187,14 +223,18 @@ inline VerifyResult VerifyLog(const std::string& dir,
                               uint64_t purge_floor,
                               bool allow_zero_tails = false) {
   VerifyResult res;
-  auto fail = [&](std::string v) {
-    if (res.violations.size() < 20) res.violations.push_back(std::move(v));
+  auto fail = [&](ViolationKind kind, std::string v) {
+    if (res.violations.size() < 20) {
+      res.violations.push_back(std::move(v));
+      res.violation_kinds.push_back(kind);
+    }
   };
   // File by file (transactions never span files), so damage in one file
   // does not hide the files after it.
   auto numbers = ReadIndex(io::FileSystem::Default(), dir, basename);
   if (!numbers.ok()) {
-    fail(absl::StrCat("cannot read the index: ", numbers.status().ToString()));
+    fail(ViolationKind::kIndexUnreadable,
+         absl::StrCat("cannot read the index: ", numbers.status().ToString()));
     return res;
   }
   std::map<uint64_t, size_t> by_id;  // id -> index in res.found
@@ -206,7 +246,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
     const std::string raw = testing_util::ReadFile(dir + "/" + name);
     auto reader = Reader::OpenFiles({dir + "/" + name}, ReaderOptions());
     if (!reader.ok()) {
-      fail(absl::StrCat("cannot open ", name, ": ", reader.status().ToString()));
+      fail(ViolationKind::kFileUnopenable,
+           absl::StrCat("cannot open ", name, ": ", reader.status().ToString()));
       continue;
     }
     std::vector<EventRefLite> cur;  // the transaction being parsed
@@ -238,7 +279,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
             type == kRotateEvent || type == kStopEvent) {
           continue;
         }
-        fail(absl::StrCat("unexpected event type ", int{type},
+        fail(ViolationKind::kUnexpectedEvent,
+             absl::StrCat("unexpected event type ", int{type},
                           " outside a transaction at ", name, ":", ev.offset));
         continue;
       }
@@ -275,7 +317,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
       f.end = cur[3].end;
       if (f.end <= raw.size()) f.bytes = raw.substr(f.start, f.end - f.start);
       if (by_id.count(id)) {
-        fail(absl::StrCat("transaction ", id, " appears twice (", f.file, ":",
+        fail(ViolationKind::kDuplicate,
+             absl::StrCat("transaction ", id, " appears twice (", f.file, ":",
                           f.start, " and ", res.found[by_id[id]].file, ":",
                           res.found[by_id[id]].start, ")"));
         continue;
@@ -308,7 +351,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
   for (const FoundTxn& c : res.corrupted) {
     auto it = acked_at.find({c.file, c.start});
     if (it != acked_at.end()) {
-      fail(absl::StrCat("acknowledged transaction ", it->second->id, " at ",
+      fail(ViolationKind::kAckedDamaged,
+           absl::StrCat("acknowledged transaction ", it->second->id, " at ",
                         c.file, ":", c.start, " is damaged"));
     } else {
       corrupted_unacked.push_back(c);
@@ -323,7 +367,9 @@ inline VerifyResult VerifyLog(const std::string& dir,
         ++res.acked_purged;  // its file was purged on request
         continue;
       }
-      fail(absl::StrCat("acknowledged transaction ", a.id, " at ",
+      res.missing_acked.push_back(a.id);
+      fail(ViolationKind::kAckedMissing,
+           absl::StrCat("acknowledged transaction ", a.id, " at ",
                         a.pos.file_number, ":", a.pos.start, "-", a.pos.end,
                         " is missing"));
       continue;
@@ -332,15 +378,19 @@ inline VerifyResult VerifyLog(const std::string& dir,
     ++res.acked_checked;
     if (f.file != a.pos.file_number || f.start != a.pos.start ||
         f.end != a.pos.end) {
-      fail(absl::StrCat("acknowledged transaction ", a.id, " at ",
+      fail(ViolationKind::kAckedMoved,
+           absl::StrCat("acknowledged transaction ", a.id, " at ",
                         a.pos.file_number, ":", a.pos.start, "-", a.pos.end,
                         " found at ", f.file, ":", f.start, "-", f.end));
       continue;
     }
     if (!a.bytes.empty() && a.bytes != f.bytes) {
-      fail(absl::StrCat("acknowledged transaction ", a.id,
+      fail(ViolationKind::kAckedBytesDiffer,
+           absl::StrCat("acknowledged transaction ", a.id,
                         " differs from the bytes written"));
+      continue;
     }
+    res.acked_present.push_back(a.id);
   }
   for (const FoundTxn& f : res.found) {
     if (!acked_ids.count(f.id)) ++res.unacked_found;
@@ -353,10 +403,87 @@ inline VerifyResult VerifyLog(const std::string& dir,
     const FoundTxn& a = res.found[i - 1];
     const FoundTxn& b = res.found[i];
     if (std::make_pair(a.file, a.start) >= std::make_pair(b.file, b.start)) {
-      fail(absl::StrCat("log order broken between ", a.id, " and ", b.id));
+      fail(ViolationKind::kOrderBroken,
+           absl::StrCat("log order broken between ", a.id, " and ", b.id));
     }
   }
   return res;
+}
+
+// Checks every file named `<basename>.NNNNNN` in `dir` (indexed or not),
+// through the POSIX file system, at rest: a file whose in-use flag is clear
+// claims a clean close, so it must read to its end without a reader error
+// or torn tail, and must not end inside a transaction. `allow_zero_tails`:
+// zeros after the last event are by design (the log ran with
+// Options::trim_preallocated off). Files whose flag is set, and files with
+// no readable Format_description (which then claim nothing), are skipped.
+// Returns one line per file that breaks the rule; `clean_files` (if not
+// null) counts the files whose flag was clear.
+inline std::vector<std::string> CheckClosedFilesEnd(
+    const std::string& dir, const std::string& basename,
+    bool allow_zero_tails, int* clean_files = nullptr) {
+  std::vector<std::string> out;
+  auto names = io::FileSystem::Default()->ListDirectory(dir);
+  if (!names.ok()) return {absl::StrCat("cannot list ", dir)};
+  std::vector<std::pair<uint64_t, std::string>> files;
+  for (const std::string& n : *names) {
+    uint64_t number = 0;
+    if (ParseBinlogFileName(basename, n, &number)) files.push_back({number, n});
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& [number, name] : files) {
+    const std::string path = dir + "/" + name;
+    const std::string raw = testing_util::ReadFile(path);
+    if (raw.size() < kMagicSize ||
+        raw.compare(0, kMagicSize, kBinlogMagic, kMagicSize) != 0) {
+      continue;  // empty, zeros (a spare), or not a binlog: claims nothing
+    }
+    ReaderOptions ro;
+    ro.payloads = PayloadMode::kRaw;  // a payload event ends its transaction
+    auto reader = Reader::OpenFiles({path}, ro);
+    if (!reader.ok()) continue;
+    Event ev;
+    if (!(*reader)->Next(&ev).ok()) continue;  // no readable FDE
+    const FormatDescription fde = (*reader)->format_description();
+    if (fde.in_use) continue;
+    if (clean_files != nullptr) ++*clean_files;
+    TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
+    bool open_txn = false;
+    uint64_t last_end = ev.end_offset;
+    uint8_t last_type = ev.header.type;
+    absl::Status s;
+    while ((s = (*reader)->Next(&ev)).ok()) {
+      auto r = parser.Feed(ev.header, ev.body());
+      open_txn = !(r == TransactionBoundaryParser::Result::kOutside ||
+                   r == TransactionBoundaryParser::Result::kEnded);
+      last_end = ev.end_offset;
+      last_type = ev.header.type;
+    }
+    const std::string where =
+        absl::StrCat(name, " (in-use flag clear, ", raw.size(), " bytes)");
+    if (!absl::IsOutOfRange(s)) {
+      out.push_back(absl::StrCat(where, ": reader error after offset ",
+                                 last_end, ": ", s.ToString()));
+      continue;
+    }
+    bool bad_tail = false;
+    for (const TornTail& t : (*reader)->torn_tails()) {
+      if (allow_zero_tails && t.offset <= raw.size() &&
+          raw.find_first_not_of('\0', t.offset) == std::string::npos) {
+        continue;  // unused preallocated space, by design
+      }
+      out.push_back(absl::StrCat(where, ": torn tail at ", t.offset, ": ",
+                                 t.reason, t.zeros ? " (zeros)" : ""));
+      bad_tail = true;
+    }
+    if (bad_tail) continue;
+    if (open_txn) {
+      out.push_back(absl::StrCat(where, ": ends inside a transaction (last ",
+                                 "event type ", int{last_type}, " ends at ",
+                                 last_end, ")"));
+    }
+  }
+  return out;
 }
 
 }  // namespace crash_test
