@@ -142,6 +142,7 @@
 #include "binlog/options.h"
 #include "binlog/reader.h"
 #include "binlog/transaction.h"
+#include "io/codec.h"
 #include "io/file_system.h"
 #include "leveldb/db.h"
 #include "leveldb/options.h"

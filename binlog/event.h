@@ -14,6 +14,9 @@
 //
 // Errors: DataLoss for malformed bytes. Callers add the file and offset
 // (the decoders only see bytes).
+// Thread safety: all functions are thread-safe (no shared state).
+// Lifetime: string_views in decoded structs (QueryInfo::db, ::query) point
+// into the bytes passed in and are valid as long as those bytes are.
 
 #ifndef BINLOG_BINLOG_EVENT_H_
 #define BINLOG_BINLOG_EVENT_H_

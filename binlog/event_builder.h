@@ -6,7 +6,11 @@
 // TransactionBuffer. The layouts follow the binlog-format reference; golden
 // bytes are checked in tests/binlog/event_builder_test.cc.
 //
-// Thread safety: all functions are thread-safe (no shared state).
+// Thread safety: all functions are thread-safe (no shared state); the
+// Append* helpers modify only the TransactionBuffer they are given, which
+// is not thread-safe itself.
+// Errors: none; the encoders cannot fail (sizes are the caller's: an event
+// that cannot fit in a file fails at Binlog::Commit).
 
 #ifndef BINLOG_BINLOG_EVENT_BUILDER_H_
 #define BINLOG_BINLOG_EVENT_BUILDER_H_

@@ -4,6 +4,10 @@
 // common event header, event type codes, header flags, and the layout of the
 // Format_description event. binlog/FORMAT.md is the prose specification; the
 // two must agree. All multi-byte integers are little-endian.
+//
+// Thread safety: thread-safe (constants and pure functions).
+// Stability: values are fixed by the on-disk format and never change;
+// new event types may be added.
 
 #ifndef BINLOG_BINLOG_FORMAT_H_
 #define BINLOG_BINLOG_FORMAT_H_

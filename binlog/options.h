@@ -2,6 +2,15 @@
 //
 // Options of a Binlog (the writer side of a log) and of its readers.
 // Defaults are durable: sync every commit group, checksums on.
+//
+// Thread safety: thread-compatible (plain values, copied by Binlog::Open
+// and by each reader). The callbacks (on_group_commit, file_header) are
+// called from the log's own threads; their comments say which, and what
+// they may not do.
+// Errors: Binlog::Open checks the values and returns InvalidArgument for
+// a bad one (naming it); nothing here fails by itself.
+// Lifetime: `file_system`, when set, must outlive the Binlog and its
+// readers; whatever the callbacks capture must outlive the Binlog.
 
 #ifndef BINLOG_BINLOG_OPTIONS_H_
 #define BINLOG_BINLOG_OPTIONS_H_
@@ -16,9 +25,8 @@
 #include "binlog/format.h"
 #include "binlog/gtid.h"
 #include "binlog/transaction.h"
-#include "io/codec.h"
 #include "io/file_system.h"
-#include "io/preallocator.h"
+#include "io/types.h"  // io::PreallocMode, io::Codec
 
 namespace binlog {
 

@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "binlog/payload_header.h"
 #include "binlog/transaction.h"
 #include "io/codec.h"
 
@@ -72,14 +73,8 @@ const char* PayloadCompressionName(uint64_t type);
 // false on truncation or on the invalid first bytes 0xFB and 0xFF.
 bool ConsumePackedInt(absl::string_view* in, uint64_t* v);
 
-// The decoded header fields of a Transaction_payload body.
-struct PayloadHeader {
-  uint64_t compression_type = 0;
-  uint64_t payload_size = 0;             // bytes of the compressed data
-  bool has_uncompressed_size = false;    // field 3 present
-  uint64_t uncompressed_size = 0;
-  size_t header_size = 0;                // bytes of the TLV header
-};
+// PayloadHeader, the decoded header fields of a Transaction_payload body,
+// is in binlog/payload_header.h (public: Reader::payload_header()).
 
 // True for event types that may be inside a payload: not file-level events
 // (Format_description, Rotate, Stop, Previous_gtids, heartbeats), not

@@ -26,6 +26,7 @@
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "binlog/log_source.h"
+#include "binlog/reader_buffers.h"
 #include "binlog/status_macros.h"
 
 namespace binlog {
@@ -96,11 +97,16 @@ Reader::Reader(std::shared_ptr<internal::LogSource> source,
   so.window = options_.buffer_size;
   so.prefetch = options_.prefetch;
   so.drop_behind = options_.drop_behind;
-  seq_ = std::make_unique<io::SequentialReader>(so);
+  buffers_ = std::make_unique<Buffers>();
+  buffers_->seq = std::make_unique<io::SequentialReader>(so);
+}
+
+io::SequentialReaderStats Reader::io_stats() const {
+  return buffers_->seq->stats();
 }
 
 Reader::~Reader() {
-  seq_->Reset(nullptr);  // waits for a prefetch of file_
+  buffers_->seq->Reset(nullptr);  // waits for a prefetch of file_
   if (file_ != nullptr) source_->Unpin(file_number_);
 }
 
@@ -205,8 +211,9 @@ absl::Status Reader::Fill(uint64_t offset, size_t need, uint64_t limit,
   // A short view: the limit (the published end) or the end of the file.
   // Bytes missing below a finite limit are DataLoss from the SequentialReader
   // (the file was truncated under the reader).
-  seq_->SetLimit(limit == internal::kNoLimit ? io::kReadToEof : limit);
-  return seq_->Peek(offset, need, out);
+  buffers_->seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof
+                                                     : limit);
+  return buffers_->seq->Peek(offset, need, out);
 }
 
 absl::Status Reader::OpenFile(uint64_t number) {
@@ -221,7 +228,7 @@ absl::Status Reader::OpenFile(uint64_t number) {
   }
   // Waits for a prefetch of the old file before it is closed; advises
   // SEQUENTIAL on the new one.
-  seq_->Reset(f->get(), source_->Limit(number));
+  buffers_->seq->Reset(f->get(), source_->Limit(number));
   if (file_ != nullptr) source_->Unpin(file_number_);
   file_ = std::move(*f);
   file_number_ = number;

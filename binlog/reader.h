@@ -67,10 +67,9 @@
 #include "absl/time/time.h"
 #include "binlog/event.h"
 #include "binlog/options.h"
-#include "binlog/payload.h"
-#include "io/codec.h"
+#include "binlog/payload_header.h"
 #include "io/file_system.h"
-#include "io/sequential_reader.h"
+#include "io/types.h"  // io::SequentialReaderStats
 
 namespace binlog {
 
@@ -155,7 +154,7 @@ class Reader {
   const std::vector<TornTail>& torn_tails() const { return torn_tails_; }
 
   // I/O counters of this reader (reads, bytes, prefetch hits and waits).
-  io::SequentialReaderStats io_stats() const { return seq_->stats(); }
+  io::SequentialReaderStats io_stats() const;
 
   // The header fields of the payload whose inner events Next() is
   // returning (valid while Event::from_payload events come from it).
@@ -194,15 +193,18 @@ class Reader {
   bool need_fde_ = false;   // the file is listed but not yet published
   uint64_t pos_ = 0;
 
-  // Reads file_ in windows of ReaderOptions::buffer_size. Declared after
-  // file_, so it is destroyed first: a prefetch never outlives the file.
-  std::unique_ptr<io::SequentialReader> seq_;
+  // The read-ahead reader of file_ (windows of ReaderOptions::buffer_size)
+  // and the buffer of the payload being expanded (binlog/reader_buffers.h;
+  // internal types, so behind a pointer). Declared after file_, so it is
+  // destroyed first: a prefetch never outlives the file.
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
 
   std::vector<TornTail> torn_tails_;
 
-  // The payload being expanded: its inner events in payload_buf_, the next
-  // one at payload_next_, and the payload event's position and checksum.
-  io::ByteBuffer payload_buf_;
+  // The payload being expanded: its inner events in buffers_->payload, the
+  // next one at payload_next_, and the payload event's position and
+  // checksum.
   PayloadHeader payload_header_;
   bool in_payload_ = false;
   size_t payload_next_ = 0;

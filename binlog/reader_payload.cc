@@ -5,11 +5,11 @@
 // return a payload event whose checksum is not known bad, and
 // NextInPayload() first while inner events are left.
 //
-// The whole payload is decoded (decompressed into payload_buf_, every inner
-// event validated: binlog/payload.h) before the first inner event is
+// The whole payload is decoded (decompressed into buffers_->payload, every
+// inner event validated: binlog/payload.h) before the first inner event is
 // returned. A reader that returned half a transaction and then failed
 // would force every consumer to undo the half; this way a damaged payload
-// is one DataLoss at the payload's offset and nothing of it. payload_buf_
+// is one DataLoss at the payload's offset and nothing of it. The buffer
 // keeps its memory, so a reader stops allocating once it has met its
 // largest payload.
 
@@ -17,13 +17,15 @@
 #include "binlog/format.h"
 #include "binlog/payload.h"
 #include "binlog/reader.h"
+#include "binlog/reader_buffers.h"
 
 namespace binlog {
 
 absl::Status Reader::StartPayload(Event* ev) {
   size_t inner = 0;
   absl::Status s = DecodePayload(ev->body(), options_.max_payload_size,
-                                 &payload_header_, &payload_buf_, &inner);
+                                 &payload_header_, &buffers_->payload,
+                                 &inner);
   if (!s.ok()) return Corrupt(ev->offset, s.message());
   payload_event_ = *ev;
   payload_event_.payload_events = static_cast<uint32_t>(inner);
@@ -36,7 +38,7 @@ absl::Status Reader::StartPayload(Event* ev) {
 absl::Status Reader::NextInPayload(Event* ev) {
   // DecodePayload validated the tiling: every header is complete and every
   // event_size fits in what is left.
-  const char* p = payload_buf_.data() + payload_next_;
+  const char* p = buffers_->payload.data() + payload_next_;
   EventHeader h = DecodeHeader(absl::string_view(p, kHeaderSize));
   *ev = payload_event_;
   ev->data = absl::string_view(p, h.event_size);
@@ -45,7 +47,7 @@ absl::Status Reader::NextInPayload(Event* ev) {
   ev->from_payload = true;
   ev->payload_index = payload_event_.payload_index++;
   payload_next_ += h.event_size;
-  if (payload_next_ >= payload_buf_.size()) in_payload_ = false;
+  if (payload_next_ >= buffers_->payload.size()) in_payload_ = false;
   return absl::OkStatus();
 }
 

@@ -289,25 +289,6 @@ absl::Status DecompressLz4(absl::string_view input, uint64_t size_hint,
 
 }  // namespace
 
-const char* CodecName(Codec codec) {
-  switch (codec) {
-    case Codec::kNone: return "none";
-    case Codec::kZstd: return "zstd";
-    case Codec::kLz4: return "lz4";
-  }
-  return "unknown";
-}
-
-bool ParseCodec(absl::string_view name, Codec* codec) {
-  for (Codec c : {Codec::kNone, Codec::kZstd, Codec::kLz4}) {
-    if (name == CodecName(c)) {
-      *codec = c;
-      return true;
-    }
-  }
-  return false;
-}
-
 int DefaultCodecLevel(Codec codec) {
   switch (codec) {
     case Codec::kZstd: return 3;

@@ -51,20 +51,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "io/types.h"
 
 namespace binlog {
 namespace io {
 
-enum class Codec : uint8_t {
-  kNone = 0,
-  kZstd = 1,
-  kLz4 = 2,
-};
-
-// "none", "zstd", "lz4".
-const char* CodecName(Codec codec);
-// Parses a CodecName; false for anything else.
-bool ParseCodec(absl::string_view name, Codec* codec);
+// Codec (kNone, kZstd, kLz4), CodecName and ParseCodec are in io/types.h.
 
 // Level used when the caller passes 0: zstd 3 (MySQL's default
 // binlog_transaction_compression_level_zstd), lz4 0 (LZ4's fast mode).

@@ -7,6 +7,7 @@
 // RandomAccessFileWrapper).
 //
 // Thread safety: as thread-safe as the target.
+// Errors: those of the target (the wrapper adds none).
 // Lifetime: `target` must outlive the wrapper.
 
 #ifndef BINLOG_IO_FILE_SYSTEM_WRAPPER_H_

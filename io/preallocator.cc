@@ -10,15 +10,6 @@
 namespace binlog {
 namespace io {
 
-const char* PreallocModeName(PreallocMode m) {
-  switch (m) {
-    case PreallocMode::kNone: return "none";
-    case PreallocMode::kFallocate: return "fallocate";
-    case PreallocMode::kZeroFill: return "zerofill";
-  }
-  return "none";
-}
-
 Preallocator::Preallocator(const PreallocatorOptions& options)
     : options_(options) {}
 

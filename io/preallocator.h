@@ -37,18 +37,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "io/file_system.h"
+#include "io/types.h"
 #include "sync/mutex.h"
 
 namespace binlog {
 namespace io {
 
-enum class PreallocMode {
-  kNone,       // no spare files
-  kFallocate,  // fallocate: space reserved, extents unwritten
-  kZeroFill,   // zeros written and synced
-};
-
-const char* PreallocModeName(PreallocMode m);
+// PreallocMode (kNone, kFallocate, kZeroFill) and PreallocModeName are in
+// io/types.h.
 
 struct PreallocatorOptions {
   FileSystem* fs = nullptr;

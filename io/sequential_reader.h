@@ -84,6 +84,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "io/file_system.h"
+#include "io/types.h"
 #include "sync/mutex.h"
 
 namespace binlog {
@@ -111,21 +112,8 @@ struct SequentialReaderOptions {
   bool drop_behind = false;
 };
 
-// Counters since construction (across Reset). Read calls and bytes count
-// both threads.
-struct SequentialReaderStats {
-  uint64_t read_calls = 0;        // RandomAccessFile::Read calls
-  uint64_t bytes_read = 0;        // bytes those calls returned
-  uint64_t prefetch_reads = 0;    // of the read calls, made by the helper
-  uint64_t prefetch_hits = 0;     // a Peek needed a prefetched window: ready
-  uint64_t prefetch_waits = 0;    // ... still being read: the Peek waited
-  uint64_t prefetch_wait_us = 0;  // total time of those waits
-  uint64_t prefetch_unused = 0;   // prefetched windows thrown away (seek,
-                                  // reset, error, limit lowered)
-  uint64_t bytes_copied = 0;      // bytes copied to assemble ranges
-  uint64_t advise_calls = 0;      // RandomAccessFile::Advise calls
-  uint64_t read_errors = 0;       // failed Read calls (both threads)
-};
+// SequentialReaderStats (the counters, since construction and across
+// Reset) is in io/types.h: Reader::io_stats() hands it out.
 
 class SequentialReader {
  public:

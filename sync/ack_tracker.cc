@@ -39,11 +39,16 @@
 #include "sync/ack_tracker.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/clock.h"
 #include "sync/futex.h"
+#include "sync/mutex.h"
 
 namespace binlog {
 namespace sync {
@@ -81,7 +86,85 @@ void RaiseTo(std::atomic<uint64_t>* a, uint64_t v) {
 
 }  // namespace
 
-struct AckTracker::Waiter {
+// Everything the public class hides. Member functions have the public
+// ones' contracts (sync/ack_tracker.h).
+class AckTracker::Impl {
+ public:
+  explicit Impl(const AckTrackerOptions& options);
+  absl::Status WaitForAck(const AckPosition& pos,
+                          AckOutcome* outcome = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status WaitForAckUntil(const AckPosition& pos, absl::Time deadline,
+                               AckOutcome* outcome = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Ack(uint32_t replica_id, const AckPosition& pos)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveReplica(uint32_t replica_id) ABSL_LOCKS_EXCLUDED(mu_);
+  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+  AckPosition acknowledged() const;
+  bool async_mode() const { return async_.load(std::memory_order_acquire); }
+  int waiting() const ABSL_LOCKS_EXCLUDED(mu_);
+  using Stats = AckTracker::Stats;
+  Stats stats() const;
+
+ private:
+  struct Waiter;
+  struct Replica {
+    uint32_t id = 0;
+    bool used = false;
+    uint64_t key = 0;  // packed acknowledged position
+  };
+
+  // Advances acked_ to the K-th highest replica position and detaches the
+  // waiters it satisfies; returns the detached chain.
+  Waiter* AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Detaches every waiter; returns the chain.
+  Waiter* DetachAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Unlink(Waiter* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets each detached waiter's state and wakes it (outside mu_).
+  static void Release(Waiter* chain, uint32_t state);
+
+  const int required_acks_;
+  const absl::Duration timeout_;
+  const bool async_on_timeout_;
+
+  mutable Mutex mu_;
+  // Waiters sorted by position, lowest first; ties in arrival order.
+  Waiter* head_ ABSL_GUARDED_BY(mu_) = nullptr;
+  Waiter* tail_ ABSL_GUARDED_BY(mu_) = nullptr;
+  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<Replica> replicas_ ABSL_GUARDED_BY(mu_);  // fixed size
+  std::vector<uint64_t> scratch_ ABSL_GUARDED_BY(mu_);  // fixed size
+
+  // Packed position acknowledged by K replicas. Written under mu_ with
+  // release (only increases); read by waiters' lock-free fast path with
+  // acquire. Waiters re-check it under mu_ before sleeping, so an Ack that
+  // advances it either sees the waiter in the list or the waiter sees it.
+  std::atomic<uint64_t> acked_{0};
+  // Highest packed position any wait asked for: the "current position"
+  // replicas must reach to end async mode. Raised with a CAS loop (async
+  // waits raise it without mu_); read under mu_ by Ack.
+  std::atomic<uint64_t> latest_{0};
+  // Async mode flag. Written under mu_; read lock-free by WaitForAck.
+  std::atomic<bool> async_{false};
+  // Set once by Shutdown() under mu_; read lock-free by WaitForAck.
+  std::atomic<bool> shutdown_{false};
+
+  // Counters: relaxed atomics, updated by whichever thread does the work.
+  std::atomic<uint64_t> acks_{0};
+  std::atomic<uint64_t> acks_ignored_{0};
+  std::atomic<uint64_t> waits_{0};
+  std::atomic<uint64_t> waits_acknowledged_{0};
+  std::atomic<uint64_t> waits_immediate_{0};
+  std::atomic<uint64_t> waits_async_{0};
+  std::atomic<uint64_t> timeouts_{0};
+  std::atomic<uint64_t> cancelled_{0};
+  std::atomic<uint64_t> waiters_woken_{0};
+  std::atomic<uint64_t> switched_to_async_{0};
+  std::atomic<uint64_t> switched_to_sync_{0};
+};
+
+struct AckTracker::Impl::Waiter {
   uint64_t key = 0;
   std::atomic<uint32_t> state{kWaiting};
   Waiter* prev = nullptr;
@@ -89,7 +172,7 @@ struct AckTracker::Waiter {
   bool linked = false;  // guarded by mu_
 };
 
-AckTracker::AckTracker(const AckTrackerOptions& options)
+AckTracker::Impl::Impl(const AckTrackerOptions& options)
     : required_acks_(std::max(
           1, std::min(options.required_acks, std::max(1, options.max_replicas)))),
       timeout_(options.timeout),
@@ -100,19 +183,17 @@ AckTracker::AckTracker(const AckTrackerOptions& options)
   scratch_.resize(n);
 }
 
-AckTracker::~AckTracker() = default;
-
-AckPosition AckTracker::acknowledged() const {
+AckPosition AckTracker::Impl::acknowledged() const {
   uint64_t k = acked_.load(std::memory_order_acquire);
   return AckPosition{k >> 32, k & kMax32};
 }
 
-int AckTracker::waiting() const {
+int AckTracker::Impl::waiting() const {
   MutexLock l(&mu_);
   return waiting_;
 }
 
-AckTracker::Stats AckTracker::stats() const {
+AckTracker::Stats AckTracker::Impl::stats() const {
   Stats s;
   s.acks = acks_.load(std::memory_order_relaxed);
   s.acks_ignored = acks_ignored_.load(std::memory_order_relaxed);
@@ -128,7 +209,7 @@ AckTracker::Stats AckTracker::stats() const {
   return s;
 }
 
-void AckTracker::Unlink(Waiter* w) {
+void AckTracker::Impl::Unlink(Waiter* w) {
   if (w->prev != nullptr) {
     w->prev->next = w->next;
   } else {
@@ -144,7 +225,7 @@ void AckTracker::Unlink(Waiter* w) {
   --waiting_;
 }
 
-AckTracker::Waiter* AckTracker::DetachAllLocked() {
+AckTracker::Impl::Waiter* AckTracker::Impl::DetachAllLocked() {
   Waiter* chain = head_;
   for (Waiter* w = head_; w != nullptr; w = w->next) w->linked = false;
   head_ = tail_ = nullptr;
@@ -152,7 +233,7 @@ AckTracker::Waiter* AckTracker::DetachAllLocked() {
   return chain;
 }
 
-AckTracker::Waiter* AckTracker::AdvanceLocked() {
+AckTracker::Impl::Waiter* AckTracker::Impl::AdvanceLocked() {
   // The K-th highest replica position is acknowledged by K replicas.
   int n = 0;
   for (const Replica& r : replicas_) {
@@ -195,7 +276,7 @@ AckTracker::Waiter* AckTracker::AdvanceLocked() {
   return chain;
 }
 
-void AckTracker::Release(Waiter* chain, uint32_t state) {
+void AckTracker::Impl::Release(Waiter* chain, uint32_t state) {
   for (Waiter* w = chain; w != nullptr;) {
     Waiter* next = w->next;  // I3: read before the final state
     w->state.store(state, std::memory_order_release);
@@ -204,7 +285,7 @@ void AckTracker::Release(Waiter* chain, uint32_t state) {
   }
 }
 
-absl::Status AckTracker::Ack(uint32_t replica_id, const AckPosition& pos) {
+absl::Status AckTracker::Impl::Ack(uint32_t replica_id, const AckPosition& pos) {
   uint64_t key;
   if (!Pack(pos, &key)) return OutOfRange(pos);
   Waiter* released;
@@ -242,7 +323,7 @@ absl::Status AckTracker::Ack(uint32_t replica_id, const AckPosition& pos) {
   return absl::OkStatus();
 }
 
-void AckTracker::RemoveReplica(uint32_t replica_id) {
+void AckTracker::Impl::RemoveReplica(uint32_t replica_id) {
   MutexLock l(&mu_);
   for (Replica& r : replicas_) {
     if (r.used && r.id == replica_id) {
@@ -252,7 +333,7 @@ void AckTracker::RemoveReplica(uint32_t replica_id) {
   }
 }
 
-void AckTracker::Shutdown() {
+void AckTracker::Impl::Shutdown() {
   Waiter* chain;
   {
     MutexLock l(&mu_);
@@ -263,13 +344,13 @@ void AckTracker::Shutdown() {
   Release(chain, kCancelledState);
 }
 
-absl::Status AckTracker::WaitForAck(const AckPosition& pos,
+absl::Status AckTracker::Impl::WaitForAck(const AckPosition& pos,
                                     AckOutcome* outcome) {
   // The one place the deadline is computed.
   return WaitForAckUntil(pos, absl::Now() + timeout_, outcome);
 }
 
-absl::Status AckTracker::WaitForAckUntil(const AckPosition& pos,
+absl::Status AckTracker::Impl::WaitForAckUntil(const AckPosition& pos,
                                          absl::Time deadline,
                                          AckOutcome* outcome) {
   waits_.fetch_add(1, std::memory_order_relaxed);
@@ -376,6 +457,42 @@ absl::Status AckTracker::WaitForAckUntil(const AckPosition& pos,
       return cancelled();
   }
 }
+
+// --- AckTracker: forwards to Impl --------------------------------------------
+
+AckTracker::AckTracker(const AckTrackerOptions& options)
+    : impl_(std::make_unique<Impl>(options)) {}
+
+AckTracker::~AckTracker() = default;
+
+absl::Status AckTracker::WaitForAck(const AckPosition& pos,
+                                    AckOutcome* outcome) {
+  return impl_->WaitForAck(pos, outcome);
+}
+
+absl::Status AckTracker::WaitForAckUntil(const AckPosition& pos,
+                                         absl::Time deadline,
+                                         AckOutcome* outcome) {
+  return impl_->WaitForAckUntil(pos, deadline, outcome);
+}
+
+absl::Status AckTracker::Ack(uint32_t replica_id, const AckPosition& pos) {
+  return impl_->Ack(replica_id, pos);
+}
+
+void AckTracker::RemoveReplica(uint32_t replica_id) {
+  impl_->RemoveReplica(replica_id);
+}
+
+void AckTracker::Shutdown() { impl_->Shutdown(); }
+
+AckPosition AckTracker::acknowledged() const { return impl_->acknowledged(); }
+
+bool AckTracker::async_mode() const { return impl_->async_mode(); }
+
+int AckTracker::waiting() const { return impl_->waiting(); }
+
+AckTracker::Stats AckTracker::stats() const { return impl_->stats(); }
 
 }  // namespace sync
 }  // namespace binlog

@@ -65,14 +65,11 @@
 #ifndef BINLOG_SYNC_ACK_TRACKER_H_
 #define BINLOG_SYNC_ACK_TRACKER_H_
 
-#include <atomic>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "sync/mutex.h"
 
 namespace binlog {
 namespace sync {
@@ -133,37 +130,34 @@ class AckTracker {
   // `outcome`, if not null, receives how an OK wait ended. See the file
   // comment for the statuses. No allocation.
   absl::Status WaitForAck(const AckPosition& pos,
-                          AckOutcome* outcome = nullptr)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                          AckOutcome* outcome = nullptr);
   // As above, with an explicit deadline.
   absl::Status WaitForAckUntil(const AckPosition& pos, absl::Time deadline,
-                               AckOutcome* outcome = nullptr)
-      ABSL_LOCKS_EXCLUDED(mu_);
+                               AckOutcome* outcome = nullptr);
 
   // Replica `replica_id` has received (and, per the server's policy,
   // stored) everything up to `pos`. Wakes every waiter whose position is
   // now acknowledged by K replicas, in one pass, and no other; may switch
   // the tracker back to sync mode. Ignored (OK, counted in acks_ignored) if
   // `pos` is not past the replica's previous ack.
-  absl::Status Ack(uint32_t replica_id, const AckPosition& pos)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Ack(uint32_t replica_id, const AckPosition& pos);
 
   // Forgets a replica (it disconnected): its acks no longer count toward K
   // for positions not yet acknowledged. Positions already acknowledged stay
   // acknowledged. No effect for an unknown id.
-  void RemoveReplica(uint32_t replica_id) ABSL_LOCKS_EXCLUDED(mu_);
+  void RemoveReplica(uint32_t replica_id);
 
   // Releases every waiter with Cancelled; later waits return Cancelled at
   // once. Acks are still recorded. Idempotent.
-  void Shutdown() ABSL_LOCKS_EXCLUDED(mu_);
+  void Shutdown();
 
   // The highest position acknowledged by K replicas so far (only moves
   // forward; (0, 0) before the first).
   AckPosition acknowledged() const;
   // True while the tracker is in async mode.
-  bool async_mode() const { return async_.load(std::memory_order_acquire); }
+  bool async_mode() const;
   // Threads sleeping in WaitForAck now.
-  int waiting() const ABSL_LOCKS_EXCLUDED(mu_);
+  int waiting() const;
 
   struct Stats {
     uint64_t acks = 0;                // acks that moved a replica forward
@@ -181,60 +175,12 @@ class AckTracker {
   Stats stats() const;
 
  private:
-  struct Waiter;
-  struct Replica {
-    uint32_t id = 0;
-    bool used = false;
-    uint64_t key = 0;  // packed acknowledged position
-  };
-
-  // Advances acked_ to the K-th highest replica position and detaches the
-  // waiters it satisfies; returns the detached chain.
-  Waiter* AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Detaches every waiter; returns the chain.
-  Waiter* DetachAllLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Unlink(Waiter* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Sets each detached waiter's state and wakes it (outside mu_).
-  static void Release(Waiter* chain, uint32_t state);
-
-  const int required_acks_;
-  const absl::Duration timeout_;
-  const bool async_on_timeout_;
-
-  mutable Mutex mu_;
-  // Waiters sorted by position, lowest first; ties in arrival order.
-  Waiter* head_ ABSL_GUARDED_BY(mu_) = nullptr;
-  Waiter* tail_ ABSL_GUARDED_BY(mu_) = nullptr;
-  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<Replica> replicas_ ABSL_GUARDED_BY(mu_);  // fixed size
-  std::vector<uint64_t> scratch_ ABSL_GUARDED_BY(mu_);  // fixed size
-
-  // Packed position acknowledged by K replicas. Written under mu_ with
-  // release (only increases); read by waiters' lock-free fast path with
-  // acquire. Waiters re-check it under mu_ before sleeping, so an Ack that
-  // advances it either sees the waiter in the list or the waiter sees it.
-  std::atomic<uint64_t> acked_{0};
-  // Highest packed position any wait asked for: the "current position"
-  // replicas must reach to end async mode. Raised with a CAS loop (async
-  // waits raise it without mu_); read under mu_ by Ack.
-  std::atomic<uint64_t> latest_{0};
-  // Async mode flag. Written under mu_; read lock-free by WaitForAck.
-  std::atomic<bool> async_{false};
-  // Set once by Shutdown() under mu_; read lock-free by WaitForAck.
-  std::atomic<bool> shutdown_{false};
-
-  // Counters: relaxed atomics, updated by whichever thread does the work.
-  std::atomic<uint64_t> acks_{0};
-  std::atomic<uint64_t> acks_ignored_{0};
-  std::atomic<uint64_t> waits_{0};
-  std::atomic<uint64_t> waits_acknowledged_{0};
-  std::atomic<uint64_t> waits_immediate_{0};
-  std::atomic<uint64_t> waits_async_{0};
-  std::atomic<uint64_t> timeouts_{0};
-  std::atomic<uint64_t> cancelled_{0};
-  std::atomic<uint64_t> waiters_woken_{0};
-  std::atomic<uint64_t> switched_to_async_{0};
-  std::atomic<uint64_t> switched_to_sync_{0};
+  // The waiter list, the replicas' positions, the mode flags and the
+  // counters (sync/ack_tracker.cc). Behind a pointer so that this header
+  // needs no internal one: the lock-free fast path of WaitForAck costs one
+  // more dependent load.
+  class Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace sync

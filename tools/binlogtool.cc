@@ -25,6 +25,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "binlog/version.h"
 #include "tools/commands.h"
 
 namespace binlog {
@@ -33,6 +34,12 @@ namespace tools {
 int BinlogtoolMain(int argc, char** argv) {
   if (argc < 2) return UsageError("", "missing command");
   absl::string_view command = argv[1];
+  if (command == "--version" || command == "version") {
+    // The version of the library binlogtool is linked with (the tool is
+    // released with the library and has no version of its own).
+    Out(absl::StrCat("binlogtool ", Version().string, "\n"));
+    return OutFlush() ? kExitOk : kExitUsage;
+  }
   if (command == "--help" || command == "-h" || command == "help") {
     if (argc > 2) {
       const char* usage = CommandUsage(argv[2]);

@@ -28,6 +28,8 @@ packages=(
   libleveldb-dev    # peer system in benchmarks/commit_bench
   gnuplot-nox       # benchmark plots (benchmarks/run_commit_bench.sh)
   python3           # test data genrules
+  cmake             # install check: the CMake consumer (tests/consumer)
+  pkg-config        # install check: the pkg-config consumer
   clang             # libFuzzer targets (tests/fuzz/build_fuzzers.sh)
   libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for clang 14
 )

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: every test in the optimized build (the default
-# configuration of .bazelrc: -O2 -Wall -Wextra -Werror), then the tests
+# configuration of .bazelrc: -O2 -Wall -Wextra -Werror), then the install
+# check (tools/install_check.sh: install into an empty prefix, the public
+# header check, CMake and pkg-config consumers), then the tests
 # under AddressSanitizer + UndefinedBehaviorSanitizer (--config=asan), then
 # the concurrency tests under ThreadSanitizer (--config=tsan), then each
 # libFuzzer target of tests/fuzz for a bounded time (clang, ASan + UBSan).
@@ -9,15 +11,16 @@
 #
 # Environment:
 #   BINLOG_TEST_QUICK=1      skip the sanitizer and fuzz passes (local
-#                            iteration)
+#                            iteration; the install pass still runs)
 #   BINLOG_FUZZ_SECONDS=N    seconds per fuzz target (default 25)
 #
 # Ends with one line "N passed, N failed, N skipped": passed and failed
 # count test targets from bazel's per-test summary over the passes (and one
-# per fuzz target); skipped counts the test cases that passing targets
-# skipped (GTEST_SKIP, e.g. the tmpfs test where mounting is not allowed),
-# read from the targets' test.xml and listed with their reasons, so a skip
-# never passes silently. Exits non-zero if anything failed.
+# per install step and per fuzz target); skipped counts the test cases that
+# passing targets skipped (GTEST_SKIP, e.g. the tmpfs test where mounting is
+# not allowed), read from the targets' test.xml and listed with their
+# reasons, so a skip never passes silently. Exits non-zero if anything
+# failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -67,6 +70,22 @@ run_pass() {
 }
 
 run_pass "optimized" //...
+
+# The installed library as users meet it (tools/install_check.sh): install
+# into an empty prefix, the header check, the version, and the CMake and
+# pkg-config consumers (C++17 and C++20). One line per step.
+echo "==== install: tools/install_check.sh"
+install_rc=0
+tools/install_check.sh 2>&1 | tee "$log" || install_rc=$?
+passed=$(grep -cE '^install [a-z0-9+-]+: OK$' "$log" || true)
+failed=$(grep -cE '^install [a-z0-9+-]+: FAILED$' "$log" || true)
+if [[ $install_rc -ne 0 && $failed -eq 0 ]]; then
+  echo "install: install_check.sh exited with status $install_rc without naming a failed step; counting the pass as one failure"
+  failed=1
+fi
+echo "==== install: $passed passed, $failed failed"
+total_passed=$((total_passed + passed))
+total_failed=$((total_failed + failed))
 
 if [[ "${BINLOG_TEST_QUICK:-0}" == "1" ]]; then
   echo "==== asan: skipped (BINLOG_TEST_QUICK=1)"

@@ -24,6 +24,7 @@ Usage:
   binlogtool find   (--datetime=T | --gtid=UUID:N | --gtid=D-S-N)
                     [--format=text|jsonl] [--basename=NAME] DIR|FILE...
   binlogtool help [COMMAND]        (or: binlogtool COMMAND --help)
+  binlogtool --version             the library version (MAJOR.MINOR.PATCH)
 
 A single DIR argument means the binlog of that directory: the files listed
 in its <basename>.index, or, without an index, every <basename>.NNNNNN file

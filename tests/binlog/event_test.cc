@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -338,6 +339,7 @@ TEST_F(CorpusEventTest, ManifestListsEveryScenario) {
   for (const CorpusFile& f : manifest_->files) ++files[f.scenario];
   EXPECT_EQ(files["s1-row-crc32"], 5);
   EXPECT_EQ(files["s2-statement-nochecksum"], 8);
+  EXPECT_EQ(files["s3-row-wide-nochecksum"], 2);
   EXPECT_EQ(files["s4-crash-kill9"], 4);
 }
 
@@ -367,9 +369,9 @@ TEST_F(CorpusEventTest, DecodesTheFormatDescriptionOfEveryFile) {
     EXPECT_THAT(fd.post_header_len, ElementsAreArray(maria_phl));
     EXPECT_EQ(fd.PostHeaderLen(kQueryEvent), 13);
     EXPECT_EQ(fd.PostHeaderLen(kMariaGtidEvent), 19);
-    ChecksumAlg want = f.scenario == "s2-statement-nochecksum"
-                           ? ChecksumAlg::kOff
-                           : ChecksumAlg::kCrc32;
+    ChecksumAlg want =
+        absl::EndsWith(f.scenario, "-nochecksum") ? ChecksumAlg::kOff
+                                                  : ChecksumAlg::kCrc32;
     EXPECT_EQ(fd.checksum_alg, want);
     EXPECT_EQ(f.checksum, want == ChecksumAlg::kOff ? "NONE" : "CRC32");
     EXPECT_EQ(fd.in_use, f.in_use);
@@ -450,8 +452,9 @@ TEST_F(CorpusEventTest, DecodesRealRotateEvents) {
       EXPECT_EQ(e.offset + e.size, bytes.size()) << "rotate is the last event";
     }
   }
-  // s1: 5 files, 1 restart; s2: 8 files; s4: 4 files, last crashed.
-  EXPECT_EQ(rotates, 3 + 7 + 3);
+  // s1: 5 files, 1 restart; s2: 8 files; s3: 2 files; s4: 4 files, last
+  // crashed.
+  EXPECT_EQ(rotates, 3 + 7 + 1 + 3);
 }
 
 TEST_F(CorpusEventTest, DecodesRealQueryAndGtidEvents) {
@@ -718,7 +721,8 @@ TEST(DecodeQueryTest, RandomBodiesNeverReadOutOfBounds) {
 // --- MariaDB Gtid -----------------------------------------------------------
 
 TEST(DecodeMariaGtidTest, RealXaPrepareGtid) {
-  // s1-row-crc32 mariadb-bin.000002 at 319232: GTID 0-1-56, flags2 0x4c
+  // As MariaDB 10.11 writes it for XA PREPARE (the corpus's s1-row-crc32
+  // has one): GTID 0-1-56, flags2 0x4c
   // (FL_PREPARED_XA | FL_ALLOW_PARALLEL | FL_TRANSACTIONAL), then the XID.
   // The 8 gtrid bytes are filled in here (the decoder now checks that the
   // XID is complete).

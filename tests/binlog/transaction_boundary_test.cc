@@ -517,8 +517,12 @@ TEST_F(BoundaryCorpusTest, TransactionsMatchManifestGroups) {
       }
     }
   }
-  EXPECT_EQ(files, 17u);
-  EXPECT_EQ(groups, 173u + 809u + 59u);
+  // Every file and every group of the manifests was compared (counts of a
+  // regenerated corpus vary a little; see tests/data/mariadb/README.md).
+  EXPECT_EQ(files, manifest_->files.size());
+  EXPECT_EQ(groups, manifest_->groups.size());
+  EXPECT_GE(files, 19u);
+  EXPECT_GT(groups, 1000u);
 }
 
 TEST_F(BoundaryCorpusTest, CrashedFileEndsInsideAnOpenTransaction) {

@@ -76,7 +76,8 @@ TEST_P(CorpusReaderTest, EventsEqualTheManifest) {
   auto manifest = LoadManifest();
   ASSERT_TRUE(manifest.count(scenario)) << "no manifest data for " << scenario;
   auto& files = manifest[scenario];
-  std::string dir = Runfile(absl::StrCat("mariadb_corpus/", scenario, "/binlogs"));
+  std::string dir = Runfile(
+      absl::StrCat("binlog_storage/tests/data/mariadb/", scenario, "/binlogs"));
   auto reader = Reader::OpenDirectory(dir, "", ReaderOptions());
   ASSERT_TRUE(reader.ok()) << reader.status();
   std::map<std::string, std::vector<ManifestEvent>> got;
@@ -123,6 +124,7 @@ TEST_P(CorpusReaderTest, EventsEqualTheManifest) {
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusReaderTest,
                          ::testing::Values("s1-row-crc32",
                                            "s2-statement-nochecksum",
+                                           "s3-row-wide-nochecksum",
                                            "s4-crash-kill9"));
 
 }  // namespace

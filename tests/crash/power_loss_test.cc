@@ -57,6 +57,7 @@
 #include "absl/time/time.h"
 #include "binlog/log.h"
 #include "gtest/gtest.h"
+#include "io/codec.h"
 #include "io/fault_injection_file_system.h"
 #include "io/file_system_wrapper.h"
 #include "tests/binlog/log_test_util.h"

@@ -8,7 +8,7 @@
 //     a rotated file, the active file of a log that was not closed (in-use
 //     flag set), that file cut inside its last transaction, with zeros and
 //     with garbage after it, and the index;
-//   - from CORPUS_DIR (../shared/corpus/mariadb): prefixes of every MariaDB
+//   - from CORPUS_DIR (tests/data/mariadb): prefixes of every MariaDB
 //     binlog (4, 16 and 64 KiB; libFuzzer mutates small inputs far faster
 //     than megabyte files) and the index files;
 //   - payload/: the bodies of the Transaction_payload events of the

@@ -19,7 +19,7 @@
 #                       success unless BINLOG_FUZZ_KEEP=1
 #   BINLOG_FUZZ_CORPUS  directory to keep the grown corpora in across runs
 #                       (one subdirectory per target)
-#   BINLOG_CORPUS_DIR   MariaDB corpus (default ../shared/corpus/mariadb)
+#   BINLOG_CORPUS_DIR   MariaDB corpus (default tests/data/mariadb)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -47,7 +47,7 @@ tests/fuzz/build_fuzzers.sh "$work/build" >"$work/build.log" 2>&1 || {
   echo "fuzz: build failed" >&2
   exit 1
 }
-corpus_src=${BINLOG_CORPUS_DIR:-../shared/corpus/mariadb}
+corpus_src=${BINLOG_CORPUS_DIR:-tests/data/mariadb}
 "$work/build/make_seeds" "$work/seeds" "$corpus_src"
 
 failed=0

@@ -55,12 +55,13 @@ absl::StatusOr<TestTsv> ReadTestTsv(absl::string_view name) {
 const std::vector<std::string>& CorpusScenarios() {
   static const std::vector<std::string>* const kScenarios =
       new std::vector<std::string>{"s1-row-crc32", "s2-statement-nochecksum",
-                                   "s4-crash-kill9"};
+                                   "s3-row-wide-nochecksum", "s4-crash-kill9"};
   return *kScenarios;
 }
 
 std::string CorpusScenarioDir(absl::string_view scenario) {
-  return absl::StrCat(SrcDir(), "/mariadb_corpus/", scenario);
+  return absl::StrCat(SrcDir(), "/binlog_storage/tests/data/mariadb/",
+                      scenario);
 }
 
 std::string CorpusBinlogPath(absl::string_view scenario,

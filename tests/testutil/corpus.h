@@ -1,11 +1,11 @@
 // File: tests/testutil/corpus.h
 //
-// Access to the MariaDB binlog corpus (@mariadb_corpus, see
-// /work/shared/corpus/mariadb/README.md) from tests, and to the TSV digest of
+// Access to the MariaDB binlog corpus (tests/data/mariadb, see
+// its README.md) from tests, and to the TSV digest of
 // its manifests that //tests:corpus_manifest_tsv builds with
 // tests/testutil/manifest_to_tsv.py.
 //
-// A test using these needs data = ["@mariadb_corpus//:corpus"] (and
+// A test using these needs data = ["//tests/data/mariadb:corpus"] (and
 // ":corpus_manifest_tsv" for LoadCorpusManifest).
 //
 // Thread safety: thread-safe (no shared state).
@@ -31,10 +31,10 @@ namespace testutil {
 // The corpus scenarios the tests cover.
 const std::vector<std::string>& CorpusScenarios();
 
-// $TEST_SRCDIR/mariadb_corpus/<scenario>.
+// $TEST_SRCDIR/binlog_storage/tests/data/mariadb/<scenario>.
 std::string CorpusScenarioDir(absl::string_view scenario);
 
-// $TEST_SRCDIR/mariadb_corpus/<scenario>/binlogs/<name>.
+// $TEST_SRCDIR/binlog_storage/tests/data/mariadb/<scenario>/binlogs/<name>.
 std::string CorpusBinlogPath(absl::string_view scenario,
                              absl::string_view name);
 
@@ -109,7 +109,7 @@ FileWalk WalkBinlogFile(absl::string_view file);
 // What mariadb-binlog printed for the corpus events that carry a
 // transaction's identity: Query (2), Xid (16), XA_prepare (38), MariaDB Gtid
 // (162) and Gtid_list (163). A test using it needs data =
-// [":corpus_ids_tsv", "@mariadb_corpus//:corpus"] (//tests:BUILD builds the
+// [":corpus_ids_tsv", "//tests/data/mariadb:corpus"] (//tests:BUILD builds the
 // TSV with tests/testutil/manifest_to_tsv.py --ids).
 struct CorpusPrintedEvent {
   std::string scenario;

@@ -17,7 +17,7 @@ scenario and then in manifest order:
   type     scenario type_code type_name   (each distinct pair once)
 
 `terminator` is "-" for an incomplete group. See
-/work/shared/corpus/mariadb/README.md for what the manifest fields mean.
+tests/data/mariadb/README.md for what the manifest fields mean.
 """
 
 import json

@@ -40,7 +40,7 @@ import unittest
 SRCDIR = os.environ["TEST_SRCDIR"]
 TOOL = os.path.join(SRCDIR, "binlog_storage", "tools", "binlogtool")
 GEN = os.path.join(SRCDIR, "binlog_storage", "tools", "binlog_gen")
-CORPUS = os.path.join(SRCDIR, "mariadb_corpus")
+CORPUS = os.path.join(SRCDIR, "binlog_storage", "tests", "data", "mariadb")
 WORKLOAD = os.path.join(CORPUS, "tools", "workload.py")
 GOLDEN = os.path.join(SRCDIR, "binlog_storage", "tests", "tools", "golden")
 UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
@@ -268,12 +268,11 @@ class CorpusRowsTest(unittest.TestCase):
         self.assertGreater(checked, 3000)
 
     def test_statements_come_from_the_seeded_workload(self):
-        if not os.path.exists(WORKLOAD):
-            self.skipTest("workload.py not in the corpus")
+        self.assertTrue(os.path.exists(WORKLOAD), WORKLOAD)
         sql = subprocess.run(
             ["python3", WORKLOAD, "row", "--seed", "1101", "--db", "shop",
-             "--prefix", "vis", "--target-kb", "1500", "--xa",
-             "--restart-at", "0.6"], capture_output=True, check=True,
+             "--prefix", "vis", "--target-kb", "800", "--text-max", "600",
+             "--blob-max", "500", "--xa", "--restart-at", "0.6"], capture_output=True, check=True,
             timeout=120).stdout.decode("utf-8")
         inserts = [s for s, _ in self.statements if s.startswith("INSERT")]
         self.assertGreater(len(inserts), 50)
@@ -324,7 +323,8 @@ class CorpusRowsTest(unittest.TestCase):
         self.assertGreater(checked, 10)
 
     def test_every_rows_event_of_the_corpus_decodes(self):
-        for scenario in ("s1-row-crc32", "s4-crash-kill9"):
+        for scenario in ("s1-row-crc32", "s3-row-wide-nochecksum",
+                         "s4-crash-kill9"):
             rc, out, err = run("dump", "--format=jsonl", "--decode-rows",
                                corpus_dir(scenario))
             self.assertEqual(rc, 0, err)

@@ -4,13 +4,16 @@
 #
 #   tests/tools/update_goldens.sh [CORPUS_DIR]
 #
-# CORPUS_DIR defaults to ../shared/corpus/mariadb (the @mariadb_corpus
-# repository). Review the diff (git diff tests/tools/golden) before
-# committing: every change in it is a change of binlogtool's output.
+# CORPUS_DIR defaults to tests/data/mariadb (the in-tree corpus). Review
+# the diff (git diff tests/tools/golden) before committing: every change in
+# it is a change of binlogtool's output. After regenerating the corpus,
+# check that the --start/--stop-position and --datetime arguments in
+# GOLDENS still select what their names say (event positions and times
+# change with every run of tests/data/mariadb/generate.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 root=$PWD
-corpus=${1:-$root/../shared/corpus/mariadb}
+corpus=${1:-$root/tests/data/mariadb}
 bazel build //tools:binlogtool
 tool=$(bazel info bazel-bin 2>/dev/null)/tools/binlogtool
 golden=$root/tests/tools/golden
