@@ -55,6 +55,7 @@
 #include <cstring>
 
 #include <ctime>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -321,9 +322,12 @@ absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
       set.Union(prev);
       continue;
     }
+    auto r = parser.Feed(ev.header, ev.body());
+    if (r == TransactionBoundaryParser::Result::kOutside && in_header) {
+      continue;  // other header events (a file_header callback's)
+    }
     in_header = false;
     if (!with_transactions) break;
-    auto r = parser.Feed(ev.header, ev.body());
     if (type == kGtidEvent) {
       auto g = DecodeMySqlGtidEvent(ev.body());
       have_pending = g.ok() && g->gno > 0;
@@ -407,7 +411,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
   absl::Status PoisonedStatus(const absl::Status& cause) const;
   absl::Status RecoverGtidState(const std::vector<uint64_t>& numbers);
-  void AssignIdentity(TransactionBuffer* txn, uint64_t now_us)
+  absl::Status AssignIdentity(TransactionBuffer* txn, uint64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtid_mu_);
   void FillTransactions(sync::CommitGroup* g,
                         std::vector<CommittedTransaction>* out) const;
@@ -697,8 +701,32 @@ GtidSet BinlogImpl::purged_gtids() const {
   return purged_;
 }
 
-void BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us) {
+absl::Status BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us) {
   const CommitGtid& g = txn->identity_.gtid;
+  // Ownership is checked again here, where the GTID is used: between
+  // Commit's check and now another commit may have used it, or a
+  // ReleaseGtid and AcquireGtid may have handed it to someone else.
+  if (g.kind == CommitGtid::Kind::kAssigned) {
+    if (executed_.Contains(g.uuid, g.gno)) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "GTID ", g.uuid.ToString(), ":", g.gno, " is already in the log"));
+    }
+    if (owned_.erase({g.uuid, g.gno}) == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "GTID ", g.uuid.ToString(), ":", g.gno, " is no longer acquired"));
+    }
+  } else if (g.kind == CommitGtid::Kind::kAutomatic) {
+    // Skip GNOs acquired since the last assignment (AcquireGtid does not
+    // move next_auto_gno_).
+    while (executed_.Contains(options_.server_uuid, next_auto_gno_) ||
+           owned_.count({options_.server_uuid, next_auto_gno_}) != 0) {
+      ++next_auto_gno_;
+    }
+    if (next_auto_gno_ >= std::numeric_limits<int64_t>::max() - 1) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "every GNO of ", options_.server_uuid.ToString(), " is used"));
+    }
+  }
   const int64_t seq = ++seq_in_file_;
   // last_committed: the commit-order clock captured at prepare, if it is in
   // this file; never at or past this transaction; never before the last
@@ -721,7 +749,6 @@ void BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us) {
   } else if (g.kind == CommitGtid::Kind::kAssigned) {
     uuid = g.uuid;
     gno = g.gno;
-    owned_.erase({uuid, gno});
   }
   if (gno != 0) {
     executed_.Add(uuid, gno);  // extends the last interval: no allocation
@@ -733,6 +760,7 @@ void BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us) {
     }
   }
   txn->AssignIdentity(uuid, gno, seq, lc, now_us);
+  return absl::OkStatus();
 }
 
 void BinlogImpl::FillTransactions(sync::CommitGroup* g,
@@ -791,9 +819,18 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   char head[kMagicSize] = {0, 0, 0, 0};
   size_t got = 0;
   BINLOG_RETURN_IF_ERROR(f->Read(0, kMagicSize, head, &got));
+  // A torn first write leaves a prefix of the magic followed by zeros (the
+  // magic, the Format_description and the header events go out in one
+  // write): no event can be in such a file either.
+  size_t magic_prefix = 0;
+  while (magic_prefix < got && head[magic_prefix] == kBinlogMagic[magic_prefix]) {
+    ++magic_prefix;
+  }
+  bool zeros_after = true;
+  for (size_t i = magic_prefix; i < got; ++i) zeros_after &= head[i] == 0;
   bool ours_and_empty = false;
-  if (got == 0 || (got == kMagicSize && std::memcmp(head, "\0\0\0\0", 4) == 0)) {
-    ours_and_empty = true;  // empty or zero-filled spare
+  if (got == 0 || (zeros_after && magic_prefix < kMagicSize)) {
+    ours_and_empty = true;  // empty or zero-filled spare, or a torn magic
   } else if (got == kMagicSize && std::memcmp(head, kBinlogMagic, kMagicSize) == 0) {
     ReaderOptions ro;
     auto reader = Reader::OpenFiles({path}, ro, fs_);
@@ -1337,7 +1374,14 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
       rejected_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    if (txn->identity_.present) AssignIdentity(txn, now_us);
+    if (txn->identity_.present) {
+      absl::Status is = AssignIdentity(txn, now_us);
+      if (!is.ok()) {
+        r->rejected = is;  // this transaction alone; nothing of it is written
+        rejected_.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+    }
     txn->Place(pos);
     if (!placed) first = pos;
     placed = true;
@@ -1561,10 +1605,27 @@ absl::StatusOr<int> BinlogImpl::PurgeTo(uint64_t file_number) {
   sync::MutexLock il(&index_mu_);
   std::vector<uint64_t> victims = live_->TakePurgeable(file_number);
   if (victims.empty()) return 0;
+  // gtid_purged after the purge: what the new first file's Previous_gtids
+  // says came before it. Read before the index changes, published with it.
+  std::vector<uint64_t> left = live_->Files();
+  absl::StatusOr<GtidSet> purged = GtidSet();
+  if (!left.empty()) {
+    purged = FileGtids(
+        fs_, io::JoinPath(dir_, BinlogFileName(basename_, left.front())),
+        /*with_transactions=*/false);
+  }
+  if (!purged.ok()) {
+    live_->RestoreFront(victims);
+    return purged.status();
+  }
   absl::Status s = WriteIndexLocked();
   if (!s.ok()) {
     live_->RestoreFront(victims);
     return s;
+  }
+  {
+    sync::MutexLock l(&gtid_mu_);
+    purged_ = std::move(*purged);
   }
   int removed = 0;
   absl::Status first_error;
@@ -1579,16 +1640,6 @@ absl::StatusOr<int> BinlogImpl::PurgeTo(uint64_t file_number) {
   absl::Status ds = dir_handle_->Sync();
   if (!first_error.ok()) return first_error;
   if (!ds.ok()) return ds;
-  // gtid_purged: what the new first file's Previous_gtids says came before.
-  std::vector<uint64_t> left = live_->Files();
-  if (!left.empty()) {
-    auto purged = FileGtids(
-        fs_, io::JoinPath(dir_, BinlogFileName(basename_, left.front())),
-        /*with_transactions=*/false);
-    if (!purged.ok()) return purged.status();
-    sync::MutexLock l(&gtid_mu_);
-    purged_ = std::move(*purged);
-  }
   return removed;
 }
 

@@ -183,7 +183,9 @@ class Binlog {
   // The GTIDs of every transaction in the log (gtid_executed), and of the
   // transactions in purged files (gtid_purged). Recovered at Open from the
   // last file (its Previous_gtids and complete transactions) and the first
-  // file's Previous_gtids. Thread-safe; a copy.
+  // file's Previous_gtids. Thread-safe; a copy. Once the log is poisoned,
+  // the executed set may hold GTIDs of the group that failed (they were
+  // assigned before its write); the next Open recovers the set from disk.
   GtidSet executed_gtids() const;
   GtidSet purged_gtids() const;
 

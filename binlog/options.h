@@ -221,6 +221,9 @@ struct Options {
   // unset the library writes a Previous_gtids event holding the GTIDs of
   // every transaction in the files before (empty without GTIDs, as MySQL
   // 5.7+ writes it with GTIDs off).
+  // A callback should write a Previous_gtids event holding
+  // FileHeaderContext::previous_gtids: Open recovers the GTIDs of earlier
+  // files from the last file's Previous_gtids.
   FileHeaderCallback file_header;
 
   // Seconds since the epoch for events the library writes (FDE, Rotate,

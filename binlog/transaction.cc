@@ -112,6 +112,9 @@ void TransactionBuffer::AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
   }
   p[25] = 2;  // LOGICAL_TIMESTAMP_TYPECODE
   if (orig_ts) {
+    // The marker bit now, so that every parser of the event (the payload
+    // packer finds transaction_length by it) sees the original timestamp.
+    StoreLeN(p + kGtidImmediateTimestampOffset, uint64_t{1} << 55, 7);
     StoreLeN(p + kGtidImmediateTimestampOffset + 7,
              gtid.original_commit_timestamp_us, 7);
   }

@@ -776,6 +776,27 @@ TEST_F(CorrectnessTest, ARecordLeftFromADeletedLogDoesNotCoverNewFiles) {
   EXPECT_EQ(r->first_file, 1u);
 }
 
+TEST_F(CorrectnessTest, AFirstOpenCutInsideTheMagicLeavesALogThatOpens) {
+  // Found by the power-loss run (seed 948869283): the first Open's header
+  // write tore after two bytes of the magic, before any index existed;
+  // the next Open refused the directory ("files with events exist").
+  std::string bytes(9216, '\0');
+  bytes[0] = kBinlogMagic[0];
+  bytes[1] = kBinlogMagic[1];
+  testing_util::WriteFile(FilePath(1), bytes);
+  auto log = OpenLog(BaseOptions());
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log->recovery().removed_files,
+            std::vector<std::string>{"binlog.000001"});
+  // A file that is not a torn write of ours is still refused.
+  log.reset();
+  dir_ = NewTempDir("not_ours");
+  bytes[2] = 'x';
+  testing_util::WriteFile(FilePath(1), bytes);
+  EXPECT_EQ(Binlog::Open(dir_, "binlog", BaseOptions()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(CorrectnessTest, OptionsOutsideTheirRangesAreRefused) {
   Options o = BaseOptions();
   o.max_group_bytes = 1000;

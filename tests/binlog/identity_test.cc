@@ -195,18 +195,26 @@ TEST(IdentityTest, LastCommittedFollowsTheCommitClock) {
   // A parent clock from an earlier file becomes 0; one in the future is
   // clamped below the transaction's own number.
   ASSERT_TRUE((*log)->Rotate().ok());
-  BuildIdentityTxn(&a, 5, 50);
-  a.set_commit_parent(before == 0 ? (uint64_t{1} << 32) | 4 : before);
-  pa = (*log)->Commit(&a);
-  ASSERT_TRUE(pa.ok());
-  EXPECT_EQ(pa->identity.sequence_number, 1);
-  EXPECT_EQ(pa->identity.last_committed, 0);
+  // In file 2: a parent clock in the future is clamped below the
+  // transaction's own number; one from file 1 means "nothing in this file".
   BuildIdentityTxn(&b, 6, 50);
   b.set_commit_parent((uint64_t{2} << 32) | 99);
   pb = (*log)->Commit(&b);
   ASSERT_TRUE(pb.ok());
-  EXPECT_EQ(pb->identity.sequence_number, 2);
-  EXPECT_EQ(pb->identity.last_committed, 1);
+  EXPECT_EQ(pb->identity.sequence_number, 1);
+  EXPECT_EQ(pb->identity.last_committed, 0);
+  BuildIdentityTxn(&a, 5, 50);
+  a.set_commit_parent((uint64_t{1} << 32) | 1);  // file 1, sequence 1
+  pa = (*log)->Commit(&a);
+  ASSERT_TRUE(pa.ok());
+  EXPECT_EQ(pa->identity.sequence_number, 2);
+  EXPECT_EQ(pa->identity.last_committed, 0);
+  BuildIdentityTxn(&c, 7, 50);
+  c.set_commit_parent((uint64_t{2} << 32) | 99);
+  pc = (*log)->Commit(&c);
+  ASSERT_TRUE(pc.ok());
+  EXPECT_EQ(pc->identity.sequence_number, 3);
+  EXPECT_EQ(pc->identity.last_committed, 2);
   ASSERT_TRUE((*log)->Close().ok());
 }
 
@@ -331,6 +339,38 @@ TEST(IdentityTest, GtidStateSurvivesCloseCrashAndPurge) {
   }
 }
 
+TEST(IdentityTest, AnAcquiredNextGnoIsSkippedAndCommittedOnce) {
+  std::string dir = NewTempDir("identity_acquired_next");
+  auto log = Binlog::Open(dir, "binlog", BaseOptions());
+  ASSERT_TRUE(log.ok());
+  ASSERT_TRUE((*log)->AcquireGtid(ServerUuid(), 1).ok());  // the next automatic GNO
+  TransactionBuffer t;
+  BuildIdentityTxn(&t, 1, 40);
+  auto p = (*log)->Commit(&t);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->identity.gno, 2);
+  CommitGtid g;
+  g.kind = CommitGtid::Kind::kAssigned;
+  g.uuid = ServerUuid();
+  g.gno = 1;
+  BuildIdentityTxn(&t, 2, 40, g);
+  p = (*log)->Commit(&t);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->identity.gno, 1);
+  // Committing the same GTID again is refused.
+  BuildIdentityTxn(&t, 3, 40, g);
+  EXPECT_FALSE((*log)->Commit(&t).ok());
+  BuildIdentityTxn(&t, 4, 40);
+  p = (*log)->Commit(&t);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->identity.gno, 3);
+  ASSERT_TRUE((*log)->Close().ok());
+  LogContents c = ReadLog(dir);
+  std::vector<int64_t> gnos;
+  for (const GtidSeen& s : c.gtids) gnos.push_back(s.g.gno);
+  EXPECT_EQ(gnos, (std::vector<int64_t>{2, 1, 3}));
+}
+
 TEST(IdentityTest, CompressedTransactionsCountTheirStoredBytes) {
   std::string dir = NewTempDir("identity_zstd");
   Options o = BaseOptions();
@@ -346,14 +386,31 @@ TEST(IdentityTest, CompressedTransactionsCountTheirStoredBytes) {
       EXPECT_TRUE(t.compressed());
       EXPECT_EQ(p->identity.gno, i + 1);
     }
+    // A replicated transaction: original timestamp and version present.
+    const Uuid source = *Uuid::Parse("aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee");
+    ASSERT_TRUE((*log)->AcquireGtid(source, 9).ok());
+    CommitGtid g;
+    g.kind = CommitGtid::Kind::kAssigned;
+    g.uuid = source;
+    g.gno = 9;
+    g.original_commit_timestamp_us = 1600000000000000;  // low byte 0x00
+    g.original_server_version = 80030;
+    BuildIdentityTxn(&t, 9, 5000, g);
+    auto p = (*log)->Commit(&t);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_TRUE(t.compressed());
     ASSERT_TRUE((*log)->Close().ok());
   }
   LogContents c = ReadLog(dir);
-  ASSERT_EQ(c.gtids.size(), 5u);
+  ASSERT_EQ(c.gtids.size(), 6u);
   for (const GtidSeen& s : c.gtids) {
     EXPECT_EQ(s.g.transaction_length, s.txn_bytes);
     EXPECT_LT(s.txn_bytes, 5000u);
   }
+  EXPECT_EQ(c.gtids[5].g.original_commit_timestamp, 1600000000000000u);
+  EXPECT_EQ(c.gtids[5].g.original_server_version, 80030u);
+  EXPECT_EQ(c.gtids[5].g.immediate_server_version, 80036u);
+  EXPECT_EQ(c.gtids[5].g.gno, 9);
 }
 
 TEST(IdentityTest, CallbacksSeeEachTransactionWithItsCookieAndIdentity) {
