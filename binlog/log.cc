@@ -404,6 +404,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status CloseInPipeline();
   absl::Status RotateNow();
   absl::Status SyncNow();
+  absl::Status TimedSync();  // fdatasync of active_, counted in stats()
   absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
   uint32_t Now() const;
   absl::StatusOr<std::unique_ptr<io::WritableFile>> CreateLogFile(
@@ -1253,13 +1254,18 @@ absl::Status BinlogImpl::CloseActiveFile(bool rotate, uint64_t next_number) {
   return s;
 }
 
-absl::Status BinlogImpl::SyncNow() {
+absl::Status BinlogImpl::TimedSync() {
   absl::Time t0 = absl::Now();
   absl::Status s = active_->Sync();
   fsync_micros_.fetch_add(
       static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
       std::memory_order_relaxed);
   fsyncs_.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+absl::Status BinlogImpl::SyncNow() {
+  absl::Status s = TimedSync();
   if (!s.ok()) return s;
   synced_end_ = end_;
   groups_since_sync_ = 0;
@@ -1302,15 +1308,7 @@ absl::Status BinlogImpl::WriteGroup(uint64_t offset) {
         pos += in_piece;
         in_piece = 0;
         piece_iov_.clear();
-        if (pos < offset + total) {
-          absl::Time t0 = absl::Now();
-          absl::Status s = active_->Sync();
-          fsync_micros_.fetch_add(
-              static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
-              std::memory_order_relaxed);
-          fsyncs_.fetch_add(1, std::memory_order_relaxed);
-          if (!s.ok()) return s;
-        }
+        if (pos < offset + total) BINLOG_RETURN_IF_ERROR(TimedSync());
       }
     }
   }
@@ -1417,14 +1415,9 @@ absl::Status BinlogImpl::Sync(sync::CommitGroup* first, sync::CommitGroup* last)
     PublishSynced(last);
     return absl::OkStatus();
   }
-  absl::Time t0 = absl::Now();
   // The flush stage may be writing the next group into the same file: the
   // fdatasync covers at least everything up to `last`.
-  absl::Status s = active_->Sync();
-  fsync_micros_.fetch_add(
-      static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
-      std::memory_order_relaxed);
-  fsyncs_.fetch_add(1, std::memory_order_relaxed);
+  absl::Status s = TimedSync();
   if (!s.ok()) {
     sync::MutexLock l(&publish_mu_);
     sync_failed_ = true;
