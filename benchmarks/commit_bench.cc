@@ -83,6 +83,13 @@
 // rpl_semi_sync_master_timeout does; ack_timeouts and ack_async_waits
 // count that in the output (0 in a healthy run).
 //
+// Transaction identity (binlog only): --gtid=anonymous,assigned, one point
+// each. anonymous: the committer writes an Anonymous_gtid event with its
+// own clocks (5.7 layout, AppendAnonymousGtid); assigned: a CommitGtid of
+// kind kAutomatic, the commit parent captured when the transaction is
+// built (its "prepare"), identity assigned by the log in commit order.
+// JSON key "gtid". Only with --workload=random.
+//
 // Transaction content and compression (binlog only): --workload=random
 // (default: the Rows_query transaction above) or sysbench / wide (realistic
 // row events, benchmarks/workload.h, --rows per transaction; --payload is
@@ -210,6 +217,10 @@ ABSL_FLAG(std::string, workload, "random",
           "benchmarks/workload.h; --payload unused)");
 ABSL_FLAG(std::string, rows, "1-20",
           "rows per transaction for --workload=sysbench|wide: N or MIN-MAX");
+ABSL_FLAG(std::vector<std::string>, gtid, {"anonymous"},
+          "binlog transaction identity, one point each: anonymous (the "
+          "committer's Anonymous_gtid), assigned (CommitGtid, the log assigns "
+          "GTIDs and clocks in commit order)");
 ABSL_FLAG(std::vector<std::string>, compression,
           std::vector<std::string>({"none"}),
           "binlog Options::compression, one point each: none, zstd, lz4");
@@ -264,14 +275,20 @@ size_t RandomKey(FastRng* rng, char key[16]) {
   return len;
 }
 
-// The binlog transaction a committer builds: Anonymous_gtid, Query BEGIN,
-// Rows_query whose body is a length byte plus `text`, Xid.
+// The binlog transaction a committer builds: Anonymous_gtid (or, with
+// `assigned`, a CommitGtid the log fills), Query BEGIN, Rows_query whose
+// body is a length byte plus `text`, Xid.
 void BuildTransaction(binlog::TransactionBuffer* txn, uint32_t thread,
-                      uint64_t seq, absl::string_view text) {
+                      uint64_t seq, absl::string_view text,
+                      bool assigned = false) {
   const uint32_t now = static_cast<uint32_t>(::time(nullptr));
   txn->Clear();
-  binlog::AppendAnonymousGtid(txn, now, kServerId, /*last_committed=*/0,
-                              static_cast<int64_t>(seq));
+  if (assigned) {
+    txn->AppendCommitGtid(now, kServerId, binlog::CommitGtid());
+  } else {
+    binlog::AppendAnonymousGtid(txn, now, kServerId, /*last_committed=*/0,
+                                static_cast<int64_t>(seq));
+  }
   binlog::AppendQuery(txn, now, kServerId, thread, "", "BEGIN");
   // MySQL marks Rows_query ignorable; the length byte is stored mod 256.
   char* body = txn->AppendEvent(binlog::kRowsQueryEvent, kServerId, now,
@@ -349,6 +366,7 @@ struct PointConfig {
   int ack_timeout_ms = 10000;         // semisync
   std::string workload = "random";    // binlog only: random, sysbench, wide
   std::string compression = "none";   // binlog only: none, zstd, lz4
+  std::string gtid = "anonymous";     // binlog only: anonymous, assigned
 };
 
 // How the run treats every point (from the flags).
@@ -518,7 +536,8 @@ class BinlogCommitter : public Committer {
  public:
   BinlogCommitter(binlog::Binlog* log, int thread, size_t payload,
                   uint64_t seed, const PointConfig& p)
-      : log_(log), thread_(static_cast<uint32_t>(thread)) {
+      : log_(log), assigned_(p.gtid == "assigned"),
+        thread_(static_cast<uint32_t>(thread)) {
     std::mt19937_64 rng(seed);
     text_ = RandomText(payload - 1, &rng);
     seq_ = static_cast<uint64_t>(thread) << 40;
@@ -535,7 +554,9 @@ class BinlogCommitter : public Committer {
     if (gen_ != nullptr) {
       gen_->Next(&txn_);
     } else {
-      BuildTransaction(&txn_, thread_, ++seq_, text_);
+      BuildTransaction(&txn_, thread_, ++seq_, text_, assigned_);
+      // A server captures the commit-order clock at its engine prepare.
+      if (assigned_) txn_.set_commit_parent(log_->CommitClock());
     }
   }
   absl::Status Commit() override {
@@ -554,6 +575,7 @@ class BinlogCommitter : public Committer {
   binlog::Binlog* log_;
   uint64_t file_ = 0;
   bool new_file_ = false;
+  bool assigned_ = false;
   uint32_t thread_;
   uint64_t seq_;
   std::string text_;
@@ -590,6 +612,10 @@ class BinlogSystem : public System {
     }
     options.preallocate = PreallocModeOf(p_.prealloc);
     binlog::io::ParseCodec(p_.compression, &options.compression);
+    if (p_.gtid == "assigned") {
+      options.server_uuid =
+          *binlog::Uuid::Parse("3e11fa47-71ca-11e1-9e33-c80aa9429562");
+    }
     options.compression_level = absl::GetFlag(FLAGS_compression_level);
     options.compression_threshold =
         static_cast<size_t>(absl::GetFlag(FLAGS_compression_threshold));
@@ -1517,8 +1543,8 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
       r.commit_bytes, r.seconds, r.loadavg_1m);
   absl::StrAppendFormat(&out,
                         ",\"workload\":\"%s\",\"compression\":\"%s\","
-                        "\"ratio\":%.3f",
-                        p.workload, p.compression, r.ratio);
+                        "\"ratio\":%.3f,\"gtid\":\"%s\"",
+                        p.workload, p.compression, r.ratio, p.gtid);
   if (p.system == "binlog") {
     absl::StrAppendFormat(
         &out,
@@ -1785,6 +1811,15 @@ int main(int argc, char** argv) {
     bool ok = binlog::bench::ParseWorkload(workload, &w) &&
               ParseRows(absl::GetFlag(FLAGS_rows), &lo, &hi) &&
               !compressions.empty();
+    for (const std::string& g : absl::GetFlag(FLAGS_gtid)) {
+      if (g != "anonymous" && (g != "assigned" || workload != "random")) {
+        std::fprintf(stderr,
+                     "commit_bench: --gtid takes anonymous and assigned "
+                     "(assigned with --workload=random only), not '%s'\n",
+                     g.c_str());
+        return 2;
+      }
+    }
     for (const std::string& name : compressions) {
       ok = ok && binlog::io::ParseCodec(name, &c);
     }
@@ -1929,10 +1964,13 @@ int main(int argc, char** argv) {
         continue;
       }
       for (const std::string& c : compressions) {
-        PointConfig q = p;
-        q.workload = workload;
-        q.compression = c;
-        expanded.push_back(q);
+        for (const std::string& g : absl::GetFlag(FLAGS_gtid)) {
+          PointConfig q = p;
+          q.workload = workload;
+          q.compression = c;
+          q.gtid = g;
+          expanded.push_back(q);
+        }
       }
     }
     points.swap(expanded);
