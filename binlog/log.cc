@@ -317,9 +317,15 @@ absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
       continue;
     }
     if (in_header && type == kPreviousGtidsEvent) {
-      BINLOG_ASSIGN_OR_RETURN(GtidSet prev,
-                              GtidSet::DecodePreviousGtidsBody(ev.body()));
-      set.Union(prev);
+      absl::StatusOr<GtidSet> prev = GtidSet::DecodePreviousGtidsBody(ev.body());
+      if (!prev.ok()) {
+        // Open's contract: a file that cannot be trusted is DataLoss, with
+        // the file and offset (a tagged set of MySQL 8.3+ is not ours).
+        return absl::DataLossError(absl::StrCat(
+            path, ": offset ", ev.offset, ": cannot read the GTID set of its ",
+            "Previous_gtids event: ", prev.status().message()));
+      }
+      set.Union(*prev);
       continue;
     }
     auto r = parser.Feed(ev.header, ev.body());

@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "binlog/event.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/index_file.h"
@@ -795,6 +796,31 @@ TEST_F(CorrectnessTest, AFirstOpenCutInsideTheMagicLeavesALogThatOpens) {
   testing_util::WriteFile(FilePath(1), bytes);
   EXPECT_EQ(Binlog::Open(dir_, "binlog", BaseOptions()).status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CorrectnessTest, AnUnreadableGtidSetInTheLastFileIsDataLoss) {
+  // Found by the recovery fuzzer: a Previous_gtids body in MySQL 8.3's
+  // tagged format made Open fail with InvalidArgument, which its contract
+  // does not name for a damaged file.
+  {
+    auto log = OpenLog(BaseOptions());
+    ASSERT_NE(log, nullptr);
+    ASSERT_TRUE(log->Close().ok());
+  }
+  std::string bytes = testing_util::ReadFile(FilePath(1));
+  // binlog.000001: magic, FDE (122 bytes), Previous_gtids at offset 126.
+  ASSERT_EQ(static_cast<uint8_t>(bytes[126 + kTypeOffset]), kPreviousGtidsEvent);
+  const size_t body = 126 + kHeaderSize;
+  StoreLe64(&bytes[body], (uint64_t{1} << 56) | 1);  // tagged, 0 entries
+  // Keep the checksum valid: this is about the GTID set, not the CRC.
+  const uint32_t size = LoadLe32(&bytes[126 + kEventSizeOffset]);
+  StoreLe32(&bytes[126 + size - kChecksumSize],
+            ComputeEventChecksum(absl::string_view(&bytes[126], size)));
+  testing_util::WriteFile(FilePath(1), bytes);
+  auto log = Binlog::Open(dir_, "binlog", BaseOptions());
+  ASSERT_EQ(log.status().code(), absl::StatusCode::kDataLoss) << log.status();
+  EXPECT_TRUE(absl::StrContains(log.status().message(), "binlog.000001"))
+      << log.status();
 }
 
 TEST_F(CorrectnessTest, OptionsOutsideTheirRangesAreRefused) {
