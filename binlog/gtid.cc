@@ -555,6 +555,24 @@ std::string EncodeMariaGtidListBody(const MariaGtidList& list) {
   return out;
 }
 
+absl::StatusOr<absl::string_view> DecodeBinlogCheckpoint(
+    absl::string_view body) {
+  ByteReader r(body);
+  uint32_t len;
+  absl::string_view name;
+  if (!r.Le32(&len) || !r.Bytes(len, &name)) {
+    return absl::DataLossError("Binlog_checkpoint file name runs past the end");
+  }
+  return name;
+}
+
+std::string EncodeBinlogCheckpointBody(absl::string_view file_name) {
+  std::string out(4, '\0');
+  StoreLe32(out.data(), static_cast<uint32_t>(file_name.size()));
+  out.append(file_name.data(), file_name.size());
+  return out;
+}
+
 absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body) {
   ByteReader r(body);
   uint32_t word;

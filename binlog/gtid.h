@@ -230,6 +230,14 @@ absl::StatusOr<MariaGtidList> DecodeMariaGtidList(absl::string_view body);
 // write it). REQUIRES: entries.size() < 2^28, flags < 16.
 std::string EncodeMariaGtidListBody(const MariaGtidList& list);
 
+// MariaDB Binlog_checkpoint (161): the base name of the oldest binlog file
+// that may hold transactions whose engine commits are not yet durable
+// (crash recovery scans from it). Body: 4-byte length, then the name.
+// DataLoss if the name runs past the body. The view points into `body`.
+absl::StatusOr<absl::string_view> DecodeBinlogCheckpoint(
+    absl::string_view body);
+std::string EncodeBinlogCheckpointBody(absl::string_view file_name);
+
 // MariaDB's binlog GTID state, following MariaDB 10.11's rpl_binlog_state:
 // per (domain, server) the seq_no of the last GTID logged, and per domain
 // which of those was logged last.

@@ -406,7 +406,7 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       return;
     }
     case kMariaBinlogCheckpointEvent: {
-      auto f = decode::DecodeBinlogCheckpoint(body);
+      auto f = binlog::DecodeBinlogCheckpoint(body);
       if (!f.ok()) return error(f.status());
       w->Str("checkpoint_file", *f);
       return;

@@ -923,4 +923,15 @@ TEST_F(MariaCorpusTest, EachFilesGtidListIsTheStateOfTheFilesBefore) {
 }
 
 }  // namespace
+TEST(BinlogCheckpoint, RoundTripsAndRejectsTruncatedNames) {
+  std::string body = EncodeBinlogCheckpointBody("mariadb-bin.000007");
+  ASSERT_EQ(body.size(), 4u + 18u);
+  auto name = DecodeBinlogCheckpoint(body);
+  ASSERT_TRUE(name.ok()) << name.status();
+  EXPECT_EQ(*name, "mariadb-bin.000007");
+  EXPECT_TRUE(absl::IsDataLoss(
+      DecodeBinlogCheckpoint(absl::string_view(body).substr(0, 10)).status()));
+  EXPECT_TRUE(absl::IsDataLoss(DecodeBinlogCheckpoint("ab").status()));
+}
+
 }  // namespace binlog

@@ -614,7 +614,7 @@ TEST(HostileTest, RandomBytesIntoEveryEventDecoder) {
     DecodeRand(body).IgnoreError();
     DecodeUserVar(body).IgnoreError();
     DecodeRowsQuery(body).IgnoreError();
-    DecodeBinlogCheckpoint(body).IgnoreError();
+    binlog::DecodeBinlogCheckpoint(body).IgnoreError();
     DecodeIncident(body).IgnoreError();
     DecodeMariaCompressedQuery(body, 13).IgnoreError();
     std::string out, error;

@@ -199,17 +199,6 @@ absl::StatusOr<absl::string_view> DecodeRowsQuery(absl::string_view body) {
   return body.substr(1);
 }
 
-absl::StatusOr<absl::string_view> DecodeBinlogCheckpoint(
-    absl::string_view body) {
-  ByteReader r(body);
-  uint32_t len;
-  absl::string_view name;
-  if (!r.Le32(&len) || !r.Bytes(len, &name)) {
-    return Malformed("Binlog_checkpoint file name runs past the end");
-  }
-  return name;
-}
-
 absl::StatusOr<IncidentInfo> DecodeIncident(absl::string_view body) {
   ByteReader r(body);
   IncidentInfo i;

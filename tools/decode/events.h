@@ -2,7 +2,7 @@
 //
 // Decoders for the bodies of the control and statement events binlogtool
 // prints and the library does not decode: Transaction_payload headers (40),
-// Binlog_checkpoint (161), Intvar (5), Rand (13), User_var (14), Rows_query
+// Intvar (5), Rand (13), User_var (14), Rows_query
 // (29), Incident (26), and MariaDB's zlib-compressed Query (165); plus the
 // command-line GTID syntax and the XA xid text form. Layouts:
 // /work/shared/reference/binlog-format.md, sections 6 and 7.
@@ -98,10 +98,8 @@ absl::StatusOr<UserVarInfo> DecodeUserVar(absl::string_view body);
 // Rows_query (29): the statement after a (meaningless) length byte.
 absl::StatusOr<absl::string_view> DecodeRowsQuery(absl::string_view body);
 
-// MariaDB Binlog_checkpoint (161): the file name.
-absl::StatusOr<absl::string_view> DecodeBinlogCheckpoint(
-    absl::string_view body);
-
+// MariaDB Binlog_checkpoint (161): binlog::DecodeBinlogCheckpoint
+// (binlog/gtid.h).
 // Incident (26).
 struct IncidentInfo {
   uint16_t number = 0;  // 1 = LOST_EVENTS
