@@ -64,12 +64,15 @@
 #include "binlog/options.h"
 #include "binlog/reader.h"
 #include "binlog/transaction.h"
+#include "binlog/xid_recovery.h"
 
 namespace binlog {
 
 namespace internal {
 class BinlogImpl;
 }  // namespace internal
+
+class PendingRecovery;
 
 // Where a committed transaction lives, and the identity the log gave it.
 struct CommitPosition {
@@ -136,6 +139,27 @@ class Binlog {
   static absl::StatusOr<std::unique_ptr<Binlog>> Open(const std::string& dir,
                                                       const std::string& basename,
                                                       const Options& options);
+
+  // Two-phase-commit recovery, in two steps (for a server with a
+  // transactional engine; see binlog/xid_recovery.h). BeginRecovery takes
+  // the log's lock, reads the index and scans the files recovery needs,
+  // and changes nothing a crash could need again: the last file keeps its
+  // in-use flag and nothing is cut. (It may remove the empty file of an
+  // interrupted rotation and a stale index temporary, as Open does: they
+  // hold no transaction.) The server recovers its engine with
+  // PendingRecovery::scan(), makes those decisions durable in the engine,
+  // then calls PendingRecovery::Finish(), which does what Open does next:
+  // cuts the last file after its last complete transaction, clears its
+  // in-use flag (each step durable before the next), recovers the GTID
+  // state and starts a new file. If the server fails or crashes before
+  // Finish, the next BeginRecovery returns the same scan.
+  // Open() is BeginRecovery + Finish for callers without an engine.
+  // Errors: those of Open(); DataLoss when a scanned file cannot be read
+  // to its end or a transaction's XID event is malformed (the message
+  // names the file and offset).
+  static absl::StatusOr<std::unique_ptr<PendingRecovery>> BeginRecovery(
+      const std::string& dir, const std::string& basename,
+      const Options& options);
 
   // Closes the log if Close() was not called (errors are lost then).
   // REQUIRES: no Commit or other call is in progress.
@@ -253,9 +277,38 @@ class Binlog {
   const std::string& basename() const;
 
  private:
+  friend class PendingRecovery;
   explicit Binlog(std::unique_ptr<internal::BinlogImpl> impl);
 
   std::unique_ptr<internal::BinlogImpl> impl_;
+};
+
+// A log between BeginRecovery and Finish: it holds the log's lock.
+// Destroying it without Finish releases the lock and changes nothing.
+// Thread safety: not thread-safe (one thread recovers).
+class PendingRecovery {
+ public:
+  ~PendingRecovery();
+  PendingRecovery(const PendingRecovery&) = delete;
+  PendingRecovery& operator=(const PendingRecovery&) = delete;
+
+  // What the scan found. Valid until Finish or destruction.
+  const XidRecoveryScan& scan() const { return scan_; }
+
+  // Finishes recovery and returns the open log (see BeginRecovery).
+  // Call it once the engine's recovery decisions are durable. Errors: as
+  // Open(); FailedPrecondition on a second call. After an error the log
+  // is not open and the lock is released; a later BeginRecovery starts
+  // over.
+  absl::StatusOr<std::unique_ptr<Binlog>> Finish();
+
+ private:
+  friend class Binlog;
+  PendingRecovery(std::unique_ptr<internal::BinlogImpl> impl,
+                  XidRecoveryScan scan);
+
+  std::unique_ptr<internal::BinlogImpl> impl_;
+  XidRecoveryScan scan_;
 };
 
 }  // namespace binlog

@@ -217,6 +217,19 @@ struct Options {
   // not call back into the Binlog; commits of later groups wait for it.
   std::function<absl::Status(const GroupCommitInfo&)> before_group_write;
 
+  // Called before the log leaves a file for good, at every rotation (by
+  // size or Rotate()) and at Close(), after every earlier ordered-commit
+  // callback has returned and before the Rotate or Stop event is written:
+  // the server makes its engine's commits durable here (MySQL's
+  // ha_flush_logs before rotating). Two-phase-commit recovery
+  // (BeginRecovery) then scans only the last file: no earlier file holds a
+  // transaction whose engine commit a crash could lose. A non-OK status
+  // fails the rotation (and poisons the log) or the Close (the file keeps
+  // its in-use flag for recovery). It runs on a committing thread with the
+  // log's writer role held: it must not call back into the Binlog, and
+  // commits wait for it.
+  std::function<absl::Status()> flush_engine_logs;
+
   // Events after the Format_description event of every new file. When
   // unset the library writes a Previous_gtids event holding the GTIDs of
   // every transaction in the files before (empty without GTIDs, as MySQL
