@@ -277,7 +277,11 @@ TEST(XidRecoveryTest, PowerCutsDuringFinishNeverLoseTheSet) {
       finished = log.ok() && !fs.frozen();
       if (log.ok()) (*log)->Close().IgnoreError();
     }
-    fs.ResetState();
+    // The power goes: what was not synced is lost.
+    fs.Freeze();
+    io::PowerLossOptions loss;
+    loss.data = io::PowerLossOptions::Data::kDropUnsynced;
+    ASSERT_TRUE(fs.SimulatePowerLoss(loss).ok());
     o.file_system = nullptr;
     auto pending = Binlog::BeginRecovery(dir, "binlog", o);
     ASSERT_TRUE(pending.ok()) << "step " << step << ": " << pending.status();
