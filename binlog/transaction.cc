@@ -48,6 +48,20 @@ char* TransactionBuffer::AppendEvent(uint8_t type, uint32_t server_id,
   return p + kHeaderSize;
 }
 
+char* TransactionBuffer::ExtendLastEvent(size_t n) {
+  written_ = nullptr;
+  const size_t footer = checksums_ ? kChecksumSize : 0;
+  Reserve(n);  // may move buf_
+  EventMeta& e = events_.back();
+  char* ev = buf_.get() + e.offset;
+  char* p = ev + (e.end - e.offset) - footer;
+  e.end += static_cast<uint32_t>(n);
+  StoreLe32(ev + kEventSizeOffset, e.end - e.offset);
+  // The footer is a placeholder (Seal computes it): just keep it zeroed.
+  if (footer) std::memset(p + n, 0, footer);
+  return p;
+}
+
 void TransactionBuffer::AppendEvent(uint8_t type, uint32_t server_id,
                                     uint32_t timestamp, uint16_t flags,
                                     absl::string_view body) {

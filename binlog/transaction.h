@@ -37,6 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "binlog/format.h"
 #include "binlog/gtid.h"
 
 namespace binlog {
@@ -100,6 +101,22 @@ class TransactionBuffer {
   // body bytes are uninitialized.
   char* AppendEvent(uint8_t type, uint32_t server_id, uint32_t timestamp,
                     uint16_t flags, size_t body_size);
+
+  // Grows the last appended event's body by `n` bytes at its end (before
+  // the checksum footer) and returns a pointer to them, uninitialized;
+  // event_size follows. For encoders that fill an event in place as its
+  // contents arrive (binlog/rows_writer.h appends row images this way).
+  // May move the buffer: earlier pointers into it become invalid.
+  // REQUIRES: an event was appended since the last Clear().
+  char* ExtendLastEvent(size_t n);
+
+  // The body of the last appended event, writable in place (for example
+  // to set a flag once the event is complete). Valid until the next
+  // Append*/Extend*/Clear call. REQUIRES: !empty().
+  char* LastEventBody() {
+    written_ = nullptr;
+    return buf_.get() + events_.back().offset + kHeaderSize;
+  }
 
   // Appends an event whose body is `body` (one copy).
   void AppendEvent(uint8_t type, uint32_t server_id, uint32_t timestamp,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "binlog/format.h"
+#include "binlog/rows.h"
 #include "tools/commands.h"
 #include "tools/decode/events.h"
 #include "tools/decode/rows.h"
@@ -93,7 +94,7 @@ class StatsCollector final : public FileWalker::Observer {
 
     if (type == kTableMapEvent) {
       TableMap(ev);
-    } else if (decode::IsRowsEvent(type)) {
+    } else if (binlog::IsRowsEvent(type)) {
       Rows(ev);
     } else if (type == kTransactionPayloadEvent && !ev.from_payload) {
       // Stored as is: a raw reader, or a payload whose checksum is bad
@@ -122,7 +123,7 @@ class StatsCollector final : public FileWalker::Observer {
  private:
   struct CachedMap {
     std::string raw;
-    decode::TableMap map;
+    binlog::TableMap map;
   };
 
   void TableMap(const Event& ev) {
@@ -133,7 +134,7 @@ class StatsCollector final : public FileWalker::Observer {
     uint64_t id = LoadLeN(body.data(), id_size);
     auto it = tables_by_id_.find(id);
     if (it != tables_by_id_.end() && it->second.raw == body) return;
-    auto t = decode::DecodeTableMap(body, phl);
+    auto t = binlog::DecodeTableMap(body, phl);
     if (!t.ok()) {
       tables_by_id_.erase(id);
       return;
@@ -144,12 +145,12 @@ class StatsCollector final : public FileWalker::Observer {
   }
 
   void Rows(const Event& ev) {
-    decode::RowsEvent rows;
-    absl::Status s = decode::DecodeRowsEvent(
+    binlog::RowsEvent rows;
+    absl::Status s = binlog::DecodeRowsEvent(
         ev.header.type, ev.body(), fde_->PostHeaderLen(ev.header.type),
         &scratch_, &rows);
     std::string key = "(undecodable Rows events)";
-    const decode::TableMap* map = nullptr;
+    const binlog::TableMap* map = nullptr;
     if (s.ok()) {
       auto it = tables_by_id_.find(rows.table_id);
       if (it != tables_by_id_.end()) {
@@ -172,9 +173,9 @@ class StatsCollector final : public FileWalker::Observer {
       return;
     }
     switch (rows.kind) {
-      case decode::RowsKind::kWrite: t.inserted += count; break;
-      case decode::RowsKind::kUpdate: t.updated += count; break;
-      case decode::RowsKind::kDelete: t.deleted += count; break;
+      case binlog::RowsKind::kWrite: t.inserted += count; break;
+      case binlog::RowsKind::kUpdate: t.updated += count; break;
+      case binlog::RowsKind::kDelete: t.deleted += count; break;
     }
   }
 

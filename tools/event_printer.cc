@@ -498,7 +498,7 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
     default:
       break;
   }
-  if (decode::IsRowsEvent(type)) {
+  if (binlog::IsRowsEvent(type)) {
     AddRows(ev, fde, w, row_lines);
     return;
   }
@@ -526,7 +526,7 @@ void EventPrinter::AddTableMap(const Event& ev, const FormatDescription& fde,
   // A server writes the same Table_map before every statement on a table:
   // decode it again only when its bytes changed.
   if (!c.ok || c.raw != body) {
-    auto t = decode::DecodeTableMap(body, phl);
+    auto t = binlog::DecodeTableMap(body, phl);
     if (!t.ok()) {
       tables_.erase(id);
       w->Str("decode_error", t.status().message());
@@ -540,7 +540,7 @@ void EventPrinter::AddTableMap(const Event& ev, const FormatDescription& fde,
     c.db_value.clear();
     c.table_value.clear();
   }
-  const decode::TableMap& m = c.map;
+  const binlog::TableMap& m = c.map;
   w->Num("table_id", m.table_id);
   w->Str("db", m.db);
   w->Str("table", m.table);
@@ -555,7 +555,7 @@ void EventPrinter::AddTableMap(const Event& ev, const FormatDescription& fde,
 }
 
 void EventPrinter::FormatColumns(CachedTable* c, OutputFormat format) {
-  const decode::TableMap& m = c->map;
+  const binlog::TableMap& m = c->map;
   const bool json = format == OutputFormat::kJsonl;
   std::string& types = c->types_value;
   types = json ? "[" : "";
@@ -588,8 +588,8 @@ void EventPrinter::FormatColumns(CachedTable* c, OutputFormat format) {
 
 void EventPrinter::AddRows(const Event& ev, const FormatDescription& fde,
                            RecordWriter* w, std::string* row_lines) {
-  decode::RowsEvent rows;
-  absl::Status s = decode::DecodeRowsEvent(
+  binlog::RowsEvent rows;
+  absl::Status s = binlog::DecodeRowsEvent(
       ev.header.type, ev.body(), fde.PostHeaderLen(ev.header.type), &scratch_,
       &rows);
   if (!s.ok()) {
@@ -604,7 +604,7 @@ void EventPrinter::AddRows(const Event& ev, const FormatDescription& fde,
     return;
   }
   CachedTable& cached = it->second;
-  const decode::TableMap& table = cached.map;
+  const binlog::TableMap& table = cached.map;
   if (cached.db_value.empty()) {
     AppendJsonString(table.db, &cached.db_value);
     AppendJsonString(table.table, &cached.table_value);

@@ -26,6 +26,7 @@
 #include "binlog/gtid.h"
 #include "binlog/payload.h"
 #include "binlog/reader.h"
+#include "binlog/rows.h"
 #include "tools/decode/rows.h"
 #include "tools/output.h"
 
@@ -66,7 +67,7 @@ class EventPrinter {
     std::string raw;  // the Table_map body it was decoded from
     bool ok = false;
     std::string error;
-    decode::TableMap map;
+    binlog::TableMap map;
     // Printed column_types and column_names values (servers repeat the
     // same Table_map before every statement: format them once).
     std::string types_value;

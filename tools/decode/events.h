@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "binlog/gtid.h"
+#include "binlog/rows.h"
 
 namespace binlog {
 namespace decode {
@@ -114,13 +115,7 @@ std::string FormatXid(uint32_t format_id, absl::string_view gtrid,
 // ---------------------------------------------------------------------------
 // MariaDB compression (Query_compressed 165, *_ROWS_COMPRESSED 166-171)
 
-// Expands one MariaDB compressed block: a header byte 0x80 | (alg << 4) |
-// lenlen (alg 0 = zlib), the uncompressed length in `lenlen` (1..4) bytes,
-// big-endian, then a zlib stream. Refuses (DataLoss) an unknown algorithm,
-// a length above `max_size`, and a stream that does not inflate to exactly
-// the announced length.
-absl::Status MariaUncompress(absl::string_view block, size_t max_size,
-                             std::string* out);
+// Expanding a compressed block: binlog::MariaUncompress (binlog/rows.h).
 
 // Query_compressed_event (165): like a Query event, but the statement is a
 // compressed block. Returns db and the expanded statement.

@@ -107,20 +107,6 @@ int64_t ReadFraction(const char* p, int fsp, bool is_signed) {
 
 }  // namespace
 
-size_t DecimalBinarySize(int precision, int scale) {
-  if (precision < 1 || precision > 65 || scale < 0 || scale > 38 ||
-      scale > precision) {
-    return 0;
-  }
-  int intg = precision - scale;
-  int intg0 = intg / kDigitsPerGroup;
-  int frac0 = scale / kDigitsPerGroup;
-  int intg0x = intg - intg0 * kDigitsPerGroup;
-  int frac0x = scale - frac0 * kDigitsPerGroup;
-  return static_cast<size_t>(intg0 * 4 + kDigitsToBytes[intg0x] + frac0 * 4 +
-                             kDigitsToBytes[frac0x]);
-}
-
 bool AppendDecimal(absl::string_view bytes, int precision, int scale,
                    std::string* out) {
   size_t size = DecimalBinarySize(precision, scale);
@@ -194,10 +180,6 @@ void AppendDouble(double v, std::string* out) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, r.ptr);
-}
-
-size_t TemporalFracBytes(int fsp) {
-  return fsp <= 0 ? 0 : static_cast<size_t>((fsp + 1) / 2);
 }
 
 bool AppendTime2(absl::string_view bytes, int fsp, std::string* out) {

@@ -25,14 +25,13 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "binlog/rows.h"
 
 namespace binlog {
 namespace decode {
 
-// Bytes of a binary DECIMAL(precision, scale), or 0 if precision/scale are
-// out of range: precision 1..65 and scale 0..38, scale <= precision (the
-// union of MySQL's 65/30 and MariaDB's 65/38 limits).
-size_t DecimalBinarySize(int precision, int scale);
+// Value sizes (DecimalBinarySize, TemporalFracBytes) are the library's:
+// binlog/rows.h.
 
 // Appends the decimal text ("-123.450", "0.001", "17") of `bytes`, which
 // must be exactly DecimalBinarySize(precision, scale) bytes. False if the
@@ -46,10 +45,6 @@ bool AppendDecimal(absl::string_view bytes, int precision, int scale,
 // JSON must quote those.
 void AppendFloat(float v, std::string* out);
 void AppendDouble(double v, std::string* out);
-
-// Microseconds per unit of the stored fractional part: fsp 1-2 are stored
-// in 1 byte (hundredths), 3-4 in 2 bytes, 5-6 in 3 bytes.
-size_t TemporalFracBytes(int fsp);  // (fsp + 1) / 2, 0 for fsp 0
 
 // The formats below all take exactly the bytes of one stored value and
 // return false if fsp is out of range (0..6) or a field is out of range.

@@ -1,0 +1,307 @@
+// RowsWriter: see rows_writer.h for the contract.
+//
+// The current Rows event is always the last event of the buffer: each row
+// grows it with TransactionBuffer::ExtendLastEvent and is packed straight
+// into the returned bytes. Sizes are computed (and every value checked)
+// before anything is written, so a refused row leaves no trace, and the
+// buffer is grown once per row.
+
+#include "binlog/rows_writer.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "binlog/format.h"
+
+namespace binlog {
+namespace {
+
+void SetBit(std::string* bits, size_t i) {
+  (*bits)[i / 8] = static_cast<char>((*bits)[i / 8] | (1 << (i % 8)));
+}
+
+bool TestBit(absl::string_view bits, size_t i) {
+  return (static_cast<uint8_t>(bits[i / 8]) >> (i % 8)) & 1;
+}
+
+// Bitmap and index list of the columns `pick` selects.
+template <typename Pick>
+void Columns(size_t n, Pick pick, std::string* bits, std::vector<uint32_t>* cols) {
+  bits->assign((n + 7) / 8, '\0');
+  cols->clear();
+  for (size_t i = 0; i < n; ++i) {
+    if (!pick(i)) continue;
+    SetBit(bits, i);
+    cols->push_back(static_cast<uint32_t>(i));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<RowsWriter> RowsWriter::Create(const RowsWriterOptions& options) {
+  if (options.max_event_size < 256 || options.max_event_size > (size_t{1} << 30)) {
+    return absl::InvalidArgumentError("max_event_size must be 256..2^30");
+  }
+  return RowsWriter(options);
+}
+
+absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
+    const TableDef& def) {
+  absl::StatusOr<std::string> tm = EncodeTableMapBody(def, o_.flavor);
+  if (!tm.ok()) return tm.status();
+  Table t;
+  t.def = def;
+  t.table_map = *std::move(tm);
+  const size_t n = def.columns.size();
+  for (const ColumnDef& c : def.columns) t.codecs.push_back(*MakeColumnCodec(c));
+  std::vector<bool> key(n, false);
+  for (uint32_t k : def.primary_key) key[k] = true;
+  const bool has_key = !def.primary_key.empty();
+  Columns(n, [](size_t) { return true; }, &t.all_bits, &t.all_cols);
+  switch (o_.row_image) {
+    case RowImage::kFull:
+      t.before_bits = t.all_bits;
+      t.before_cols = t.all_cols;
+      break;
+    case RowImage::kMinimal:
+      Columns(n, [&](size_t i) { return !has_key || key[i]; }, &t.before_bits,
+              &t.before_cols);
+      break;
+    case RowImage::kNoBlob:
+      Columns(n, [&](size_t i) { return !has_key || key[i] || !t.codecs[i].is_blob; },
+              &t.before_bits, &t.before_cols);
+      break;
+  }
+  Columns(n, [&](size_t i) { return !t.codecs[i].is_blob; }, &t.noblob_after_bits,
+          &t.noblob_after_cols);
+  tables_.push_back(std::move(t));
+  scratch_bits_.reserve((n + 7) / 8);
+  scratch_cols_.reserve(n);
+  cur_bits_[0].reserve((n + 7) / 8);
+  cur_bits_[1].reserve((n + 7) / 8);
+  stmt_tables_.reserve(tables_.size());
+  return static_cast<TableHandle>(tables_.size() - 1);
+}
+
+absl::Status RowsWriter::BeginStatement(TransactionBuffer* txn,
+                                        uint32_t timestamp,
+                                        absl::string_view query,
+                                        absl::Span<const TableHandle> tables) {
+  if (txn_ != nullptr) {
+    return absl::FailedPreconditionError("a statement is already open");
+  }
+  if (txn == nullptr) return absl::InvalidArgumentError("no transaction buffer");
+  for (TableHandle t : tables) {
+    if (t >= tables_.size()) return absl::InvalidArgumentError("unknown table");
+  }
+  txn_ = txn;
+  timestamp_ = timestamp;
+  ++statement_;
+  annotated_ = query.empty();
+  query_.assign(query.data(), query.size());
+  rows_written_ = false;
+  cur_open_ = false;
+  stmt_tables_.assign(tables.begin(), tables.end());
+  return absl::OkStatus();
+}
+
+void RowsWriter::MapTable(Table* tab) {
+  txn_->AppendEvent(kTableMapEvent, o_.server_id, timestamp_, 0, tab->table_map);
+  tab->mapped_in = statement_;
+}
+
+uint8_t RowsWriter::RowsType(RowsKind kind) const {
+  const bool maria = o_.flavor == LogFlavor::kMariaDB;
+  switch (kind) {
+    case RowsKind::kWrite: return maria ? kWriteRowsEventV1 : kWriteRowsEvent;
+    case RowsKind::kUpdate: return maria ? kUpdateRowsEventV1 : kUpdateRowsEvent;
+    case RowsKind::kDelete: return maria ? kDeleteRowsEventV1 : kDeleteRowsEvent;
+  }
+  return 0;
+}
+
+int64_t RowsWriter::ImageSize(const Table& tab, const Image& im,
+                              size_t* bad) const {
+  const std::vector<uint32_t>& cols = *im.cols;
+  int64_t size = static_cast<int64_t>((cols.size() + 7) / 8);
+  for (uint32_t i : cols) {
+    int64_t n = PackedValueSize(tab.codecs[i], im.values[i]);
+    if (n < 0) {
+      *bad = i;
+      return -1;
+    }
+    size += n;
+  }
+  return size;
+}
+
+char* RowsWriter::PackImage(const Table& tab, const Image& im, char* p) const {
+  const std::vector<uint32_t>& cols = *im.cols;
+  const size_t nb = (cols.size() + 7) / 8;
+  char* nulls = p;
+  std::memset(nulls, 0, nb);
+  p += nb;
+  for (size_t k = 0; k < cols.size(); ++k) {
+    const uint32_t i = cols[k];
+    const Value& v = im.values[i];
+    if (v.kind == Value::kNull) {
+      nulls[k / 8] = static_cast<char>(nulls[k / 8] | (1 << (k % 8)));
+      continue;
+    }
+    p = PackValue(tab.codecs[i], v, p);
+  }
+  return p;
+}
+
+void RowsWriter::AfterImage(const Table& tab, absl::Span<const uint8_t> changed,
+                            Image* im) {
+  im->bits = &tab.all_bits;
+  im->cols = &tab.all_cols;
+  if (changed.empty() || o_.row_image == RowImage::kFull) return;
+  const absl::string_view ch(reinterpret_cast<const char*>(changed.data()),
+                             changed.size());
+  if (o_.row_image == RowImage::kMinimal) {
+    Columns(tab.codecs.size(), [&](size_t i) { return TestBit(ch, i); },
+            &scratch_bits_, &scratch_cols_);
+  } else {
+    Columns(tab.codecs.size(),
+            [&](size_t i) { return !tab.codecs[i].is_blob || TestBit(ch, i); },
+            &scratch_bits_, &scratch_cols_);
+  }
+  im->bits = &scratch_bits_;
+  im->cols = &scratch_cols_;
+}
+
+absl::Status RowsWriter::Insert(TableHandle t, absl::Span<const Value> row) {
+  if (t >= tables_.size()) return absl::InvalidArgumentError("unknown table");
+  const Table& tab = tables_[t];
+  return Row(t, RowsKind::kWrite, Image{&tab.all_bits, &tab.all_cols, row},
+             Image{nullptr, nullptr, {}});
+}
+
+absl::Status RowsWriter::Delete(TableHandle t, absl::Span<const Value> row) {
+  if (t >= tables_.size()) return absl::InvalidArgumentError("unknown table");
+  const Table& tab = tables_[t];
+  return Row(t, RowsKind::kDelete, Image{&tab.before_bits, &tab.before_cols, row},
+             Image{nullptr, nullptr, {}});
+}
+
+absl::Status RowsWriter::Update(TableHandle t, absl::Span<const Value> before,
+                                absl::Span<const Value> after,
+                                absl::Span<const uint8_t> changed) {
+  if (t >= tables_.size()) return absl::InvalidArgumentError("unknown table");
+  const Table& tab = tables_[t];
+  if (!changed.empty() && changed.size() < (tab.codecs.size() + 7) / 8) {
+    return absl::InvalidArgumentError("`changed` bitmap is shorter than the table");
+  }
+  Image a{nullptr, nullptr, after};
+  AfterImage(tab, changed, &a);
+  return Row(t, RowsKind::kUpdate, Image{&tab.before_bits, &tab.before_cols, before},
+             a);
+}
+
+absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, Image first,
+                             Image second) {
+  if (txn_ == nullptr) return absl::FailedPreconditionError("no statement open");
+  Table& tab = tables_[t];
+  const size_t ncols = tab.codecs.size();
+  const bool update = kind == RowsKind::kUpdate;
+  if (first.values.size() != ncols || (update && second.values.size() != ncols)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table ", tab.def.table, " has ", ncols, " columns; the row has ",
+        first.values.size(), update ? absl::StrCat(" and ", second.values.size()) : ""));
+  }
+  size_t bad = 0;
+  int64_t size = ImageSize(tab, first, &bad);
+  int64_t size2 = 0;
+  const Image* failed = &first;
+  if (size >= 0 && update) {
+    size2 = ImageSize(tab, second, &bad);
+    failed = &second;
+  }
+  if (size < 0 || size2 < 0) {
+    const ColumnDef& c = tab.def.columns[bad];
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table ", tab.def.table, " column ", bad + 1,
+        c.name.empty() ? "" : absl::StrCat(" (", c.name, ")"), ": ",
+        PackValueError(tab.codecs[bad], failed->values[bad])));
+  }
+  const size_t row_size = static_cast<size_t>(size + size2);
+  if (tab.mapped_in != statement_ && rows_written_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "table ", tab.def.table, " is not mapped in this statement and a Rows "
+        "event was already written: name it in BeginStatement"));
+  }
+
+  bool fits = cur_open_ && cur_table_ == t && cur_kind_ == kind &&
+              txn_->appended_event_count() == cur_event_ + 1 &&
+              cur_bits_[0] == *first.bits &&
+              (!update || cur_bits_[1] == *second.bits) &&
+              txn_->appended_event_size(cur_event_) + row_size <= o_.max_event_size;
+  if (!fits) {
+    if (!rows_written_) {
+      if (!annotated_) {
+        if (o_.flavor == LogFlavor::kMariaDB) {
+          txn_->AppendEvent(kMariaAnnotateRowsEvent, o_.server_id, timestamp_, 0,
+                            query_);
+        } else {
+          // Rows_query: a length byte (ignored by readers; the text runs
+          // to the end of the event) then the statement.
+          char* b = txn_->AppendEvent(kRowsQueryEvent, o_.server_id, timestamp_,
+                                      kFlagIgnorable, 1 + query_.size());
+          b[0] = static_cast<char>(query_.size() > 255 ? 255 : query_.size());
+          std::memcpy(b + 1, query_.data(), query_.size());
+        }
+        annotated_ = true;
+      }
+      for (TableHandle s : stmt_tables_) {
+        if (tables_[s].mapped_in != statement_) MapTable(&tables_[s]);
+      }
+      if (tab.mapped_in != statement_) MapTable(&tab);
+    }
+    const bool v2 = o_.flavor == LogFlavor::kMySQL;
+    const size_t nb = (ncols + 7) / 8;
+    const size_t head = 8 + (v2 ? 2 : 0) + PackedIntSize(ncols) + nb * (update ? 2 : 1);
+    char* p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0, head);
+    StoreLeN(p, tab.def.table_id, 6);
+    StoreLe16(p + 6, 0);
+    p += 8;
+    if (v2) {
+      StoreLe16(p, 2);  // extra_data_len: the length field alone
+      p += 2;
+    }
+    p = StorePackedInt(p, ncols);
+    std::memcpy(p, first.bits->data(), nb);
+    cur_bits_[0].assign(*first.bits);
+    if (update) {
+      std::memcpy(p + nb, second.bits->data(), nb);
+      cur_bits_[1].assign(*second.bits);
+    }
+    cur_event_ = txn_->appended_event_count() - 1;
+    cur_open_ = true;
+    cur_table_ = t;
+    cur_kind_ = kind;
+    rows_written_ = true;
+  }
+  char* p = txn_->ExtendLastEvent(row_size);
+  p = PackImage(tab, first, p);
+  if (update) PackImage(tab, second, p);
+  return absl::OkStatus();
+}
+
+absl::Status RowsWriter::EndStatement() {
+  if (txn_ == nullptr) return absl::FailedPreconditionError("no statement open");
+  TransactionBuffer* txn = txn_;
+  txn_ = nullptr;
+  if (!rows_written_) return absl::OkStatus();
+  if (!cur_open_ || txn->appended_event_count() != cur_event_ + 1) {
+    return absl::FailedPreconditionError(
+        "an event was appended after the statement's last Rows event");
+  }
+  char* body = txn->LastEventBody();
+  StoreLe16(body + 6, static_cast<uint16_t>(LoadLe16(body + 6) | kRowsStmtEndF));
+  cur_open_ = false;
+  return absl::OkStatus();
+}
+
+}  // namespace binlog
