@@ -140,6 +140,11 @@ char* RowsWriter::PackImage(const Table& tab, const Image& im, char* p) const {
   const size_t nb = (cols.size() + 7) / 8;
   char* nulls = p;
   std::memset(nulls, 0, nb);
+  // MariaDB's pack_row sets the unused high bits of the last NULL byte
+  // (the MariaDB corpus has them so); MySQL 8.0's Bit_writer leaves them 0.
+  if (o_.flavor == LogFlavor::kMariaDB && cols.size() % 8 != 0) {
+    nulls[nb - 1] = static_cast<char>(0xff << (cols.size() % 8));
+  }
   p += nb;
   for (size_t k = 0; k < cols.size(); ++k) {
     const uint32_t i = cols[k];
