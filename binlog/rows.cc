@@ -401,6 +401,35 @@ uint32_t TruncateMicros(uint32_t micros, int fsp) {
 
 }  // namespace
 
+namespace {
+
+// The checks of PackDecimal without the packing: sign, digits, at most
+// precision - scale integer digits (leading zeros aside) and scale
+// fraction digits.
+bool DecimalTextFits(absl::string_view text, int precision, int scale) {
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+  size_t int_digits = 0, frac_digits = 0;
+  bool dot = false, leading = true;
+  for (char ch : text) {
+    if (ch == '.' && !dot) {
+      dot = true;
+      continue;
+    }
+    if (ch < '0' || ch > '9') return false;
+    if (dot) {
+      ++frac_digits;
+    } else if (!(leading && ch == '0')) {
+      leading = false;
+      ++int_digits;
+    }
+  }
+  if (text.empty() || text == ".") return false;
+  return static_cast<int>(int_digits) <= precision - scale &&
+         static_cast<int>(frac_digits) <= scale;
+}
+
+}  // namespace
+
 bool PackDecimal(absl::string_view text, int precision, int scale, char* out) {
   const size_t size = DecimalBinarySize(precision, scale);
   if (size == 0) return false;
@@ -559,22 +588,25 @@ int64_t PackedValueSize(const ColumnCodec& c, const Value& v) {
     case ColumnCodec::kTime2:
     case ColumnCodec::kDatetime2: {
       if (v.kind != Value::kTime) return -1;
-      char tmp[8];
-      bool ok = c.pack == ColumnCodec::kDate    ? PackDate(v.t, tmp)
-                : c.pack == ColumnCodec::kTime2 ? PackTime2(v.t, c.fsp, tmp)
-                                                : PackDatetime2(v.t, c.fsp, tmp);
-      return ok ? c.size : -1;
+      const Temporal& t = v.t;
+      if (t.micros > 999999 || t.minute > 59 || t.second > 59) return -1;
+      if (c.pack == ColumnCodec::kTime2) return t.hour <= 838 ? c.size : -1;
+      if (t.negative || t.year < 0 || t.year > 9999 || t.month > 12 ||
+          t.day > 31 || t.hour > 23) {
+        return -1;
+      }
+      return c.size;
     }
     case ColumnCodec::kTimestamp2:
       return v.kind == Value::kTimestamp && v.ts.seconds >= 0 &&
                      v.ts.seconds <= 0xffffffffLL && v.ts.micros <= 999999
                  ? c.size
                  : -1;
-    case ColumnCodec::kDecimal: {
-      if (v.kind != Value::kDecimal) return -1;
-      char tmp[40];
-      return PackDecimal(v.bytes(), c.precision, c.scale, tmp) ? c.size : -1;
-    }
+    case ColumnCodec::kDecimal:
+      return v.kind == Value::kDecimal &&
+                     DecimalTextFits(v.bytes(), c.precision, c.scale)
+                 ? c.size
+                 : -1;
     case ColumnCodec::kBit: {
       if (v.kind != Value::kInt && v.kind != Value::kUInt) return -1;
       if (c.max_len < 64 && (v.u >> c.max_len) != 0) return -1;

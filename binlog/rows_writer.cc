@@ -124,8 +124,23 @@ int64_t RowsWriter::ImageSize(const Table& tab, const Image& im,
                               size_t* bad) const {
   const std::vector<uint32_t>& cols = *im.cols;
   int64_t size = static_cast<int64_t>((cols.size() + 7) / 8);
+  const ColumnCodec* codecs = tab.codecs.data();
+  const Value* values = im.values.data();
   for (uint32_t i : cols) {
-    int64_t n = PackedValueSize(tab.codecs[i], im.values[i]);
+    const ColumnCodec& c = codecs[i];
+    const Value& v = values[i];
+    // The common cases inline: strings and 4/8-byte integers.
+    if (c.pack == ColumnCodec::kPrefixed && v.kind == Value::kBytes &&
+        v.s.size <= c.max_len) {
+      size += c.prefix + static_cast<int64_t>(v.s.size);
+      continue;
+    }
+    if (c.pack == ColumnCodec::kFixedLe && v.kind == Value::kInt && !c.is_unsigned &&
+        (c.size == 8 || (c.size == 4 && v.i >= INT32_MIN && v.i <= INT32_MAX))) {
+      size += c.size;
+      continue;
+    }
+    int64_t n = PackedValueSize(c, v);
     if (n < 0) {
       *bad = i;
       return -1;
@@ -153,7 +168,25 @@ char* RowsWriter::PackImage(const Table& tab, const Image& im, char* p) const {
       nulls[k / 8] = static_cast<char>(nulls[k / 8] | (1 << (k % 8)));
       continue;
     }
-    p = PackValue(tab.codecs[i], v, p);
+    const ColumnCodec& c = tab.codecs[i];
+    if (c.pack == ColumnCodec::kPrefixed) {
+      if (c.prefix == 1) {
+        *p++ = static_cast<char>(v.s.size);
+      } else {
+        StoreLeN(p, v.s.size, c.prefix);
+        p += c.prefix;
+      }
+      std::memcpy(p, v.s.data, v.s.size);
+      p += v.s.size;
+    } else if (c.pack == ColumnCodec::kFixedLe && c.size == 4) {
+      StoreLe32(p, static_cast<uint32_t>(v.u));
+      p += 4;
+    } else if (c.pack == ColumnCodec::kFixedLe && c.size == 8) {
+      StoreLe64(p, v.u);
+      p += 8;
+    } else {
+      p = PackValue(c, v, p);
+    }
   }
   return p;
 }
@@ -180,15 +213,16 @@ void RowsWriter::AfterImage(const Table& tab, absl::Span<const uint8_t> changed,
 absl::Status RowsWriter::Insert(TableHandle t, absl::Span<const Value> row) {
   if (t >= tables_.size()) return absl::InvalidArgumentError("unknown table");
   const Table& tab = tables_[t];
-  return Row(t, RowsKind::kWrite, Image{&tab.all_bits, &tab.all_cols, row},
-             Image{nullptr, nullptr, {}});
+  const Image none{nullptr, nullptr, {}};
+  return Row(t, RowsKind::kWrite, Image{&tab.all_bits, &tab.all_cols, row}, none);
 }
 
 absl::Status RowsWriter::Delete(TableHandle t, absl::Span<const Value> row) {
   if (t >= tables_.size()) return absl::InvalidArgumentError("unknown table");
   const Table& tab = tables_[t];
+  const Image none{nullptr, nullptr, {}};
   return Row(t, RowsKind::kDelete, Image{&tab.before_bits, &tab.before_cols, row},
-             Image{nullptr, nullptr, {}});
+             none);
 }
 
 absl::Status RowsWriter::Update(TableHandle t, absl::Span<const Value> before,
@@ -205,8 +239,8 @@ absl::Status RowsWriter::Update(TableHandle t, absl::Span<const Value> before,
              a);
 }
 
-absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, Image first,
-                             Image second) {
+absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
+                             const Image& second) {
   if (txn_ == nullptr) return absl::FailedPreconditionError("no statement open");
   Table& tab = tables_[t];
   const size_t ncols = tab.codecs.size();
@@ -240,8 +274,7 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, Image first,
 
   bool fits = cur_open_ && cur_table_ == t && cur_kind_ == kind &&
               txn_->appended_event_count() == cur_event_ + 1 &&
-              cur_bits_[0] == *first.bits &&
-              (!update || cur_bits_[1] == *second.bits) &&
+              SameBits(0, first.bits) && (!update || SameBits(1, second.bits)) &&
               txn_->appended_event_size(cur_event_) + row_size <= o_.max_event_size;
   if (!fits) {
     if (!rows_written_) {
@@ -278,9 +311,11 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, Image first,
     p = StorePackedInt(p, ncols);
     std::memcpy(p, first.bits->data(), nb);
     cur_bits_[0].assign(*first.bits);
+    cur_bits_src_[0] = first.bits == &scratch_bits_ ? nullptr : first.bits;
     if (update) {
       std::memcpy(p + nb, second.bits->data(), nb);
       cur_bits_[1].assign(*second.bits);
+      cur_bits_src_[1] = second.bits == &scratch_bits_ ? nullptr : second.bits;
     }
     cur_event_ = txn_->appended_event_count() - 1;
     cur_open_ = true;

@@ -139,7 +139,8 @@ class RowsWriter {
   };
 
   explicit RowsWriter(const RowsWriterOptions& o) : o_(o) {}
-  absl::Status Row(TableHandle t, RowsKind kind, Image first, Image second);
+  absl::Status Row(TableHandle t, RowsKind kind, const Image& first,
+                   const Image& second);
   // Size of one image, or -1 with `*bad` the offending column.
   int64_t ImageSize(const Table& tab, const Image& im, size_t* bad) const;
   char* PackImage(const Table& tab, const Image& im, char* p) const;
@@ -166,6 +167,12 @@ class RowsWriter {
   TableHandle cur_table_ = 0;
   RowsKind cur_kind_ = RowsKind::kWrite;
   std::string cur_bits_[2];
+  // The table's own bitmap each was copied from (nullptr: from scratch):
+  // the same pointer means the same bits, without comparing them.
+  const std::string* cur_bits_src_[2] = {nullptr, nullptr};
+  bool SameBits(int i, const std::string* bits) const {
+    return bits == cur_bits_src_[i] || cur_bits_[i] == *bits;
+  }
   // Scratch for an UPDATE's after image with `changed` columns.
   std::string scratch_bits_;
   std::vector<uint32_t> scratch_cols_;
