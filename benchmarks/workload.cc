@@ -12,23 +12,12 @@
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
+#include "binlog/rows.h"
 
 namespace binlog {
 namespace bench {
 namespace {
 
-// MySQL column types (enum_field_types).
-constexpr uint8_t kTypeTiny = 1;
-constexpr uint8_t kTypeLong = 3;
-constexpr uint8_t kTypeDouble = 5;
-constexpr uint8_t kTypeLongLong = 8;
-constexpr uint8_t kTypeVarchar = 15;
-constexpr uint8_t kTypeDatetime2 = 18;
-constexpr uint8_t kTypeJson = 245;
-constexpr uint8_t kTypeBlob = 252;
-constexpr uint8_t kTypeString = 254;
-
-constexpr uint16_t kStmtEndF = 0x0001;
 constexpr uint64_t kSbtestTableId = 84;
 constexpr uint64_t kWideTableId = 85;
 constexpr size_t kGtidBodySize = 57;
@@ -147,6 +136,7 @@ WorkloadGenerator::WorkloadGenerator(const WorkloadOptions& options)
   o_.random_payload = std::max<size_t>(1, o_.random_payload);
   if (rng_ == 0) rng_ = 1;
   scratch_.resize(64 << 10);
+  DescribeTables();
 }
 
 uint64_t WorkloadGenerator::Rand() {
@@ -210,165 +200,118 @@ void DigitGroups(char* out, int groups, uint64_t (*rnd)(void*), void* ctx) {
   }
 }
 
-// Table_map body for sbtest1 (reference section 6.7).
-size_t SbtestTableMap(char* p) {
-  Out w(p);
-  w.Le(kSbtestTableId, 6);
-  w.Le(1, 2);  // flags
-  w.U8(6);
-  w.Str("sbtest");
-  w.U8(0);
-  w.U8(7);
-  w.Str("sbtest1");
-  w.U8(0);
-  w.Packed(4);
-  w.U8(kTypeLong);
-  w.U8(kTypeLong);
-  w.U8(kTypeString);
-  w.U8(kTypeString);
-  w.Packed(4);  // metadata: CHAR(120) and CHAR(60) utf8mb4
-  w.U8(0xee);   // real type 254 ^ ((480 & 0x300) >> 4)
-  w.U8(0xe0);   // 480 & 0xff
-  w.U8(0xfe);
-  w.U8(0xf0);   // 240
-  w.U8(0x00);   // null bitmap: all NOT NULL
-  // Optional metadata (MINIMAL): SIGNEDNESS, DEFAULT_CHARSET 255.
-  w.U8(1);
-  w.U8(1);
-  w.U8(0x00);
-  w.U8(2);
-  w.U8(3);
-  w.U8(0xfc);
-  w.Le(255, 2);
-  return w.size();
+// sbtest1 and the wide table, described once for the RowsWriter.
+TableDef SbtestTable() {
+  TableDef t;
+  t.table_id = kSbtestTableId;
+  t.schema = "sbtest";
+  t.table = "sbtest1";
+  t.metadata = RowMetadata::kMinimal;
+  auto col = [](ColumnType type, uint32_t length) {
+    ColumnDef c;
+    c.type = type;
+    c.length = length;
+    c.nullable = false;
+    c.collation = 255;  // utf8mb4_0900_ai_ci
+    return c;
+  };
+  // CHAR(120) and CHAR(60) utf8mb4: 480 and 240 bytes at most.
+  t.columns = {col(kColLong, 0), col(kColLong, 0), col(kColString, 480),
+               col(kColString, 240)};
+  t.primary_key = {0};
+  return t;
+}
+
+TableDef WideTable() {
+  TableDef t;
+  t.table_id = kWideTableId;
+  t.schema = "shop";
+  t.table = "orders";
+  t.metadata = RowMetadata::kMinimal;
+  auto col = [](ColumnType type, uint32_t length, bool nullable) {
+    ColumnDef c;
+    c.type = type;
+    c.length = length;
+    c.nullable = nullable;
+    c.collation = 255;
+    return c;
+  };
+  t.columns = {col(kColLongLong, 0, false),  col(kColLong, 0, false),
+               col(kColTiny, 0, false),      col(kColVarchar, 512, false),
+               col(kColVarchar, 256, false), col(kColDatetime2, 0, false),
+               col(kColDatetime2, 6, true),  col(kColDouble, 0, false),
+               col(kColBlob, 2, true),       col(kColJson, 4, true)};
+  t.primary_key = {0};
+  return t;
 }
 
 }  // namespace
 
+void WorkloadGenerator::DescribeTables() {
+  RowsWriterOptions wo;
+  wo.server_id = o_.server_id;
+  wo.max_event_size = size_t{1} << 30;  // one Rows event per statement
+  rows_ = std::make_unique<RowsWriter>(*RowsWriter::Create(wo));
+  sbtest_ = *rows_->DescribeTable(SbtestTable());
+  wide_ = *rows_->DescribeTable(WideTable());
+}
+
 void WorkloadGenerator::SysbenchStatement(TransactionBuffer* txn, int i) {
   auto rnd = [](void* g) { return static_cast<WorkloadGenerator*>(g)->Rand(); };
-  // Table_map before every statement, as the server writes it.
-  char tm[64];
-  size_t tm_size = SbtestTableMap(tm);
-  txn->AppendEvent(kTableMapEvent, o_.server_id, ts_, 0,
-                   absl::string_view(tm, tm_size));
-
-  // One row image: null bitmap, id, k, c (2-byte length: 480 > 255),
-  // pad (1-byte length).
-  constexpr size_t kRow = 1 + 4 + 4 + 2 + 119 + 1 + 59;  // 190
-  char before[kRow], after[kRow];
-  auto fill = [&](char* r, uint32_t id, uint32_t k) {
-    Out w(r);
-    w.U8(0);
-    w.Le(id, 4);
-    w.Le(k, 4);
-    w.Le(119, 2);
-    DigitGroups(r + 11, 10, rnd, this);
-    r[11 + 119] = 59;
-    DigitGroups(r + 11 + 119 + 1, 5, rnd, this);
-  };
-  const uint32_t id = static_cast<uint32_t>(1 + Uniform(1000000));
-  const uint32_t k = static_cast<uint32_t>(1 + Uniform(1000000));
-  uint8_t type;
-  size_t images;
+  // The Table_map before every statement, as the server writes it (the
+  // writer emits it).
+  char c[119], c2[119], pad[59];
+  DigitGroups(c, 10, rnd, this);
+  DigitGroups(pad, 5, rnd, this);
+  const int64_t id = static_cast<int64_t>(1 + Uniform(1000000));
+  const int64_t k = static_cast<int64_t>(1 + Uniform(1000000));
+  const Value before[4] = {Value::Int(id), Value::Int(k),
+                           Value::Bytes(absl::string_view(c, sizeof(c))),
+                           Value::Bytes(absl::string_view(pad, sizeof(pad)))};
+  Value after[4] = {before[0], before[1], before[2], before[3]};
+  rows_->BeginStatement(txn, ts_).IgnoreError();  // the handles are ours
+  absl::Status s;
   switch (i % 4) {
     case 0:  // UPDATE sbtest1 SET k=k+1 WHERE id=?
-      type = kUpdateRowsEvent;
-      fill(before, id, k);
-      std::memcpy(after, before, kRow);
-      StoreLe32(after + 5, k + 1);
-      images = 2;
+      after[1] = Value::Int(k + 1);
+      s = rows_->Update(sbtest_, before, after);
       break;
     case 1:  // UPDATE sbtest1 SET c=? WHERE id=?
-      type = kUpdateRowsEvent;
-      fill(before, id, k);
-      std::memcpy(after, before, kRow);
-      DigitGroups(after + 11, 10, rnd, this);
-      images = 2;
+      DigitGroups(c2, 10, rnd, this);
+      after[2] = Value::Bytes(absl::string_view(c2, sizeof(c2)));
+      s = rows_->Update(sbtest_, before, after);
       break;
     case 2:  // DELETE FROM sbtest1 WHERE id=?
-      type = kDeleteRowsEvent;
-      fill(before, id, k);
-      images = 1;
+      s = rows_->Delete(sbtest_, before);
       break;
     default:  // INSERT INTO sbtest1 (id, k, c, pad) VALUES (...)
-      type = kWriteRowsEvent;
-      fill(before, id, k);
-      images = 1;
+      s = rows_->Insert(sbtest_, before);
       break;
   }
-  const bool update = type == kUpdateRowsEvent;
-  size_t body = 10 + 1 + 1 + (update ? 1 : 0) + kRow * images;
-  char* p = txn->AppendEvent(type, o_.server_id, ts_, 0, body);
-  Out w(p);
-  w.Le(kSbtestTableId, 6);
-  w.Le(kStmtEndF, 2);
-  w.Le(2, 2);  // extra_data_len: none
-  w.Packed(4);
-  w.U8(0x0f);  // columns present (before image for UPDATE/DELETE)
-  if (update) w.U8(0x0f);  // after image
-  w.Bytes(before, kRow);
-  if (update) w.Bytes(after, kRow);
+  s.IgnoreError();  // every value fits its column
+  rows_->EndStatement().IgnoreError();
 }
 
 namespace {
 
-size_t WideTableMap(char* p) {
-  Out w(p);
-  w.Le(kWideTableId, 6);
-  w.Le(1, 2);
-  w.U8(4);
-  w.Str("shop");
-  w.U8(0);
-  w.U8(6);
-  w.Str("orders");
-  w.U8(0);
-  w.Packed(10);
-  const uint8_t types[10] = {kTypeLongLong, kTypeLong,      kTypeTiny,
-                             kTypeVarchar,  kTypeVarchar,   kTypeDatetime2,
-                             kTypeDatetime2, kTypeDouble,   kTypeBlob,
-                             kTypeJson};
-  w.Bytes(types, 10);
-  // Metadata: VARCHAR max bytes (2 each), DATETIME2 fsp (1 each), DOUBLE
-  // size (1), BLOB/JSON length bytes (1 each).
-  w.Packed(2 + 2 + 1 + 1 + 1 + 1 + 1);
-  w.Le(512, 2);  // VARCHAR(128) utf8mb4
-  w.Le(256, 2);  // VARCHAR(64) utf8mb4
-  w.U8(0);       // DATETIME
-  w.U8(6);       // DATETIME(6)
-  w.U8(8);       // DOUBLE
-  w.U8(2);       // TEXT: 2-byte length
-  w.U8(4);       // JSON: 4-byte length
-  // Nullable: updated_at (6), note (8), attrs (9).
-  w.Le((1u << 6) | (1u << 8) | (1u << 9), 2);
-  w.U8(1);  // SIGNEDNESS
-  w.U8(1);
-  w.U8(0x00);
-  w.U8(2);  // DEFAULT_CHARSET
-  w.U8(3);
-  w.U8(0xfc);
-  w.Le(255, 2);
-  return w.size();
-}
-
-// DATETIME2 (MySQL's packed datetime, big-endian, offset 0x8000000000).
-uint64_t Datetime2(int year, int month, int day, int hour, int minute, int sec) {
-  uint64_t ymd = ((static_cast<uint64_t>(year) * 13 + month) << 5) | day;
-  uint64_t hms = (static_cast<uint64_t>(hour) << 12) | (minute << 6) | sec;
-  return ((ymd << 17) | hms) + 0x8000000000ull;
+Temporal Datetime(int year, int month, int day, int hour, int minute, int sec,
+                  uint32_t micros) {
+  Temporal t;
+  t.year = year;
+  t.month = static_cast<uint8_t>(month);
+  t.day = static_cast<uint8_t>(day);
+  t.hour = static_cast<uint16_t>(hour);
+  t.minute = static_cast<uint8_t>(minute);
+  t.second = static_cast<uint8_t>(sec);
+  t.micros = micros;
+  return t;
 }
 
 }  // namespace
 
 void WorkloadGenerator::WideStatement(TransactionBuffer* txn) {
-  char tm[128];
-  size_t tm_size = WideTableMap(tm);
-  txn->AppendEvent(kTableMapEvent, o_.server_id, ts_, 0,
-                   absl::string_view(tm, tm_size));
-
-  // Builds one row image into scratch_ at `at`; returns its size.
-  const uint64_t id = 1 + Uniform(50000000);
-  const uint32_t customer = static_cast<uint32_t>(1 + Uniform(2000000));
+  const int64_t id = static_cast<int64_t>(1 + Uniform(50000000));
+  const int64_t customer = static_cast<int64_t>(1 + Uniform(2000000));
   const char* first = kFirstNames[Uniform(Count(kFirstNames))];
   const char* last = kLastNames[Uniform(Count(kLastNames))];
   const char* domain = kDomains[Uniform(Count(kDomains))];
@@ -381,99 +324,88 @@ void WorkloadGenerator::WideStatement(TransactionBuffer* txn) {
   const bool has_note = Uniform(10) < 8;
   const int note_words = 8 + static_cast<int>(Uniform(50));
   const uint64_t note_seed = Rand();
-  auto image = [&](char* r, uint8_t status, double amount, bool has_updated,
-                   uint64_t attrs_seed) -> size_t {
-    Out w(r);
-    uint16_t nulls = 0;
-    if (!has_updated) nulls |= 1u << 6;
-    if (!has_note) nulls |= 1u << 8;
-    w.Le(nulls, 2);
-    w.Le(id, 8);
-    w.Le(customer, 4);
-    w.U8(status);
-    char buf[160];
-    int n = std::snprintf(buf, sizeof(buf), "%s.%s%u@%s", first, last,
-                          email_digits, domain);
-    w.Le(static_cast<uint64_t>(n), 2);
-    w.Bytes(buf, static_cast<size_t>(n));
-    n = std::snprintf(buf, sizeof(buf), "%c%s %c%s", first[0] - 32, first + 1,
-                      last[0] - 32, last + 1);
-    w.Le(static_cast<uint64_t>(n), 2);
-    w.Bytes(buf, static_cast<size_t>(n));
-    w.Be(Datetime2(cyear, cmon, cday, ch, cm, cs), 5);
-    if (has_updated) {
-      uint64_t u = Rand();
-      w.Be(Datetime2(2025, 1 + static_cast<int>(u % 12),
-                     1 + static_cast<int>((u >> 8) % 28),
-                     static_cast<int>((u >> 16) % 24),
-                     static_cast<int>((u >> 24) % 60),
-                     static_cast<int>((u >> 32) % 60)),
-           5);
-      w.Be((u >> 40) % 1000000, 3);
+
+  // The strings of both images live in scratch_: email, name, note (shared
+  // by both images: it does not change), and one attrs text per image.
+  char* s = scratch_.data();
+  size_t used = 0;
+  auto put = [&](int n) {
+    absl::string_view v(s + used, static_cast<size_t>(n));
+    used += static_cast<size_t>(n);
+    return v;
+  };
+  const absl::string_view email = put(std::snprintf(
+      s + used, 160, "%s.%s%u@%s", first, last, email_digits, domain));
+  const absl::string_view name = put(std::snprintf(
+      s + used, 160, "%c%s %c%s", first[0] - 32, first + 1, last[0] - 32, last + 1));
+  absl::string_view note;
+  if (has_note) {
+    // English-like text from a word list.
+    uint64_t x = note_seed | 1;
+    const size_t start = used;
+    for (int i = 0; i < note_words; ++i) {
+      x ^= x >> 12;
+      x ^= x << 25;
+      x ^= x >> 27;
+      const char* word = kWords[(x * 0x2545F4914F6CDD1Dull >> 33) % Count(kWords)];
+      if (i > 0) s[used++] = ' ';
+      const size_t len = std::strlen(word);
+      std::memcpy(s + used, word, len);
+      used += len;
     }
-    uint64_t bits;
-    std::memcpy(&bits, &amount, 8);
-    w.Le(bits, 8);
-    if (has_note) {
-      // English-like text from a word list; the same for before and after
-      // images of an UPDATE (it does not change).
-      uint64_t s = note_seed | 1;
-      char* len_at = r + w.size();
-      w.Le(0, 2);
-      size_t start = w.size();
-      for (int i = 0; i < note_words; ++i) {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        const char* word = kWords[(s * 0x2545F4914F6CDD1Dull >> 33) % Count(kWords)];
-        if (i > 0) w.U8(' ');
-        w.Str(word);
-      }
-      StoreLe16(len_at, static_cast<uint16_t>(w.size() - start));
-    }
-    // attrs JSON (as text; see workload.h).
-    uint64_t a = attrs_seed;
-    n = std::snprintf(
-        buf, sizeof(buf),
+    note = absl::string_view(s + start, used - start);
+  }
+  // attrs JSON (as text; see workload.h).
+  auto attrs_text = [&](uint64_t a) {
+    return put(std::snprintf(
+        s + used, 200,
         "{\"color\": \"%s\", \"qty\": %u, \"channel\": \"%s\", \"tags\": "
         "[\"%s\", \"%s\"], \"weight_g\": %u}",
         kColors[a % Count(kColors)], static_cast<unsigned>((a >> 8) % 20 + 1),
         kChannels[(a >> 16) % Count(kChannels)], kTags[(a >> 24) % Count(kTags)],
-        kTags[(a >> 32) % Count(kTags)], static_cast<unsigned>((a >> 40) % 5000));
-    w.Le(static_cast<uint64_t>(n), 4);
-    w.Bytes(buf, static_cast<size_t>(n));
-    return w.size();
+        kTags[(a >> 32) % Count(kTags)], static_cast<unsigned>((a >> 40) % 5000)));
+  };
+  auto image = [&](Value* v, int status, double amount, bool has_updated,
+                   absl::string_view attrs) {
+    v[0] = Value::Int(id);
+    v[1] = Value::Int(customer);
+    v[2] = Value::Int(status);
+    v[3] = Value::Bytes(email);
+    v[4] = Value::Bytes(name);
+    v[5] = Value::Time(Datetime(cyear, cmon, cday, ch, cm, cs, 0));
+    v[6] = Value::Null();
+    if (has_updated) {
+      const uint64_t u = Rand();
+      v[6] = Value::Time(Datetime(
+          2025, 1 + static_cast<int>(u % 12), 1 + static_cast<int>((u >> 8) % 28),
+          static_cast<int>((u >> 16) % 24), static_cast<int>((u >> 24) % 60),
+          static_cast<int>((u >> 32) % 60), static_cast<uint32_t>((u >> 40) % 1000000)));
+    }
+    v[7] = Value::Double(amount);
+    v[8] = has_note ? Value::Bytes(note) : Value::Null();
+    v[9] = Value::Bytes(attrs);
   };
 
-  char* s = scratch_.data();
   const uint64_t kind = Uniform(10);
-  uint8_t type;
-  size_t before = 0, after = 0;
   const double amount = static_cast<double>(Uniform(100000)) / 100.0;
   const uint64_t attrs = Rand();
+  Value before[10], after[10];
+  rows_->BeginStatement(txn, ts_).IgnoreError();  // the handles are ours
+  absl::Status st;
   if (kind < 4) {
-    type = kUpdateRowsEvent;
-    before = image(s, 1, amount, Uniform(2) == 0, attrs);
-    after = image(s + before, 2 + static_cast<uint8_t>(Uniform(4)),
-                  amount * 1.1, true, attrs ^ (Rand() & 0xff00ff));
+    image(before, 1, amount, Uniform(2) == 0, attrs_text(attrs));
+    image(after, 2 + static_cast<int>(Uniform(4)), amount * 1.1, true,
+          attrs_text(attrs ^ (Rand() & 0xff00ff)));
+    st = rows_->Update(wide_, before, after);
   } else if (kind < 8) {
-    type = kWriteRowsEvent;
-    before = image(s, 0, amount, false, attrs);
+    image(before, 0, amount, false, attrs_text(attrs));
+    st = rows_->Insert(wide_, before);
   } else {
-    type = kDeleteRowsEvent;
-    before = image(s, 9, amount, true, attrs);
+    image(before, 9, amount, true, attrs_text(attrs));
+    st = rows_->Delete(wide_, before);
   }
-  const bool update = type == kUpdateRowsEvent;
-  size_t body = 10 + 1 + 2 + (update ? 2 : 0) + before + after;
-  char* p = txn->AppendEvent(type, o_.server_id, ts_, 0, body);
-  Out w(p);
-  w.Le(kWideTableId, 6);
-  w.Le(kStmtEndF, 2);
-  w.Le(2, 2);
-  w.Packed(10);
-  w.Le(0x3ff, 2);
-  if (update) w.Le(0x3ff, 2);
-  w.Bytes(s, before + after);
+  st.IgnoreError();  // every value fits its column
+  rows_->EndStatement().IgnoreError();
 }
 
 void WorkloadGenerator::RandomBody(TransactionBuffer* txn) {

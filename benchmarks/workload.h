@@ -24,7 +24,8 @@
 // Table_map and one Write/Update/Delete_rows v2 event (types 30/31/32)
 // with STMT_END_F, then Xid. 1 to 20 rows per transaction (options).
 //
-// Layouts follow the binlog-format reference (sections 6.4-6.8).
+// Layouts follow the binlog-format reference (sections 6.4-6.8); the
+// Table_map and Rows events come from binlog::RowsWriter.
 // Simplified, on purpose (sizes and entropy are what matter here):
 //   - transaction_length is always a 4-byte packed integer (0xfd + 3
 //     bytes); MySQL uses the shortest form (3 bytes below 64 KiB): 1 byte
@@ -50,6 +51,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "binlog/rows_writer.h"
 #include "binlog/transaction.h"
 
 namespace binlog {
@@ -89,6 +91,7 @@ class WorkloadGenerator {
   void Gtid(TransactionBuffer* txn, uint64_t length);
   void Begin(TransactionBuffer* txn);
   void Xid(TransactionBuffer* txn);
+  void DescribeTables();
   void SysbenchStatement(TransactionBuffer* txn, int i);
   void WideStatement(TransactionBuffer* txn);
   void RandomBody(TransactionBuffer* txn);
@@ -98,7 +101,11 @@ class WorkloadGenerator {
   uint64_t seq_ = 0;
   uint64_t xid_ = 0;
   uint32_t ts_;
-  std::string scratch_;  // one row image at a time (reused)
+  std::string scratch_;  // the strings of one statement's images (reused)
+  // Writes the Table_map and Rows events (binlog/rows_writer.h).
+  std::unique_ptr<RowsWriter> rows_;
+  RowsWriter::TableHandle sbtest_ = 0;
+  RowsWriter::TableHandle wide_ = 0;
   std::unique_ptr<TransactionBuffer> body_;  // the events after the Gtid
 };
 
