@@ -210,6 +210,11 @@ absl::StatusOr<ColumnCodec> MakeColumnCodec(const ColumnDef& c) {
     case kColYear: k.pack = ColumnCodec::kYear; k.size = 1; break;
     case kColDate: case kColNewDate:
       k.pack = ColumnCodec::kDate; k.size = 3; break;
+    // The temporal types of servers before MySQL 5.6.4 (still read by
+    // both servers' appliers).
+    case kColTime: k.pack = ColumnCodec::kTimeOld; k.size = 3; break;
+    case kColDatetime: k.pack = ColumnCodec::kDatetimeOld; k.size = 8; break;
+    case kColTimestamp: k.pack = ColumnCodec::kTimestampOld; k.size = 4; break;
     case kColTime2: case kColDatetime2: case kColTimestamp2: {
       if (c.length > 6) return bad("fractional digits above 6");
       k.fsp = static_cast<uint8_t>(c.length);
@@ -586,11 +591,15 @@ int64_t PackedValueSize(const ColumnCodec& c, const Value& v) {
                  : -1;
     case ColumnCodec::kDate:
     case ColumnCodec::kTime2:
-    case ColumnCodec::kDatetime2: {
+    case ColumnCodec::kDatetime2:
+    case ColumnCodec::kTimeOld:
+    case ColumnCodec::kDatetimeOld: {
       if (v.kind != Value::kTime) return -1;
       const Temporal& t = v.t;
       if (t.micros > 999999 || t.minute > 59 || t.second > 59) return -1;
-      if (c.pack == ColumnCodec::kTime2) return t.hour <= 838 ? c.size : -1;
+      if (c.pack == ColumnCodec::kTime2 || c.pack == ColumnCodec::kTimeOld) {
+        return t.hour <= 838 ? c.size : -1;
+      }
       if (t.negative || t.year < 0 || t.year > 9999 || t.month > 12 ||
           t.day > 31 || t.hour > 23) {
         return -1;
@@ -598,6 +607,7 @@ int64_t PackedValueSize(const ColumnCodec& c, const Value& v) {
       return c.size;
     }
     case ColumnCodec::kTimestamp2:
+    case ColumnCodec::kTimestampOld:
       return v.kind == Value::kTimestamp && v.ts.seconds >= 0 &&
                      v.ts.seconds <= 0xffffffffLL && v.ts.micros <= 999999
                  ? c.size
@@ -654,6 +664,21 @@ char* PackValue(const ColumnCodec& c, const Value& v, char* out) {
     case ColumnCodec::kTimestamp2:
       PackTimestamp2(v.ts.seconds, v.ts.micros, c.fsp, out);
       return out + c.size;
+    case ColumnCodec::kTimeOld: {
+      int64_t hms = int64_t{v.t.hour} * 10000 + v.t.minute * 100 + v.t.second;
+      StoreLeN(out, static_cast<uint64_t>(v.t.negative ? -hms : hms), 3);
+      return out + 3;
+    }
+    case ColumnCodec::kDatetimeOld: {
+      const Temporal& t = v.t;
+      uint64_t ymd = static_cast<uint64_t>(t.year) * 10000 + t.month * 100u + t.day;
+      uint64_t hms = t.hour * 10000u + t.minute * 100u + t.second;
+      StoreLe64(out, ymd * 1000000 + hms);
+      return out + 8;
+    }
+    case ColumnCodec::kTimestampOld:
+      StoreLe32(out, static_cast<uint32_t>(v.ts.seconds));
+      return out + 4;
     case ColumnCodec::kDecimal:
       PackDecimal(v.bytes(), c.precision, c.scale, out);
       return out + c.size;
@@ -681,8 +706,11 @@ std::string PackValueError(const ColumnCodec& c, const Value& v) {
     case ColumnCodec::kDate:
     case ColumnCodec::kTime2:
     case ColumnCodec::kDatetime2:
+    case ColumnCodec::kTimeOld:
+    case ColumnCodec::kDatetimeOld:
       return "needs a Time with fields in range";
     case ColumnCodec::kTimestamp2:
+    case ColumnCodec::kTimestampOld:
       return "needs a Timestamp of 0..2^32-1 seconds";
     case ColumnCodec::kDecimal:
       return absl::StrCat("needs Decimal text that fits DECIMAL(",

@@ -166,6 +166,7 @@ struct Temporal {
 //   CHAR, VARCHAR, BLOB/TEXT, GEOMETRY: Bytes (the stored bytes)
 //   JSON: Bytes, already in the server's storage form (MySQL binary JSON)
 //   DATE, TIME2, DATETIME2: Time; TIMESTAMP2: Timestamp
+//   pre-5.6.4 TIME, DATETIME: Time; TIMESTAMP: Timestamp (no fraction)
 // Null() for a NULL (nullable columns only). A Value does not own the
 // bytes it points to.
 struct Value {
@@ -227,6 +228,9 @@ struct ColumnCodec {
     kTime2,
     kDatetime2,
     kTimestamp2,
+    kTimeOld,      // 3 bytes LE, signed HHMMSS
+    kDatetimeOld,  // 8 bytes LE, YYYYMMDDHHMMSS
+    kTimestampOld, // 4 bytes LE seconds
     kDecimal,
     kBit,         // `size` bytes big-endian
     kPrefixed,    // `prefix` length bytes then the bytes (<= max_len)

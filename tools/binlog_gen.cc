@@ -12,7 +12,8 @@
 // Table_map of the table `gen`.`types` (25 columns of the common MySQL
 // types, with the optional metadata MySQL 8 logs under
 // binlog_row_metadata=FULL: signedness, charsets, column names, ENUM/SET
-// strings), one Rows v2 event of --rows rows, and an Xid event. Every 10th
+// strings), one Rows v2 event of --rows rows, and an Xid event; the
+// Table_map and Rows events come from binlog::RowsWriter. Every 10th
 // transaction updates its rows (before and after images), every 10th + 1
 // deletes them, the others insert them. With --payload every transaction
 // but the Gtid event is stored in a zstd Transaction_payload event, as
@@ -50,6 +51,8 @@
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "binlog/log.h"
+#include "binlog/rows.h"
+#include "binlog/rows_writer.h"
 
 namespace binlog {
 namespace gen {
@@ -61,178 +64,74 @@ namespace {
 void PutLe(std::string* s, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) s->push_back(static_cast<char>(v >> (8 * i)));
 }
-void PutBe(std::string* s, uint64_t v, int n) {
-  for (int i = n - 1; i >= 0; --i) s->push_back(static_cast<char>(v >> (8 * i)));
-}
 void PutPacked(std::string* s, uint64_t v) {
-  if (v < 251) {
-    s->push_back(static_cast<char>(v));
-  } else if (v < (1u << 16)) {
-    s->push_back(static_cast<char>(0xFC));
-    PutLe(s, v, 2);
-  } else if (v < (1u << 24)) {
-    s->push_back(static_cast<char>(0xFD));
-    PutLe(s, v, 3);
-  } else {
-    s->push_back(static_cast<char>(0xFE));
-    PutLe(s, v, 8);
-  }
-}
-void PutPackedString(std::string* s, absl::string_view v) {
-  PutPacked(s, v.size());
-  s->append(v.data(), v.size());
+  char buf[9];
+  s->append(buf, static_cast<size_t>(StorePackedInt(buf, v) - buf));
 }
 
 // ---------------------------------------------------------------------------
-// The table `gen`.`types`
+// The table `gen`.`types`, described for binlog::RowsWriter (Table_map with
+// the optional metadata of binlog_row_metadata=FULL).
 
-enum Type : uint8_t {
-  kTiny = 1, kShort = 2, kLong = 3, kFloat = 4, kDouble = 5, kTimestamp = 7,
-  kLongLong = 8, kInt24 = 9, kDate = 10, kTime = 11, kDatetime = 12,
-  kYear = 13, kVarchar = 15, kBit = 16, kTimestamp2 = 17, kDatetime2 = 18,
-  kTime2 = 19, kJson = 245, kNewDecimal = 246, kEnum = 247, kSet = 248,
-  kBlob = 252, kString = 254,
-};
-
-struct ColumnDef {
-  const char* name;
-  uint8_t type;
-  std::string meta;
-  bool nullable;
-};
-
-std::vector<ColumnDef> Columns() {
-  auto m = [](std::initializer_list<int> b) {
-    std::string s;
-    for (int x : b) s.push_back(static_cast<char>(x));
-    return s;
+TableDef GenTable() {
+  auto col = [](const char* name, ColumnType type, uint32_t length,
+                bool nullable = false) {
+    ColumnDef c;
+    c.name = name;
+    c.type = type;
+    c.length = length;
+    c.nullable = nullable;
+    c.collation = 255;  // utf8mb4_0900_ai_ci
+    return c;
   };
-  return {
-      {"id", kLong, "", false},
-      {"u", kLongLong, "", false},          // BIGINT UNSIGNED
-      {"tiny", kTiny, "", false},           // TINYINT UNSIGNED
-      {"small", kShort, "", false},
-      {"mid", kInt24, "", false},
-      {"f", kFloat, m({4}), false},
-      {"d", kDouble, m({8}), false},
-      {"dec", kNewDecimal, m({10, 4}), false},
-      {"name", kVarchar, m({0, 1}), false},  // VARCHAR(64) utf8mb4: 256 bytes
-      {"code", kString, m({kString, 8}), false},  // CHAR(8) latin1
-      {"body", kBlob, m({2}), true},              // BLOB (binary)
-      {"day", kDate, "", false},
-      {"tm", kTime2, m({3}), false},
-      {"dt", kDatetime2, m({6}), false},
-      {"ts", kTimestamp2, m({2}), false},
-      {"yr", kYear, "", false},
-      {"st", kString, m({kEnum, 1}), false},
-      {"tags", kString, m({kSet, 1}), false},
-      {"bits", kBit, m({4, 1}), false},  // BIT(12): 4 bits + 1 byte
-      {"doc", kJson, m({4}), false},
-      {"nul", kLong, "", true},
-      {"dec0", kNewDecimal, m({30, 10}), false},
-      {"tsold", kTimestamp, "", false},
-      {"dtold", kDatetime, "", false},
-      {"told", kTime, "", false},
+  TableDef t;
+  t.table_id = 108;
+  t.schema = "gen";
+  t.table = "types";
+  t.metadata = RowMetadata::kFull;
+  t.columns = {
+      col("id", kColLong, 0),
+      col("u", kColLongLong, 0),          // BIGINT UNSIGNED
+      col("tiny", kColTiny, 0),           // TINYINT UNSIGNED
+      col("small", kColShort, 0),
+      col("mid", kColInt24, 0),
+      col("f", kColFloat, 0),
+      col("d", kColDouble, 0),
+      col("dec", kColNewDecimal, 10),     // DECIMAL(10,4)
+      col("name", kColVarchar, 256),      // VARCHAR(64) utf8mb4: 256 bytes
+      col("code", kColString, 8),         // CHAR(8) latin1
+      col("body", kColBlob, 2, true),     // BLOB (binary)
+      col("day", kColDate, 0),
+      col("tm", kColTime2, 3),
+      col("dt", kColDatetime2, 6),
+      col("ts", kColTimestamp2, 2),
+      col("yr", kColYear, 0),
+      col("st", kColEnum, 4),
+      col("tags", kColSet, 4),
+      col("bits", kColBit, 12),
+      col("doc", kColJson, 4),
+      col("nul", kColLong, 0, true),
+      col("dec0", kColNewDecimal, 30),    // DECIMAL(30,10)
+      col("tsold", kColTimestamp, 0),
+      col("dtold", kColDatetime, 0),
+      col("told", kColTime, 0),
   };
+  t.columns[1].is_unsigned = true;
+  t.columns[2].is_unsigned = true;
+  t.columns[7].scale = 4;
+  t.columns[9].collation = 8;    // latin1
+  t.columns[10].collation = 63;  // binary
+  t.columns[16].enum_values = {"new", "paid", "shipped", "void"};
+  t.columns[17].enum_values = {"a", "b", "c", "d"};
+  t.columns[21].scale = 10;
+  t.primary_key = {0};
+  return t;
 }
 
-std::string TableMapBody(uint64_t table_id) {
-  std::vector<ColumnDef> cols = Columns();
-  std::string b;
-  PutLe(&b, table_id, 6);
-  PutLe(&b, 1, 2);  // flags
-  for (absl::string_view name : {"gen", "types"}) {
-    b.push_back(static_cast<char>(name.size()));
-    b.append(name.data(), name.size());
-    b.push_back('\0');
-  }
-  PutPacked(&b, cols.size());
-  for (const auto& c : cols) b.push_back(static_cast<char>(c.type));
-  std::string meta;
-  for (const auto& c : cols) meta += c.meta;
-  PutPacked(&b, meta.size());
-  b += meta;
-  std::string nulls((cols.size() + 7) / 8, '\0');
-  for (size_t i = 0; i < cols.size(); ++i) {
-    if (cols[i].nullable) nulls[i / 8] |= static_cast<char>(1 << (i % 8));
-  }
-  b += nulls;
-  // Optional metadata (TLV).
-  auto tlv = [&b](int type, const std::string& value) {
-    b.push_back(static_cast<char>(type));
-    PutPacked(&b, value.size());
-    b += value;
-  };
-  // SIGNEDNESS over numeric columns id u tiny small mid f d dec nul dec0:
-  // u and tiny unsigned, MSB first.
-  tlv(1, std::string("\x60\x00", 2));
-  // DEFAULT_CHARSET 255 (utf8mb4_0900_ai_ci); character column 1 (code)
-  // latin1 (8), character column 2 (body) binary (63).
-  {
-    std::string v;
-    PutPacked(&v, 255);
-    PutPacked(&v, 1);
-    PutPacked(&v, 8);
-    PutPacked(&v, 2);
-    PutPacked(&v, 63);
-    tlv(2, v);
-  }
-  {
-    std::string v;
-    for (const auto& c : cols) PutPackedString(&v, c.name);
-    tlv(4, v);
-  }
-  {
-    std::string v;
-    PutPacked(&v, 4);
-    for (absl::string_view s : {"a", "b", "c", "d"}) PutPackedString(&v, s);
-    tlv(5, v);  // SET_STR_VALUE
-  }
-  {
-    std::string v;
-    PutPacked(&v, 4);
-    for (absl::string_view s : {"new", "paid", "shipped", "void"}) {
-      PutPackedString(&v, s);
-    }
-    tlv(6, v);  // ENUM_STR_VALUE
-  }
-  {
-    std::string v;
-    PutPacked(&v, 0);
-    tlv(8, v);  // SIMPLE_PRIMARY_KEY: id
-  }
-  return b;
-}
-
-// DECIMAL(precision, scale) in MySQL's binary form, from decimal digits.
-void PutDecimal(std::string* out, bool negative, std::string int_digits,
-                std::string frac_digits, int precision, int scale) {
-  static const int kDig2Bytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-  int intg = precision - scale;
-  int_digits.insert(0, static_cast<size_t>(intg) - int_digits.size(), '0');
-  frac_digits.resize(static_cast<size_t>(scale), '0');
-  std::string b;
-  auto group = [&b](const std::string& digits) {
-    uint64_t v = 0;
-    for (char c : digits) v = v * 10 + static_cast<uint64_t>(c - '0');
-    PutBe(&b, v, kDig2Bytes[digits.size()]);
-  };
-  size_t lead = static_cast<size_t>(intg % 9);
-  if (lead > 0) group(int_digits.substr(0, lead));
-  for (size_t i = lead; i < int_digits.size(); i += 9) group(int_digits.substr(i, 9));
-  size_t full = static_cast<size_t>(scale / 9) * 9;
-  for (size_t i = 0; i < full; i += 9) group(frac_digits.substr(i, 9));
-  if (full < frac_digits.size()) group(frac_digits.substr(full));
-  b[0] = static_cast<char>(b[0] ^ 0x80);
-  if (negative) {
-    for (char& c : b) c = static_cast<char>(~c);
-  }
-  *out += b;
-}
-
-void PutLengthPrefixed(std::string* out, absl::string_view v, int prefix) {
-  PutLe(out, v.size(), prefix);
-  out->append(v.data(), v.size());
+std::string Le(uint64_t v, int n) {
+  std::string s;
+  PutLe(&s, v, n);
+  return s;
 }
 
 // {"a":[1,true,null],"k":K,"s":"vK"} in MySQL's binary JSON.
@@ -264,100 +163,87 @@ std::string JsonDoc(int64_t k) {
   obj += std::string("\x05\x01\x00", 3);  // int16 1, inlined
   obj += std::string("\x04\x01\x00", 3);  // true
   obj += std::string("\x04\x00\x00", 3);  // null
-  PutLe(&obj, static_cast<uint32_t>(static_cast<int32_t>(k)), 4);
+  obj += Le(static_cast<uint32_t>(static_cast<int32_t>(k)), 4);
   obj.push_back(static_cast<char>(s.size()));
   obj += s;
   return std::string(1, '\x00') + obj;  // type: small object
 }
 
-// The image of row k: NULL bitmap over the 25 columns, then the values.
-void PutRow(std::string* out, int64_t k) {
+Temporal Tm(int64_t y, int64_t mo, int64_t d, int64_t h, int64_t mi, int64_t s,
+            int64_t us = 0, bool negative = false) {
+  Temporal t;
+  t.year = static_cast<int32_t>(y);
+  t.month = static_cast<uint8_t>(mo);
+  t.day = static_cast<uint8_t>(d);
+  t.hour = static_cast<uint16_t>(h);
+  t.minute = static_cast<uint8_t>(mi);
+  t.second = static_cast<uint8_t>(s);
+  t.micros = static_cast<uint32_t>(us);
+  t.negative = negative;
+  return t;
+}
+
+// The values of row k; the strings they point to live in `*keep`.
+void RowValues(int64_t k, std::vector<Value>* v, std::vector<std::string>* keep) {
   const uint64_t uk = static_cast<uint64_t>(k);
-  std::string nulls(4, '\0');
-  const bool body_null = k % 5 == 0;
-  const bool nul_null = k % 3 == 0;
-  if (body_null) nulls[10 / 8] |= static_cast<char>(1 << (10 % 8));
-  if (nul_null) nulls[20 / 8] |= static_cast<char>(1 << (20 % 8));
-  *out += nulls;
-  PutLe(out, static_cast<uint32_t>(static_cast<int32_t>(k)), 4);       // id
-  PutLe(out, 0 - uk, 8);                                               // u
-  PutLe(out, (uk * 7) % 256, 1);                                       // tiny
-  PutLe(out, static_cast<uint16_t>(-static_cast<int16_t>((k * 13) % 32768)), 2);
-  PutLe(out, static_cast<uint32_t>((k * 1000003) % 16777216 - 8388608), 3);
-  {
-    float f = static_cast<float>(k) + 0.25f;
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    PutLe(out, bits, 4);
-  }
-  {
-    double d = static_cast<double>(k) / 3.0;
-    uint64_t bits;
-    std::memcpy(&bits, &d, 8);
-    PutLe(out, bits, 8);
-  }
+  keep->assign(6, std::string());  // never grown below: values point into it
+  v->clear();
+  v->push_back(Value::Int(k));                                   // id
+  v->push_back(Value::UInt(0 - uk));                             // u
+  v->push_back(Value::UInt((uk * 7) % 256));                     // tiny
+  v->push_back(Value::Int(-((k * 13) % 32768)));                 // small
+  v->push_back(Value::Int((k * 1000003) % 16777216 - 8388608));  // mid
+  v->push_back(Value::Double(static_cast<float>(k) + 0.25f));    // f
+  v->push_back(Value::Double(static_cast<double>(k) / 3.0));     // d
   {  // dec DECIMAL(10,4): (-1)^k * (k * 12345 mod 10^10) / 10^4
-    uint64_t v = (uk * 12345) % 10000000000ull;
-    PutDecimal(out, k % 2 == 1, std::to_string(v / 10000),
-               absl::StrCat(10000 + v % 10000).substr(1), 10, 4);
+    uint64_t x = (uk * 12345) % 10000000000ull;
+    (*keep)[0] = absl::StrCat(k % 2 == 1 ? "-" : "", x / 10000, ".",
+                              absl::StrCat(10000 + x % 10000).substr(1));
+    v->push_back(Value::Decimal((*keep)[0]));
   }
-  {  // name VARCHAR(64): "n<k>-é" + "z" * (k % 40), 2-byte length
-    std::string name = absl::StrCat("n", k, "-\xc3\xa9", std::string(k % 40, 'z'));
-    PutLengthPrefixed(out, name, 2);
+  // name VARCHAR(64): "n<k>-é" + "z" * (k % 40)
+  (*keep)[1] = absl::StrCat("n", k, "-\xc3\xa9", std::string(k % 40, 'z'));
+  v->push_back(Value::Bytes((*keep)[1]));
+  (*keep)[2] = absl::StrCat("c", k % 10000000);                  // code CHAR(8)
+  v->push_back(Value::Bytes((*keep)[2]));
+  if (k % 5 == 0) {  // body BLOB: bytes (k * i) % 256, i < k % 7; NULL
+    v->push_back(Value::Null());
+  } else {
+    for (int64_t i = 0; i < k % 7; ++i) (*keep)[3].push_back(static_cast<char>((k * i) % 256));
+    v->push_back(Value::Bytes((*keep)[3]));
   }
-  PutLengthPrefixed(out, absl::StrCat("c", k % 10000000), 1);  // code CHAR(8)
-  if (!body_null) {  // body BLOB: bytes (k * i) % 256, i < k % 7
-    std::string body;
-    for (int64_t i = 0; i < k % 7; ++i) body.push_back(static_cast<char>((k * i) % 256));
-    PutLengthPrefixed(out, body, 2);
-  }
-  {  // day DATE: (1990 + k % 40)-(1 + k % 12)-(1 + k % 28)
-    uint32_t v = static_cast<uint32_t>((1 + k % 28) | ((1 + k % 12) << 5) |
-                                       ((1990 + k % 40) << 9));
-    PutLe(out, v, 3);
-  }
-  {  // tm TIME(3): [-](k % 839):(k % 60):(k * 7 % 60).(k % 1000), - for odd k
-    int64_t hms = ((k % 839) << 12) | ((k % 60) << 6) | (k * 7 % 60);
-    int64_t packed = hms * (int64_t{1} << 24) + (k % 1000) * 1000;
-    if (k % 2 == 1) packed = -packed;
-    int64_t intpart = packed >> 24;  // floor, as MySQL's packed format
-    int64_t frac = packed % (int64_t{1} << 24);
-    PutBe(out, static_cast<uint64_t>(0x800000 + intpart), 3);
-    PutBe(out, static_cast<uint64_t>(frac / 100) & 0xFFFF, 2);
-  }
-  {  // dt DATETIME(6)
-    uint64_t ymd = (((2000 + uk % 100) * 13 + (1 + uk % 12)) << 5) | (1 + uk % 28);
-    uint64_t hms = ((uk % 24) << 12) | ((uk % 60) << 6) | (uk * 11 % 60);
-    PutBe(out, ((ymd << 17) | hms) + 0x8000000000ull, 5);
-    PutBe(out, uk * 7919 % 1000000, 3);
-  }
-  PutBe(out, 1700000000 + uk * 3601, 4);  // ts TIMESTAMP(2)
-  PutBe(out, uk % 100, 1);
-  PutLe(out, (1901 + uk % 255) - 1900, 1);  // yr YEAR
-  PutLe(out, 1 + uk % 4, 1);                // st ENUM
-  PutLe(out, uk % 16, 1);                   // tags SET
-  PutBe(out, uk % 4096, 2);                 // bits BIT(12)
-  PutLengthPrefixed(out, JsonDoc(k), 4);    // doc JSON
-  if (!nul_null) PutLe(out, static_cast<uint32_t>(static_cast<int32_t>(-k)), 4);
+  // day DATE: (1990 + k % 40)-(1 + k % 12)-(1 + k % 28)
+  v->push_back(Value::Time(Tm(1990 + k % 40, 1 + k % 12, 1 + k % 28, 0, 0, 0)));
+  // tm TIME(3): [-](k % 839):(k % 60):(k * 7 % 60).(k % 1000), - for odd k
+  v->push_back(Value::Time(
+      Tm(0, 0, 0, k % 839, k % 60, k * 7 % 60, (k % 1000) * 1000, k % 2 == 1)));
+  // dt DATETIME(6)
+  v->push_back(Value::Time(Tm(2000 + k % 100, 1 + k % 12, 1 + k % 28, k % 24,
+                              k % 60, k * 11 % 60, k * 7919 % 1000000)));
+  // ts TIMESTAMP(2)
+  v->push_back(Value::Timestamp(static_cast<int64_t>(1700000000 + uk * 3601),
+                                static_cast<uint32_t>(uk % 100 * 10000)));
+  v->push_back(Value::Int(static_cast<int64_t>(1901 + uk % 255)));  // yr YEAR
+  v->push_back(Value::UInt(1 + uk % 4));                             // st ENUM
+  v->push_back(Value::UInt(uk % 16));                                // tags SET
+  v->push_back(Value::UInt(uk % 4096));                              // bits BIT(12)
+  (*keep)[4] = JsonDoc(k);                                           // doc JSON
+  v->push_back(Value::Bytes((*keep)[4]));
+  v->push_back(k % 3 == 0 ? Value::Null() : Value::Int(-k));        // nul
   {  // dec0 DECIMAL(30,10): (-1)^(k+1) * ((k * 123456789012345) mod 2^64)
      //   . (k * 7 mod 10^10); 2^64 < 10^20 fits the 20 integer digits
     uint64_t ip = uk * 123456789012345ull;  // wraps mod 2^64
-    uint64_t fp = uk * 7 % 10000000000ull;
-    std::string frac = std::to_string(fp);
+    std::string frac = std::to_string(uk * 7 % 10000000000ull);
     frac.insert(0, 10 - frac.size(), '0');
-    PutDecimal(out, k % 2 == 0, std::to_string(ip), frac, 30, 10);
+    (*keep)[5] = absl::StrCat(k % 2 == 0 ? "-" : "", ip, ".", frac);
+    v->push_back(Value::Decimal((*keep)[5]));
   }
-  PutLe(out, 1600000000 + uk, 4);  // tsold TIMESTAMP (old)
-  {  // dtold DATETIME (old): (1980 + k % 20)-(1 + k % 12)-(1 + k % 28) (k % 24):(k % 60):(k % 60)
-    uint64_t v = ((1980 + uk % 20) * 10000 + (1 + uk % 12) * 100 + (1 + uk % 28)) * 1000000 +
-                 (uk % 24) * 10000 + (uk % 60) * 100 + uk % 60;
-    PutLe(out, v, 8);
-  }
-  {  // told TIME (old): [-](k % 100):(k % 60):(k * 3 % 60), - when k % 5 == 0
-    int64_t v = (k % 100) * 10000 + (k % 60) * 100 + k * 3 % 60;
-    if (k % 5 == 0) v = -v;
-    PutLe(out, static_cast<uint32_t>(v) & 0xFFFFFF, 3);
-  }
+  v->push_back(Value::Timestamp(static_cast<int64_t>(1600000000 + uk)));  // tsold
+  // dtold DATETIME (old): (1980 + k % 20)-(1 + k % 12)-(1 + k % 28) (k % 24):(k % 60):(k % 60)
+  v->push_back(Value::Time(
+      Tm(1980 + k % 20, 1 + k % 12, 1 + k % 28, k % 24, k % 60, k % 60)));
+  // told TIME (old): [-](k % 100):(k % 60):(k * 3 % 60), - when k % 5 == 0
+  v->push_back(Value::Time(Tm(0, 0, 0, k % 100, k % 60, k * 3 % 60, 0, k % 5 == 0)));
 }
 
 // ---------------------------------------------------------------------------
@@ -471,23 +357,6 @@ bool ParseFlags(int argc, char** argv, Flags* f, std::string* err) {
   return true;
 }
 
-// An event as stored inside a Transaction_payload: header with log_pos 0,
-// no checksum footer.
-void PutInnerEvent(std::string* out, uint8_t type, uint32_t ts,
-                   absl::string_view body) {
-  EventHeader h;
-  h.timestamp = ts;
-  h.type = type;
-  h.server_id = 1;
-  h.event_size = static_cast<uint32_t>(kHeaderSize + body.size());
-  h.log_pos = 0;
-  h.flags = 0;
-  char hdr[kHeaderSize];
-  EncodeHeader(h, hdr);
-  out->append(hdr, kHeaderSize);
-  out->append(body.data(), body.size());
-}
-
 int Main(int argc, char** argv) {
   Flags f;
   std::string err;
@@ -514,9 +383,22 @@ int Main(int argc, char** argv) {
       return 1;
     }
   }
-  const std::string table_map = TableMapBody(108);
+  RowsWriterOptions wo;
+  wo.max_event_size = size_t{1} << 30;  // one Rows event per transaction
+  auto writer = RowsWriter::Create(wo);
+  auto table = writer->DescribeTable(GenTable());
+  if (!table.ok()) {
+    std::fprintf(stderr, "binlog_gen: %s\n", std::string(table.status().message()).c_str());
+    return 1;
+  }
   TransactionBuffer txn(true);
-  std::string rows, inner, payload, compressed;
+  // With --payload the events after the Gtid are built here first (no
+  // checksum footers, log_pos 0: the inner events of a payload).
+  TransactionBuffer inner(false);
+  std::string payload, compressed;
+  std::vector<Value> before, after;
+  // The strings a row's values point to.
+  std::vector<std::string> keep_before, keep_after;
   uint64_t written = 0;
   int64_t next_row = 1;
   for (uint64_t i = 0;; ++i) {
@@ -533,24 +415,8 @@ int Main(int argc, char** argv) {
                           static_cast<int64_t>(i + 1));
     }
     const char* kind = i % 10 == 8 ? "update" : i % 10 == 9 ? "delete" : "write";
-    uint8_t rows_type = i % 10 == 8 ? kUpdateRowsEvent
-                        : i % 10 == 9 ? kDeleteRowsEvent
-                                      : kWriteRowsEvent;
-    // Rows v2: table id, flags (STMT_END_F), extra data length 2, column
-    // count, columns-present bitmap(s), images.
-    rows.clear();
-    PutLe(&rows, 108, 6);
-    PutLe(&rows, 1, 2);
-    PutLe(&rows, 2, 2);
-    PutPacked(&rows, 25);
-    rows += std::string("\xff\xff\xff\x01", 4);
-    if (rows_type == kUpdateRowsEvent) rows += std::string("\xff\xff\xff\x01", 4);
-    int64_t first_row = next_row;
-    for (uint64_t r = 0; r < f.rows; ++r) {
-      PutRow(&rows, next_row);
-      if (rows_type == kUpdateRowsEvent) PutRow(&rows, next_row + 500000);
-      ++next_row;
-    }
+    TransactionBuffer* body = f.payload ? &inner : &txn;
+    inner.Clear();
     std::string begin_body;
     PutLe(&begin_body, 7, 4);   // thread id
     PutLe(&begin_body, 0, 4);   // exec time
@@ -558,17 +424,33 @@ int Main(int argc, char** argv) {
     PutLe(&begin_body, 0, 2);   // error code
     PutLe(&begin_body, 0, 2);   // status vars
     begin_body += std::string("gen\0BEGIN", 9);
-    std::string xid_body;
-    PutLe(&xid_body, 1000 + i, 8);
+    body->AppendEvent(kQueryEvent, 1, ts, f.payload ? 0 : kFlagSuppressUse,
+                      begin_body);
+    int64_t first_row = next_row;
+    absl::Status rs = writer->BeginStatement(body, ts);
+    for (uint64_t r = 0; r < f.rows && rs.ok(); ++r) {
+      RowValues(next_row, &before, &keep_before);
+      if (i % 10 == 8) {
+        RowValues(next_row + 500000, &after, &keep_after);
+        rs = writer->Update(*table, before, after);
+      } else if (i % 10 == 9) {
+        rs = writer->Delete(*table, before);
+      } else {
+        rs = writer->Insert(*table, before);
+      }
+      ++next_row;
+    }
+    if (rs.ok()) rs = writer->EndStatement();
+    if (!rs.ok()) {
+      std::fprintf(stderr, "binlog_gen: rows: %s\n", std::string(rs.message()).c_str());
+      return 1;
+    }
+    body->AppendEvent(kXidEvent, 1, ts, 0, Le(1000 + i, 8));
     if (f.payload) {
-      inner.clear();
-      PutInnerEvent(&inner, kQueryEvent, ts, begin_body);
-      PutInnerEvent(&inner, kTableMapEvent, ts, table_map);
-      PutInnerEvent(&inner, rows_type, ts, rows);
-      PutInnerEvent(&inner, kXidEvent, ts, xid_body);
-      compressed.resize(ZSTD_compressBound(inner.size()));
+      absl::string_view stream = inner.appended_data();
+      compressed.resize(ZSTD_compressBound(stream.size()));
       size_t n = ZSTD_compress(compressed.data(), compressed.size(),
-                               inner.data(), inner.size(), 3);
+                               stream.data(), stream.size(), 3);
       if (ZSTD_isError(n)) {
         std::fprintf(stderr, "binlog_gen: zstd: %s\n", ZSTD_getErrorName(n));
         return 1;
@@ -582,7 +464,7 @@ int Main(int argc, char** argv) {
       payload += v;
       payload.push_back(3);  // uncompressed size
       v.clear();
-      PutPacked(&v, inner.size());
+      PutPacked(&v, stream.size());
       PutPacked(&payload, v.size());
       payload += v;
       payload.push_back(1);  // payload size
@@ -593,11 +475,6 @@ int Main(int argc, char** argv) {
       payload.push_back(0);  // end mark
       payload += compressed;
       txn.AppendEvent(kTransactionPayloadEvent, 1, ts, 0, payload);
-    } else {
-      txn.AppendEvent(kQueryEvent, 1, ts, kFlagSuppressUse, begin_body);
-      txn.AppendEvent(kTableMapEvent, 1, ts, 0, table_map);
-      txn.AppendEvent(rows_type, 1, ts, 0, rows);
-      txn.AppendEvent(kXidEvent, 1, ts, 0, xid_body);
     }
     auto pos = (*log)->Commit(&txn);
     if (!pos.ok()) {
