@@ -400,6 +400,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   }
   absl::Status BeginOpen(XidRecoveryScan* scan);
   absl::Status FinishOpen();
+  // After BeginOpen: the last file was not closed cleanly.
+  bool needs_recovery() const { return open_cut_pending_; }
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
   absl::Status Sync();
   absl::Status Rotate();
@@ -1191,7 +1193,11 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
       valid_end = ev.end_offset;
       pending = 0;
       if (scan != nullptr && r == TransactionBoundaryParser::Result::kEnded) {
-        collector.Commit();
+        absl::Status cs = collector.Commit();
+        if (!cs.ok()) {
+          return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
+                                                  cs.message()));
+        }
       }
     } else {
       ++pending;
@@ -1257,16 +1263,15 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
     }
     scan->files.push_back(name);
     for (uint64_t x : last.xids) scan->xids.insert(x);
+    std::map<XaId, size_t> index;
+    for (size_t i = 0; i < scan->xa.size(); ++i) index.emplace(scan->xa[i].xid, i);
     for (XaRecord& r : last.xa) {
-      bool found = false;
-      for (XaRecord& o : scan->xa) {
-        if (o.xid == r.xid) {
-          o.state = r.state;
-          found = true;
-          break;
-        }
+      auto it = index.find(r.xid);
+      if (it != index.end()) {
+        scan->xa[it->second].state = r.state;
+      } else {
+        scan->xa.push_back(std::move(r));
       }
-      if (!found) scan->xa.push_back(std::move(r));
     }
     scan->gtids.Union(last.gtids);
     scan->mariadb_gtids.insert(scan->mariadb_gtids.end(), last.mariadb_gtids.begin(),
@@ -1358,7 +1363,13 @@ absl::Status BinlogImpl::ScanCheckpointedFiles(
         return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
                                                 as.message()));
       }
-      if (r == TransactionBoundaryParser::Result::kEnded) collector.Commit();
+      if (r == TransactionBoundaryParser::Result::kEnded) {
+        absl::Status cs = collector.Commit();
+        if (!cs.ok()) {
+          return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
+                                                  cs.message()));
+        }
+      }
     }
     if (!absl::IsOutOfRange(s)) return s;
     if (!reader->torn_tails().empty()) {
@@ -2242,7 +2253,17 @@ absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(
     const Options& options) {
   BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
   auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, options);
-  BINLOG_RETURN_IF_ERROR(impl->OpenImpl());
+  BINLOG_RETURN_IF_ERROR(impl->BeginOpen(nullptr));
+  if (options.flush_engine_logs && impl->needs_recovery()) {
+    // A server with an engine (it set the rotation hook) must learn which
+    // prepared transactions reached the log before the file is cut and
+    // its flag cleared: after that no later start can tell it.
+    return absl::FailedPreconditionError(absl::StrCat(
+        io::JoinPath(dir, impl->recovery_.file_name),
+        " was not closed cleanly and Options::flush_engine_logs is set: "
+        "recover the engine with Binlog::BeginRecovery, not Open"));
+  }
+  BINLOG_RETURN_IF_ERROR(impl->FinishOpen());
   return std::unique_ptr<Binlog>(new Binlog(std::move(impl)));
 }
 

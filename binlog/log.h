@@ -159,7 +159,10 @@ class Binlog {
  public:
   // Opens or creates the log `<dir>/<basename>.*`. See the file comment.
   // Errors: Unavailable if another writer holds the log; InvalidArgument for
-  // bad options; DataLoss for an index or last file that cannot be trusted
+  // bad options; FailedPrecondition if Options::flush_engine_logs is set (a
+  // server with an engine) and the last file was not closed cleanly: such a
+  // server must use BeginRecovery, or the XIDs its engine recovery needs
+  // would be lost; DataLoss for an index or last file that cannot be trusted
   // (the message names the file and offset; nothing is changed on disk);
   // NotFound for a missing directory (create_if_missing false) or an index
   // entry whose file is missing.
@@ -181,6 +184,13 @@ class Binlog {
   // state and starts a new file. If the server fails or crashes before
   // Finish, the next BeginRecovery returns the same scan.
   // Open() is BeginRecovery + Finish for callers without an engine.
+  //
+  // A failed Commit and the engine: a Commit that failed with
+  // InvalidArgument, ResourceExhausted or FailedPrecondition wrote nothing
+  // (roll the engine transaction back). Any other error (an I/O error of
+  // the group's write or fdatasync) may have left the transaction
+  // complete on disk: the log is poisoned; leave the engine transaction
+  // prepared, and restart through BeginRecovery, which decides it.
   // Errors: those of Open(); DataLoss when a scanned file cannot be read
   // to its end or a transaction's XID event is malformed (the message
   // names the file and offset).

@@ -219,16 +219,22 @@ struct Options {
   std::function<absl::Status(const GroupCommitInfo&)> before_group_write;
 
   // Called before the log leaves a file for good, at every rotation (by
-  // size or Rotate()) and at Close(), after every earlier ordered-commit
-  // callback has returned and before the Rotate or Stop event is written:
-  // the server makes its engine's commits durable here (MySQL's
-  // ha_flush_logs before rotating). Two-phase-commit recovery
-  // (BeginRecovery) then scans only the last file: no earlier file holds a
-  // transaction whose engine commit a crash could lose. A non-OK status
-  // fails the rotation (and poisons the log) or the Close (the file keeps
-  // its in-use flag for recovery). It runs on a committing thread with the
-  // log's writer role held: it must not call back into the Binlog, and
-  // commits wait for it.
+  // size or Rotate()) and at Close() (also the Close of ~Binlog), after
+  // every earlier ordered-commit callback has returned and before the
+  // Rotate or Stop event is written: the server makes its engine's commits
+  // durable here (MySQL's ha_flush_logs before rotating). Two-phase-commit
+  // recovery (BeginRecovery) then scans only the last file: no earlier
+  // file holds a transaction whose engine commit a crash could lose. So
+  // the hook must fail if an engine commit in an ordered-commit callback
+  // failed since the last call (that transaction is only prepared: the
+  // log must not leave its file). A non-OK status fails the rotation (and
+  // poisons the log) or the Close (the file keeps its in-use flag for
+  // recovery). It runs with the log's writer role held, on a committing
+  // thread (rotation by size) or the thread that called Rotate() or
+  // Close(): it must not call back into the Binlog, and commits wait for
+  // it. What it uses (the engine) must outlive the Binlog. A server that
+  // sets it must open the log with Binlog::BeginRecovery after a crash
+  // (Open refuses).
   std::function<absl::Status()> flush_engine_logs;
 
   // Events after the Format_description event of every new file. When

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include <zlib.h>
-
 #include "absl/strings/str_cat.h"
 #include "binlog/byte_reader.h"
 #include "binlog/format.h"
+#include "binlog/statement_events.h"
 
 namespace binlog {
 
@@ -1150,42 +1149,6 @@ int64_t ValueExtent(const Column& c, absl::string_view data,
   }
   *error = "this column type cannot be decoded (its size is unknown)";
   return -1;
-}
-
-absl::Status MariaUncompress(absl::string_view block, size_t max_size,
-                             std::string* out) {
-  if (block.empty()) return absl::DataLossError("compressed block is empty");
-  uint8_t head = static_cast<uint8_t>(block[0]);
-  if ((head & 0x80) == 0) return absl::DataLossError("compressed block lacks its marker");
-  uint32_t alg = (head & 0x70) >> 4;
-  size_t lenlen = head & 0x07;
-  if (alg != 0) {
-    return absl::DataLossError(absl::StrCat("unknown compression algorithm ", alg));
-  }
-  if (lenlen < 1 || lenlen > 4 || block.size() < 1 + lenlen) {
-    return absl::DataLossError("compressed block length field is malformed");
-  }
-  uint64_t len = 0;
-  for (size_t i = 0; i < lenlen; ++i) {
-    len = (len << 8) | static_cast<uint8_t>(block[1 + i]);
-  }
-  absl::string_view data = block.substr(1 + lenlen);
-  // deflate cannot expand by more than about 1032:1; a larger announced
-  // size is a lie that would only cost memory.
-  if (len > max_size || len > 1100 * static_cast<uint64_t>(data.size()) + 64) {
-    return absl::DataLossError(absl::StrCat("compressed block announces ", len,
-                                  " bytes from ", data.size()));
-  }
-  out->resize(static_cast<size_t>(len));
-  uLongf dest_len = static_cast<uLongf>(len);
-  int rc = uncompress(reinterpret_cast<Bytef*>(out->data()), &dest_len,
-                      reinterpret_cast<const Bytef*>(data.data()),
-                      static_cast<uLong>(data.size()));
-  if (rc != Z_OK || dest_len != len) {
-    return absl::DataLossError(absl::StrCat("zlib could not inflate the block (code ",
-                                  rc, ")"));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace binlog

@@ -343,8 +343,9 @@ struct RowsEvent {
 
 // Decodes the header of a Rows event. `post_header_len` is the FDE entry
 // for its type (6 means a 4-byte table id). For a MariaDB compressed event
-// the row images are inflated into `*scratch`, which `rows` then points
-// into: keep `scratch` alive while using the result.
+// the row images are inflated into `*scratch` (binlog::MariaUncompress,
+// binlog/statement_events.h), which `rows` then points into: keep
+// `scratch` alive while using the result.
 absl::Status DecodeRowsEvent(uint8_t event_type, absl::string_view body,
                              uint8_t post_header_len, std::string* scratch,
                              RowsEvent* out);
@@ -354,15 +355,6 @@ absl::Status DecodeRowsEvent(uint8_t event_type, absl::string_view body,
 // the column's type or metadata is unknown or the value runs past `data`.
 int64_t ValueExtent(const Column& c, absl::string_view data,
                     const char** error);
-
-// Expands one MariaDB compressed block (Query_compressed 165,
-// *_ROWS_COMPRESSED 166-171): a header byte 0x80 | (alg << 4) | lenlen
-// (alg 0 = zlib), the uncompressed length in `lenlen` (1..4) bytes,
-// big-endian, then a zlib stream. DataLoss for an unknown algorithm, a
-// length above `max_size`, or a stream that does not inflate to exactly
-// the announced length.
-absl::Status MariaUncompress(absl::string_view block, size_t max_size,
-                             std::string* out);
 
 }  // namespace binlog
 

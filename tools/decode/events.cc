@@ -218,27 +218,5 @@ std::string FormatXid(uint32_t format_id, absl::string_view gtrid,
   return s;
 }
 
-// ---------------------------------------------------------------------------
-// MariaDB compression
-
-absl::StatusOr<CompressedQueryInfo> DecodeMariaCompressedQuery(
-    absl::string_view body, uint8_t post_header_len) {
-  ByteReader r(body);
-  CompressedQueryInfo q;
-  uint8_t db_len;
-  uint16_t status_len;
-  if (post_header_len < 13 || !r.Le32(&q.thread_id) ||
-      !r.Le32(&q.exec_time) || !r.U8(&db_len) || !r.Le16(&q.error_code) ||
-      !r.Le16(&status_len) || !r.Skip(post_header_len - 13u) ||
-      !r.Skip(status_len) || !r.Bytes(db_len, &q.db) || !r.Skip(1)) {
-    return Malformed("Query_compressed event ends inside its header");
-  }
-  absl::Status s = MariaUncompress(r.Rest(), size_t{1} << 30, &q.query);
-  if (!s.ok()) {
-    return Malformed(absl::StrCat("compressed statement: ", s.message()));
-  }
-  return q;
-}
-
 }  // namespace decode
 }  // namespace binlog
