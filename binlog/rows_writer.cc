@@ -300,7 +300,10 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
     const bool v2 = o_.flavor == LogFlavor::kMySQL;
     const size_t nb = (ncols + 7) / 8;
     const size_t head = 8 + (v2 ? 2 : 0) + PackedIntSize(ncols) + nb * (update ? 2 : 1);
-    char* p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0, head);
+    // The event header, its post-header and bitmaps, and the first row in
+    // one reservation.
+    char* p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0,
+                                head + row_size);
     StoreLeN(p, tab.def.table_id, 6);
     StoreLe16(p + 6, 0);
     p += 8;
@@ -310,18 +313,27 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
     }
     p = StorePackedInt(p, ncols);
     std::memcpy(p, first.bits->data(), nb);
-    cur_bits_[0].assign(*first.bits);
-    cur_bits_src_[0] = first.bits == &scratch_bits_ ? nullptr : first.bits;
+    p += nb;
+    if (cur_bits_src_[0] != first.bits || first.bits == &scratch_bits_) {
+      cur_bits_[0].assign(*first.bits);
+      cur_bits_src_[0] = first.bits == &scratch_bits_ ? nullptr : first.bits;
+    }
     if (update) {
-      std::memcpy(p + nb, second.bits->data(), nb);
-      cur_bits_[1].assign(*second.bits);
-      cur_bits_src_[1] = second.bits == &scratch_bits_ ? nullptr : second.bits;
+      std::memcpy(p, second.bits->data(), nb);
+      p += nb;
+      if (cur_bits_src_[1] != second.bits || second.bits == &scratch_bits_) {
+        cur_bits_[1].assign(*second.bits);
+        cur_bits_src_[1] = second.bits == &scratch_bits_ ? nullptr : second.bits;
+      }
     }
     cur_event_ = txn_->appended_event_count() - 1;
     cur_open_ = true;
     cur_table_ = t;
     cur_kind_ = kind;
     rows_written_ = true;
+    p = PackImage(tab, first, p);
+    if (update) PackImage(tab, second, p);
+    return absl::OkStatus();
   }
   char* p = txn_->ExtendLastEvent(row_size);
   p = PackImage(tab, first, p);

@@ -48,8 +48,7 @@ char* TransactionBuffer::AppendEvent(uint8_t type, uint32_t server_id,
   return p + kHeaderSize;
 }
 
-char* TransactionBuffer::ExtendLastEvent(size_t n) {
-  written_ = nullptr;
+char* TransactionBuffer::ExtendLastEventSlow(size_t n) {
   const size_t footer = checksums_ ? kChecksumSize : 0;
   Reserve(n);  // may move buf_
   EventMeta& e = events_.back();

@@ -108,7 +108,20 @@ class TransactionBuffer {
   // contents arrive (binlog/rows_writer.h appends row images this way).
   // May move the buffer: earlier pointers into it become invalid.
   // REQUIRES: an event was appended since the last Clear().
-  char* ExtendLastEvent(size_t n);
+  char* ExtendLastEvent(size_t n) {
+    written_ = nullptr;
+    if (size_ + n > capacity_) return ExtendLastEventSlow(n);
+    // The common case inline: room in the buffer (see transaction.cc).
+    EventMeta& e = events_.back();
+    char* ev = buf_.get() + e.offset;
+    const size_t footer = checksums_ ? kChecksumSize : 0;
+    char* p = buf_.get() + size_ - footer;
+    size_ += n;
+    e.end += static_cast<uint32_t>(n);
+    StoreLe32(ev + kEventSizeOffset, e.end - e.offset);
+    if (footer) StoreLe32(p + n, 0);
+    return p;
+  }
 
   // The body of the last appended event, writable in place (for example
   // to set a flag once the event is complete). Valid until the next
@@ -205,6 +218,7 @@ class TransactionBuffer {
   };
 
   char* Reserve(size_t n);
+  char* ExtendLastEventSlow(size_t n);
 
   // The CommitGtid of the first event, if any.
   struct IdentityState {
