@@ -246,9 +246,7 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
   const size_t ncols = tab.codecs.size();
   const bool update = kind == RowsKind::kUpdate;
   if (first.values.size() != ncols || (update && second.values.size() != ncols)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "table ", tab.def.table, " has ", ncols, " columns; the row has ",
-        first.values.size(), update ? absl::StrCat(" and ", second.values.size()) : ""));
+    return CountError(tab, first, second, update);
   }
   size_t bad = 0;
   int64_t size = ImageSize(tab, first, &bad);
@@ -258,13 +256,7 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
     size2 = ImageSize(tab, second, &bad);
     failed = &second;
   }
-  if (size < 0 || size2 < 0) {
-    const ColumnDef& c = tab.def.columns[bad];
-    return absl::InvalidArgumentError(absl::StrCat(
-        "table ", tab.def.table, " column ", bad + 1,
-        c.name.empty() ? "" : absl::StrCat(" (", c.name, ")"), ": ",
-        PackValueError(tab.codecs[bad], failed->values[bad])));
-  }
+  if (size < 0 || size2 < 0) return ValueError(tab, *failed, bad);
   const size_t row_size = static_cast<size_t>(size + size2);
   if (tab.mapped_in != statement_ && rows_written_) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -272,11 +264,43 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
         "event was already written: name it in BeginStatement"));
   }
 
-  bool fits = cur_open_ && cur_table_ == t && cur_kind_ == kind &&
-              txn_->appended_event_count() == cur_event_ + 1 &&
-              SameBits(0, first.bits) && (!update || SameBits(1, second.bits)) &&
-              txn_->appended_event_size(cur_event_) + row_size <= o_.max_event_size;
-  if (!fits) {
+  const bool fits =
+      cur_open_ && cur_table_ == t && cur_kind_ == kind &&
+      txn_->appended_event_count() == cur_event_ + 1 &&
+      SameBits(0, first.bits) && (!update || SameBits(1, second.bits)) &&
+      txn_->appended_event_size(cur_event_) + row_size <= o_.max_event_size;
+  if (__builtin_expect(fits, 1)) {
+    char* p = txn_->ExtendLastEvent(row_size);
+    p = PackImage(tab, first, p);
+    if (update) PackImage(tab, second, p);
+    return absl::OkStatus();
+  }
+  return NewEventRow(t, kind, first, second, row_size);
+}
+
+absl::Status RowsWriter::CountError(const Table& tab, const Image& first,
+                                    const Image& second, bool update) const {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "table ", tab.def.table, " has ", tab.codecs.size(), " columns; the row has ",
+      first.values.size(), update ? absl::StrCat(" and ", second.values.size()) : ""));
+}
+
+absl::Status RowsWriter::ValueError(const Table& tab, const Image& im,
+                                    size_t bad) const {
+  const ColumnDef& c = tab.def.columns[bad];
+  return absl::InvalidArgumentError(absl::StrCat(
+      "table ", tab.def.table, " column ", bad + 1,
+      c.name.empty() ? "" : absl::StrCat(" (", c.name, ")"), ": ",
+      PackValueError(tab.codecs[bad], im.values[bad])));
+}
+
+absl::Status RowsWriter::NewEventRow(TableHandle t, RowsKind kind,
+                                     const Image& first, const Image& second,
+                                     size_t row_size) {
+  Table& tab = tables_[t];
+  const size_t ncols = tab.codecs.size();
+  const bool update = kind == RowsKind::kUpdate;
+  {
     if (!rows_written_) {
       if (!annotated_) {
         if (o_.flavor == LogFlavor::kMariaDB) {
@@ -335,10 +359,6 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
     if (update) PackImage(tab, second, p);
     return absl::OkStatus();
   }
-  char* p = txn_->ExtendLastEvent(row_size);
-  p = PackImage(tab, first, p);
-  if (update) PackImage(tab, second, p);
-  return absl::OkStatus();
 }
 
 absl::Status RowsWriter::EndStatement() {

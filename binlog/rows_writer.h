@@ -141,6 +141,19 @@ class RowsWriter {
   explicit RowsWriter(const RowsWriterOptions& o) : o_(o) {}
   absl::Status Row(TableHandle t, RowsKind kind, const Image& first,
                    const Image& second);
+  // The row's first Rows event (and, at a statement's first row, its
+  // annotation and Table_maps). Out of line: the common row appends to
+  // the current event.
+  __attribute__((noinline)) absl::Status NewEventRow(
+      TableHandle t, RowsKind kind, const Image& first, const Image& second,
+      size_t row_size);
+  __attribute__((noinline)) absl::Status CountError(const Table& tab,
+                                                    const Image& first,
+                                                    const Image& second,
+                                                    bool update) const;
+  __attribute__((noinline)) absl::Status ValueError(const Table& tab,
+                                                    const Image& im,
+                                                    size_t bad) const;
   // Size of one image, or -1 with `*bad` the offending column.
   int64_t ImageSize(const Table& tab, const Image& im, size_t* bad) const;
   char* PackImage(const Table& tab, const Image& im, char* p) const;
