@@ -463,8 +463,8 @@ bool PackDecimal(absl::string_view text, int precision, int scale, char* out) {
   // `intg` digits, the fraction left-aligned in `scale` digits.
   char digits[80];
   std::memset(digits, '0', static_cast<size_t>(precision));
-  std::memcpy(digits + intg - ip.size(), ip.data(), ip.size());
-  std::memcpy(digits + intg, fp.data(), fp.size());
+  if (!ip.empty()) std::memcpy(digits + intg - ip.size(), ip.data(), ip.size());
+  if (!fp.empty()) std::memcpy(digits + intg, fp.data(), fp.size());
   const int intg0 = intg / kDigitsPerGroup, intg0x = intg % kDigitsPerGroup;
   const int frac0 = scale / kDigitsPerGroup, frac0x = scale % kDigitsPerGroup;
   const uint64_t mask = negative ? ~uint64_t{0} : 0;

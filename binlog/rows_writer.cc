@@ -176,7 +176,7 @@ char* RowsWriter::PackImage(const Table& tab, const Image& im, char* p) const {
         StoreLeN(p, v.s.size, c.prefix);
         p += c.prefix;
       }
-      std::memcpy(p, v.s.data, v.s.size);
+      if (v.s.size != 0) std::memcpy(p, v.s.data, v.s.size);
       p += v.s.size;
     } else if (c.pack == ColumnCodec::kFixedLe && c.size == 4) {
       StoreLe32(p, static_cast<uint32_t>(v.u));
