@@ -145,6 +145,15 @@ inline constexpr size_t kRotatePostHeaderSize = 8;
 // Query event post-header.
 inline constexpr size_t kQueryPostHeaderSize = 13;
 
+// Which server's files a log writes (Options::flavor): MySQL 8.0's
+// (Format_description of 8.0.26 - 8.2, Previous_gtids, MySQL Gtid events)
+// or MariaDB 10.11's (its Format_description, Gtid_list and
+// Binlog_checkpoint, MariaDB Gtid events).
+enum class LogFlavor : uint8_t {
+  kMySQL,
+  kMariaDB,
+};
+
 // MariaDB Gtid event flags2 bits.
 inline constexpr uint8_t kMariaGtidStandalone = 0x01;
 inline constexpr uint8_t kMariaGtidGroupCommitId = 0x02;

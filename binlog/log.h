@@ -77,7 +77,9 @@ struct CommitPosition {
   uint64_t start = 0;        // offset of its first event
   uint64_t end = 0;          // offset after its last event (its last log_pos)
   // With a CommitGtid (TransactionBuffer::AppendCommitGtid): the GTID,
-  // logical clocks and commit timestamp assigned in commit order.
+  // logical clocks and commit timestamp assigned in commit order; for
+  // kMariaDB (AppendMariaCommitGtid) the GTID domain-server-seq and the
+  // group's commit_id.
   AssignedIdentity identity;
 };
 
@@ -188,6 +190,21 @@ class Binlog {
   // assigned before its write); the next Open recovers the set from disk.
   GtidSet executed_gtids() const;
   GtidSet purged_gtids() const;
+
+  // MariaDB flavor (Options::flavor == kMariaDB), following MariaDB 10.11.
+  //
+  // The log's binlog GTID state (@@gtid_binlog_state; ToString() is
+  // @@gtid_binlog_pos): every GTID logged, per domain and server. Recovered
+  // at Open from the last file's Gtid_list plus the Gtid events of its
+  // complete transactions; updated in commit order as the flush stage
+  // assigns GTIDs; written as the Gtid_list of each new file. Empty for
+  // kMySQL. Thread-safe; a copy. Once the log is poisoned it may hold
+  // GTIDs of the group that failed, as executed_gtids().
+  MariaGtidState mariadb_gtid_state() const;
+  // The state of the purged files: the first file's Gtid_list (what
+  // MariaDB's replicas compare against when they connect). Recovered at
+  // Open, updated by PurgeTo. Thread-safe; a copy.
+  MariaGtidState mariadb_purged_gtid_state() const;
 
   // The commit-order clock: (file number << 32) | the highest
   // sequence_number whose transaction's ordered-commit callback has
