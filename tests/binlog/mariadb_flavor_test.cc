@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -513,6 +515,101 @@ TEST(MariadbFlavorTest, XaAndDdlCarryTheirFlagsAndXids) {
     found = true;
   }
   EXPECT_TRUE(found);
+}
+
+TEST(MariadbFlavorTest, CallerFlagsAndAGroupsXaTransactionsWithCommitId) {
+  std::string dir = NewTempDir("maria_group_xa");
+  Options o = MariaOptions();
+  // The first group waits in the flush stage until the three others have
+  // entered Commit, so those form one group of three.
+  std::atomic<int> entering{0};
+  std::atomic<int> group_calls{0};
+  o.before_group_write = [&](const GroupCommitInfo&) {
+    if (group_calls.fetch_add(1) == 0) {
+      while (entering.load() < 3) std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return absl::OkStatus();
+  };
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::thread first([&] {
+    TransactionBuffer t;
+    CommitGtid g;  // a MyISAM-like statement that waited, not parallel
+    g.transactional = false;
+    g.allow_parallel = false;
+    g.waited = true;
+    BuildMariaTxn(&t, 1, 20, g);
+    auto p = (*log)->Commit(&t);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->identity.commit_id, 0u);
+  });
+  while (group_calls.load() == 0) std::this_thread::yield();
+  std::vector<std::thread> rest;
+  std::vector<CommitPosition> pos(3);
+  for (int i = 0; i < 3; ++i) {
+    rest.emplace_back([&, i] {
+      TransactionBuffer t;
+      CommitGtid xa;
+      xa.xa = CommitGtid::Xa::kCompleted;
+      xa.xa_format_id = 7;
+      xa.xa_gtrid = absl::StrCat("gtrid-", i);
+      xa.xa_bqual = i == 0 ? "" : "bq";
+      t.AppendMariaCommitGtid(kTs, 1, xa);
+      AppendQuery(&t, kTs, 1, 5, "db", absl::StrCat("XA COMMIT 'gtrid-", i, "'"));
+      entering.fetch_add(1);
+      auto p = (*log)->Commit(&t);
+      ASSERT_TRUE(p.ok()) << p.status();
+      pos[i] = *p;
+    });
+  }
+  first.join();
+  for (auto& t : rest) t.join();
+  ASSERT_TRUE((*log)->Close().ok());
+  MariaContents c = ReadMariaLog(dir);
+  ASSERT_EQ(c.gtids.size(), 4u);
+  EXPECT_EQ(c.gtids[0].g.flags2, MariaGtid::kFlagWaited);
+  EXPECT_FALSE(c.gtids[0].g.has_commit_id);
+  for (size_t i = 1; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    const MariaSeen& s = c.gtids[i];
+    EXPECT_TRUE(s.g.has_commit_id);
+    EXPECT_EQ(s.g.commit_id, c.gtids[1].g.commit_id);
+    EXPECT_NE(s.g.commit_id, 0u);
+    EXPECT_TRUE(s.g.has_xid);
+    EXPECT_EQ(s.g.xid_format_id, 7u);
+    // seq_no, domain, flags2, commit_id, then the xid.
+    EXPECT_EQ(s.event_size, 19u + 21 + 6 + s.g.xid_gtrid.size() +
+                                s.g.xid_bqual.size() + 4);
+  }
+  std::set<std::string> gtrids;
+  for (size_t i = 1; i < 4; ++i) gtrids.insert(c.gtids[i].g.xid_gtrid);
+  EXPECT_EQ(gtrids, (std::set<std::string>{"gtrid-0", "gtrid-1", "gtrid-2"}));
+  for (const CommitPosition& p : pos) {
+    EXPECT_EQ(p.identity.commit_id, c.gtids[1].g.commit_id);
+  }
+}
+
+TEST(MariadbFlavorTest, AnUnreadableGtidListIsDataLossNamingTheFile) {
+  std::string dir = NewTempDir("maria_bad_list");
+  Options o = MariaOptions();
+  o.checksums = false;
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok());
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  // The Gtid_list's count word (file offset 256 + 19) claims 5 entries.
+  std::string path = absl::StrCat(dir, "/binlog.000001");
+  std::string f = ReadFile(path);
+  ASSERT_EQ(f[256 + kTypeOffset], static_cast<char>(kMariaGtidListEvent));
+  StoreLe32(&f[256 + kHeaderSize], 5);
+  testing_util::WriteFile(path, f);
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_FALSE(log.ok());
+  EXPECT_TRUE(absl::IsDataLoss(log.status())) << log.status();
+  EXPECT_TRUE(absl::StrContains(log.status().message(), "binlog.000001"));
+  EXPECT_TRUE(absl::StrContains(log.status().message(), "Gtid_list"));
 }
 
 TEST(MariadbFlavorTest, MisuseIsRefused) {
