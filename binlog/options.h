@@ -131,7 +131,11 @@ struct Options {
   //             names the file itself, not an older one as MariaDB may:
   //             rotation runs after every earlier group's ordered-commit
   //             callback returned (the engine commits ran), so no earlier
-  //             file holds a transaction recovery must look for.
+  //             file holds a transaction recovery must look for, provided
+  //             those commits are durable in the engine by then (an engine
+  //             that commits without flushing its log, like InnoDB with
+  //             innodb_flush_log_at_trx_commit != 1, must flush it before
+  //             the rotation, as MariaDB waits for its checkpoint).
   //             Compression is refused (MariaDB cannot read
   //             Transaction_payload events).
   LogFlavor flavor = LogFlavor::kMySQL;
