@@ -367,6 +367,18 @@ TEST(MariadbFlavorTest, SeqNosAreOrderedAndGapFreePerDomainAcrossRotations) {
     EXPECT_TRUE(ids.insert(grp[0].commit_id).second) << "commit_id reused";
   }
   EXPECT_GT(multi, 0u) << "64 committers never formed a group";
+  // The ordered-commit callback saw every transaction with its GTID, in
+  // log order.
+  std::vector<std::pair<uint32_t, uint64_t>> in_callbacks, in_file;
+  for (const auto& grp : groups) {
+    for (const AssignedIdentity& id : grp) {
+      EXPECT_TRUE(id.mariadb);
+      EXPECT_EQ(id.server_id, 1u);
+      in_callbacks.push_back({id.domain_id, id.seq_no});
+    }
+  }
+  for (const MariaSeen& s : c.gtids) in_file.push_back({s.g.domain_id, s.g.seq_no});
+  EXPECT_EQ(in_callbacks, in_file);
 }
 
 TEST(MariadbFlavorTest, StrictModeRefusesOutOfOrderSeqNos) {
@@ -724,6 +736,65 @@ TEST(MariadbFlavorTest, StateSurvivesCloseCrashAndPurge) {
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_EQ((*log)->mariadb_purged_gtid_state().StateToString(), "0-1-5,1-1-5");
   EXPECT_EQ((*log)->mariadb_gtid_state().StateToString(), "0-1-7,1-1-5,3-9-102");
+}
+
+// An event as a server writes it at `offset` (log_pos and CRC32 filled).
+std::string EventAt(uint8_t type, uint16_t flags, absl::string_view body,
+                    uint64_t offset) {
+  std::string ev(kHeaderSize + body.size() + kChecksumSize, '\0');
+  EventHeader h;
+  h.timestamp = kTs;
+  h.type = type;
+  h.server_id = 1;
+  h.event_size = static_cast<uint32_t>(ev.size());
+  h.log_pos = static_cast<uint32_t>(offset + ev.size());
+  h.flags = flags;
+  EncodeHeader(h, ev.data());
+  std::memcpy(&ev[kHeaderSize], body.data(), body.size());
+  StoreLe32(&ev[ev.size() - kChecksumSize], ComputeEventChecksum(ev));
+  return ev;
+}
+
+TEST(MariadbFlavorTest, RecoveryCountsOnlyCompleteTransactions) {
+  std::string dir = NewTempDir("maria_torn");
+  io::FaultInjectionFileSystem fs;
+  Options o = MariaOptions();
+  o.file_system = &fs;
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok());
+    TransactionBuffer t;
+    for (int i = 0; i < 4; ++i) {
+      BuildMariaTxn(&t, i, 30);
+      ASSERT_TRUE((*log)->Commit(&t).ok());
+    }
+    fs.Freeze();  // crash
+    EXPECT_FALSE((*log)->Close().ok());
+  }
+  fs.ResetState();
+  // The crash left a transaction half written: its Gtid event (0-1-5) and
+  // a statement, no Xid.
+  std::string path = absl::StrCat(dir, "/binlog.000001");
+  std::string f = ReadFile(path);
+  std::string gtid_body(19, '\0');
+  StoreLe64(&gtid_body[0], 5);
+  gtid_body[12] = 0x0C;
+  std::string tail = EventAt(kMariaGtidEvent, kFlagSuppressUse, gtid_body, f.size());
+  TransactionBuffer q;
+  AppendQuery(&q, kTs, 1, 7, "db", "INSERT INTO t VALUES (5)");
+  std::string qbody(q.data().substr(kHeaderSize, q.data().size() - kHeaderSize - kChecksumSize));
+  tail += EventAt(kQueryEvent, 0, qbody, f.size() + tail.size());
+  testing_util::WriteFile(path, f + tail);
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_TRUE((*log)->recovery().recovered);
+  EXPECT_EQ((*log)->recovery().events_cut, 2u);
+  EXPECT_EQ((*log)->mariadb_gtid_state().StateToString(), "0-1-4");
+  TransactionBuffer t;
+  BuildMariaTxn(&t, 9, 30);
+  auto p = (*log)->Commit(&t);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->identity.seq_no, 5u);  // 0-1-5 was never acknowledged
 }
 
 // ---------------------------------------------------------------------------
