@@ -600,6 +600,31 @@ TEST(MariadbFlavorTest, CallerFlagsAndAGroupsXaTransactionsWithCommitId) {
   for (const CommitPosition& p : pos) {
     EXPECT_EQ(p.identity.commit_id, c.gtids[1].g.commit_id);
   }
+  // The commit_id is the group's (file number << 32) | start offset.
+  EXPECT_EQ(c.gtids[1].g.commit_id, (uint64_t{1} << 32) | c.gtids[1].offset);
+}
+
+TEST(MariadbFlavorTest, CallerEncodedGtidsAreCountedOnlyByOpen) {
+  std::string dir = NewTempDir("maria_caller_gtid");
+  Options o = MariaOptions();
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok());
+    TransactionBuffer t;
+    std::string body(19, '\0');
+    StoreLe64(&body[0], 42);
+    StoreLe32(&body[8], 3);
+    body[12] = 0x0C;
+    t.AppendEvent(kMariaGtidEvent, 1, kTs, kFlagSuppressUse, body);
+    AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (1)");
+    AppendXid(&t, kTs, 1, 1);
+    ASSERT_TRUE((*log)->Commit(&t).ok());
+    EXPECT_TRUE((*log)->mariadb_gtid_state().empty());
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ((*log)->mariadb_gtid_state().StateToString(), "3-1-42");
 }
 
 TEST(MariadbFlavorTest, AnUnreadableGtidListIsDataLossNamingTheFile) {
