@@ -1,6 +1,7 @@
 // File: binlog/log.h
 //
-// Binlog: an append-only log of MySQL binlog v4 files in one directory:
+// Binlog: an append-only log of MySQL binlog v4 files (MySQL 8.0's, or
+// MariaDB 10.11's with Options::flavor) in one directory:
 // `<basename>.000001`, `<basename>.000002`, ... and `<basename>.index`, as a
 // MySQL server writes them. This is the class a server links in place of its
 // own binary-log code.
