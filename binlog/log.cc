@@ -293,7 +293,17 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   }
   BINLOG_RETURN_IF_ERROR(ValidatePayloadCompression(PayloadCompression{
       o.compression, o.compression_level, o.compression_threshold}));
+  if (o.flavor == LogFlavor::kMariaDB && o.compression != io::Codec::kNone) {
+    return absl::InvalidArgumentError(
+        "compression must be kNone for a kMariaDB log: MariaDB servers and "
+        "mariadb-binlog cannot read Transaction_payload events");
+  }
   return absl::OkStatus();
+}
+
+// Options::server_version when left empty.
+std::string DefaultServerVersion(LogFlavor flavor) {
+  return flavor == LogFlavor::kMariaDB ? "10.11.19-MariaDB-log" : "8.0.36";
 }
 
 // "8.0.36-log" -> 80036, as MySQL writes immediate_server_version.
@@ -371,6 +381,64 @@ absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
   }
   if (!s.ok() && !absl::IsOutOfRange(s)) return s;
   return set;
+}
+
+// The MariaDB GTID state of a log file: its Gtid_list (the files before it)
+// and, with `with_transactions`, the GTIDs of its complete transactions.
+absl::StatusOr<MariaGtidState> FileMariaGtids(io::FileSystem* fs,
+                                              const std::string& path,
+                                              bool with_transactions) {
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kSkip;
+  ro.payloads = PayloadMode::kRaw;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenFiles({path}, ro, fs));
+  MariaGtidState state;
+  Event ev;
+  TransactionBoundaryParser parser;
+  bool have_pending = false;
+  MariaGtidListEntry pending;
+  bool in_header = true;
+  absl::Status s;
+  while ((s = reader->Next(&ev)).ok()) {
+    const uint8_t type = ev.header.type;
+    if (type == kFormatDescriptionEvent) {
+      parser.set_query_post_header_len(
+          reader->format_description().PostHeaderLen(kQueryEvent));
+      continue;
+    }
+    if (in_header && type == kMariaGtidListEvent) {
+      absl::StatusOr<MariaGtidList> list = DecodeMariaGtidList(ev.body());
+      if (!list.ok()) {
+        return absl::DataLossError(absl::StrCat(
+            path, ": offset ", ev.offset, ": cannot read the GTID state of its ",
+            "Gtid_list event: ", list.status().message()));
+      }
+      for (const MariaGtidListEntry& e : list->entries) state.Add(e);
+      continue;
+    }
+    auto r = parser.Feed(ev.header, ev.body());
+    if (r == TransactionBoundaryParser::Result::kOutside && in_header) {
+      continue;  // Binlog_checkpoint, a file_header callback's events
+    }
+    in_header = false;
+    if (!with_transactions) break;
+    if (type == kMariaGtidEvent) {
+      auto g = DecodeMariaGtid(ev.body());
+      have_pending = g.ok();
+      if (have_pending) {
+        pending = MariaGtidListEntry{g->domain_id, ev.header.server_id, g->seq_no};
+      }
+    }
+    if (r == TransactionBoundaryParser::Result::kEnded) {
+      if (have_pending) state.Add(pending);
+      have_pending = false;
+    } else if (r == TransactionBoundaryParser::Result::kUnexpected) {
+      have_pending = false;
+    }
+  }
+  if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+  return state;
 }
 
 // The directory that holds `path` ("." for a relative name without '/').
@@ -490,7 +558,11 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
   absl::Status PoisonedStatus(const absl::Status& cause) const;
   absl::Status RecoverGtidState(const std::vector<uint64_t>& numbers);
-  absl::Status AssignIdentity(TransactionBuffer* txn, uint64_t now_us)
+  absl::Status AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
+                              uint64_t commit_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtid_mu_);
+  absl::Status AssignMariaIdentity(TransactionBuffer* txn, uint64_t now_us,
+                                   uint64_t commit_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtid_mu_);
   void FillTransactions(sync::CommitGroup* g,
                         std::vector<CommittedTransaction>* out) const;
@@ -500,6 +572,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   void ReleaseGtid(const Uuid& uuid, int64_t gno);
   GtidSet executed_gtids() const;
   GtidSet purged_gtids() const;
+  MariaGtidState mariadb_gtid_state() const;
+  MariaGtidState mariadb_purged_gtid_state() const;
   uint64_t CommitClock() const {
     return commit_clock_.load(std::memory_order_acquire);
   }
@@ -556,6 +630,9 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   GtidSet purged_ ABSL_GUARDED_BY(gtid_mu_);
   std::set<std::pair<Uuid, int64_t>> owned_ ABSL_GUARDED_BY(gtid_mu_);
   int64_t next_auto_gno_ ABSL_GUARDED_BY(gtid_mu_) = 1;
+  // kMariaDB: the binlog GTID state and the purged files' state.
+  MariaGtidState maria_state_ ABSL_GUARDED_BY(gtid_mu_);
+  MariaGtidState maria_purged_ ABSL_GUARDED_BY(gtid_mu_);
   // Flush-stage state: the logical clocks of the active file.
   int64_t seq_in_file_ = 0;
   int64_t last_isolated_ = 0;
@@ -767,6 +844,25 @@ absl::Status BinlogImpl::FinishOpen() {
 }
 
 absl::Status BinlogImpl::RecoverGtidState(const std::vector<uint64_t>& numbers) {
+  if (options_.flavor == LogFlavor::kMariaDB) {
+    // As MariaDB: the last file's Gtid_list plus its (complete)
+    // transactions; the first file's Gtid_list for what was purged.
+    MariaGtidState state, purged;
+    if (!numbers.empty()) {
+      BINLOG_ASSIGN_OR_RETURN(
+          state, FileMariaGtids(fs_,
+                                io::JoinPath(dir_, BinlogFileName(basename_, numbers.back())),
+                                /*with_transactions=*/true));
+      BINLOG_ASSIGN_OR_RETURN(
+          purged, FileMariaGtids(fs_,
+                                 io::JoinPath(dir_, BinlogFileName(basename_, numbers.front())),
+                                 /*with_transactions=*/false));
+    }
+    sync::MutexLock l(&gtid_mu_);
+    maria_state_ = std::move(state);
+    maria_purged_ = std::move(purged);
+    return absl::OkStatus();
+  }
   GtidSet executed, purged;
   if (!numbers.empty()) {
     // As MySQL: the last file's Previous_gtids plus its transactions (it
@@ -823,7 +919,49 @@ GtidSet BinlogImpl::purged_gtids() const {
   return purged_;
 }
 
-absl::Status BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us) {
+MariaGtidState BinlogImpl::mariadb_gtid_state() const {
+  sync::MutexLock l(&gtid_mu_);
+  return maria_state_;
+}
+
+MariaGtidState BinlogImpl::mariadb_purged_gtid_state() const {
+  sync::MutexLock l(&gtid_mu_);
+  return maria_purged_;
+}
+
+absl::Status BinlogImpl::AssignMariaIdentity(TransactionBuffer* txn,
+                                             uint64_t now_us,
+                                             uint64_t commit_id) {
+  const CommitGtid& g = txn->identity_.gtid;
+  uint32_t domain = options_.gtid_domain_id;
+  uint64_t seq;
+  if (g.kind == CommitGtid::Kind::kAssigned) {
+    domain = g.domain_id;
+    seq = g.seq_no;
+    // gtid_strict_mode (MariaDB's rpl_binlog_state::check_strict_sequence):
+    // a seq_no must be above every seq_no the domain logged.
+    const uint64_t next = maria_state_.NextSeqNo(domain);
+    if (options_.gtid_strict_mode && seq < next) {
+      MariaGtidListEntry last;
+      maria_state_.Position(domain, &last);
+      return absl::AlreadyExistsError(absl::StrCat(
+          "MariaDB GTID ", domain, "-", txn->identity_.server_id, "-", seq,
+          " is out of order: domain ", domain, " already logged seq_no ",
+          next - 1, " (its last GTID is ", last.domain_id, "-", last.server_id,
+          "-", last.seq_no, ") and gtid_strict_mode is on"));
+    }
+  } else {
+    if (g.has_domain_id) domain = g.domain_id;
+    seq = maria_state_.NextSeqNo(domain);
+  }
+  maria_state_.Add(domain, txn->identity_.server_id, seq);
+  txn->AssignMariaIdentity(domain, seq, commit_id, now_us);
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
+                                        uint64_t commit_id) {
+  if (txn->identity_.mariadb) return AssignMariaIdentity(txn, now_us, commit_id);
   const CommitGtid& g = txn->identity_.gtid;
   // Ownership is checked again here, where the GTID is used: between
   // Commit's check and now another commit may have used it, or a
@@ -1401,16 +1539,30 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
   fp.create_timestamp = at_startup ? now : 0;
   fp.checksums = options_.checksums;
   fp.in_use = true;
+  fp.flavor = options_.flavor;
   std::string fde = EncodeFormatDescription(fp);
   header_buf_.Clear();
+  const bool mariadb = options_.flavor == LogFlavor::kMariaDB;
   if (options_.file_header) {
     GtidSet previous = executed_gtids();
-    FileHeaderContext ctx{number, name, &previous};
+    MariaGtidState maria_previous;
+    if (mariadb) maria_previous = mariadb_gtid_state();
+    FileHeaderContext ctx{number, name, &previous,
+                          mariadb ? &maria_previous : nullptr};
     absl::Status s = options_.file_header(ctx, &header_buf_);
     if (!s.ok()) {
       file->Close().IgnoreError();  // the callback's error is the one to report
       return s;
     }
+  } else if (mariadb) {
+    // As MariaDB 10.11: Gtid_list with the binlog state of the files before
+    // (rotation runs between groups, so that is the whole state now), then
+    // the Binlog_checkpoint. It names this file: rotation runs after every
+    // earlier group's ordered-commit callback (the engine commits) returned,
+    // so no earlier file holds a transaction crash recovery must find.
+    AppendMariaGtidList(&header_buf_, now, options_.server_id,
+                        mariadb_gtid_state());
+    AppendBinlogCheckpoint(&header_buf_, now, options_.server_id, name);
   } else {
     // Previous_gtids: the GTIDs of every file before this one (8 zero
     // bytes of body without GTIDs, as MySQL writes it with GTIDs off).
@@ -1623,10 +1775,15 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   iov_.clear();
   // Identities are assigned here, in commit order, under gtid_mu_ (once per
   // group that carries any), with one clock read for the group.
-  bool identities = false;
+  uint32_t identities = 0;
   for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
-    identities |= static_cast<TransactionBuffer*>(r->payload)->identity_.present;
+    identities += static_cast<TransactionBuffer*>(r->payload)->identity_.present;
   }
+  // MariaDB's commit_id (FL_GROUP_COMMIT_ID), only for groups of more than
+  // one transaction, as MariaDB writes it: the group's (file, start
+  // offset), unique in the log and never 0.
+  const uint64_t commit_id =
+      identities > 1 ? (active_number_ << 32) | end_ : 0;
   const uint64_t now_us =
       identities ? static_cast<uint64_t>(absl::GetCurrentTimeNanos() / 1000) : 0;
   if (identities) gtid_mu_.Lock();
@@ -1643,7 +1800,7 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
       continue;
     }
     if (txn->identity_.present) {
-      absl::Status is = AssignIdentity(txn, now_us);
+      absl::Status is = AssignIdentity(txn, now_us, commit_id);
       if (!is.ok()) {
         r->rejected = is;  // this transaction alone; nothing of it is written
         rejected_.fetch_add(1, std::memory_order_relaxed);
@@ -1788,7 +1945,30 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
     return absl::InvalidArgumentError(
         "AppendCommitGtid must append the transaction's first event");
   }
-  if (txn->identity_.present) {
+  if (txn->identity_.present &&
+      txn->identity_.mariadb != (options_.flavor == LogFlavor::kMariaDB)) {
+    return absl::InvalidArgumentError(
+        txn->identity_.mariadb
+            ? "AppendMariaCommitGtid needs a log with Options::flavor kMariaDB"
+            : "a kMariaDB log takes AppendMariaCommitGtid, not AppendCommitGtid");
+  }
+  if (txn->identity_.present && txn->identity_.mariadb) {
+    const CommitGtid& g = txn->identity_.gtid;
+    if (g.kind == CommitGtid::Kind::kAnonymous) {
+      return absl::InvalidArgumentError(
+          "MariaDB has no anonymous transactions: a MariaDB CommitGtid is "
+          "kAutomatic or kAssigned");
+    }
+    if (g.kind == CommitGtid::Kind::kAssigned && g.seq_no == 0) {
+      return absl::InvalidArgumentError(
+          "a MariaDB CommitGtid of kind kAssigned needs seq_no >= 1");
+    }
+    if (txn->identity_.bad_xid) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "XA xid of a MariaDB CommitGtid: gtrid must be 1..64 bytes (is ",
+          g.xa_gtrid.size(), "), bqual 0..64 (is ", g.xa_bqual.size(), ")"));
+    }
+  } else if (txn->identity_.present) {
     const CommitGtid& g = txn->identity_.gtid;
     if (g.kind == CommitGtid::Kind::kAutomatic && options_.server_uuid.IsZero()) {
       return absl::InvalidArgumentError(
@@ -1887,14 +2067,18 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number) {
   // says came before it. Read before the index changes, published with it.
   std::vector<uint64_t> left = live_->Files();
   absl::StatusOr<GtidSet> purged = GtidSet();
+  absl::StatusOr<MariaGtidState> maria_purged = MariaGtidState();
   if (!left.empty()) {
-    purged = FileGtids(
-        fs_, io::JoinPath(dir_, BinlogFileName(basename_, left.front())),
-        /*with_transactions=*/false);
+    std::string first = io::JoinPath(dir_, BinlogFileName(basename_, left.front()));
+    if (options_.flavor == LogFlavor::kMariaDB) {
+      maria_purged = FileMariaGtids(fs_, first, /*with_transactions=*/false);
+    } else {
+      purged = FileGtids(fs_, first, /*with_transactions=*/false);
+    }
   }
-  if (!purged.ok()) {
+  if (!purged.ok() || !maria_purged.ok()) {
     live_->RestoreFront(victims);
-    return purged.status();
+    return !purged.ok() ? purged.status() : maria_purged.status();
   }
   absl::Status s = WriteIndexLocked();
   if (!s.ok()) {
@@ -1904,6 +2088,7 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number) {
   {
     sync::MutexLock l(&gtid_mu_);
     purged_ = std::move(*purged);
+    maria_purged_ = std::move(*maria_purged);
   }
   absl::Status first_error;
   for (uint64_t n : victims) {
@@ -2222,11 +2407,25 @@ Binlog::~Binlog() {
   if (!impl_->closed()) impl_->Close().IgnoreError();
 }
 
+namespace {
+
+// Options with the flavor's defaults filled in.
+Options ResolvedOptions(const Options& options) {
+  Options resolved = options;
+  if (resolved.server_version.empty()) {
+    resolved.server_version = DefaultServerVersion(resolved.flavor);
+  }
+  return resolved;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<PendingRecovery>> Binlog::BeginRecovery(
     const std::string& dir, const std::string& basename,
     const Options& options) {
-  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
-  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, options);
+  const Options resolved = ResolvedOptions(options);
+  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, resolved));
+  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, resolved);
   XidRecoveryScan scan;
   BINLOG_RETURN_IF_ERROR(impl->BeginOpen(&scan));
   return std::unique_ptr<PendingRecovery>(
@@ -2251,10 +2450,11 @@ absl::StatusOr<std::unique_ptr<Binlog>> PendingRecovery::Finish() {
 absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(
     const std::string& dir, const std::string& basename,
     const Options& options) {
-  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
-  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, options);
+  const Options resolved = ResolvedOptions(options);
+  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, resolved));
+  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, resolved);
   BINLOG_RETURN_IF_ERROR(impl->BeginOpen(nullptr));
-  if (options.flush_engine_logs && impl->needs_recovery()) {
+  if (resolved.flush_engine_logs && impl->needs_recovery()) {
     // A server with an engine (it set the rotation hook) must learn which
     // prepared transactions reached the log before the file is cut and
     // its flag cleared: after that no later start can tell it.
@@ -2341,6 +2541,12 @@ void Binlog::ReleaseGtid(const Uuid& uuid, int64_t gno) {
 }
 GtidSet Binlog::executed_gtids() const { return impl_->executed_gtids(); }
 GtidSet Binlog::purged_gtids() const { return impl_->purged_gtids(); }
+MariaGtidState Binlog::mariadb_gtid_state() const {
+  return impl_->mariadb_gtid_state();
+}
+MariaGtidState Binlog::mariadb_purged_gtid_state() const {
+  return impl_->mariadb_purged_gtid_state();
+}
 uint64_t Binlog::CommitClock() const { return impl_->CommitClock(); }
 
 std::vector<LogFileInfo> Binlog::ListFiles() const { return impl_->ListFiles(); }

@@ -33,6 +33,11 @@ bool NulTerminated(ByteReader* r, absl::string_view* out) {
 
 }  // namespace
 
+void EncodeMariaXidStatusVar(uint64_t xid, char* out) {
+  out[0] = static_cast<char>(kQXid);
+  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>(xid >> (8 * i));
+}
+
 absl::StatusOr<uint64_t> DecodeXid(absl::string_view body) {
   ByteReader r(body);
   uint64_t xid;

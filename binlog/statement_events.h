@@ -141,6 +141,13 @@ struct QueryStatusVars {
   bool xid(uint64_t* out) const;
 };
 
+// Encoder of MariaDB's Q_XID status variable (the one status variable the
+// library writes, see AppendMariaDdlQuery in binlog/event_builder.h): the
+// code 129 and the 8-byte XID, kMariaXidStatusVarSize bytes at `out`.
+// DecodeQueryStatusVars reads it back as has_maria_xid / maria_xid.
+inline constexpr size_t kMariaXidStatusVarSize = 9;
+void EncodeMariaXidStatusVar(uint64_t xid, char* out);
+
 // Walks a status-variable block (QueryInfo::status_vars): a sequence of
 // (1-byte code, value) where each known code has a fixed size or a
 // length-prefixed one (reference 6.6). DataLoss if a value runs past the
