@@ -1968,6 +1968,31 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
           "XA xid of a MariaDB CommitGtid: gtrid must be 1..64 bytes (is ",
           g.xa_gtrid.size(), "), bqual 0..64 (is ", g.xa_bqual.size(), ")"));
     }
+    if (g.xa == CommitGtid::Xa::kCompleted) {
+      // Recovery must learn from the statement whether the XA transaction
+      // committed or rolled back (binlog/xid_recovery.h): refuse what it
+      // could not read.
+      XaId want;
+      want.format_id = g.xa_format_id;
+      want.gtrid = g.xa_gtrid;
+      want.bqual = g.xa_bqual;
+      bool found = false;
+      for (size_t i = 0; i < txn->appended_event_count() && !found; ++i) {
+        if (txn->appended_event_type(i) != kQueryEvent) continue;
+        absl::string_view ev = txn->appended_data().substr(
+            txn->appended_event_offset(i), txn->appended_event_size(i));
+        absl::StatusOr<QueryInfo> q =
+            DecodeQuery(EventBody(ev, txn->checksums()), kQueryPostHeaderSize);
+        XaId got;
+        bool commit;
+        found = q.ok() && ParseXaCompletion(q->query, &got, &commit) && got == want;
+      }
+      if (!found) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a MariaDB XA completion (CommitGtid::Xa::kCompleted) of ", want.ToString(),
+            " must hold its XA COMMIT or XA ROLLBACK statement for that xid"));
+      }
+    }
   } else if (txn->identity_.present) {
     const CommitGtid& g = txn->identity_.gtid;
     if (g.kind == CommitGtid::Kind::kAutomatic && options_.server_uuid.IsZero()) {

@@ -26,6 +26,7 @@
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
+#include "binlog/xid_recovery.h"
 #include "binlog/log.h"
 #include "binlog/reader.h"
 #include "binlog/statement_events.h"
@@ -458,14 +459,7 @@ TEST(MariadbFlavorTest, XaAndDdlCarryTheirFlagsAndXids) {
   t.AppendMariaCommitGtid(kTs, 1, xa);
   AppendQuery(&t, kTs, 1, 5, "shop", "INSERT INTO t VALUES (1)");
   AppendQuery(&t, kTs, 1, 5, "shop", "XA END X'7669732d78612d31',X'62',1");
-  {
-    std::string body(1 + 4 + 4 + 4 + 9, '\0');
-    StoreLe32(&body[1], 1);
-    StoreLe32(&body[5], 8);
-    StoreLe32(&body[9], 1);
-    std::memcpy(&body[13], "vis-xa-1b", 9);
-    t.AppendEvent(kXaPrepareEvent, 1, kTs, 0, body);
-  }
+  ASSERT_TRUE(AppendXaPrepare(&t, kTs, 1, 1, "vis-xa-1", "b", /*one_phase=*/false).ok());
   auto p = (*log)->Commit(&t);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->identity.seq_no, 2u);
@@ -568,7 +562,11 @@ TEST(MariadbFlavorTest, CallerFlagsAndAGroupsXaTransactionsWithCommitId) {
       xa.xa_gtrid = absl::StrCat("gtrid-", i);
       xa.xa_bqual = i == 0 ? "" : "bq";
       t.AppendMariaCommitGtid(kTs, 1, xa);
-      AppendQuery(&t, kTs, 1, 5, "db", absl::StrCat("XA COMMIT 'gtrid-", i, "'"));
+      XaId id;
+      id.format_id = xa.xa_format_id;
+      id.gtrid = xa.xa_gtrid;
+      id.bqual = xa.xa_bqual;
+      AppendQuery(&t, kTs, 1, 5, "db", absl::StrCat("XA COMMIT ", id.ToString()));
       entering.fetch_add(1);
       auto p = (*log)->Commit(&t);
       ASSERT_TRUE(p.ok()) << p.status();
