@@ -481,6 +481,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   CommitPosition VisibleEnd() const;
   LogStats stats() const;
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+  LogFlavor flavor() const { return options_.flavor; }
   const Uuid& server_uuid() const { return options_.server_uuid; }
 
   const std::shared_ptr<LiveLog>& live() const { return live_; }
@@ -2515,6 +2516,11 @@ absl::StatusOr<std::unique_ptr<Reader>> Binlog::NewReader(
 
 absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
     const GtidSet& have, const ReaderOptions& options) {
+  if (impl_->flavor() != LogFlavor::kMySQL) {
+    return absl::FailedPreconditionError(
+        "NewGtidReader takes a MySQL GTID set: a kMariaDB log serves "
+        "replicas by GTID position with NewMariaGtidReader");
+  }
   GtidSet purged = impl_->purged_gtids();
   if (!purged.IsSubsetOf(have)) {
     GtidSet missing = purged;
@@ -2556,6 +2562,50 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
   return std::make_unique<GtidReader>(std::move(reader), have);
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
+    const MariaGtidState& position, const ReaderOptions& options) {
+  if (impl_->flavor() != LogFlavor::kMariaDB) {
+    return absl::FailedPreconditionError(
+        "NewMariaGtidReader needs a log with Options::flavor kMariaDB "
+        "(use NewGtidReader with a GTID set)");
+  }
+  const MariaGtidState state = impl_->mariadb_gtid_state();
+  for (const MariaGtidListEntry& g : position.Positions()) {
+    if (!state.Contains(g.domain_id, g.server_id, g.seq_no)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the replica's GTID position ", g.domain_id, "-", g.server_id, "-", g.seq_no,
+          " is not in the log's binlog state (", state.StateToString(), ")"));
+    }
+  }
+  // Back from the newest file: the first whose Gtid_list the replica's
+  // position covers in every domain; the transactions before it are then
+  // the replica's already.
+  std::vector<LogFileInfo> files = ListFiles();
+  uint64_t start = 0;
+  for (auto it = files.rbegin(); it != files.rend() && start == 0; ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        MariaGtidState list,
+        FileMariaGtids(impl_->fs(), io::JoinPath(impl_->dir_, it->name),
+                       /*with_transactions=*/false));
+    bool covered = true;
+    for (const MariaGtidListEntry& g : list.Positions()) {
+      covered = covered && position.Contains(g.domain_id, g.server_id, g.seq_no);
+    }
+    if (covered) start = it->number;
+  }
+  if (start == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the log purged transactions the replica at ", position.ToString(),
+        " lacks (purged state ", impl_->mariadb_purged_gtid_state().StateToString(),
+        ")"));
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
+  return std::make_unique<GtidReader>(std::move(reader), position);
 }
 
 absl::Status Binlog::AcquireGtid(const Uuid& uuid, int64_t gno) {
