@@ -34,11 +34,14 @@
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/testutil/external_tools.h"
 
 namespace binlog {
 namespace {
 
+using testing_util::FindMariadbBinlog;
 using testing_util::NewTempDir;
+using testing_util::RunCommand;
 using testing_util::ReadFile;
 
 constexpr uint32_t kTs = 1700000000;
@@ -823,22 +826,6 @@ TEST(MariadbFlavorTest, RecoveryCountsOnlyCompleteTransactions) {
 // ---------------------------------------------------------------------------
 // The real mariadb-binlog
 
-std::string FindMariadbBinlog() {
-  for (const char* p : {"/usr/bin/mariadb-binlog", "/usr/bin/mysqlbinlog"}) {
-    if (*io::FileSystem::Default()->Exists(p)) return p;
-  }
-  return std::string();
-}
-
-int RunCommand(const std::string& cmd, std::string* output) {
-  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) output->append(buf, n);
-  int st = ::pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 class MariadbBinlogReadsFlavorTest : public ::testing::TestWithParam<bool> {};
 
