@@ -481,6 +481,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   CommitPosition VisibleEnd() const;
   LogStats stats() const;
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+  LogFlavor flavor() const { return options_.flavor; }
   const Uuid& server_uuid() const { return options_.server_uuid; }
 
   const std::shared_ptr<LiveLog>& live() const { return live_; }
@@ -1968,6 +1969,31 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
           "XA xid of a MariaDB CommitGtid: gtrid must be 1..64 bytes (is ",
           g.xa_gtrid.size(), "), bqual 0..64 (is ", g.xa_bqual.size(), ")"));
     }
+    if (g.xa == CommitGtid::Xa::kCompleted) {
+      // Recovery must learn from the statement whether the XA transaction
+      // committed or rolled back (binlog/xid_recovery.h): refuse what it
+      // could not read.
+      XaId want;
+      want.format_id = g.xa_format_id;
+      want.gtrid = g.xa_gtrid;
+      want.bqual = g.xa_bqual;
+      bool found = false;
+      for (size_t i = 0; i < txn->appended_event_count() && !found; ++i) {
+        if (txn->appended_event_type(i) != kQueryEvent) continue;
+        absl::string_view ev = txn->appended_data().substr(
+            txn->appended_event_offset(i), txn->appended_event_size(i));
+        absl::StatusOr<QueryInfo> q =
+            DecodeQuery(EventBody(ev, txn->checksums()), kQueryPostHeaderSize);
+        XaId got;
+        bool commit;
+        found = q.ok() && ParseXaCompletion(q->query, &got, &commit) && got == want;
+      }
+      if (!found) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a MariaDB XA completion (CommitGtid::Xa::kCompleted) of ", want.ToString(),
+            " must hold its XA COMMIT or XA ROLLBACK statement for that xid"));
+      }
+    }
   } else if (txn->identity_.present) {
     const CommitGtid& g = txn->identity_.gtid;
     if (g.kind == CommitGtid::Kind::kAutomatic && options_.server_uuid.IsZero()) {
@@ -2490,6 +2516,11 @@ absl::StatusOr<std::unique_ptr<Reader>> Binlog::NewReader(
 
 absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
     const GtidSet& have, const ReaderOptions& options) {
+  if (impl_->flavor() != LogFlavor::kMySQL) {
+    return absl::FailedPreconditionError(
+        "NewGtidReader takes a MySQL GTID set: a kMariaDB log serves "
+        "replicas by GTID position with NewMariaGtidReader");
+  }
   GtidSet purged = impl_->purged_gtids();
   if (!purged.IsSubsetOf(have)) {
     GtidSet missing = purged;
@@ -2531,6 +2562,50 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
   return std::make_unique<GtidReader>(std::move(reader), have);
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
+    const MariaGtidState& position, const ReaderOptions& options) {
+  if (impl_->flavor() != LogFlavor::kMariaDB) {
+    return absl::FailedPreconditionError(
+        "NewMariaGtidReader needs a log with Options::flavor kMariaDB "
+        "(use NewGtidReader with a GTID set)");
+  }
+  const MariaGtidState state = impl_->mariadb_gtid_state();
+  for (const MariaGtidListEntry& g : position.Positions()) {
+    if (!state.Contains(g.domain_id, g.server_id, g.seq_no)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the replica's GTID position ", g.domain_id, "-", g.server_id, "-", g.seq_no,
+          " is not in the log's binlog state (", state.StateToString(), ")"));
+    }
+  }
+  // Back from the newest file: the first whose Gtid_list the replica's
+  // position covers in every domain; the transactions before it are then
+  // the replica's already.
+  std::vector<LogFileInfo> files = ListFiles();
+  uint64_t start = 0;
+  for (auto it = files.rbegin(); it != files.rend() && start == 0; ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        MariaGtidState list,
+        FileMariaGtids(impl_->fs(), io::JoinPath(impl_->dir_, it->name),
+                       /*with_transactions=*/false));
+    bool covered = true;
+    for (const MariaGtidListEntry& g : list.Positions()) {
+      covered = covered && position.Contains(g.domain_id, g.server_id, g.seq_no);
+    }
+    if (covered) start = it->number;
+  }
+  if (start == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the log purged transactions the replica at ", position.ToString(),
+        " lacks (purged state ", impl_->mariadb_purged_gtid_state().StateToString(),
+        ")"));
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
+  return std::make_unique<GtidReader>(std::move(reader), position);
 }
 
 absl::Status Binlog::AcquireGtid(const Uuid& uuid, int64_t gno) {

@@ -361,6 +361,12 @@ class Binlog {
   absl::StatusOr<std::unique_ptr<GtidReader>> NewGtidReader(
       const GtidSet& have, const ReaderOptions& options);
 
+  // The same for a MariaDB replica at GTID position `position` (its
+  // @@gtid_slave_pos, one GTID per domain) in a kMariaDB log: see
+  // binlog/gtid_reader.h for MariaDB's rule and errors.
+  absl::StatusOr<std::unique_ptr<GtidReader>> NewMariaGtidReader(
+      const MariaGtidState& position, const ReaderOptions& options);
+
   // The files of the log, oldest first.
   std::vector<LogFileInfo> ListFiles() const;
 

@@ -26,6 +26,7 @@
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
+#include "binlog/xid_recovery.h"
 #include "binlog/log.h"
 #include "binlog/reader.h"
 #include "binlog/statement_events.h"
@@ -33,11 +34,14 @@
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/testutil/external_tools.h"
 
 namespace binlog {
 namespace {
 
+using testing_util::FindMariadbBinlog;
 using testing_util::NewTempDir;
+using testing_util::RunCommand;
 using testing_util::ReadFile;
 
 constexpr uint32_t kTs = 1700000000;
@@ -458,14 +462,7 @@ TEST(MariadbFlavorTest, XaAndDdlCarryTheirFlagsAndXids) {
   t.AppendMariaCommitGtid(kTs, 1, xa);
   AppendQuery(&t, kTs, 1, 5, "shop", "INSERT INTO t VALUES (1)");
   AppendQuery(&t, kTs, 1, 5, "shop", "XA END X'7669732d78612d31',X'62',1");
-  {
-    std::string body(1 + 4 + 4 + 4 + 9, '\0');
-    StoreLe32(&body[1], 1);
-    StoreLe32(&body[5], 8);
-    StoreLe32(&body[9], 1);
-    std::memcpy(&body[13], "vis-xa-1b", 9);
-    t.AppendEvent(kXaPrepareEvent, 1, kTs, 0, body);
-  }
+  ASSERT_TRUE(AppendXaPrepare(&t, kTs, 1, 1, "vis-xa-1", "b", /*one_phase=*/false).ok());
   auto p = (*log)->Commit(&t);
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->identity.seq_no, 2u);
@@ -568,7 +565,11 @@ TEST(MariadbFlavorTest, CallerFlagsAndAGroupsXaTransactionsWithCommitId) {
       xa.xa_gtrid = absl::StrCat("gtrid-", i);
       xa.xa_bqual = i == 0 ? "" : "bq";
       t.AppendMariaCommitGtid(kTs, 1, xa);
-      AppendQuery(&t, kTs, 1, 5, "db", absl::StrCat("XA COMMIT 'gtrid-", i, "'"));
+      XaId id;
+      id.format_id = xa.xa_format_id;
+      id.gtrid = xa.xa_gtrid;
+      id.bqual = xa.xa_bqual;
+      AppendQuery(&t, kTs, 1, 5, "db", absl::StrCat("XA COMMIT ", id.ToString()));
       entering.fetch_add(1);
       auto p = (*log)->Commit(&t);
       ASSERT_TRUE(p.ok()) << p.status();
@@ -825,22 +826,6 @@ TEST(MariadbFlavorTest, RecoveryCountsOnlyCompleteTransactions) {
 // ---------------------------------------------------------------------------
 // The real mariadb-binlog
 
-std::string FindMariadbBinlog() {
-  for (const char* p : {"/usr/bin/mariadb-binlog", "/usr/bin/mysqlbinlog"}) {
-    if (*io::FileSystem::Default()->Exists(p)) return p;
-  }
-  return std::string();
-}
-
-int RunCommand(const std::string& cmd, std::string* output) {
-  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) output->append(buf, n);
-  int st = ::pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 class MariadbBinlogReadsFlavorTest : public ::testing::TestWithParam<bool> {};
 
@@ -933,6 +918,102 @@ TEST_P(MariadbBinlogReadsFlavorTest, VerifiesAndPrintsTheAssignedGtids) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Checksums, MariadbBinlogReadsFlavorTest, ::testing::Bool());
+
+// ---------------------------------------------------------------------------
+// A MariaDB replica connecting with its GTID position
+
+// Commits domain 0 seq 1..12 and domain 1 seq 1..6 interleaved, rotating
+// every 5 transactions. Returns the GTIDs in log order.
+std::vector<std::string> TwoDomainLog(Binlog* log) {
+  std::vector<std::string> order;
+  TransactionBuffer t;
+  for (int i = 0; i < 18; ++i) {
+    CommitGtid g;
+    g.has_domain_id = true;
+    g.domain_id = i % 3 == 2 ? 1 : 0;
+    BuildMariaTxn(&t, i, 20, g);
+    auto p = log->Commit(&t);
+    EXPECT_TRUE(p.ok()) << p.status();
+    order.push_back(absl::StrCat(p->identity.domain_id, "-", p->identity.server_id, "-",
+                                 p->identity.seq_no));
+    if (i % 5 == 4) {
+      EXPECT_TRUE(log->Rotate().ok());
+    }
+  }
+  return order;
+}
+
+std::vector<std::string> ReadGtids(GtidReader* r) {
+  std::vector<std::string> out;
+  Event ev;
+  absl::Status s;
+  while ((s = r->Next(&ev)).ok()) {
+    if (ev.header.type != kMariaGtidEvent) continue;
+    auto g = DecodeMariaGtid(ev.body());
+    EXPECT_TRUE(g.ok());
+    out.push_back(g->ToString(ev.header.server_id));
+  }
+  EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+  return out;
+}
+
+TEST(MariadbFlavorTest, AReplicaAtAGtidPositionGetsExactlyWhatItLacks) {
+  std::string dir = NewTempDir("maria_gtid_reader");
+  auto log = Binlog::Open(dir, "binlog", MariaOptions());
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::vector<std::string> order = TwoDomainLog(log->get());
+  ASSERT_EQ(order.size(), 18u);
+  struct Case {
+    std::string position;
+    uint64_t first_file;  // where the reader must start
+  };
+  for (const Case& c : {Case{"", 1}, Case{"0-1-7", 1}, Case{"0-1-7,1-1-3", 3},
+                        Case{"0-1-12,1-1-6", 4}, Case{"0-1-10,1-1-6", 4}, Case{"0-1-4,1-1-1", 2}}) {
+    auto position = MariaGtidState::Parse(c.position);
+    ASSERT_TRUE(position.ok());
+    auto r = (*log)->NewMariaGtidReader(*position, ReaderOptions());
+    ASSERT_TRUE(r.ok()) << c.position << ": " << r.status();
+    Event ev;
+    ASSERT_TRUE((*r)->Next(&ev).ok());
+    EXPECT_EQ(ev.file_number, c.first_file) << c.position;
+    std::vector<std::string> got = ReadGtids(r->get());
+    std::vector<std::string> want;
+    for (const std::string& g : order) {
+      uint32_t d = static_cast<uint32_t>(g[0] - '0');
+      uint64_t seq = std::stoull(g.substr(g.rfind('-') + 1));
+      MariaGtidListEntry at;
+      if (!position->Position(d, &at) || seq > at.seq_no) want.push_back(g);
+    }
+    EXPECT_EQ(got, want) << c.position;
+  }
+  // A position the log never had, and the wrong kind of reader.
+  auto ahead = (*log)->NewMariaGtidReader(*MariaGtidState::Parse("0-1-99"), ReaderOptions());
+  EXPECT_TRUE(absl::IsFailedPrecondition(ahead.status())) << ahead.status();
+  auto unknown = (*log)->NewMariaGtidReader(*MariaGtidState::Parse("5-1-1"), ReaderOptions());
+  EXPECT_TRUE(absl::IsFailedPrecondition(unknown.status())) << unknown.status();
+  auto mysql = (*log)->NewGtidReader(GtidSet(), ReaderOptions());
+  EXPECT_TRUE(absl::IsFailedPrecondition(mysql.status())) << mysql.status();
+  // Purge the first two files: a replica that lacks their transactions is
+  // refused; one that has them starts in the third.
+  ASSERT_EQ(*(*log)->PurgeTo(3), 2);
+  auto old = (*log)->NewMariaGtidReader(*MariaGtidState::Parse("0-1-2"), ReaderOptions());
+  EXPECT_TRUE(absl::IsFailedPrecondition(old.status())) << old.status();
+  EXPECT_TRUE(absl::StrContains(old.status().message(), "purged")) << old.status();
+  auto fresh = (*log)->NewMariaGtidReader(MariaGtidState(), ReaderOptions());
+  EXPECT_TRUE(absl::IsFailedPrecondition(fresh.status())) << fresh.status();
+  auto ok = (*log)->NewMariaGtidReader(*MariaGtidState::Parse("0-1-7,1-1-3"), ReaderOptions());
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+TEST(MariadbFlavorTest, AMySqlLogRefusesAMariaDbReplica) {
+  std::string dir = NewTempDir("maria_gtid_reader_mysql");
+  auto log = Binlog::Open(dir, "binlog", Options());
+  ASSERT_TRUE(log.ok());
+  auto r = (*log)->NewMariaGtidReader(MariaGtidState(), ReaderOptions());
+  EXPECT_TRUE(absl::IsFailedPrecondition(r.status())) << r.status();
+  ASSERT_TRUE((*log)->Close().ok());
+}
 
 }  // namespace
 }  // namespace binlog

@@ -545,6 +545,137 @@ TEST(XidRecoveryTest, OpenRefusesAnInUseLogWhenTheServerHasAnEngine) {
   ASSERT_TRUE((*plain)->Close().ok());
 }
 
+Options MariaOptions() {
+  Options o;
+  o.flavor = LogFlavor::kMariaDB;
+  o.server_id = 1;
+  o.gtid_domain_id = 0;
+  o.preallocate = io::PreallocMode::kNone;
+  return o;
+}
+
+CommitGtid MariaXa(CommitGtid::Xa state, const std::string& gtrid) {
+  CommitGtid g;
+  g.xa = state;
+  g.xa_format_id = 1;
+  g.xa_gtrid = gtrid;
+  g.xa_bqual = "b";
+  return g;
+}
+
+TEST(XidRecoveryTest, MariaDbFilesReportXidsDdlXidsXaFlagsAndGtids) {
+  std::string dir = NewTempDir("xid_mariadb");
+  XidRecoveryScan s = ScanAfterCrash(dir, MariaOptions(), [](Binlog* log) {
+    TransactionBuffer t;
+    t.AppendMariaCommitGtid(kTs, 1, CommitGtid());
+    AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (0)");
+    AppendXid(&t, kTs, 1, 100);
+    ASSERT_TRUE(log->Commit(&t).ok());
+    // The checkpoint of the new file names that file: only it is scanned.
+    ASSERT_TRUE(log->Rotate().ok());
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, CommitGtid());
+    AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (1)");
+    AppendXid(&t, kTs, 1, 1);
+    ASSERT_TRUE(log->Commit(&t).ok());
+    CommitGtid ddl;
+    ddl.isolated = true;
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, ddl);
+    AppendMariaDdlQuery(&t, kTs, 1, 7, "db", "CREATE TABLE t2 (a INT)", 2);
+    ASSERT_TRUE(log->Commit(&t).ok());
+    for (const char* g : {"p1", "p2", "p3"}) {
+      t.Clear();
+      t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kPrepared, g));
+      AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (2)");
+      AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA END ", Xa(g).ToString()));
+      ASSERT_TRUE(AppendXaPrepare(&t, kTs, 1, 1, g, "b", false).ok());
+      ASSERT_TRUE(log->Commit(&t).ok());
+    }
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "p2"));
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA COMMIT ", Xa("p2").ToString()));
+    ASSERT_TRUE(log->Commit(&t).ok());
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "p3"));
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA ROLLBACK ", Xa("p3").ToString()));
+    ASSERT_TRUE(log->Commit(&t).ok());
+  });
+  EXPECT_TRUE(s.in_use);
+  EXPECT_EQ(s.files, (std::vector<std::string>{"binlog.000002"}));
+  EXPECT_EQ(s.xids, (std::set<uint64_t>{1, 2}));
+  ASSERT_NE(s.FindXa(Xa("p1")), nullptr);
+  EXPECT_EQ(s.FindXa(Xa("p1"))->state, XaState::kPrepared);
+  ASSERT_NE(s.FindXa(Xa("p2")), nullptr);
+  EXPECT_EQ(s.FindXa(Xa("p2"))->state, XaState::kCommitted);
+  ASSERT_NE(s.FindXa(Xa("p3")), nullptr);
+  EXPECT_EQ(s.FindXa(Xa("p3"))->state, XaState::kRolledBack);
+  ASSERT_EQ(s.mariadb_gtids.size(), 7u);
+  for (size_t i = 0; i < s.mariadb_gtids.size(); ++i) {
+    EXPECT_EQ(s.mariadb_gtids[i].domain_id, 0u);
+    EXPECT_EQ(s.mariadb_gtids[i].server_id, 1u);
+    EXPECT_EQ(s.mariadb_gtids[i].seq_no, i + 2);  // 1 is in binlog.000001
+  }
+  EXPECT_TRUE(s.gtids.empty());
+}
+
+TEST(XidRecoveryTest, AMariaDbXaCompletionWithoutItsStatementIsRefused) {
+  // Commit refuses what recovery could not read (one set of rules), and
+  // recovery refuses such a file written by someone else rather than guess.
+  std::string dir = NewTempDir("xid_mariadb_unreadable_xa");
+  Options o = MariaOptions();
+  io::FaultInjectionFileSystem fs;
+  o.file_system = &fs;
+  std::string gtid_event;
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer t;
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "q"));
+    AppendQuery(&t, kTs, 1, 7, "db", "DO 1");
+    auto p = (*log)->Commit(&t);
+    EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "q"));
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA ROLLBACK ", Xa("other").ToString()));
+    p = (*log)->Commit(&t);
+    EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "q"));
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA COMMIT ", Xa("q").ToString()));
+    p = (*log)->Commit(&t);
+    ASSERT_TRUE(p.ok()) << p.status();
+    // The Gtid event as written: reused below, caller-encoded, before a
+    // statement that is not an XA completion.
+    gtid_event = std::string(t.data().substr(0, t.event_offset(1)));
+    fs.Freeze();
+    (*log)->Close().IgnoreError();
+  }
+  fs.ResetState();
+  {
+    auto pending = Binlog::BeginRecovery(dir, "binlog", o);
+    ASSERT_TRUE(pending.ok()) << pending.status();
+    ASSERT_NE((*pending)->scan().FindXa(Xa("q")), nullptr);
+    EXPECT_EQ((*pending)->scan().FindXa(Xa("q"))->state, XaState::kCommitted);
+    auto log = (*pending)->Finish();
+    ASSERT_TRUE(log.ok());
+    // A transaction another writer encoded: its Gtid flagged
+    // FL_COMPLETED_XA, then a statement that says nothing of the XA.
+    TransactionBuffer t;
+    ASSERT_TRUE(t.AppendEncodedEvent(gtid_event).ok());
+    AppendQuery(&t, kTs, 1, 7, "db", "DO 1");
+    auto p = (*log)->Commit(&t);
+    ASSERT_TRUE(p.ok()) << p.status();
+    fs.Freeze();
+    (*log)->Close().IgnoreError();
+  }
+  fs.ResetState();
+  auto pending = Binlog::BeginRecovery(dir, "binlog", o);
+  EXPECT_TRUE(absl::IsDataLoss(pending.status())) << pending.status();
+  EXPECT_TRUE(absl::StrContains(pending.status().message(), "FL_COMPLETED_XA"))
+      << pending.status();
+}
+
 TEST(FlushEngineLogsTest, RunsAfterEveryEarlierCallbackAtEachRotationAndClose) {
   std::string dir = NewTempDir("flush_engine_logs");
   Options o = BaseOptions();

@@ -16,36 +16,22 @@
 #include "gtest/gtest.h"
 #include "io/file_system.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/testutil/external_tools.h"
 
 namespace binlog {
 namespace {
 
 using testing_util::BuildTransaction;
+using testing_util::FindMariadbBinlog;
 using testing_util::NewTempDir;
+using testing_util::RunCommand;
 
-std::string FindTool() {
-  for (const char* p : {"/usr/bin/mariadb-binlog", "/usr/bin/mysqlbinlog"}) {
-    if (*io::FileSystem::Default()->Exists(p)) return p;
-  }
-  return std::string();
-}
-
-// Runs a command; returns its exit status and stdout+stderr.
-int RunCommand(const std::string& cmd, std::string* output) {
-  FILE* f = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) output->append(buf, n);
-  int st = ::pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 class MariadbBinlogTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(MariadbBinlogTest, ClosedFilesVerifyWithTheSameEventCount) {
   const bool checksums = GetParam();
-  std::string tool = FindTool();
+  std::string tool = FindMariadbBinlog();
   ASSERT_FALSE(tool.empty())
       << "mariadb-binlog not found: install mariadb-client (tools/setup.sh does)";
   std::string dir = NewTempDir("mariadb_compat");

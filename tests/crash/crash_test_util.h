@@ -27,7 +27,11 @@
 #ifndef BINLOG_TESTS_CRASH_CRASH_TEST_UTIL_H_
 #define BINLOG_TESTS_CRASH_CRASH_TEST_UTIL_H_
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -48,6 +52,28 @@ namespace binlog {
 namespace crash_test {
 
 // A CommitPosition with only its place set.
+// A fresh directory for one log under test, on tmpfs (/dev/shm) when it is
+// writable: fsync costs nothing there, and the fault-injecting file
+// system, not the device, decides what is durable. BINLOG_POWER_LOSS_TMPFS=0
+// puts it under TEST_TMPDIR instead.
+inline std::string NewLogDir(const std::string& prefix, const std::string& tag) {
+  static std::atomic<int> counter{0};
+  const char* tmpfs = std::getenv("BINLOG_POWER_LOSS_TMPFS");
+  bool use_shm = (tmpfs == nullptr || std::string(tmpfs) != "0") &&
+                 ::access("/dev/shm", W_OK) == 0;
+  if (!use_shm) return testing_util::NewTempDir(tag);
+  std::string dir = absl::StrCat("/dev/shm/", prefix, "_", ::getpid(), "_", tag, "_",
+                                 counter++);
+  std::string cmd = absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "'");
+  if (std::system(cmd.c_str()) != 0) std::abort();
+  return dir;
+}
+
+inline void RemoveDir(const std::string& dir) {
+  std::string cmd = absl::StrCat("rm -rf '", dir, "'");
+  if (std::system(cmd.c_str()) != 0) std::abort();
+}
+
 inline CommitPosition Position(uint64_t file, uint64_t start, uint64_t end) {
   CommitPosition p;
   p.file_number = file;

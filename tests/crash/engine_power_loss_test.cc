@@ -55,27 +55,16 @@
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/crash/crash_test_util.h"
 
 namespace binlog {
 namespace {
 
-// The logs live on /dev/shm when it is writable: fsync costs nothing there
-// and the fault-injecting file system, not the device, decides what is
-// durable.
+// The logs live on tmpfs when it is writable (crash_test_util.h).
 std::string ScratchDir(const std::string& tag) {
-  static int counter = 0;
-  if (::access("/dev/shm", W_OK) != 0) return testing_util::NewTempDir(tag);
-  std::string dir = absl::StrCat("/dev/shm/binlog_engine_", ::getpid(), "_", tag, "_",
-                                 counter++);
-  std::string cmd = absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "'");
-  if (std::system(cmd.c_str()) != 0) std::abort();
-  return dir;
+  return crash_test::NewLogDir("binlog_engine", tag);
 }
-
-void RemoveDir(const std::string& dir) {
-  std::string cmd = absl::StrCat("rm -rf '", dir, "'");
-  if (std::system(cmd.c_str()) != 0) std::abort();
-}
+using crash_test::RemoveDir;
 
 constexpr uint32_t kTs = 1700000000;
 constexpr size_t kRecordSize = 13;  // type, xid (8), crc32 (4)

@@ -78,25 +78,10 @@ uint64_t EnvU64(const char* name, uint64_t def) {
   return std::strtoull(v, nullptr, 10);
 }
 
-// A fresh directory for one log: on tmpfs if possible (see file comment).
 std::string NewLogDir(const std::string& tag) {
-  static int counter = 0;
-  const char* tmpfs = std::getenv("BINLOG_POWER_LOSS_TMPFS");
-  bool use_shm = (tmpfs == nullptr || std::string(tmpfs) != "0") &&
-                 ::access("/dev/shm", W_OK) == 0;
-  if (!use_shm) return testing_util::NewTempDir(tag);
-  std::string dir =
-      absl::StrCat("/dev/shm/binlog_power_loss_", ::getpid(), "_", tag, "_",
-                   counter++);
-  std::string cmd = absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "'");
-  if (std::system(cmd.c_str()) != 0) std::abort();
-  return dir;
+  return crash_test::NewLogDir("binlog_power_loss", tag);
 }
-
-void RemoveDir(const std::string& dir) {
-  std::string cmd = absl::StrCat("rm -rf '", dir, "'");
-  if (std::system(cmd.c_str()) != 0) std::abort();
-}
+using crash_test::RemoveDir;
 
 const char* DataModeName(io::PowerLossOptions::Data d) {
   switch (d) {
