@@ -37,6 +37,7 @@
 #include "binlog/log.h"
 #include "binlog/rows_writer.h"
 #include "gtest/gtest.h"
+#include "tests/testutil/external_tools.h"
 
 namespace binlog {
 namespace {
@@ -48,16 +49,7 @@ constexpr char kBinlogTool[] = "/usr/bin/mariadb-binlog";
 
 bool Exists(const char* path) { return ::access(path, X_OK) == 0; }
 
-// Runs a shell command; returns its exit status and stdout+stderr.
-int RunShell(const std::string& cmd, std::string* output) {
-  FILE* f = ::popen(absl::StrCat(cmd, " 2>&1").c_str(), "r");
-  if (f == nullptr) return -1;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) output->append(buf, n);
-  int st = ::pclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+using testing_util::RunCommand;
 
 // The server: one per test binary, started in SetUpTestSuite.
 struct Server {
@@ -85,7 +77,7 @@ class MariadbApplyTest : public ::testing::TestWithParam<LogFlavor> {
     const passwd* pw = ::getpwuid(::geteuid());
     const std::string user = pw ? pw->pw_name : "root";
     std::string out;
-    if (RunShell(absl::StrCat(kInstallDb, " --no-defaults --datadir=", s->dir,
+    if (RunCommand(absl::StrCat(kInstallDb, " --no-defaults --datadir=", s->dir,
                          "/data --user=", user,
                          " --auth-root-authentication-method=normal"
                          " --skip-test-db"),
@@ -112,7 +104,7 @@ class MariadbApplyTest : public ::testing::TestWithParam<LogFlavor> {
     g_server = s;
     for (int i = 0; i < 300; ++i) {  // up to 30 s
       std::string ping;
-      if (RunShell(s->Client() + " -e 'SELECT 1'", &ping) == 0) return;
+      if (RunCommand(s->Client() + " -e 'SELECT 1'", &ping) == 0) return;
       int st;
       if (::waitpid(pid, &st, WNOHANG) == pid) {
         s->pid = -1;
@@ -121,7 +113,7 @@ class MariadbApplyTest : public ::testing::TestWithParam<LogFlavor> {
       absl::SleepFor(absl::Milliseconds(100));
     }
     std::string log;
-    RunShell("cat " + s->dir + "/error.log", &log);
+    RunCommand("cat " + s->dir + "/error.log", &log);
     ADD_FAILURE() << "mariadbd did not start:\n" << log;
   }
 
@@ -142,7 +134,7 @@ class MariadbApplyTest : public ::testing::TestWithParam<LogFlavor> {
       }
     }
     std::string out;
-    RunShell("rm -rf '" + g_server->dir + "'", &out);
+    RunCommand("rm -rf '" + g_server->dir + "'", &out);
     delete g_server;
     g_server = nullptr;
   }
@@ -160,7 +152,7 @@ class MariadbApplyTest : public ::testing::TestWithParam<LogFlavor> {
   // Runs SQL through the client; -N -B output.
   std::string Sql(const std::string& sql) {
     std::string out;
-    int rc = RunShell(absl::StrCat(g_server->Client(), " -N -B -e \"", sql, "\""), &out);
+    int rc = RunCommand(absl::StrCat(g_server->Client(), " -N -B -e \"", sql, "\""), &out);
     EXPECT_EQ(rc, 0) << sql << "\n" << out;
     return out;
   }
@@ -446,15 +438,15 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
 
   // Apply the closed files in order.
   std::string files;
-  RunShell(absl::StrCat("ls ", dir, "/binlog.0* | sort"), &files);
+  RunCommand(absl::StrCat("ls ", dir, "/binlog.0* | sort"), &files);
   std::vector<std::string> paths = absl::StrSplit(files, '\n', absl::SkipEmpty());
   ASSERT_GE(paths.size(), 2u) << files;
   const std::string sql_file = dir + "/apply.sql";
   std::string out;
-  int rc = RunShell(absl::StrCat(kBinlogTool, " --no-defaults ", absl::StrJoin(paths, " "),
+  int rc = RunCommand(absl::StrCat(kBinlogTool, " --no-defaults ", absl::StrJoin(paths, " "),
                             " 2>&1 > ", sql_file),
                &out);
-  if (rc != 0) RunShell("tail -c 1500 " + sql_file, &out);
+  if (rc != 0) RunCommand("tail -c 1500 " + sql_file, &out);
   ASSERT_EQ(rc, 0) << "mariadb-binlog: " << out;
   // The rows events (and MariaDB's annotations) reached mariadb-binlog.
   // (rows_test checks their type codes: mariadb-binlog names v1 and v2
@@ -462,10 +454,10 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   for (const char* name : {"Write_rows:", "Update_rows:", "Delete_rows:",
                            maria ? "Annotate_rows:" : "Write_rows:"}) {
     std::string n;
-    RunShell(absl::StrCat("grep -c '", name, "' ", sql_file), &n);
+    RunCommand(absl::StrCat("grep -c '", name, "' ", sql_file), &n);
     EXPECT_GT(std::atoi(n.c_str()), 0) << name;
   }
-  rc = RunShell(absl::StrCat(g_server->Client(), " < ", sql_file), &out);
+  rc = RunCommand(absl::StrCat(g_server->Client(), " < ", sql_file), &out);
   ASSERT_EQ(rc, 0) << "mariadb: " << out;
 
   // Compare every table.
