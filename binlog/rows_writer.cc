@@ -72,9 +72,9 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
               &t.before_bits, &t.before_cols);
       break;
   }
-  Columns(n, [&](size_t i) { return !t.codecs[i].is_blob; }, &t.noblob_after_bits,
-          &t.noblob_after_cols);
   tables_.push_back(std::move(t));
+  // tables_ may have moved: forget the bitmap sources that pointed into it.
+  cur_bits_src_[0] = cur_bits_src_[1] = nullptr;
   scratch_bits_.reserve((n + 7) / 8);
   scratch_cols_.reserve(n);
   cur_bits_[0].reserve((n + 7) / 8);

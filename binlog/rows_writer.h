@@ -127,9 +127,8 @@ class RowsWriter {
     std::string table_map;
     std::vector<ColumnCodec> codecs;
     // Columns of each image by default, as bitmaps and index lists.
-    std::string all_bits, before_bits, noblob_after_bits;
-    std::vector<uint32_t> all_cols, before_cols, noblob_after_cols;
-    std::vector<uint8_t> is_blob_or_key;  // kNoBlob: always logged if key
+    std::string all_bits, before_bits;
+    std::vector<uint32_t> all_cols, before_cols;
     uint64_t mapped_in = 0;  // statement serial that wrote its Table_map
   };
   struct Image {
@@ -182,6 +181,7 @@ class RowsWriter {
   std::string cur_bits_[2];
   // The table's own bitmap each was copied from (nullptr: from scratch):
   // the same pointer means the same bits, without comparing them.
+  // DescribeTable resets them (tables_ may move).
   const std::string* cur_bits_src_[2] = {nullptr, nullptr};
   bool SameBits(int i, const std::string* bits) const {
     return bits == cur_bits_src_[i] || cur_bits_[i] == *bits;
