@@ -123,6 +123,14 @@ void AppendQuery(TransactionBuffer* txn, uint32_t timestamp,
   if (!query.empty()) std::memcpy(p + 14 + db_len, query.data(), query.size());
 }
 
+void AppendRowsQuery(TransactionBuffer* txn, uint32_t timestamp,
+                     uint32_t server_id, absl::string_view text) {
+  char* p = txn->AppendEvent(kRowsQueryEvent, server_id, timestamp,
+                             kFlagIgnorable, 1 + text.size());
+  p[0] = static_cast<char>(text.size() > 255 ? 255 : text.size());
+  if (!text.empty()) std::memcpy(p + 1, text.data(), text.size());
+}
+
 void AppendXid(TransactionBuffer* txn, uint32_t timestamp, uint32_t server_id,
                uint64_t xid) {
   char* p = txn->AppendEvent(kXidEvent, server_id, timestamp, 0, 8);
