@@ -262,6 +262,7 @@ absl::Status EngineServer::OpenAndRecover() {
 // engine in exactly the log's order, so that what the engine exposes is
 // always a prefix of the log (as MySQL's binlog_order_commits).
 void EngineServer::OnGroupCommit(const GroupCommitInfo& info) {
+  Pause("commit:group_durable");
   for (const CommittedTransaction& t : info.txns) {
     auto* p = static_cast<Pending*>(t.cookie);
     if (p == nullptr) continue;  // engine_commit_first: committed already

@@ -111,6 +111,8 @@ struct EngineServerOptions {
   //   "recovery:engine_durable" decisions durable, Finish not called yet
   //   "recovery:finished"       the log is open
   //   "commit:prepared"         a transaction prepared, before Binlog::Commit
+  //   "commit:group_durable"    in the ordered-commit callback, before the
+  //                             group's engine commits
   //   "commit:engine_committed" in the ordered-commit callback, after each
   //                             engine commit
   //   "commit:engine_committed_before_binlog"  engine_commit_first only
