@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
 
@@ -110,17 +111,56 @@ void AppendAnonymousGtid(TransactionBuffer* txn, uint32_t timestamp,
 void AppendQuery(TransactionBuffer* txn, uint32_t timestamp,
                  uint32_t server_id, uint32_t thread_id, absl::string_view db,
                  absl::string_view query) {
+  AppendQueryWithStatusVars(txn, timestamp, server_id, thread_id, db, query,
+                            absl::string_view());
+}
+
+void AppendQueryWithStatusVars(TransactionBuffer* txn, uint32_t timestamp,
+                               uint32_t server_id, uint32_t thread_id,
+                               absl::string_view db, absl::string_view query,
+                               absl::string_view status_vars) {
   size_t db_len = db.size() > 255 ? 255 : db.size();
-  size_t body = kQueryPostHeaderSize + db_len + 1 + query.size();
+  size_t vars = status_vars.size() > 0xffff ? 0xffff : status_vars.size();
+  size_t body = kQueryPostHeaderSize + vars + db_len + 1 + query.size();
   char* p = txn->AppendEvent(kQueryEvent, server_id, timestamp, 0, body);
   StoreLe32(p, thread_id);
   StoreLe32(p + 4, 0);  // exec time
   p[8] = static_cast<char>(db_len);
   StoreLe16(p + 9, 0);   // error code
-  StoreLe16(p + 11, 0);  // status vars length
-  if (db_len > 0) std::memcpy(p + 13, db.data(), db_len);
-  p[13 + db_len] = '\0';
-  if (!query.empty()) std::memcpy(p + 14 + db_len, query.data(), query.size());
+  StoreLe16(p + 11, static_cast<uint16_t>(vars));
+  p += kQueryPostHeaderSize;
+  if (vars > 0) std::memcpy(p, status_vars.data(), vars);
+  p += vars;
+  if (db_len > 0) std::memcpy(p, db.data(), db_len);
+  p[db_len] = '\0';
+  if (!query.empty()) std::memcpy(p + db_len + 1, query.data(), query.size());
+}
+
+std::string DdlXidStatusVar(uint64_t xid, bool mariadb) {
+  std::string out(9, '\0');
+  out[0] = static_cast<char>(mariadb ? 129 : 17);  // Q_XID : Q_DDL_LOGGED_WITH_XID
+  StoreLe64(&out[1], xid);
+  return out;
+}
+
+absl::Status AppendXaPrepare(TransactionBuffer* txn, uint32_t timestamp,
+                             uint32_t server_id, uint32_t format_id,
+                             absl::string_view gtrid, absl::string_view bqual,
+                             bool one_phase) {
+  if (gtrid.size() > 64 || bqual.size() > 64) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "XA gtrid and bqual are at most 64 bytes each (got ", gtrid.size(), " and ",
+        bqual.size(), ")"));
+  }
+  size_t body = 13 + gtrid.size() + bqual.size();
+  char* p = txn->AppendEvent(kXaPrepareEvent, server_id, timestamp, 0, body);
+  p[0] = one_phase ? 1 : 0;
+  StoreLe32(p + 1, format_id);
+  StoreLe32(p + 5, static_cast<uint32_t>(gtrid.size()));
+  StoreLe32(p + 9, static_cast<uint32_t>(bqual.size()));
+  if (!gtrid.empty()) std::memcpy(p + 13, gtrid.data(), gtrid.size());
+  if (!bqual.empty()) std::memcpy(p + 13 + gtrid.size(), bqual.data(), bqual.size());
+  return absl::OkStatus();
 }
 
 void AppendRowsQuery(TransactionBuffer* txn, uint32_t timestamp,

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "binlog/transaction.h"
 
@@ -78,6 +79,27 @@ void AppendQuery(TransactionBuffer* txn, uint32_t timestamp,
 // Decoder: DecodeRowsQuery (binlog/statement_events.h).
 void AppendRowsQuery(TransactionBuffer* txn, uint32_t timestamp,
                      uint32_t server_id, absl::string_view text);
+
+// Appends a Query event with the status-variable block `status_vars`
+// (codes and values as reference 6.6 lays them out; at most 65535 bytes).
+void AppendQueryWithStatusVars(TransactionBuffer* txn, uint32_t timestamp,
+                               uint32_t server_id, uint32_t thread_id,
+                               absl::string_view db, absl::string_view query,
+                               absl::string_view status_vars);
+
+// The status variable that logs a DDL statement with its engine XID, so
+// that two-phase-commit recovery finds it: Q_DDL_LOGGED_WITH_XID (17) in
+// MySQL files, Q_XID (129) in MariaDB files. Decoded by
+// DecodeQueryStatusVars (binlog/statement_events.h).
+std::string DdlXidStatusVar(uint64_t xid, bool mariadb);
+
+// Appends an XA_prepare event (38): XA PREPARE, or with `one_phase` XA
+// COMMIT ... ONE PHASE. InvalidArgument (nothing appended) if gtrid or
+// bqual exceeds 64 bytes. Decoded by DecodeXaPrepare.
+absl::Status AppendXaPrepare(TransactionBuffer* txn, uint32_t timestamp,
+                             uint32_t server_id, uint32_t format_id,
+                             absl::string_view gtrid, absl::string_view bqual,
+                             bool one_phase);
 
 // Appends an Xid event.
 void AppendXid(TransactionBuffer* txn, uint32_t timestamp, uint32_t server_id,

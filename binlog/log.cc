@@ -72,6 +72,7 @@
 #include "binlog/status_macros.h"
 #include "binlog/checksum.h"
 #include "binlog/transaction_boundary.h"
+#include "binlog/xid_collector.h"
 #include "io/preallocator.h"
 #include "sync/group_commit.h"
 #include "sync/mutex.h"
@@ -372,7 +373,14 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   BinlogImpl(std::string dir, std::string basename, const Options& options);
   ~BinlogImpl() override = default;
 
-  absl::Status OpenImpl();
+  // Open = BeginOpen (no writes a crash could need again; scans the last
+  // file, into *scan when not null) + FinishOpen (cut, flag, new file).
+  absl::Status OpenImpl() {
+    BINLOG_RETURN_IF_ERROR(BeginOpen(nullptr));
+    return FinishOpen();
+  }
+  absl::Status BeginOpen(XidRecoveryScan* scan);
+  absl::Status FinishOpen();
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
   absl::Status Sync();
   absl::Status Rotate();
@@ -392,6 +400,14 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   RecoveryReport recovery_;
 
  private:
+  // Between BeginOpen and FinishOpen.
+  std::vector<uint64_t> open_numbers_;
+  uint64_t open_max_number_ = 0;
+  bool open_cut_pending_ = false;  // the last file needs CutLastFile
+  std::string cut_path_;
+  uint64_t cut_size_ = 0;
+  uint64_t cut_valid_end_ = 0;
+
   // sync::GroupCommitHooks: the flush and sync stages.
   absl::Status Flush(sync::CommitGroup* g) override;
   absl::Status Sync(sync::CommitGroup* first, sync::CommitGroup* last) override;
@@ -400,7 +416,14 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status CreateLogDirectory();
   absl::Status RecordSyncPolicy(uint64_t first_new_file,
                                 const std::vector<uint64_t>& indexed);
-  absl::Status RecoverLastFile(uint64_t number);
+  // Scans the last file (read-only): what recovery will cut, and with
+  // `scan`, what two-phase-commit recovery needs. CutLastFile then cuts
+  // and clears the in-use flag.
+  absl::Status ScanLastFile(uint64_t number, XidRecoveryScan* scan);
+  absl::Status ScanCheckpointedFiles(const std::vector<uint64_t>& numbers,
+                                     const std::string& checkpoint,
+                                     XidRecoveryScan* scan);
+  absl::Status CutLastFile();
   absl::Status CheckBeyondTornTail(const std::string& path, uint64_t bad_at,
                                    uint64_t window, bool checksums);
   absl::Status WriteGroup(uint64_t offset);
@@ -552,7 +575,7 @@ absl::Status BinlogImpl::CreateLogDirectory() {
   return parent->Sync();
 }
 
-absl::Status BinlogImpl::OpenImpl() {
+absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
   BINLOG_RETURN_IF_ERROR(CreateLogDirectory());
   BINLOG_ASSIGN_OR_RETURN(
       lock_, fs_->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock"))));
@@ -626,7 +649,21 @@ absl::Status BinlogImpl::OpenImpl() {
       max_number = std::max(max_number, n);
     }
   }
-  if (!numbers.empty()) BINLOG_RETURN_IF_ERROR(RecoverLastFile(numbers.back()));
+  open_numbers_ = std::move(numbers);
+  if (!open_numbers_.empty()) {
+    BINLOG_RETURN_IF_ERROR(ScanLastFile(open_numbers_.back(), scan));
+  }
+  open_max_number_ = max_number;
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::FinishOpen() {
+  if (open_cut_pending_) {
+    BINLOG_RETURN_IF_ERROR(CutLastFile());
+    open_cut_pending_ = false;
+  }
+  const std::vector<uint64_t> numbers = std::move(open_numbers_);
+  const uint64_t max_number = open_max_number_;
   live_->SetFiles(numbers);
   BINLOG_RETURN_IF_ERROR(RecoverGtidState(numbers));
   if (max_number + 1 > kMaxFileNumber) {
@@ -995,7 +1032,7 @@ absl::Status BinlogImpl::CheckBeyondTornTail(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
+absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
   std::string name = BinlogFileName(basename_, number);
   std::string path = io::JoinPath(dir_, name);
   ReaderOptions ro;
@@ -1015,6 +1052,10 @@ absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
   }
   const FormatDescription fde = reader->format_description();
   if (!fde.in_use) return absl::OkStatus();  // closed cleanly
+  if (scan != nullptr) {
+    scan->in_use = true;
+    scan->last_file = name;
+  }
   if (!fde.has_checksums()) {
     // Without checksums a torn Transaction_payload can look complete; only
     // decompressing it (sizes and frame checked) tells. Rescan decoded.
@@ -1026,6 +1067,12 @@ absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
   // Scan: the valid end advances only past events that leave no
   // transaction open (the Format_description and header events count).
   TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
+  // Two-phase-commit recovery: what the file's complete transactions
+  // carry (kept apart until the scan ends, then merged after any
+  // checkpointed earlier files).
+  XidRecoveryScan last;
+  internal::XidCollector collector(&last, fde.PostHeaderLen(kQueryEvent));
+  std::string checkpoint;  // the last Binlog_checkpoint's file name
   uint64_t valid_end = ev.end_offset;
   uint64_t pending = 0;
   std::string reason = "end of file";
@@ -1043,10 +1090,33 @@ absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
       unexpected_at = ev.offset;
       break;
     }
+    if (scan != nullptr) {
+      if (r == TransactionBoundaryParser::Result::kStarted) collector.Drop();
+      if (r == TransactionBoundaryParser::Result::kOutside) {
+        if (ev.header.type == kMariaBinlogCheckpointEvent) {
+          absl::StatusOr<absl::string_view> cp = DecodeBinlogCheckpoint(ev.body());
+          if (!cp.ok()) {
+            return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
+                                                    ": ", cp.status().message()));
+          }
+          checkpoint = std::string(*cp);
+        }
+      } else {
+        absl::Status as = collector.Add(ev.header, ev.body());
+        if (!as.ok()) {
+          return absl::DataLossError(absl::StrCat(
+              path, ": offset ", ev.offset, ": two-phase-commit recovery cannot "
+              "read this event of a transaction: ", as.message()));
+        }
+      }
+    }
     if (r == TransactionBoundaryParser::Result::kOutside ||
         r == TransactionBoundaryParser::Result::kEnded) {
       valid_end = ev.end_offset;
       pending = 0;
+      if (scan != nullptr && r == TransactionBoundaryParser::Result::kEnded) {
+        collector.Commit();
+      }
     } else {
       ++pending;
     }
@@ -1100,6 +1170,43 @@ absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
   recovery_.partial_event_cut = partial && recovery_.bytes_cut > 0;
   recovery_.reason = recovery_.bytes_cut > 0 ? reason : "clean end";
 
+  if (scan != nullptr) {
+    scan->valid_end = valid_end;
+    scan->bytes_to_cut = recovery_.bytes_cut;
+    scan->reason = recovery_.reason;
+    if (!checkpoint.empty() && checkpoint != name) {
+      // A MariaDB-flavor file whose checkpoint names an earlier file:
+      // transactions there may lack their engine commit too.
+      BINLOG_RETURN_IF_ERROR(ScanCheckpointedFiles(open_numbers_, checkpoint, scan));
+    }
+    scan->files.push_back(name);
+    for (uint64_t x : last.xids) scan->xids.insert(x);
+    for (XaRecord& r : last.xa) {
+      bool found = false;
+      for (XaRecord& o : scan->xa) {
+        if (o.xid == r.xid) {
+          o.state = r.state;
+          found = true;
+          break;
+        }
+      }
+      if (!found) scan->xa.push_back(std::move(r));
+    }
+    scan->gtids.Union(last.gtids);
+    scan->mariadb_gtids.insert(scan->mariadb_gtids.end(), last.mariadb_gtids.begin(),
+                               last.mariadb_gtids.end());
+  }
+  open_cut_pending_ = true;
+  cut_path_ = path;
+  cut_size_ = size;
+  cut_valid_end_ = valid_end;
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::CutLastFile() {
+  const std::string& path = cut_path_;
+  const uint64_t size = cut_size_;
+  const uint64_t valid_end = cut_valid_end_;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
                           fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
   // Two steps, each durable before the next: first the cut, then the
@@ -1129,6 +1236,64 @@ absl::Status BinlogImpl::RecoverLastFile(uint64_t number) {
   absl::Status cs = f->Close();
   if (!ws.ok()) return ws;
   return cs;
+}
+
+absl::Status BinlogImpl::ScanCheckpointedFiles(
+    const std::vector<uint64_t>& numbers, const std::string& checkpoint,
+    XidRecoveryScan* scan) {
+  uint64_t from = 0;
+  if (!ParseBinlogFileName(basename_, checkpoint, &from) ||
+      !std::binary_search(numbers.begin(), numbers.end(), from)) {
+    return absl::NotFoundError(absl::StrCat(
+        "the Binlog_checkpoint event of ", BinlogFileName(basename_, numbers.back()),
+        " names ", checkpoint, ", which is not a file of the log: recovery cannot "
+        "know which transactions of it reached the engine"));
+  }
+  for (uint64_t n : numbers) {
+    if (n < from || n == numbers.back()) continue;
+    std::string name = BinlogFileName(basename_, n);
+    std::string path = io::JoinPath(dir_, name);
+    ReaderOptions ro;
+    ro.checksum_mode = ChecksumMode::kVerify;
+    ro.payloads = PayloadMode::kRaw;
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                            Reader::OpenFiles({path}, ro, fs_));
+    Event ev;
+    absl::Status s = reader->Next(&ev);
+    if (!s.ok()) {
+      return absl::DataLossError(absl::StrCat(path, ": Format_description unreadable: ",
+                                              s.message()));
+    }
+    const uint8_t qlen = reader->format_description().PostHeaderLen(kQueryEvent);
+    TransactionBoundaryParser parser(qlen);
+    internal::XidCollector collector(scan, qlen);
+    for (;;) {
+      s = reader->Next(&ev);
+      if (!s.ok()) break;
+      auto r = parser.Feed(ev.header, ev.body());
+      if (r == TransactionBoundaryParser::Result::kUnexpected) {
+        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
+                                                ": event does not fit a transaction"));
+      }
+      if (r == TransactionBoundaryParser::Result::kOutside) continue;
+      if (r == TransactionBoundaryParser::Result::kStarted) collector.Drop();
+      absl::Status as = collector.Add(ev.header, ev.body());
+      if (!as.ok()) {
+        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
+                                                as.message()));
+      }
+      if (r == TransactionBoundaryParser::Result::kEnded) collector.Commit();
+    }
+    if (!absl::IsOutOfRange(s)) return s;
+    if (!reader->torn_tails().empty()) {
+      const TornTail& t = reader->torn_tails().front();
+      if (!t.zeros) {
+        return absl::DataLossError(absl::StrCat(path, ": offset ", t.offset, ": ", t.reason));
+      }
+    }
+    scan->files.push_back(name);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
@@ -1282,6 +1447,17 @@ absl::Status BinlogImpl::RotateNow() {
   uint64_t next = active_number_ + 1;
   if (next > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
+  }
+  // Every earlier ordered-commit callback has returned (the pipeline is
+  // drained): the engine makes those commits durable before the file is
+  // left for good, so recovery never needs to scan it.
+  if (options_.flush_engine_logs) {
+    absl::Status fs = options_.flush_engine_logs();
+    if (!fs.ok()) {
+      return absl::Status(fs.code(), absl::StrCat("flush_engine_logs before rotating ",
+                                                  BinlogFileName(basename_, active_number_),
+                                                  ": ", fs.message()));
+    }
   }
   rotations_.fetch_add(1, std::memory_order_relaxed);
   BINLOG_RETURN_IF_ERROR(CloseActiveFile(/*rotate=*/true, next));
@@ -1651,7 +1827,17 @@ absl::Status BinlogImpl::CloseInPipeline() {
     s = PoisonedStatus(s);  // write nothing after a failure
   } else if (active_ != nullptr) {
     uint64_t number = active_number_;
-    s = CloseActiveFile(/*rotate=*/false, 0);
+    if (options_.flush_engine_logs) {
+      // As at rotation: the engine's commits are durable before the file
+      // claims a clean close (after which recovery scans nothing).
+      s = options_.flush_engine_logs();
+      if (!s.ok()) {
+        s = absl::Status(s.code(), absl::StrCat("flush_engine_logs before closing ",
+                                                BinlogFileName(basename_, number), ": ",
+                                                s.message()));
+      }
+    }
+    if (s.ok()) s = CloseActiveFile(/*rotate=*/false, 0);
     // The Stop event is durable: publish it, so waiting readers read to it
     // and then learn that the log ended.
     if (s.ok()) live_->Publish(number, end_);
@@ -1716,6 +1902,32 @@ Binlog::Binlog(std::unique_ptr<internal::BinlogImpl> impl)
 Binlog::~Binlog() {
   // Best effort: the caller did not call Close(); its error has nowhere to go.
   if (!impl_->closed()) impl_->Close().IgnoreError();
+}
+
+absl::StatusOr<std::unique_ptr<PendingRecovery>> Binlog::BeginRecovery(
+    const std::string& dir, const std::string& basename,
+    const Options& options) {
+  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
+  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, options);
+  XidRecoveryScan scan;
+  BINLOG_RETURN_IF_ERROR(impl->BeginOpen(&scan));
+  return std::unique_ptr<PendingRecovery>(
+      new PendingRecovery(std::move(impl), std::move(scan)));
+}
+
+PendingRecovery::PendingRecovery(std::unique_ptr<internal::BinlogImpl> impl,
+                                 XidRecoveryScan scan)
+    : impl_(std::move(impl)), scan_(std::move(scan)) {}
+
+PendingRecovery::~PendingRecovery() = default;
+
+absl::StatusOr<std::unique_ptr<Binlog>> PendingRecovery::Finish() {
+  if (impl_ == nullptr) {
+    return absl::FailedPreconditionError("PendingRecovery::Finish was already called");
+  }
+  std::unique_ptr<internal::BinlogImpl> impl = std::move(impl_);
+  BINLOG_RETURN_IF_ERROR(impl->FinishOpen());
+  return std::unique_ptr<Binlog>(new Binlog(std::move(impl)));
 }
 
 absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(

@@ -50,12 +50,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "binlog/event_builder.h"
-#ifdef ENGINE_SERVER_INTERIM_SCAN
-#include "binlog/format.h"
-#include "binlog/index_file.h"
-#include "binlog/reader.h"
-#include "binlog/statement_events.h"
-#endif
 #include "binlog/transaction.h"
 #include "rocksdb/options.h"
 #include "rocksdb/utilities/transaction.h"
@@ -163,38 +157,9 @@ absl::Status EngineServer::OpenAndRecover() {
   lo.flush_engine_logs = [this] {
     return FromRocks(db_->FlushWAL(/*sync=*/true), "WAL sync before rotation");
   };
-#ifdef ENGINE_SERVER_INTERIM_SCAN
-  // TEMPORARY, until Binlog::BeginRecovery is implemented: the XIDs of the
-  // complete transactions of the last file, read with the library's reader.
-  XidRecoveryScan scan;
-  {
-    auto numbers = ReadIndex(io::FileSystem::Default(), options_.dir + "/binlog",
-                             kBasename);
-    if (numbers.ok() && !numbers->empty()) {
-      const std::string path = absl::StrCat(
-          options_.dir, "/binlog/", BinlogFileName(kBasename, numbers->back()));
-      auto reader = Reader::OpenFiles({path}, ReaderOptions());
-      if (!reader.ok()) return reader.status();
-      Event ev;
-      absl::Status rs;
-      while ((rs = (*reader)->Next(&ev)).ok()) {
-        if (ev.header.type == kFormatDescriptionEvent) {
-          scan.in_use = (*reader)->format_description().in_use;
-        }
-        if (ev.header.type == kXidEvent) {
-          auto x = DecodeXid(ev.body());
-          if (!x.ok()) return x.status();
-          scan.xids.insert(*x);
-        }
-      }
-      scan.files.push_back(BinlogFileName(kBasename, numbers->back()));
-    }
-  }
-#else
   auto pending = Binlog::BeginRecovery(options_.dir + "/binlog", kBasename, lo);
   if (!pending.ok()) return pending.status();
   const XidRecoveryScan& scan = (*pending)->scan();
-#endif
   recovery_.log_needed_recovery = scan.in_use;
   recovery_.scanned_files = absl::StrJoin(scan.files, ",");
   recovery_.binlog_xids = scan.xids.size();
@@ -235,11 +200,7 @@ absl::Status EngineServer::OpenAndRecover() {
   Pause("recovery:engine_durable");
 
   // 5. The log, second step: cut its tail, start a new file.
-#ifdef ENGINE_SERVER_INTERIM_SCAN
-  auto log = Binlog::Open(options_.dir + "/binlog", kBasename, lo);
-#else
   auto log = (*pending)->Finish();
-#endif
   if (!log.ok()) return log.status();
   log_ = std::move(*log);
   Pause("recovery:finished");
