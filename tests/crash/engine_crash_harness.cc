@@ -312,7 +312,7 @@ ChildRun RunChild(const std::string& self, const std::vector<std::string>& args,
   }
   if (run.paused != nullptr) {
     run.where = run.paused->a == kFsPoint
-                    ? absl::StrCat("binlog fs call ", run.paused->b)
+                    ? absl::StrCat("binlog fs call #", run.paused->b)
                     : absl::StrCat(kPoints[run.paused->a], " #", run.paused->b);
   } else if (Find(run.records, kOpened) == nullptr) {
     run.where = "in open (random)";
