@@ -566,6 +566,16 @@ void RestartAndCheck(const IterationConfig& cfg, std::vector<Acked>* acked,
     return;
   }
   const examples::EngineRecoveryReport rep = (*server)->recovery();
+  {
+    const RecoveryReport& lr = (*server)->log()->recovery();
+    if (lr.bytes_cut != rep.bytes_cut ||
+        lr.recovered != rep.log_needed_recovery) {
+      v->push_back(absl::StrCat(
+          "the scan said cut ", rep.bytes_cut, " bytes (in use: ",
+          rep.log_needed_recovery, "), Finish reports ", lr.bytes_cut,
+          " (recovered: ", lr.recovered, ", ", lr.reason, ")"));
+    }
+  }
   totals->prepared_committed += rep.committed;
   totals->prepared_rolled_back += rep.rolled_back;
   std::vector<rocksdb::Transaction*> prepared;
