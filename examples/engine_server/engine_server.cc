@@ -301,7 +301,9 @@ absl::StatusOr<TransactionResult> EngineServer::RunTransaction(int client) {
   auto pos = log_->Commit(&buf);
   if (!pos.ok()) {
     // Whether the group reached the disk is unknown (the log is poisoned):
-    // leave the transaction prepared for recovery to decide.
+    // leave the transaction prepared for recovery to decide, and take no
+    // more transactions.
+    failed_.store(true);
     return pos.status();
   }
   if (!pending.engine_status.ok()) return pending.engine_status;

@@ -50,7 +50,8 @@
 // RocksDB message. After an engine commit fails in the ordered-commit
 // callback the server refuses further transactions (FailedPrecondition):
 // the transaction is in the log and still prepared in the engine, so the
-// next Open commits it.
+// next Open commits it. The same after a failed Binlog::Commit (the log is
+// poisoned; the transaction stays prepared for the next Open to decide).
 // Lifetime: EngineServerOptions::binlog_file_system must outlive the server.
 
 #ifndef BINLOG_EXAMPLES_ENGINE_SERVER_ENGINE_SERVER_H_
@@ -206,7 +207,8 @@ class EngineServer {
   std::unique_ptr<Binlog> log_;
   EngineRecoveryReport recovery_;
   std::atomic<uint64_t> next_xid_{1};
-  // Set when an engine commit failed in the ordered-commit callback.
+  // Set when an engine commit failed in the ordered-commit callback, or a
+  // Binlog::Commit failed (the log is poisoned).
   std::atomic<bool> failed_{false};
   bool closed_ = false;
 };
