@@ -216,6 +216,37 @@ absl::Status WriteSyncRecords(io::FileSystem* fs, io::Directory* dir_handle,
   return ReplaceFile(fs, dir_handle, absl::StrCat(path, ".tmp"), path, content);
 }
 
+std::string ResetIntentFileName(absl::string_view basename) {
+  return absl::StrCat(basename, ".reset");
+}
+
+absl::Status WriteResetIntent(io::FileSystem* fs, io::Directory* dir_handle,
+                              const std::string& dir, const std::string& basename,
+                              uint64_t first_file) {
+  std::string path = io::JoinPath(dir, ResetIntentFileName(basename));
+  return ReplaceFile(fs, dir_handle, absl::StrCat(path, ".tmp"), path,
+                     absl::StrCat("binlog-reset 1\nfirst ", first_file, "\n"));
+}
+
+absl::StatusOr<uint64_t> ReadResetIntent(io::FileSystem* fs, const std::string& dir,
+                                         const std::string& basename) {
+  std::string path = io::JoinPath(dir, ResetIntentFileName(basename));
+  absl::StatusOr<bool> exists = fs->Exists(path);
+  if (!exists.ok()) return exists.status();
+  if (!*exists) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
+  absl::StatusOr<std::string> content = ReadSmallFile(fs, path, 4096);
+  if (!content.ok()) return content.status();
+  std::vector<absl::string_view> lines =
+      absl::StrSplit(*content, '\n', absl::SkipEmpty());
+  uint64_t first = 0;
+  if (lines.size() != 2 || lines[0] != "binlog-reset 1" ||
+      !absl::ConsumePrefix(&lines[1], "first ") ||
+      !absl::SimpleAtoi(lines[1], &first) || first < 1 || first > kMaxFileNumber) {
+    return absl::DataLossError(absl::StrCat(path, ": not a reset intent record"));
+  }
+  return first;
+}
+
 const FileSyncRecord* SyncRecordFor(const std::vector<FileSyncRecord>& records,
                                     uint64_t number) {
   const FileSyncRecord* found = nullptr;

@@ -91,6 +91,21 @@ absl::Status WriteSyncRecords(io::FileSystem* fs, io::Directory* dir_handle,
                               const std::string& dir,
                               const std::string& basename,
                               const std::vector<FileSyncRecord>& records);
+// `<basename>.reset`: the intent record of Binlog::Reset (RESET MASTER),
+// made durable before the first file is deleted and removed after the new
+// first file is indexed; Open finishes a reset it finds. Text:
+//   binlog-reset 1
+//   first <number>
+std::string ResetIntentFileName(absl::string_view basename);
+// Crash-safe replace, as WriteSyncRecords.
+absl::Status WriteResetIntent(io::FileSystem* fs, io::Directory* dir_handle,
+                              const std::string& dir, const std::string& basename,
+                              uint64_t first_file);
+// The first file number of an interrupted reset; NotFound if there is no
+// intent record, DataLoss naming the file for a malformed one.
+absl::StatusOr<uint64_t> ReadResetIntent(io::FileSystem* fs, const std::string& dir,
+                                         const std::string& basename);
+
 // The record that covers file `number`, or nullptr.
 const FileSyncRecord* SyncRecordFor(const std::vector<FileSyncRecord>& records,
                                     uint64_t number);

@@ -58,6 +58,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -122,17 +123,22 @@ class LiveLog final : public LogSource {
     return files_;
   }
 
-  // Removes up to `count` of the oldest files below `target` that no reader
-  // pins and that are not the newest file; returns them.
-  std::vector<uint64_t> TakePurgeable(uint64_t target) {
+  // Removes the oldest files below `target` that no reader pins and that
+  // are not the newest file, up to the first that must stay; returns them.
+  // *pinned is the file a reader pinned that stopped it (0 if none).
+  std::vector<uint64_t> TakePurgeable(uint64_t target, uint64_t* pinned = nullptr) {
     sync::MutexLock l(&files_mu_);
     std::vector<uint64_t> out;
+    if (pinned != nullptr) *pinned = 0;
     size_t i = 0;
     for (; i + 1 < files_.size(); ++i) {
       uint64_t n = files_[i];
       if (n >= target) break;
       auto it = pins_.find(n);
-      if (it != pins_.end() && it->second > 0) break;
+      if (it != pins_.end() && it->second > 0) {
+        if (pinned != nullptr) *pinned = n;
+        break;
+      }
       out.push_back(n);
     }
     files_.erase(files_.begin(), files_.begin() + static_cast<long>(i));
@@ -201,6 +207,18 @@ class LiveLog final : public LogSource {
     auto it = pins_.find(n);
     if (it != pins_.end() && --it->second == 0) pins_.erase(it);
   }
+  void ReaderOpened() override { readers_.fetch_add(1, std::memory_order_acq_rel); }
+  void ReaderClosed() override { readers_.fetch_sub(1, std::memory_order_acq_rel); }
+  int readers() const { return readers_.load(std::memory_order_acquire); }
+
+  // Reset: the log starts over at file `first`, published at `offset`
+  // later by the new file. REQUIRES: no reader (Binlog::Reset checks).
+  void ResetFiles() {
+    sync::MutexLock l(&files_mu_);
+    files_.clear();
+    pins_.clear();
+    published_.store(0, std::memory_order_seq_cst);
+  }
 
  private:
   const std::string dir_;
@@ -218,6 +236,7 @@ class LiveLog final : public LogSource {
   sync::Mutex files_mu_;
   std::vector<uint64_t> files_ ABSL_GUARDED_BY(files_mu_);
   std::map<uint64_t, int> pins_ ABSL_GUARDED_BY(files_mu_);
+  std::atomic<int> readers_{0};
 };
 
 }  // namespace internal
@@ -371,7 +390,7 @@ namespace internal {
 class BinlogImpl final : public sync::GroupCommitHooks {
  public:
   BinlogImpl(std::string dir, std::string basename, const Options& options);
-  ~BinlogImpl() override = default;
+  ~BinlogImpl() override { StopExpiry(); }
 
   // Open = BeginOpen (no writes a crash could need again; scans the last
   // file, into *scan when not null) + FinishOpen (cut, flag, new file).
@@ -385,6 +404,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status Sync();
   absl::Status Rotate();
   absl::StatusOr<int> PurgeTo(uint64_t file_number);
+  absl::StatusOr<PurgeResult> PurgeBefore(absl::Time cutoff);
+  absl::Status Reset(uint64_t first_file_number);
   absl::Status Close();
   std::vector<LogFileInfo> ListFiles() const;
   CommitPosition VisibleEnd() const;
@@ -400,7 +421,20 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   RecoveryReport recovery_;
 
  private:
+  // Automatic expiry.
+  sync::Mutex expiry_mu_;
+  sync::CondVar expiry_cv_;
+  bool expiry_stop_ ABSL_GUARDED_BY(expiry_mu_) = false;
+  bool expiry_kicked_ ABSL_GUARDED_BY(expiry_mu_) = false;
+  std::thread expiry_thread_;
+  std::atomic<uint64_t> files_expired_{0};
+  mutable sync::Mutex expiry_error_mu_;
+  std::string last_expiry_error_ ABSL_GUARDED_BY(expiry_error_mu_);
+  sync::Mutex last_event_mu_;
+  std::map<uint64_t, uint32_t> last_event_time_ ABSL_GUARDED_BY(last_event_mu_);
+
   // Between BeginOpen and FinishOpen.
+  uint64_t reset_first_ = 0;  // an interrupted Reset's first file number
   std::vector<uint64_t> open_numbers_;
   uint64_t open_max_number_ = 0;
   bool open_cut_pending_ = false;  // the last file needs CutLastFile
@@ -424,6 +458,19 @@ class BinlogImpl final : public sync::GroupCommitHooks {
                                      const std::string& checkpoint,
                                      XidRecoveryScan* scan);
   absl::Status CutLastFile();
+  // Finishes a Reset a crash interrupted (its intent record exists).
+  absl::Status FinishInterruptedReset(uint64_t first, std::vector<uint64_t>* on_disk);
+  absl::Status ResetNow(uint64_t first);
+  // Deletes the files below `file_number` that may go (see PurgeTo).
+  absl::StatusOr<PurgeResult> PurgeUpTo(uint64_t file_number);
+  // The timestamp of the last event of closed file `number` (cached: a
+  // closed file does not change).
+  absl::StatusOr<uint32_t> LastEventTime(uint64_t number);
+  // Automatic expiry (Options::expire_after).
+  void StartExpiry();
+  void StopExpiry();
+  void KickExpiry();
+  void ExpiryLoop();
   absl::Status CheckBeyondTornTail(const std::string& path, uint64_t bad_at,
                                    uint64_t window, bool checksums);
   absl::Status WriteGroup(uint64_t offset);
@@ -589,6 +636,17 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
   }
   std::sort(on_disk.begin(), on_disk.end());
 
+  // A Reset that a crash interrupted: finish it (delete every file, empty
+  // index); the new first file is numbered as the reset asked.
+  {
+    absl::StatusOr<uint64_t> first = ReadResetIntent(fs_, dir_, basename_);
+    if (first.ok()) {
+      BINLOG_RETURN_IF_ERROR(FinishInterruptedReset(*first, &on_disk));
+    } else if (!absl::IsNotFound(first.status())) {
+      return first.status();
+    }
+  }
+
   // This library replaces the index with an atomic rename, so a
   // `.index_crash_safe` without `.index` is the first index of a log whose
   // first Open died before the index was durable: no transaction was ever
@@ -635,11 +693,21 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
     }
   }
   uint64_t max_number = numbers.empty() ? 0 : numbers.back();
+  if (reset_first_ != 0) max_number = reset_first_ - 1;
   for (uint64_t n : on_disk) {
     if (n == max_number + 1 && !std::binary_search(numbers.begin(), numbers.end(), n)) {
       bool removed = false;
       BINLOG_RETURN_IF_ERROR(RemoveInterruptedRotation(n, &removed));
       if (removed) continue;
+    }
+    if (!numbers.empty() && n < numbers.front()) {
+      // Below the first indexed file: a purge rewrites the index before it
+      // removes the files, so this is a file of a purge a crash
+      // interrupted (or whose removal the crash undid). Finish it.
+      BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n))));
+      BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
+      recovery_.removed_files.push_back(BinlogFileName(basename_, n));
+      continue;
     }
     if (!std::binary_search(numbers.begin(), numbers.end(), n)) {
       // Left alone: a file of an interrupted rotation (it holds no
@@ -685,7 +753,15 @@ absl::Status BinlogImpl::FinishOpen() {
     BINLOG_ASSIGN_OR_RETURN(preallocator_, io::Preallocator::Start(po));
   }
   // No pipeline activity yet: this thread owns the flush-stage state.
-  return StartNewFile(max_number + 1, /*at_startup=*/true);
+  BINLOG_RETURN_IF_ERROR(StartNewFile(max_number + 1, /*at_startup=*/true));
+  if (reset_first_ != 0) {
+    // The interrupted Reset is done: its first file is indexed.
+    BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, ResetIntentFileName(basename_))));
+    BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
+    reset_first_ = 0;
+  }
+  StartExpiry();
+  return absl::OkStatus();
 }
 
 absl::Status BinlogImpl::RecoverGtidState(const std::vector<uint64_t>& numbers) {
@@ -1462,6 +1538,7 @@ absl::Status BinlogImpl::RotateNow() {
   rotations_.fetch_add(1, std::memory_order_relaxed);
   BINLOG_RETURN_IF_ERROR(CloseActiveFile(/*rotate=*/true, next));
   BINLOG_RETURN_IF_ERROR(StartNewFile(next, /*at_startup=*/false));
+  KickExpiry();  // a file was closed: it may be old enough already
   return absl::OkStatus();
 }
 
@@ -1777,9 +1854,24 @@ absl::Status BinlogImpl::Rotate() {
 }
 
 absl::StatusOr<int> BinlogImpl::PurgeTo(uint64_t file_number) {
+  BINLOG_ASSIGN_OR_RETURN(PurgeResult r, PurgeUpTo(file_number));
+  return static_cast<int>(r.purged.size());
+}
+
+absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number) {
+  PurgeResult result;
   sync::MutexLock il(&index_mu_);
-  std::vector<uint64_t> victims = live_->TakePurgeable(file_number);
-  if (victims.empty()) return 0;
+  uint64_t pinned = 0;
+  std::vector<uint64_t> victims = live_->TakePurgeable(file_number, &pinned);
+  if (pinned != 0) {
+    result.kept.push_back({BinlogFileName(basename_, pinned), "open by a reader"});
+  } else {
+    std::vector<uint64_t> files = live_->Files();
+    if (!files.empty() && file_number > files.back()) {
+      result.kept.push_back({BinlogFileName(basename_, files.back()), "the active file"});
+    }
+  }
+  if (victims.empty()) return result;
   // gtid_purged after the purge: what the new first file's Previous_gtids
   // says came before it. Read before the index changes, published with it.
   std::vector<uint64_t> left = live_->Files();
@@ -1802,20 +1894,217 @@ absl::StatusOr<int> BinlogImpl::PurgeTo(uint64_t file_number) {
     sync::MutexLock l(&gtid_mu_);
     purged_ = std::move(*purged);
   }
-  int removed = 0;
   absl::Status first_error;
   for (uint64_t n : victims) {
     absl::Status r = fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n)));
     if (r.ok()) {
-      ++removed;
+      result.purged.push_back(BinlogFileName(basename_, n));
     } else if (first_error.ok()) {
       first_error = r;
     }
   }
+  {
+    sync::MutexLock l(&last_event_mu_);
+    for (uint64_t n : victims) last_event_time_.erase(n);
+  }
   absl::Status ds = dir_handle_->Sync();
   if (!first_error.ok()) return first_error;
   if (!ds.ok()) return ds;
-  return removed;
+  return result;
+}
+
+absl::StatusOr<uint32_t> BinlogImpl::LastEventTime(uint64_t number) {
+  {
+    sync::MutexLock l(&last_event_mu_);
+    auto it = last_event_time_.find(number);
+    if (it != last_event_time_.end()) return it->second;
+  }
+  std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
+  uint32_t ts = 0;
+  bool found = false;
+  // A closed file of this log ends with its Rotate or Stop event: look for
+  // it in the last few KiB (its header says it ends exactly at the file's
+  // end, and a Rotate names a file of the log).
+  const uint64_t tail = std::min<uint64_t>(size, 4096);
+  if (tail >= kMagicSize + kHeaderSize) {
+    std::string buf(tail, '\0');
+    size_t got = 0;
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs_->OpenReadable(path));
+    BINLOG_RETURN_IF_ERROR(f->Read(size - tail, tail, buf.data(), &got));
+    buf.resize(got);
+    for (size_t p = buf.size() >= kHeaderSize ? buf.size() - kHeaderSize : 0;; --p) {
+      const char* h = buf.data() + p;
+      const uint8_t type = static_cast<uint8_t>(h[4]);
+      const uint64_t at = size - tail + p;
+      if ((type == kRotateEvent || type == kStopEvent) && at >= kMagicSize &&
+          LoadLe32(h + 9) == size - at && LoadLe32(h + 13) == size) {
+        bool ok = type == kStopEvent ? (size - at == kHeaderSize ||
+                                        size - at == kHeaderSize + kChecksumSize)
+                                     : size - at > kHeaderSize + kRotatePostHeaderSize;
+        if (ok && type == kRotateEvent) {
+          absl::string_view body(h + kHeaderSize + kRotatePostHeaderSize,
+                                 size - at - kHeaderSize - kRotatePostHeaderSize);
+          uint64_t next = 0;
+          ok = ParseBinlogFileName(basename_, body, &next) ||
+               (body.size() > kChecksumSize &&
+                ParseBinlogFileName(basename_, body.substr(0, body.size() - kChecksumSize),
+                                    &next));
+        }
+        if (ok) {
+          ts = LoadLe32(h);
+          found = true;
+          break;
+        }
+      }
+      if (p == 0) break;
+    }
+  }
+  if (!found) {
+    // A file that ends otherwise (the last file of a crash, recovered; a
+    // file another server wrote): read it through.
+    ReaderOptions ro;
+    ro.checksum_mode = ChecksumMode::kSkip;
+    ro.payloads = PayloadMode::kRaw;
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, Reader::OpenFiles({path}, ro, fs_));
+    Event ev;
+    absl::Status rs;
+    while ((rs = reader->Next(&ev)).ok()) ts = ev.header.timestamp;
+    if (!absl::IsOutOfRange(rs)) return rs;
+  }
+  sync::MutexLock l(&last_event_mu_);
+  last_event_time_[number] = ts;
+  return ts;
+}
+
+absl::StatusOr<PurgeResult> BinlogImpl::PurgeBefore(absl::Time cutoff) {
+  std::vector<uint64_t> files = live_->Files();
+  if (files.empty()) return PurgeResult();
+  uint64_t target = files.back();
+  PurgeResult::Kept newer;
+  for (size_t i = 0; i + 1 < files.size(); ++i) {
+    BINLOG_ASSIGN_OR_RETURN(uint32_t ts, LastEventTime(files[i]));
+    if (absl::FromUnixSeconds(ts) >= cutoff) {
+      target = files[i];
+      newer.file = BinlogFileName(basename_, files[i]);
+      newer.reason = absl::StrCat("its last event (", absl::FormatTime(absl::FromUnixSeconds(ts)),
+                                  ") is not before ", absl::FormatTime(cutoff));
+      break;
+    }
+  }
+  BINLOG_ASSIGN_OR_RETURN(PurgeResult r, PurgeUpTo(target));
+  if (!newer.file.empty()) {
+    if (r.kept.empty() || r.kept.back().file != newer.file) r.kept.push_back(newer);
+  } else if (r.kept.empty()) {
+    r.kept.push_back({BinlogFileName(basename_, target), "the active file"});
+  }
+  return r;
+}
+
+void BinlogImpl::StartExpiry() {
+  if (options_.expire_after <= absl::ZeroDuration()) return;
+  expiry_thread_ = std::thread([this] { ExpiryLoop(); });
+}
+
+void BinlogImpl::StopExpiry() {
+  if (!expiry_thread_.joinable()) return;
+  {
+    sync::MutexLock l(&expiry_mu_);
+    expiry_stop_ = true;
+    expiry_cv_.SignalAll();
+  }
+  expiry_thread_.join();
+}
+
+void BinlogImpl::KickExpiry() {
+  if (options_.expire_after <= absl::ZeroDuration()) return;
+  sync::MutexLock l(&expiry_mu_);
+  expiry_kicked_ = true;
+  expiry_cv_.SignalAll();
+}
+
+void BinlogImpl::ExpiryLoop() {
+  const absl::Duration interval = std::min(
+      absl::Hours(1), std::max(absl::Seconds(1), options_.expire_after / 8));
+  for (;;) {
+    // Now() is the clock of the events the log writes (Options::now_seconds).
+    absl::Time cutoff = absl::FromUnixSeconds(Now()) - options_.expire_after;
+    absl::StatusOr<PurgeResult> r = PurgeBefore(cutoff);
+    if (r.ok()) {
+      files_expired_.fetch_add(r->purged.size(), std::memory_order_relaxed);
+    } else {
+      sync::MutexLock l(&expiry_error_mu_);
+      last_expiry_error_ = r.status().ToString();
+    }
+    sync::MutexLock l(&expiry_mu_);
+    const absl::Time deadline = absl::Now() + interval;
+    while (!expiry_stop_ && !expiry_kicked_) {
+      if (expiry_cv_.WaitWithDeadline(&expiry_mu_, deadline)) break;
+    }
+    if (expiry_stop_) return;
+    expiry_kicked_ = false;
+  }
+}
+
+absl::Status BinlogImpl::Reset(uint64_t first) {
+  if (first < 1 || first > kMaxFileNumber) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Reset: the first file number must be 1..", kMaxFileNumber, ", not ", first));
+  }
+  if (closed_.load()) return absl::FailedPreconditionError("the log is closed");
+  return pipeline_->RunExclusive([this, first]() -> absl::Status {
+    if (int n = live_->readers(); n > 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Reset: ", n, " reader(s) of the log are open; close them first"));
+    }
+    absl::Status s = ResetNow(first);
+    if (!s.ok()) pipeline_->Poison(s);
+    return s;
+  });
+}
+
+absl::Status BinlogImpl::ResetNow(uint64_t first) {
+  {
+    sync::MutexLock il(&index_mu_);
+    // Durable intent first: from here on, Open finishes the reset.
+    BINLOG_RETURN_IF_ERROR(WriteResetIntent(fs_, dir_handle_.get(), dir_, basename_, first));
+    if (active_ != nullptr) {
+      absl::Status cs = active_->Close();
+      active_.reset();
+      BINLOG_RETURN_IF_ERROR(cs);
+    }
+    for (uint64_t n : live_->Files()) {
+      absl::Status r = fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n)));
+      if (!r.ok() && !absl::IsNotFound(r)) return r;
+    }
+    live_->ResetFiles();
+    BINLOG_RETURN_IF_ERROR(WriteIndexLocked());
+  }
+  {
+    sync::MutexLock l(&last_event_mu_);
+    last_event_time_.clear();
+  }
+  {
+    sync::MutexLock l(&gtid_mu_);
+    executed_ = GtidSet();
+    purged_ = GtidSet();
+    next_auto_gno_ = 1;
+  }
+  BINLOG_RETURN_IF_ERROR(RecordSyncPolicy(first, {}));
+  BINLOG_RETURN_IF_ERROR(StartNewFile(first, /*at_startup=*/true));
+  BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, ResetIntentFileName(basename_))));
+  return dir_handle_->Sync();
+}
+
+absl::Status BinlogImpl::FinishInterruptedReset(uint64_t first,
+                                                std::vector<uint64_t>* on_disk) {
+  for (uint64_t n : *on_disk) {
+    BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n))));
+  }
+  on_disk->clear();
+  BINLOG_RETURN_IF_ERROR(WriteIndex(fs_, dir_handle_.get(), dir_, basename_, {}));
+  reset_first_ = first;
+  return absl::OkStatus();
 }
 
 absl::Status BinlogImpl::CloseInPipeline() {
@@ -1855,13 +2144,26 @@ absl::Status BinlogImpl::CloseInPipeline() {
 }
 
 absl::Status BinlogImpl::Close() {
+  StopExpiry();
   return pipeline_->Close([this]() { return CloseInPipeline(); });
 }
 
 std::vector<LogFileInfo> BinlogImpl::ListFiles() const {
   std::vector<LogFileInfo> out;
-  for (uint64_t n : live_->Files()) {
-    out.push_back(LogFileInfo{n, BinlogFileName(basename_, n)});
+  const std::vector<uint64_t> files = live_->Files();
+  const uint64_t published = live_->published();
+  for (uint64_t n : files) {
+    LogFileInfo info;
+    info.number = n;
+    info.name = BinlogFileName(basename_, n);
+    if (n == (published >> 32) && n == files.back() && !closed_.load()) {
+      info.size = published & 0xFFFFFFFFu;  // the active file: what readers may read
+    } else {
+      // A closed file; 0 if it went away meanwhile (purged).
+      absl::StatusOr<uint64_t> size = fs_->FileSize(io::JoinPath(dir_, info.name));
+      info.size = size.ok() ? *size : 0;
+    }
+    out.push_back(std::move(info));
   }
   return out;
 }
@@ -1891,6 +2193,11 @@ LogStats BinlogImpl::stats() const {
   s.rotations_from_spare = rotations_from_spare_.load(std::memory_order_relaxed);
   s.rotations_waited = rotations_waited_.load(std::memory_order_relaxed);
   s.rejected_commits = rejected_.load(std::memory_order_relaxed);
+  s.files_expired = files_expired_.load(std::memory_order_relaxed);
+  {
+    sync::MutexLock l(&expiry_error_mu_);
+    s.last_expiry_error = last_expiry_error_;
+  }
   return s;
 }
 
@@ -1946,6 +2253,12 @@ absl::Status Binlog::Sync() { return impl_->Sync(); }
 absl::Status Binlog::Rotate() { return impl_->Rotate(); }
 absl::StatusOr<int> Binlog::PurgeTo(uint64_t file_number) {
   return impl_->PurgeTo(file_number);
+}
+absl::StatusOr<PurgeResult> Binlog::PurgeBefore(absl::Time cutoff) {
+  return impl_->PurgeBefore(cutoff);
+}
+absl::Status Binlog::Reset(uint64_t first_file_number) {
+  return impl_->Reset(first_file_number);
 }
 absl::Status Binlog::Close() { return impl_->Close(); }
 

@@ -60,6 +60,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "binlog/gtid_reader.h"
 #include "binlog/options.h"
 #include "binlog/reader.h"
@@ -97,9 +98,11 @@ struct RecoveryReport {
   // records it ("every_group", "every_n_groups", "never"), or "unknown".
   std::string sync_policy;
   std::vector<std::string> ignored_files;  // binlog-named files not in the index
-  // Files of an interrupted rotation that were removed: named right after
-  // the last indexed file, not indexed, and empty (zeros, or header events
-  // only), so they held no transaction.
+  // Files that were removed: of an interrupted rotation (named right after
+  // the last indexed file, not indexed, and empty: zeros, or header events
+  // only, so they held no transaction), and of an interrupted purge
+  // (numbered below the first indexed file: a purge removes files only
+  // after the index no longer names them).
   std::vector<std::string> removed_files;
 };
 
@@ -121,11 +124,35 @@ struct LogStats {
   // Commits refused alone in the serial section (a transaction that did not
   // fit below the 4 GiB offset limit even in a new file).
   uint64_t rejected_commits = 0;
+  // Files deleted by automatic expiry (Options::expire_after), and the
+  // error of the last expiry run that failed ("" if none did).
+  uint64_t files_expired = 0;
+  std::string last_expiry_error;
 };
 
 struct LogFileInfo {
   uint64_t number = 0;
   std::string name;
+  // Bytes in the file: for the active file, the end readers may read now
+  // (SHOW BINARY LOGS' File_size).
+  uint64_t size = 0;
+  // The file is encrypted at rest (always false: this version writes no
+  // encrypted files).
+  bool encrypted = false;
+};
+
+// What a purge did (PurgeBefore, and automatic expiry).
+struct PurgeResult {
+  std::vector<std::string> purged;  // deleted files, oldest first
+  // Files the request covered that were kept, and why: "the active file",
+  // "open by a reader" (MySQL warns "file is in use"), or, for PurgeBefore,
+  // the first file whose last event is not older than the cutoff (files
+  // after it are newer still and are not listed).
+  struct Kept {
+    std::string file;
+    std::string reason;
+  };
+  std::vector<Kept> kept;
 };
 
 class Binlog {
@@ -239,6 +266,27 @@ class Binlog {
   // (crash-safe), then the files are removed. Does not block commits.
   // Returns the number of files deleted.
   absl::StatusOr<int> PurgeTo(uint64_t file_number);
+
+  // Deletes the files whose last event is older than `cutoff` (PURGE
+  // BINARY LOGS BEFORE): the oldest files up to the first whose last
+  // event's timestamp is at or after `cutoff` (the timestamps of a log
+  // grow from file to file). As PurgeTo: never the active file, never a
+  // file a reader has open (purging stops there), the index first. The
+  // result says what was deleted and what was kept and why. Thread-safe;
+  // does not block commits. Errors: the I/O error of reading a file's last
+  // event or of the index update (nothing deleted then), or of a removal.
+  absl::StatusOr<PurgeResult> PurgeBefore(absl::Time cutoff);
+
+  // Deletes every file and starts again with an empty log whose first file
+  // is `first_file_number` (RESET MASTER; MySQL 8.0.23+'s RESET MASTER TO
+  // N). The GTID state (executed and purged sets) is cleared. Runs between
+  // commit groups. Crash-safe: an intent record (`<basename>.reset`) is
+  // made durable first, and Open finishes a reset a crash interrupted, so
+  // the index and the files always agree. Errors: FailedPrecondition while
+  // any reader of this log is open (nothing changes), after Close or once
+  // the log is poisoned; InvalidArgument for a number outside 1..2^31-1;
+  // an I/O error poisons the log (reopen to finish the reset).
+  absl::Status Reset(uint64_t first_file_number = 1);
 
   // Closes the log: runs after every Commit, Sync and Rotate that started
   // before it has finished (they complete normally), writes a Stop event,

@@ -45,6 +45,9 @@ class LogSource {
   // Returns false if the file is no longer part of the log (purged).
   virtual bool Pin(uint64_t n) = 0;
   virtual void Unpin(uint64_t n) = 0;
+  // A reader of this source was created / destroyed.
+  virtual void ReaderOpened() {}
+  virtual void ReaderClosed() {}
 };
 
 }  // namespace internal

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
@@ -238,6 +239,15 @@ struct Options {
   // FileHeaderContext::previous_gtids: Open recovers the GTIDs of earlier
   // files from the last file's Previous_gtids.
   FileHeaderCallback file_header;
+
+  // Automatic expiry (binlog_expire_logs_seconds): files whose last event
+  // is older than this are purged in the background (as PurgeBefore(now -
+  // expire_after)), at Open, after every rotation, and at least every
+  // expire_after / 8 (between 1 second and 1 hour). Never the active file
+  // or a file a reader has open. Zero (the default): never. MySQL 8.0's
+  // default is 30 days; a server that wants it sets it. LogStats counts
+  // the files expired and the last expiry error.
+  absl::Duration expire_after = absl::ZeroDuration();
 
   // Seconds since the epoch for events the library writes (FDE, Rotate,
   // Stop). When unset, the system clock.

@@ -91,6 +91,7 @@ bool AllZero(const char* p, size_t n) {
 Reader::Reader(std::shared_ptr<internal::LogSource> source,
                const ReaderOptions& o, io::FileSystem* fs)
     : source_(std::move(source)), options_(o), fs_(fs) {
+  source_->ReaderOpened();
   options_.buffer_size =
       std::min(std::max(options_.buffer_size, kMinBuffer), kMaxBuffer);
   io::SequentialReaderOptions so;
@@ -108,6 +109,7 @@ io::SequentialReaderStats Reader::io_stats() const {
 Reader::~Reader() {
   buffers_->seq->Reset(nullptr);  // waits for a prefetch of file_
   if (file_ != nullptr) source_->Unpin(file_number_);
+  source_->ReaderClosed();
 }
 
 absl::StatusOr<std::unique_ptr<Reader>> Reader::OpenFiles(
