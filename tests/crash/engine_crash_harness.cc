@@ -36,6 +36,7 @@
 #include "io/fault_injection_file_system.h"
 #include "rocksdb/utilities/transaction.h"
 #include "rocksdb/utilities/transaction_db.h"
+#include "tests/crash/child_process.h"
 #include "tests/crash/crash_test_util.h"
 
 namespace binlog {
@@ -181,48 +182,6 @@ bool ParseFlag(const char* arg, const char* name, std::string* value) {
   return true;
 }
 
-// Starts `self --child args... --fd=3` with a pipe on fd 3.
-pid_t StartChild(const std::string& self, const std::vector<std::string>& args,
-                 int* read_fd) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
-  pid_t pid = ::fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    if (fds[1] == 3) {
-      ::fcntl(3, F_SETFD, 0);
-    } else {
-      ::dup2(fds[1], 3);
-    }
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(self.c_str()));
-    argv.push_back(const_cast<char*>("--child"));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(const_cast<char*>("--fd=3"));
-    argv.push_back(nullptr);
-    ::execv(self.c_str(), argv.data());
-    std::_Exit(127);
-  }
-  ::close(fds[1]);
-  *read_fd = fds[0];
-  return pid;
-}
-
-// Reads what a child reported into `buf`; false at end of file.
-bool Drain(int fd, std::string* buf, int timeout_ms) {
-  struct pollfd p = {fd, POLLIN, 0};
-  int r = ::poll(&p, 1, timeout_ms);
-  if (r < 0) return errno == EINTR;
-  if (r == 0) return true;
-  char chunk[65536];
-  ssize_t n = ::read(fd, chunk, sizeof(chunk));
-  if (n > 0) {
-    buf->append(chunk, static_cast<size_t>(n));
-    return true;
-  }
-  return n < 0 && errno == EINTR;
-}
-
 std::vector<Record> Records(const std::string& buf) {
   std::vector<Record> out(buf.size() / sizeof(Record));
   for (size_t i = 0; i < out.size(); ++i) {
@@ -258,7 +217,7 @@ ChildRun RunChild(const std::string& self, const std::vector<std::string>& args,
                   const KillPlan& plan, std::vector<std::string>* violations) {
   ChildRun run;
   int fd = -1;
-  pid_t pid = StartChild(self, args, &fd);
+  pid_t pid = crash_test::StartChild(self, args, &fd);
   if (pid < 0) {
     violations->push_back("fork failed");
     return run;
@@ -280,7 +239,7 @@ ChildRun RunChild(const std::string& self, const std::vector<std::string>& args,
     }
     int ms = static_cast<int>(
         absl::ToInt64Milliseconds(std::min(kill_at, limit) - now));
-    if (!Drain(fd, &buf, ms < 1 ? 1 : (ms > 10 ? 10 : ms))) {
+    if (!crash_test::Drain(fd, &buf, ms < 1 ? 1 : (ms > 10 ? 10 : ms))) {
       exited = true;
       break;
     }
@@ -297,7 +256,7 @@ ChildRun RunChild(const std::string& self, const std::vector<std::string>& args,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  while (Drain(fd, &buf, 1000)) {
+  while (crash_test::Drain(fd, &buf, 1000)) {
   }
   ::close(fd);
   if (exited || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
@@ -788,12 +747,7 @@ void RemoveServerDir(const std::string& dir) {
   std::filesystem::remove_all(dir, ec);
 }
 
-std::string SelfPath() {
-  char path[4096];
-  ssize_t len = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (len <= 0) return "/proc/self/exe";
-  return std::string(path, static_cast<size_t>(len));
-}
+std::string SelfPath() { return crash_test::SelfPath(); }
 
 }  // namespace engine_crash
 }  // namespace binlog
