@@ -90,6 +90,14 @@
 // built (its "prepare"), identity assigned by the log in commit order.
 // JSON key "gtid". Only with --workload=random.
 //
+// File flavor (binlog only): --flavor=mysql,mariadb (Options::flavor), one
+// point each, combined with --gtid; JSON key "flavor". mariadb transactions
+// are MariaDB's: a MariaDB Gtid event in place of BEGIN, the Rows_query
+// event, Xid. With anonymous the committer writes that Gtid event itself
+// (its own seq_no, 19-byte body, as a caller-supplied identity); with
+// assigned it appends AppendMariaCommitGtid (kAutomatic) and the log
+// assigns seq_no and commit_id in commit order. Only with --workload=random.
+//
 // Transaction content and compression (binlog only): --workload=random
 // (default: the Rows_query transaction above) or sysbench / wide (realistic
 // row events, benchmarks/workload.h, --rows per transaction; --payload is
@@ -221,6 +229,9 @@ ABSL_FLAG(std::vector<std::string>, gtid, {"anonymous"},
           "binlog transaction identity, one point each: anonymous (the "
           "committer's Anonymous_gtid), assigned (CommitGtid, the log assigns "
           "GTIDs and clocks in commit order)");
+ABSL_FLAG(std::vector<std::string>, flavor, {"mysql"},
+          "binlog Options::flavor, one point each: mysql, mariadb (MariaDB "
+          "10.11 files and transactions; --workload=random only)");
 ABSL_FLAG(std::vector<std::string>, compression,
           std::vector<std::string>({"none"}),
           "binlog Options::compression, one point each: none, zstd, lz4");
@@ -280,16 +291,27 @@ size_t RandomKey(FastRng* rng, char key[16]) {
 // body is a length byte plus `text`, Xid.
 void BuildTransaction(binlog::TransactionBuffer* txn, uint32_t thread,
                       uint64_t seq, absl::string_view text,
-                      bool assigned = false) {
+                      bool assigned = false, bool mariadb = false) {
   const uint32_t now = static_cast<uint32_t>(::time(nullptr));
   txn->Clear();
-  if (assigned) {
+  if (mariadb && assigned) {
+    txn->AppendMariaCommitGtid(now, kServerId, binlog::CommitGtid());
+  } else if (mariadb) {
+    // The caller's own MariaDB Gtid event: seq_no, domain 0,
+    // FL_TRANSACTIONAL | FL_ALLOW_PARALLEL, 6 bytes of padding.
+    char* g = txn->AppendEvent(binlog::kMariaGtidEvent, kServerId, now,
+                               binlog::kFlagSuppressUse, 19);
+    std::memset(g, 0, 19);
+    binlog::StoreLe64(g, seq);
+    g[12] = 0x0C;
+  } else if (assigned) {
     txn->AppendCommitGtid(now, kServerId, binlog::CommitGtid());
   } else {
     binlog::AppendAnonymousGtid(txn, now, kServerId, /*last_committed=*/0,
                                 static_cast<int64_t>(seq));
   }
-  binlog::AppendQuery(txn, now, kServerId, thread, "", "BEGIN");
+  // MariaDB: the Gtid event takes the place of BEGIN.
+  if (!mariadb) binlog::AppendQuery(txn, now, kServerId, thread, "", "BEGIN");
   // MySQL marks Rows_query ignorable; the length byte is stored mod 256.
   char* body = txn->AppendEvent(binlog::kRowsQueryEvent, kServerId, now,
                                 binlog::kFlagIgnorable, text.size() + 1);
@@ -312,9 +334,9 @@ bool ParseRows(const std::string& s, int* lo, int* hi) {
   return *lo >= 1 && *hi >= *lo && *hi <= 1000;
 }
 
-size_t TransactionBytes(size_t payload) {
+size_t TransactionBytes(size_t payload, bool mariadb = false) {
   binlog::TransactionBuffer txn(/*checksums=*/true);
-  BuildTransaction(&txn, 0, 1, std::string(payload - 1, 'x'));
+  BuildTransaction(&txn, 0, 1, std::string(payload - 1, 'x'), false, mariadb);
   return txn.size();
 }
 
@@ -367,6 +389,7 @@ struct PointConfig {
   std::string workload = "random";    // binlog only: random, sysbench, wide
   std::string compression = "none";   // binlog only: none, zstd, lz4
   std::string gtid = "anonymous";     // binlog only: anonymous, assigned
+  std::string flavor = "mysql";       // binlog only: mysql, mariadb
 };
 
 // How the run treats every point (from the flags).
@@ -537,6 +560,7 @@ class BinlogCommitter : public Committer {
   BinlogCommitter(binlog::Binlog* log, int thread, size_t payload,
                   uint64_t seed, const PointConfig& p)
       : log_(log), assigned_(p.gtid == "assigned"),
+        mariadb_(p.flavor == "mariadb"),
         thread_(static_cast<uint32_t>(thread)) {
     std::mt19937_64 rng(seed);
     text_ = RandomText(payload - 1, &rng);
@@ -554,9 +578,9 @@ class BinlogCommitter : public Committer {
     if (gen_ != nullptr) {
       gen_->Next(&txn_);
     } else {
-      BuildTransaction(&txn_, thread_, ++seq_, text_, assigned_);
+      BuildTransaction(&txn_, thread_, ++seq_, text_, assigned_, mariadb_);
       // A server captures the commit-order clock at its engine prepare.
-      if (assigned_) txn_.set_commit_parent(log_->CommitClock());
+      if (assigned_ && !mariadb_) txn_.set_commit_parent(log_->CommitClock());
     }
   }
   absl::Status Commit() override {
@@ -576,6 +600,7 @@ class BinlogCommitter : public Committer {
   uint64_t file_ = 0;
   bool new_file_ = false;
   bool assigned_ = false;
+  bool mariadb_ = false;
   uint32_t thread_;
   uint64_t seq_;
   std::string text_;
@@ -612,6 +637,7 @@ class BinlogSystem : public System {
     }
     options.preallocate = PreallocModeOf(p_.prealloc);
     binlog::io::ParseCodec(p_.compression, &options.compression);
+    if (p_.flavor == "mariadb") options.flavor = binlog::LogFlavor::kMariaDB;
     if (p_.gtid == "assigned") {
       options.server_uuid =
           *binlog::Uuid::Parse("3e11fa47-71ca-11e1-9e33-c80aa9429562");
@@ -762,7 +788,7 @@ class BinlogSystem : public System {
   }
 
   size_t commit_bytes() const override {
-    return TransactionBytes(p_.payload);
+    return TransactionBytes(p_.payload, p_.flavor == "mariadb");
   }
 
  private:
@@ -1543,8 +1569,8 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
       r.commit_bytes, r.seconds, r.loadavg_1m);
   absl::StrAppendFormat(&out,
                         ",\"workload\":\"%s\",\"compression\":\"%s\","
-                        "\"ratio\":%.3f,\"gtid\":\"%s\"",
-                        p.workload, p.compression, r.ratio, p.gtid);
+                        "\"ratio\":%.3f,\"gtid\":\"%s\",\"flavor\":\"%s\"",
+                        p.workload, p.compression, r.ratio, p.gtid, p.flavor);
   if (p.system == "binlog") {
     absl::StrAppendFormat(
         &out,
@@ -1758,6 +1784,7 @@ int main(int argc, char** argv) {
       "[--reader_wake_us=1000,...] [--readers_at_threads=64,...] "
       "[--ack=none,semisync] [--ack_delay_us=100] [--ack_timeout_ms=10000] "
       "[--workload=random|sysbench|wide] [--rows=1-20] "
+      "[--flavor=mysql,mariadb] "
       "[--compression=none,zstd,lz4] [--compression_level=0] "
       "[--compression_threshold=256]\n"
       "Durable commit throughput and latency of the binlog and its peers.");
@@ -1817,6 +1844,16 @@ int main(int argc, char** argv) {
                      "commit_bench: --gtid takes anonymous and assigned "
                      "(assigned with --workload=random only), not '%s'\n",
                      g.c_str());
+        return 2;
+      }
+    }
+    for (const std::string& f : absl::GetFlag(FLAGS_flavor)) {
+      if ((f != "mysql" && f != "mariadb") ||
+          (f == "mariadb" && workload != "random")) {
+        std::fprintf(stderr,
+                     "commit_bench: --flavor takes mysql and mariadb "
+                     "(mariadb with --workload=random only), not '%s'\n",
+                     f.c_str());
         return 2;
       }
     }
@@ -1965,11 +2002,16 @@ int main(int argc, char** argv) {
       }
       for (const std::string& c : compressions) {
         for (const std::string& g : absl::GetFlag(FLAGS_gtid)) {
-          PointConfig q = p;
-          q.workload = workload;
-          q.compression = c;
-          q.gtid = g;
-          expanded.push_back(q);
+          for (const std::string& f : absl::GetFlag(FLAGS_flavor)) {
+            PointConfig q = p;
+            q.workload = workload;
+            q.compression = c;
+            q.gtid = g;
+            q.flavor = f;
+            // MariaDB cannot read compressed transactions: no such point.
+            if (f == "mariadb" && c != "none") continue;
+            expanded.push_back(q);
+          }
         }
       }
     }

@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "binlog/flavor.h"
+
 namespace binlog {
 
 // The 4 bytes at offset 0 of every binlog file: 0xFE 'b' 'i' 'n'.
@@ -144,6 +146,8 @@ inline constexpr size_t kRotatePostHeaderSize = 8;
 
 // Query event post-header.
 inline constexpr size_t kQueryPostHeaderSize = 13;
+
+// LogFlavor (Options::flavor) is in binlog/flavor.h.
 
 // MariaDB Gtid event flags2 bits.
 inline constexpr uint8_t kMariaGtidStandalone = 0x01;

@@ -12,6 +12,20 @@
 // Rotate, Stop) are returned; transactions are returned whole or not at
 // all; anonymous transactions are always returned.
 //
+// MariaDB-flavor logs (Binlog::NewMariaGtidReader), as MariaDB 10.11
+// serves a replica that connects with its GTID position (one D-S-N per
+// domain, @@gtid_slave_pos): the start file is, going back from the
+// newest file, the first whose Gtid_list has, in every domain it lists, a
+// GTID the replica's position contains (MariaDB's gtid_find_binlog_file).
+// Then, per domain, transactions are skipped until the replica's own GTID
+// of that domain has gone by (MariaDB stops skipping a domain there, even
+// for lower seq_nos logged later without gtid_strict_mode); a domain the
+// replica has no position in is sent whole. Errors: FailedPrecondition
+// when the log purged transactions the replica lacks (MariaDB's "Could not
+// find GTID state requested by slave in any binlog files") or when the
+// replica's GTID is not in the log's binlog state (MariaDB's "which is not
+// in the master's binlog").
+//
 // Errors (from Binlog::NewGtidReader): FailedPrecondition when the
 // replica lacks GTIDs the log has purged (MySQL's
 // ER_SOURCE_HAS_PURGED_REQUIRED_GTIDS; the message lists them) or has
@@ -26,6 +40,7 @@
 #define BINLOG_BINLOG_GTID_READER_H_
 
 #include <memory>
+#include <set>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -38,6 +53,8 @@ namespace binlog {
 class GtidReader {
  public:
   GtidReader(std::unique_ptr<Reader> reader, GtidSet have);
+  // A MariaDB replica at GTID position `position`.
+  GtidReader(std::unique_ptr<Reader> reader, MariaGtidState position);
 
   // The next event the replica lacks (see the file comment). Events of a
   // skipped transaction are read and dropped.
@@ -52,6 +69,10 @@ class GtidReader {
  private:
   std::unique_ptr<Reader> reader_;
   const GtidSet have_;
+  const bool mariadb_ = false;
+  const MariaGtidState position_;
+  // MariaDB: domains whose replica GTID has gone by (sent whole from there).
+  std::set<uint32_t> reached_;
   TransactionBoundaryParser parser_;
   bool skipping_ = false;
   uint64_t skipped_ = 0;

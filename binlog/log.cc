@@ -293,7 +293,17 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   }
   BINLOG_RETURN_IF_ERROR(ValidatePayloadCompression(PayloadCompression{
       o.compression, o.compression_level, o.compression_threshold}));
+  if (o.flavor == LogFlavor::kMariaDB && o.compression != io::Codec::kNone) {
+    return absl::InvalidArgumentError(
+        "compression must be kNone for a kMariaDB log: MariaDB servers and "
+        "mariadb-binlog cannot read Transaction_payload events");
+  }
   return absl::OkStatus();
+}
+
+// Options::server_version when left empty.
+std::string DefaultServerVersion(LogFlavor flavor) {
+  return flavor == LogFlavor::kMariaDB ? "10.11.19-MariaDB-log" : "8.0.36";
 }
 
 // "8.0.36-log" -> 80036, as MySQL writes immediate_server_version.
@@ -373,6 +383,64 @@ absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
   return set;
 }
 
+// The MariaDB GTID state of a log file: its Gtid_list (the files before it)
+// and, with `with_transactions`, the GTIDs of its complete transactions.
+absl::StatusOr<MariaGtidState> FileMariaGtids(io::FileSystem* fs,
+                                              const std::string& path,
+                                              bool with_transactions) {
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kSkip;
+  ro.payloads = PayloadMode::kRaw;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenFiles({path}, ro, fs));
+  MariaGtidState state;
+  Event ev;
+  TransactionBoundaryParser parser;
+  bool have_pending = false;
+  MariaGtidListEntry pending;
+  bool in_header = true;
+  absl::Status s;
+  while ((s = reader->Next(&ev)).ok()) {
+    const uint8_t type = ev.header.type;
+    if (type == kFormatDescriptionEvent) {
+      parser.set_query_post_header_len(
+          reader->format_description().PostHeaderLen(kQueryEvent));
+      continue;
+    }
+    if (in_header && type == kMariaGtidListEvent) {
+      absl::StatusOr<MariaGtidList> list = DecodeMariaGtidList(ev.body());
+      if (!list.ok()) {
+        return absl::DataLossError(absl::StrCat(
+            path, ": offset ", ev.offset, ": cannot read the GTID state of its ",
+            "Gtid_list event: ", list.status().message()));
+      }
+      for (const MariaGtidListEntry& e : list->entries) state.Add(e);
+      continue;
+    }
+    auto r = parser.Feed(ev.header, ev.body());
+    if (r == TransactionBoundaryParser::Result::kOutside && in_header) {
+      continue;  // Binlog_checkpoint, a file_header callback's events
+    }
+    in_header = false;
+    if (!with_transactions) break;
+    if (type == kMariaGtidEvent) {
+      auto g = DecodeMariaGtid(ev.body());
+      have_pending = g.ok();
+      if (have_pending) {
+        pending = MariaGtidListEntry{g->domain_id, ev.header.server_id, g->seq_no};
+      }
+    }
+    if (r == TransactionBoundaryParser::Result::kEnded) {
+      if (have_pending) state.Add(pending);
+      have_pending = false;
+    } else if (r == TransactionBoundaryParser::Result::kUnexpected) {
+      have_pending = false;
+    }
+  }
+  if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+  return state;
+}
+
 // The directory that holds `path` ("." for a relative name without '/').
 std::string ParentDirectory(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -400,6 +468,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   }
   absl::Status BeginOpen(XidRecoveryScan* scan);
   absl::Status FinishOpen();
+  // After BeginOpen: the last file was not closed cleanly.
+  bool needs_recovery() const { return open_cut_pending_; }
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
   absl::Status Sync();
   absl::Status Rotate();
@@ -411,6 +481,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   CommitPosition VisibleEnd() const;
   LogStats stats() const;
   bool closed() const { return closed_.load(std::memory_order_acquire); }
+  LogFlavor flavor() const { return options_.flavor; }
   const Uuid& server_uuid() const { return options_.server_uuid; }
 
   const std::shared_ptr<LiveLog>& live() const { return live_; }
@@ -488,7 +559,11 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
   absl::Status PoisonedStatus(const absl::Status& cause) const;
   absl::Status RecoverGtidState(const std::vector<uint64_t>& numbers);
-  absl::Status AssignIdentity(TransactionBuffer* txn, uint64_t now_us)
+  absl::Status AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
+                              uint64_t commit_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtid_mu_);
+  absl::Status AssignMariaIdentity(TransactionBuffer* txn, uint64_t now_us,
+                                   uint64_t commit_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtid_mu_);
   void FillTransactions(sync::CommitGroup* g,
                         std::vector<CommittedTransaction>* out) const;
@@ -498,6 +573,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   void ReleaseGtid(const Uuid& uuid, int64_t gno);
   GtidSet executed_gtids() const;
   GtidSet purged_gtids() const;
+  MariaGtidState mariadb_gtid_state() const;
+  MariaGtidState mariadb_purged_gtid_state() const;
   uint64_t CommitClock() const {
     return commit_clock_.load(std::memory_order_acquire);
   }
@@ -554,6 +631,9 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   GtidSet purged_ ABSL_GUARDED_BY(gtid_mu_);
   std::set<std::pair<Uuid, int64_t>> owned_ ABSL_GUARDED_BY(gtid_mu_);
   int64_t next_auto_gno_ ABSL_GUARDED_BY(gtid_mu_) = 1;
+  // kMariaDB: the binlog GTID state and the purged files' state.
+  MariaGtidState maria_state_ ABSL_GUARDED_BY(gtid_mu_);
+  MariaGtidState maria_purged_ ABSL_GUARDED_BY(gtid_mu_);
   // Flush-stage state: the logical clocks of the active file.
   int64_t seq_in_file_ = 0;
   int64_t last_isolated_ = 0;
@@ -765,6 +845,25 @@ absl::Status BinlogImpl::FinishOpen() {
 }
 
 absl::Status BinlogImpl::RecoverGtidState(const std::vector<uint64_t>& numbers) {
+  if (options_.flavor == LogFlavor::kMariaDB) {
+    // As MariaDB: the last file's Gtid_list plus its (complete)
+    // transactions; the first file's Gtid_list for what was purged.
+    MariaGtidState state, purged;
+    if (!numbers.empty()) {
+      BINLOG_ASSIGN_OR_RETURN(
+          state, FileMariaGtids(fs_,
+                                io::JoinPath(dir_, BinlogFileName(basename_, numbers.back())),
+                                /*with_transactions=*/true));
+      BINLOG_ASSIGN_OR_RETURN(
+          purged, FileMariaGtids(fs_,
+                                 io::JoinPath(dir_, BinlogFileName(basename_, numbers.front())),
+                                 /*with_transactions=*/false));
+    }
+    sync::MutexLock l(&gtid_mu_);
+    maria_state_ = std::move(state);
+    maria_purged_ = std::move(purged);
+    return absl::OkStatus();
+  }
   GtidSet executed, purged;
   if (!numbers.empty()) {
     // As MySQL: the last file's Previous_gtids plus its transactions (it
@@ -821,7 +920,49 @@ GtidSet BinlogImpl::purged_gtids() const {
   return purged_;
 }
 
-absl::Status BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us) {
+MariaGtidState BinlogImpl::mariadb_gtid_state() const {
+  sync::MutexLock l(&gtid_mu_);
+  return maria_state_;
+}
+
+MariaGtidState BinlogImpl::mariadb_purged_gtid_state() const {
+  sync::MutexLock l(&gtid_mu_);
+  return maria_purged_;
+}
+
+absl::Status BinlogImpl::AssignMariaIdentity(TransactionBuffer* txn,
+                                             uint64_t now_us,
+                                             uint64_t commit_id) {
+  const CommitGtid& g = txn->identity_.gtid;
+  uint32_t domain = options_.gtid_domain_id;
+  uint64_t seq;
+  if (g.kind == CommitGtid::Kind::kAssigned) {
+    domain = g.domain_id;
+    seq = g.seq_no;
+    // gtid_strict_mode (MariaDB's rpl_binlog_state::check_strict_sequence):
+    // a seq_no must be above every seq_no the domain logged.
+    const uint64_t next = maria_state_.NextSeqNo(domain);
+    if (options_.gtid_strict_mode && seq < next) {
+      MariaGtidListEntry last;
+      maria_state_.Position(domain, &last);
+      return absl::AlreadyExistsError(absl::StrCat(
+          "MariaDB GTID ", domain, "-", txn->identity_.server_id, "-", seq,
+          " is out of order: domain ", domain, " already logged seq_no ",
+          next - 1, " (its last GTID is ", last.domain_id, "-", last.server_id,
+          "-", last.seq_no, ") and gtid_strict_mode is on"));
+    }
+  } else {
+    if (g.has_domain_id) domain = g.domain_id;
+    seq = maria_state_.NextSeqNo(domain);
+  }
+  maria_state_.Add(domain, txn->identity_.server_id, seq);
+  txn->AssignMariaIdentity(domain, seq, commit_id, now_us);
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
+                                        uint64_t commit_id) {
+  if (txn->identity_.mariadb) return AssignMariaIdentity(txn, now_us, commit_id);
   const CommitGtid& g = txn->identity_.gtid;
   // Ownership is checked again here, where the GTID is used: between
   // Commit's check and now another commit may have used it, or a
@@ -1191,7 +1332,11 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
       valid_end = ev.end_offset;
       pending = 0;
       if (scan != nullptr && r == TransactionBoundaryParser::Result::kEnded) {
-        collector.Commit();
+        absl::Status cs = collector.Commit();
+        if (!cs.ok()) {
+          return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
+                                                  cs.message()));
+        }
       }
     } else {
       ++pending;
@@ -1257,16 +1402,15 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
     }
     scan->files.push_back(name);
     for (uint64_t x : last.xids) scan->xids.insert(x);
+    std::map<XaId, size_t> index;
+    for (size_t i = 0; i < scan->xa.size(); ++i) index.emplace(scan->xa[i].xid, i);
     for (XaRecord& r : last.xa) {
-      bool found = false;
-      for (XaRecord& o : scan->xa) {
-        if (o.xid == r.xid) {
-          o.state = r.state;
-          found = true;
-          break;
-        }
+      auto it = index.find(r.xid);
+      if (it != index.end()) {
+        scan->xa[it->second].state = r.state;
+      } else {
+        scan->xa.push_back(std::move(r));
       }
-      if (!found) scan->xa.push_back(std::move(r));
     }
     scan->gtids.Union(last.gtids);
     scan->mariadb_gtids.insert(scan->mariadb_gtids.end(), last.mariadb_gtids.begin(),
@@ -1358,7 +1502,13 @@ absl::Status BinlogImpl::ScanCheckpointedFiles(
         return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
                                                 as.message()));
       }
-      if (r == TransactionBoundaryParser::Result::kEnded) collector.Commit();
+      if (r == TransactionBoundaryParser::Result::kEnded) {
+        absl::Status cs = collector.Commit();
+        if (!cs.ok()) {
+          return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
+                                                  cs.message()));
+        }
+      }
     }
     if (!absl::IsOutOfRange(s)) return s;
     if (!reader->torn_tails().empty()) {
@@ -1390,16 +1540,30 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
   fp.create_timestamp = at_startup ? now : 0;
   fp.checksums = options_.checksums;
   fp.in_use = true;
+  fp.flavor = options_.flavor;
   std::string fde = EncodeFormatDescription(fp);
   header_buf_.Clear();
+  const bool mariadb = options_.flavor == LogFlavor::kMariaDB;
   if (options_.file_header) {
     GtidSet previous = executed_gtids();
-    FileHeaderContext ctx{number, name, &previous};
+    MariaGtidState maria_previous;
+    if (mariadb) maria_previous = mariadb_gtid_state();
+    FileHeaderContext ctx{number, name, &previous,
+                          mariadb ? &maria_previous : nullptr};
     absl::Status s = options_.file_header(ctx, &header_buf_);
     if (!s.ok()) {
       file->Close().IgnoreError();  // the callback's error is the one to report
       return s;
     }
+  } else if (mariadb) {
+    // As MariaDB 10.11: Gtid_list with the binlog state of the files before
+    // (rotation runs between groups, so that is the whole state now), then
+    // the Binlog_checkpoint. It names this file: rotation runs after every
+    // earlier group's ordered-commit callback (the engine commits) returned,
+    // so no earlier file holds a transaction crash recovery must find.
+    AppendMariaGtidList(&header_buf_, now, options_.server_id,
+                        mariadb_gtid_state());
+    AppendBinlogCheckpoint(&header_buf_, now, options_.server_id, name);
   } else {
     // Previous_gtids: the GTIDs of every file before this one (8 zero
     // bytes of body without GTIDs, as MySQL writes it with GTIDs off).
@@ -1612,10 +1776,15 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   iov_.clear();
   // Identities are assigned here, in commit order, under gtid_mu_ (once per
   // group that carries any), with one clock read for the group.
-  bool identities = false;
+  uint32_t identities = 0;
   for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
-    identities |= static_cast<TransactionBuffer*>(r->payload)->identity_.present;
+    identities += static_cast<TransactionBuffer*>(r->payload)->identity_.present;
   }
+  // MariaDB's commit_id (FL_GROUP_COMMIT_ID), only for groups of more than
+  // one transaction, as MariaDB writes it: the group's (file, start
+  // offset), unique in the log and never 0.
+  const uint64_t commit_id =
+      identities > 1 ? (active_number_ << 32) | end_ : 0;
   const uint64_t now_us =
       identities ? static_cast<uint64_t>(absl::GetCurrentTimeNanos() / 1000) : 0;
   if (identities) gtid_mu_.Lock();
@@ -1632,7 +1801,7 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
       continue;
     }
     if (txn->identity_.present) {
-      absl::Status is = AssignIdentity(txn, now_us);
+      absl::Status is = AssignIdentity(txn, now_us, commit_id);
       if (!is.ok()) {
         r->rejected = is;  // this transaction alone; nothing of it is written
         rejected_.fetch_add(1, std::memory_order_relaxed);
@@ -1777,7 +1946,55 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
     return absl::InvalidArgumentError(
         "AppendCommitGtid must append the transaction's first event");
   }
-  if (txn->identity_.present) {
+  if (txn->identity_.present &&
+      txn->identity_.mariadb != (options_.flavor == LogFlavor::kMariaDB)) {
+    return absl::InvalidArgumentError(
+        txn->identity_.mariadb
+            ? "AppendMariaCommitGtid needs a log with Options::flavor kMariaDB"
+            : "a kMariaDB log takes AppendMariaCommitGtid, not AppendCommitGtid");
+  }
+  if (txn->identity_.present && txn->identity_.mariadb) {
+    const CommitGtid& g = txn->identity_.gtid;
+    if (g.kind == CommitGtid::Kind::kAnonymous) {
+      return absl::InvalidArgumentError(
+          "MariaDB has no anonymous transactions: a MariaDB CommitGtid is "
+          "kAutomatic or kAssigned");
+    }
+    if (g.kind == CommitGtid::Kind::kAssigned && g.seq_no == 0) {
+      return absl::InvalidArgumentError(
+          "a MariaDB CommitGtid of kind kAssigned needs seq_no >= 1");
+    }
+    if (txn->identity_.bad_xid) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "XA xid of a MariaDB CommitGtid: gtrid must be 1..64 bytes (is ",
+          g.xa_gtrid.size(), "), bqual 0..64 (is ", g.xa_bqual.size(), ")"));
+    }
+    if (g.xa == CommitGtid::Xa::kCompleted) {
+      // Recovery must learn from the statement whether the XA transaction
+      // committed or rolled back (binlog/xid_recovery.h): refuse what it
+      // could not read.
+      XaId want;
+      want.format_id = g.xa_format_id;
+      want.gtrid = g.xa_gtrid;
+      want.bqual = g.xa_bqual;
+      bool found = false;
+      for (size_t i = 0; i < txn->appended_event_count() && !found; ++i) {
+        if (txn->appended_event_type(i) != kQueryEvent) continue;
+        absl::string_view ev = txn->appended_data().substr(
+            txn->appended_event_offset(i), txn->appended_event_size(i));
+        absl::StatusOr<QueryInfo> q =
+            DecodeQuery(EventBody(ev, txn->checksums()), kQueryPostHeaderSize);
+        XaId got;
+        bool commit;
+        found = q.ok() && ParseXaCompletion(q->query, &got, &commit) && got == want;
+      }
+      if (!found) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a MariaDB XA completion (CommitGtid::Xa::kCompleted) of ", want.ToString(),
+            " must hold its XA COMMIT or XA ROLLBACK statement for that xid"));
+      }
+    }
+  } else if (txn->identity_.present) {
     const CommitGtid& g = txn->identity_.gtid;
     if (g.kind == CommitGtid::Kind::kAutomatic && options_.server_uuid.IsZero()) {
       return absl::InvalidArgumentError(
@@ -1876,14 +2093,18 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number) {
   // says came before it. Read before the index changes, published with it.
   std::vector<uint64_t> left = live_->Files();
   absl::StatusOr<GtidSet> purged = GtidSet();
+  absl::StatusOr<MariaGtidState> maria_purged = MariaGtidState();
   if (!left.empty()) {
-    purged = FileGtids(
-        fs_, io::JoinPath(dir_, BinlogFileName(basename_, left.front())),
-        /*with_transactions=*/false);
+    std::string first = io::JoinPath(dir_, BinlogFileName(basename_, left.front()));
+    if (options_.flavor == LogFlavor::kMariaDB) {
+      maria_purged = FileMariaGtids(fs_, first, /*with_transactions=*/false);
+    } else {
+      purged = FileGtids(fs_, first, /*with_transactions=*/false);
+    }
   }
-  if (!purged.ok()) {
+  if (!purged.ok() || !maria_purged.ok()) {
     live_->RestoreFront(victims);
-    return purged.status();
+    return !purged.ok() ? purged.status() : maria_purged.status();
   }
   absl::Status s = WriteIndexLocked();
   if (!s.ok()) {
@@ -1893,6 +2114,7 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number) {
   {
     sync::MutexLock l(&gtid_mu_);
     purged_ = std::move(*purged);
+    maria_purged_ = std::move(*maria_purged);
   }
   absl::Status first_error;
   for (uint64_t n : victims) {
@@ -2211,11 +2433,25 @@ Binlog::~Binlog() {
   if (!impl_->closed()) impl_->Close().IgnoreError();
 }
 
+namespace {
+
+// Options with the flavor's defaults filled in.
+Options ResolvedOptions(const Options& options) {
+  Options resolved = options;
+  if (resolved.server_version.empty()) {
+    resolved.server_version = DefaultServerVersion(resolved.flavor);
+  }
+  return resolved;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<PendingRecovery>> Binlog::BeginRecovery(
     const std::string& dir, const std::string& basename,
     const Options& options) {
-  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
-  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, options);
+  const Options resolved = ResolvedOptions(options);
+  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, resolved));
+  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, resolved);
   XidRecoveryScan scan;
   BINLOG_RETURN_IF_ERROR(impl->BeginOpen(&scan));
   return std::unique_ptr<PendingRecovery>(
@@ -2240,9 +2476,20 @@ absl::StatusOr<std::unique_ptr<Binlog>> PendingRecovery::Finish() {
 absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(
     const std::string& dir, const std::string& basename,
     const Options& options) {
-  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, options));
-  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, options);
-  BINLOG_RETURN_IF_ERROR(impl->OpenImpl());
+  const Options resolved = ResolvedOptions(options);
+  BINLOG_RETURN_IF_ERROR(ValidateOptions(basename, resolved));
+  auto impl = std::make_unique<internal::BinlogImpl>(dir, basename, resolved);
+  BINLOG_RETURN_IF_ERROR(impl->BeginOpen(nullptr));
+  if (resolved.flush_engine_logs && impl->needs_recovery()) {
+    // A server with an engine (it set the rotation hook) must learn which
+    // prepared transactions reached the log before the file is cut and
+    // its flag cleared: after that no later start can tell it.
+    return absl::FailedPreconditionError(absl::StrCat(
+        io::JoinPath(dir, impl->recovery_.file_name),
+        " was not closed cleanly and Options::flush_engine_logs is set: "
+        "recover the engine with Binlog::BeginRecovery, not Open"));
+  }
+  BINLOG_RETURN_IF_ERROR(impl->FinishOpen());
   return std::unique_ptr<Binlog>(new Binlog(std::move(impl)));
 }
 
@@ -2269,6 +2516,11 @@ absl::StatusOr<std::unique_ptr<Reader>> Binlog::NewReader(
 
 absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
     const GtidSet& have, const ReaderOptions& options) {
+  if (impl_->flavor() != LogFlavor::kMySQL) {
+    return absl::FailedPreconditionError(
+        "NewGtidReader takes a MySQL GTID set: a kMariaDB log serves "
+        "replicas by GTID position with NewMariaGtidReader");
+  }
   GtidSet purged = impl_->purged_gtids();
   if (!purged.IsSubsetOf(have)) {
     GtidSet missing = purged;
@@ -2312,6 +2564,50 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
   return std::make_unique<GtidReader>(std::move(reader), have);
 }
 
+absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
+    const MariaGtidState& position, const ReaderOptions& options) {
+  if (impl_->flavor() != LogFlavor::kMariaDB) {
+    return absl::FailedPreconditionError(
+        "NewMariaGtidReader needs a log with Options::flavor kMariaDB "
+        "(use NewGtidReader with a GTID set)");
+  }
+  const MariaGtidState state = impl_->mariadb_gtid_state();
+  for (const MariaGtidListEntry& g : position.Positions()) {
+    if (!state.Contains(g.domain_id, g.server_id, g.seq_no)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the replica's GTID position ", g.domain_id, "-", g.server_id, "-", g.seq_no,
+          " is not in the log's binlog state (", state.StateToString(), ")"));
+    }
+  }
+  // Back from the newest file: the first whose Gtid_list the replica's
+  // position covers in every domain; the transactions before it are then
+  // the replica's already.
+  std::vector<LogFileInfo> files = ListFiles();
+  uint64_t start = 0;
+  for (auto it = files.rbegin(); it != files.rend() && start == 0; ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        MariaGtidState list,
+        FileMariaGtids(impl_->fs(), io::JoinPath(impl_->dir_, it->name),
+                       /*with_transactions=*/false));
+    bool covered = true;
+    for (const MariaGtidListEntry& g : list.Positions()) {
+      covered = covered && position.Contains(g.domain_id, g.server_id, g.seq_no);
+    }
+    if (covered) start = it->number;
+  }
+  if (start == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the log purged transactions the replica at ", position.ToString(),
+        " lacks (purged state ", impl_->mariadb_purged_gtid_state().StateToString(),
+        ")"));
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
+  return std::make_unique<GtidReader>(std::move(reader), position);
+}
+
 absl::Status Binlog::AcquireGtid(const Uuid& uuid, int64_t gno) {
   return impl_->AcquireGtid(uuid, gno);
 }
@@ -2320,6 +2616,12 @@ void Binlog::ReleaseGtid(const Uuid& uuid, int64_t gno) {
 }
 GtidSet Binlog::executed_gtids() const { return impl_->executed_gtids(); }
 GtidSet Binlog::purged_gtids() const { return impl_->purged_gtids(); }
+MariaGtidState Binlog::mariadb_gtid_state() const {
+  return impl_->mariadb_gtid_state();
+}
+MariaGtidState Binlog::mariadb_purged_gtid_state() const {
+  return impl_->mariadb_purged_gtid_state();
+}
 uint64_t Binlog::CommitClock() const { return impl_->CommitClock(); }
 
 std::vector<LogFileInfo> Binlog::ListFiles() const { return impl_->ListFiles(); }

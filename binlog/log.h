@@ -1,6 +1,7 @@
 // File: binlog/log.h
 //
-// Binlog: an append-only log of MySQL binlog v4 files in one directory:
+// Binlog: an append-only log of MySQL binlog v4 files (MySQL 8.0's, or
+// MariaDB 10.11's with Options::flavor) in one directory:
 // `<basename>.000001`, `<basename>.000002`, ... and `<basename>.index`, as a
 // MySQL server writes them. This is the class a server links in place of its
 // own binary-log code.
@@ -81,7 +82,9 @@ struct CommitPosition {
   uint64_t start = 0;        // offset of its first event
   uint64_t end = 0;          // offset after its last event (its last log_pos)
   // With a CommitGtid (TransactionBuffer::AppendCommitGtid): the GTID,
-  // logical clocks and commit timestamp assigned in commit order.
+  // logical clocks and commit timestamp assigned in commit order; for
+  // kMariaDB (AppendMariaCommitGtid) the GTID domain-server-seq and the
+  // group's commit_id.
   AssignedIdentity identity;
 };
 
@@ -159,7 +162,10 @@ class Binlog {
  public:
   // Opens or creates the log `<dir>/<basename>.*`. See the file comment.
   // Errors: Unavailable if another writer holds the log; InvalidArgument for
-  // bad options; DataLoss for an index or last file that cannot be trusted
+  // bad options; FailedPrecondition if Options::flush_engine_logs is set (a
+  // server with an engine) and the last file was not closed cleanly: such a
+  // server must use BeginRecovery, or the XIDs its engine recovery needs
+  // would be lost; DataLoss for an index or last file that cannot be trusted
   // (the message names the file and offset; nothing is changed on disk);
   // NotFound for a missing directory (create_if_missing false) or an index
   // entry whose file is missing.
@@ -181,6 +187,13 @@ class Binlog {
   // state and starts a new file. If the server fails or crashes before
   // Finish, the next BeginRecovery returns the same scan.
   // Open() is BeginRecovery + Finish for callers without an engine.
+  //
+  // A failed Commit and the engine: a Commit that failed with
+  // InvalidArgument, ResourceExhausted or FailedPrecondition wrote nothing
+  // (roll the engine transaction back). Any other error (an I/O error of
+  // the group's write or fdatasync) may have left the transaction
+  // complete on disk: the log is poisoned; leave the engine transaction
+  // prepared, and restart through BeginRecovery, which decides it.
   // Errors: those of Open(); DataLoss when a scanned file cannot be read
   // to its end or a transaction's XID event is malformed (the message
   // names the file and offset).
@@ -218,6 +231,23 @@ class Binlog {
   // poisoned; the I/O error that poisoned it for the commits of the group
   // that hit it. With compression, a transaction whose events would
   // decompress to more than kMaxPayloadSize is stored uncompressed.
+  //
+  // kMariaDB (see CommitGtid in binlog/transaction.h): a transaction whose
+  // first event came from AppendMariaCommitGtid gets its seq_no in commit
+  // order, per domain. When a commit group holds more than one such
+  // transaction, each of them carries the group's commit_id
+  // (FL_GROUP_COMMIT_ID): (file number << 32) | the group's start offset,
+  // unique in the log. A group of one carries none, as MariaDB writes it:
+  // the event is sized in the serial section (the 8-byte slot reserved at
+  // append is dropped by moving the event's first 32 bytes, whose checksum
+  // is computed there anyway), which measured no dearer than always
+  // writing a commit_id (benchmarks/README.md, "commit_bench --flavor"),
+  // so the files stay byte-compatible with MariaDB's. Errors on top of the
+  // above: InvalidArgument for an AppendCommitGtid event in a kMariaDB log
+  // or an AppendMariaCommitGtid one in a kMySQL log, a kAnonymous or
+  // seq_no-0 kAssigned MariaDB CommitGtid, or an XA xid out of range;
+  // AlreadyExists (this transaction alone; the log goes on) for a
+  // kAssigned seq_no that is out of order under Options::gtid_strict_mode.
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
 
   // Transaction identity (MySQL 8.0 behaviour).
@@ -239,6 +269,24 @@ class Binlog {
   // assigned before its write); the next Open recovers the set from disk.
   GtidSet executed_gtids() const;
   GtidSet purged_gtids() const;
+
+  // MariaDB flavor (Options::flavor == kMariaDB), following MariaDB 10.11.
+  //
+  // The log's binlog GTID state (@@gtid_binlog_state; ToString() is
+  // @@gtid_binlog_pos): every GTID logged, per domain and server. Recovered
+  // at Open from the last file's Gtid_list plus the Gtid events of its
+  // complete transactions; updated in commit order as the flush stage
+  // assigns GTIDs; written as the Gtid_list of each new file. Empty for
+  // kMySQL. Thread-safe; a copy. Once the log is poisoned it may hold
+  // GTIDs of the group that failed, as executed_gtids(). A MariaDB Gtid
+  // event the caller encodes itself (not with AppendMariaCommitGtid) is
+  // not added to the state; Open, which replays the Gtid events of the
+  // last file, counts those of the last file only.
+  MariaGtidState mariadb_gtid_state() const;
+  // The state of the purged files: the first file's Gtid_list (what
+  // MariaDB's replicas compare against when they connect). Recovered at
+  // Open, updated by PurgeTo. Thread-safe; a copy.
+  MariaGtidState mariadb_purged_gtid_state() const;
 
   // The commit-order clock: (file number << 32) | the highest
   // sequence_number whose transaction's ordered-commit callback has
@@ -312,6 +360,12 @@ class Binlog {
   // and start_offset are ignored.
   absl::StatusOr<std::unique_ptr<GtidReader>> NewGtidReader(
       const GtidSet& have, const ReaderOptions& options);
+
+  // The same for a MariaDB replica at GTID position `position` (its
+  // @@gtid_slave_pos, one GTID per domain) in a kMariaDB log: see
+  // binlog/gtid_reader.h for MariaDB's rule and errors.
+  absl::StatusOr<std::unique_ptr<GtidReader>> NewMariaGtidReader(
+      const MariaGtidState& position, const ReaderOptions& options);
 
   // The files of the log, oldest first.
   std::vector<LogFileInfo> ListFiles() const;

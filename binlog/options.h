@@ -104,16 +104,55 @@ struct FileHeaderContext {
   // The GTIDs of every transaction in the files before this one (what
   // MySQL's Previous_gtids event holds). Valid during the call only.
   const GtidSet* previous_gtids = nullptr;
+  // kMariaDB: the MariaDB binlog GTID state of the files before this one
+  // (what MariaDB's Gtid_list event holds). Valid during the call only;
+  // nullptr for kMySQL.
+  const MariaGtidState* mariadb_gtid_state = nullptr;
 };
 
 // Fills the events that follow the Format_description event of each new
-// file (for example Previous_gtids). Called with the log's writer mutex held
+// file (for example Previous_gtids, or for kMariaDB Gtid_list and
+// Binlog_checkpoint). Called with the log's writer mutex held
 // (during Open and rotation), so it must be quick and must not call back into
 // the Binlog. A non-OK status fails the rotation and poisons the log.
 using FileHeaderCallback =
     std::function<absl::Status(const FileHeaderContext&, TransactionBuffer*)>;
 
 struct Options {
+  // Whose files the log writes (binlog/format.h).
+  //   kMySQL    MySQL 8.0 files (the default).
+  //   kMariaDB  MariaDB 10.11 files, as mariadbd writes them: its
+  //             Format_description (binlog v4, MariaDB's 171-entry
+  //             post-header array, server_version below), then a Gtid_list
+  //             event holding the MariaDB GTID state of the files before
+  //             (Binlog::mariadb_gtid_state), then a Binlog_checkpoint
+  //             naming the file itself, then the transactions, each
+  //             starting with a MariaDB Gtid event
+  //             (TransactionBuffer::AppendMariaCommitGtid). The checkpoint
+  //             names the file itself, not an older one as MariaDB may:
+  //             rotation runs after every earlier group's ordered-commit
+  //             callback returned (the engine commits ran), so no earlier
+  //             file holds a transaction recovery must look for, provided
+  //             those commits are durable in the engine by then (an engine
+  //             that commits without flushing its log, like InnoDB with
+  //             innodb_flush_log_at_trx_commit != 1, must flush it before
+  //             the rotation, as MariaDB waits for its checkpoint).
+  //             Compression is refused (MariaDB cannot read
+  //             Transaction_payload events).
+  LogFlavor flavor = LogFlavor::kMySQL;
+
+  // kMariaDB: MariaDB's gtid_domain_id, the domain of the GTIDs the log
+  // assigns to this server's transactions (CommitGtid kAutomatic without a
+  // domain of its own).
+  uint32_t gtid_domain_id = 0;
+
+  // kMariaDB: MariaDB's gtid_strict_mode. When true, a CommitGtid of kind
+  // kAssigned whose seq_no is not above the highest seq_no its domain has
+  // in the log is refused with AlreadyExists (nothing of it is written);
+  // when false (MariaDB's default, followed here) it is logged. Automatic
+  // GTIDs are in order either way.
+  bool gtid_strict_mode = false;
+
   // File system to use; nullptr means io::FileSystem::Default() (POSIX).
   // Must outlive the Binlog and its readers.
   io::FileSystem* file_system = nullptr;
@@ -130,10 +169,13 @@ struct Options {
   Uuid server_uuid;
 
   // Server version announced in the Format_description event. Must parse as
-  // X.Y.Z >= 5.6.1 so that readers honour the checksum byte. The event
-  // layout is MySQL 8.0.26 - 8.2's, so a version in that range is the
-  // honest choice.
-  std::string server_version = "8.0.36";
+  // X.Y.Z >= 5.6.1 so that readers honour the checksum byte. Empty (the
+  // default) means the flavor's: "8.0.36" for kMySQL (the event layout is
+  // MySQL 8.0.26 - 8.2's, so a version in that range is the honest
+  // choice), "10.11.19-MariaDB-log" for kMariaDB (the MariaDB release whose
+  // files the flavor reproduces; MariaDB readers recognize their own
+  // server by "MariaDB" in the string).
+  std::string server_version;
 
   // CRC32 footers on every event (binlog_checksum=CRC32).
   bool checksums = true;
@@ -219,25 +261,38 @@ struct Options {
   std::function<absl::Status(const GroupCommitInfo&)> before_group_write;
 
   // Called before the log leaves a file for good, at every rotation (by
-  // size or Rotate()) and at Close(), after every earlier ordered-commit
-  // callback has returned and before the Rotate or Stop event is written:
-  // the server makes its engine's commits durable here (MySQL's
-  // ha_flush_logs before rotating). Two-phase-commit recovery
-  // (BeginRecovery) then scans only the last file: no earlier file holds a
-  // transaction whose engine commit a crash could lose. A non-OK status
-  // fails the rotation (and poisons the log) or the Close (the file keeps
-  // its in-use flag for recovery). It runs on a committing thread with the
-  // log's writer role held: it must not call back into the Binlog, and
-  // commits wait for it.
+  // size or Rotate()) and at Close() (also the Close of ~Binlog), after
+  // every earlier ordered-commit callback has returned and before the
+  // Rotate or Stop event is written: the server makes its engine's commits
+  // durable here (MySQL's ha_flush_logs before rotating). Two-phase-commit
+  // recovery (BeginRecovery) then scans only the last file: no earlier
+  // file holds a transaction whose engine commit a crash could lose. So
+  // the hook must fail if an engine commit in an ordered-commit callback
+  // failed since the last call (that transaction is only prepared: the
+  // log must not leave its file). A non-OK status fails the rotation (and
+  // poisons the log) or the Close (the file keeps its in-use flag for
+  // recovery). It runs with the log's writer role held, on a committing
+  // thread (rotation by size) or the thread that called Rotate() or
+  // Close(): it must not call back into the Binlog, and commits wait for
+  // it. What it uses (the engine) must outlive the Binlog. A server that
+  // sets it must open the log with Binlog::BeginRecovery after a crash
+  // (Open refuses).
   std::function<absl::Status()> flush_engine_logs;
 
   // Events after the Format_description event of every new file. When
   // unset the library writes a Previous_gtids event holding the GTIDs of
   // every transaction in the files before (empty without GTIDs, as MySQL
-  // 5.7+ writes it with GTIDs off).
+  // 5.7+ writes it with GTIDs off); for kMariaDB, a Gtid_list event
+  // holding FileHeaderContext::mariadb_gtid_state and a Binlog_checkpoint
+  // naming the new file (see `flavor`).
   // A callback should write a Previous_gtids event holding
   // FileHeaderContext::previous_gtids: Open recovers the GTIDs of earlier
-  // files from the last file's Previous_gtids.
+  // files from the last file's Previous_gtids. For kMariaDB it should
+  // write, first, a Gtid_list event holding *mariadb_gtid_state (Open
+  // recovers the MariaDB GTID state from the last file's Gtid_list, and
+  // the purged state from the first file's) and a Binlog_checkpoint
+  // naming FileHeaderContext::file_name (AppendMariaGtidList and
+  // AppendBinlogCheckpoint in binlog/event_builder.h write both).
   FileHeaderCallback file_header;
 
   // Automatic expiry (binlog_expire_logs_seconds): files whose last event
@@ -260,7 +315,9 @@ struct Options {
   // as MySQL 8.0.20+ does with binlog_transaction_compression=ON. The work
   // is done in the committing thread before it joins a commit group.
   //   kNone  plain events (the default: files stay readable by MariaDB's
-  //          mariadb-binlog, which cannot read Transaction_payload events)
+  //          mariadb-binlog, which cannot read Transaction_payload events;
+  //          the only value a kMariaDB log accepts: Open refuses the others
+  //          with InvalidArgument)
   //   kZstd  MySQL's format: MySQL 8.0.20+ mysqlbinlog and servers read it
   //   kLz4   this library's extension (compression type 128): faster, only
   //          this library's readers understand it

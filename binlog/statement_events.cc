@@ -1,5 +1,7 @@
 #include "binlog/statement_events.h"
 
+#include <zlib.h>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/byte_reader.h"
@@ -30,6 +32,11 @@ bool NulTerminated(ByteReader* r, absl::string_view* out) {
 }
 
 }  // namespace
+
+void EncodeMariaXidStatusVar(uint64_t xid, char* out) {
+  out[0] = static_cast<char>(kQXid);
+  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>(xid >> (8 * i));
+}
 
 absl::StatusOr<uint64_t> DecodeXid(absl::string_view body) {
   ByteReader r(body);
@@ -212,6 +219,79 @@ absl::StatusOr<QueryStatusVars> DecodeQueryStatusVars(
     }
   }
   return v;
+}
+
+// ---------------------------------------------------------------------------
+// MariaDB compression
+
+absl::Status MariaUncompress(absl::string_view block, size_t max_size,
+                             std::string* out) {
+  if (block.empty()) return absl::DataLossError("compressed block is empty");
+  uint8_t head = static_cast<uint8_t>(block[0]);
+  if ((head & 0x80) == 0) return absl::DataLossError("compressed block lacks its marker");
+  uint32_t alg = (head & 0x70) >> 4;
+  size_t lenlen = head & 0x07;
+  if (alg != 0) {
+    return absl::DataLossError(absl::StrCat("unknown compression algorithm ", alg));
+  }
+  if (lenlen < 1 || lenlen > 4 || block.size() < 1 + lenlen) {
+    return absl::DataLossError("compressed block length field is malformed");
+  }
+  uint64_t len = 0;
+  for (size_t i = 0; i < lenlen; ++i) {
+    len = (len << 8) | static_cast<uint8_t>(block[1 + i]);
+  }
+  absl::string_view data = block.substr(1 + lenlen);
+  // deflate cannot expand by more than about 1032:1; a larger announced
+  // size is a lie that would only cost memory.
+  if (len > max_size || len > 1100 * static_cast<uint64_t>(data.size()) + 64) {
+    return absl::DataLossError(absl::StrCat("compressed block announces ", len,
+                                  " bytes from ", data.size()));
+  }
+  out->resize(static_cast<size_t>(len));
+  uLongf dest_len = static_cast<uLongf>(len);
+  int rc = uncompress(reinterpret_cast<Bytef*>(out->data()), &dest_len,
+                      reinterpret_cast<const Bytef*>(data.data()),
+                      static_cast<uLong>(data.size()));
+  if (rc != Z_OK || dest_len != len) {
+    return absl::DataLossError(absl::StrCat("zlib could not inflate the block (code ",
+                                  rc, ")"));
+  }
+  return absl::OkStatus();
+}
+
+std::string MariaCompress(absl::string_view data) {
+  const uint64_t len = data.size();
+  size_t lenlen = len < (1u << 8) ? 1 : len < (1u << 16) ? 2 : len < (1u << 24) ? 3 : 4;
+  uLongf bound = compressBound(static_cast<uLong>(data.size()));
+  std::string out(1 + lenlen + bound, '\0');
+  out[0] = static_cast<char>(0x80 | lenlen);  // algorithm 0: zlib
+  for (size_t i = 0; i < lenlen; ++i) {
+    out[1 + i] = static_cast<char>(len >> (8 * (lenlen - 1 - i)));
+  }
+  compress(reinterpret_cast<Bytef*>(&out[1 + lenlen]), &bound,
+           reinterpret_cast<const Bytef*>(data.data()), static_cast<uLong>(data.size()));
+  out.resize(1 + lenlen + bound);
+  return out;
+}
+
+absl::StatusOr<CompressedQueryInfo> DecodeMariaCompressedQuery(
+    absl::string_view body, uint8_t post_header_len) {
+  ByteReader r(body);
+  CompressedQueryInfo q;
+  uint8_t db_len;
+  uint16_t status_len;
+  if (post_header_len < 13 || !r.Le32(&q.thread_id) ||
+      !r.Le32(&q.exec_time) || !r.U8(&db_len) || !r.Le16(&q.error_code) ||
+      !r.Le16(&status_len) || !r.Skip(post_header_len - 13u) ||
+      !r.Skip(status_len) || !r.Bytes(db_len, &q.db) || !r.Skip(1)) {
+    return absl::DataLossError("Query_compressed event ends inside its header");
+  }
+  absl::Status s = MariaUncompress(r.Rest(), size_t{1} << 30, &q.query);
+  if (!s.ok()) {
+    return absl::DataLossError(absl::StrCat("compressed statement: ", s.message()));
+  }
+  return q;
 }
 
 }  // namespace binlog

@@ -22,8 +22,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
@@ -145,12 +147,44 @@ struct QueryStatusVars {
   bool xid(uint64_t* out) const;
 };
 
+// Encoder of MariaDB's Q_XID status variable (the one status variable the
+// library writes, see AppendMariaDdlQuery in binlog/event_builder.h): the
+// code 129 and the 8-byte XID, kMariaXidStatusVarSize bytes at `out`.
+// DecodeQueryStatusVars reads it back as has_maria_xid / maria_xid.
+inline constexpr size_t kMariaXidStatusVarSize = 9;
+void EncodeMariaXidStatusVar(uint64_t xid, char* out);
+
 // Walks a status-variable block (QueryInfo::status_vars): a sequence of
 // (1-byte code, value) where each known code has a fixed size or a
 // length-prefixed one (reference 6.6). DataLoss if a value runs past the
 // block, as servers reject such an event.
 absl::StatusOr<QueryStatusVars> DecodeQueryStatusVars(
     absl::string_view status_vars);
+
+// MariaDB compression (Query_compressed 165, *_ROWS_COMPRESSED 166-171):
+// expands one compressed block: a header byte 0x80 | (alg << 4) | lenlen
+// (alg 0 = zlib), the uncompressed length in `lenlen` (1..4) bytes,
+// big-endian, then a zlib stream. DataLoss for an unknown algorithm, a
+// length above `max_size`, or a stream that does not inflate to exactly
+// the announced length.
+absl::Status MariaUncompress(absl::string_view block, size_t max_size,
+                             std::string* out);
+// The block MariaDB writes for `data` (zlib, the shortest length field).
+// REQUIRES: data.size() < 2^32.
+std::string MariaCompress(absl::string_view data);
+
+// Query_compressed_event (165): a Query event whose statement is a
+// compressed block (its status variables are not compressed: decode them
+// with DecodeQuery's status_vars). Returns db and the expanded statement.
+struct CompressedQueryInfo {
+  uint32_t thread_id = 0;
+  uint32_t exec_time = 0;
+  uint16_t error_code = 0;
+  absl::string_view db;
+  std::string query;
+};
+absl::StatusOr<CompressedQueryInfo> DecodeMariaCompressedQuery(
+    absl::string_view body, uint8_t post_header_len);
 
 }  // namespace binlog
 

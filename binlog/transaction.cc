@@ -133,8 +133,97 @@ void TransactionBuffer::AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
   identity_.gtid = gtid;
 }
 
+void TransactionBuffer::AppendMariaCommitGtid(uint32_t timestamp,
+                                              uint32_t server_id,
+                                              const CommitGtid& gtid) {
+  const bool first = events_.empty();
+  const bool xa = gtid.xa != CommitGtid::Xa::kNone;
+  const bool bad_xid = xa && (gtid.xa_gtrid.empty() || gtid.xa_gtrid.size() > 64 ||
+                              gtid.xa_bqual.size() > 64);
+  const size_t xid_len =
+      xa && !bad_xid ? 6 + gtid.xa_gtrid.size() + gtid.xa_bqual.size() : 0;
+  // seq_no (8), domain_id (4), flags2 (1), the commit_id slot (8), the xid.
+  // The slot is dropped in the serial section when the group has one
+  // transaction (AssignMariaIdentity).
+  const size_t body = 21 + xid_len;
+  const size_t start = size_;
+  char* p = AppendEvent(kMariaGtidEvent, server_id, timestamp, kFlagSuppressUse,
+                        body);
+  std::memset(p, 0, body);
+  uint8_t flags2 = 0;
+  if (gtid.isolated) {
+    flags2 |= MariaGtid::kFlagStandalone | MariaGtid::kFlagDdl;
+  } else if (gtid.transactional) {
+    flags2 |= MariaGtid::kFlagTransactional;
+  }
+  if (gtid.allow_parallel) flags2 |= MariaGtid::kFlagAllowParallel;
+  if (gtid.waited) flags2 |= MariaGtid::kFlagWaited;
+  if (gtid.xa == CommitGtid::Xa::kPrepared) flags2 |= MariaGtid::kFlagPreparedXa;
+  if (gtid.xa == CommitGtid::Xa::kCompleted) {
+    flags2 |= MariaGtid::kFlagCompletedXa | MariaGtid::kFlagStandalone;
+  }
+  p[12] = static_cast<char>(flags2);
+  if (xid_len > 0) {
+    char* x = p + 21;
+    StoreLe32(x, gtid.xa_format_id);
+    x[4] = static_cast<char>(gtid.xa_gtrid.size());
+    x[5] = static_cast<char>(gtid.xa_bqual.size());
+    std::memcpy(x + 6, gtid.xa_gtrid.data(), gtid.xa_gtrid.size());
+    std::memcpy(x + 6 + gtid.xa_gtrid.size(), gtid.xa_bqual.data(),
+                gtid.xa_bqual.size());
+  }
+  if (!first) {
+    identity_.misplaced = true;
+    return;
+  }
+  identity_.present = true;
+  identity_.mariadb = true;
+  identity_.bad_xid = bad_xid;
+  identity_.server_id = server_id;
+  identity_.commit_id_slot = true;
+  identity_.length_at = start;
+  identity_.gtid = gtid;
+}
+
+void TransactionBuffer::AssignMariaIdentity(uint32_t domain_id,
+                                            uint64_t seq_no, uint64_t commit_id,
+                                            uint64_t timestamp_us) {
+  char* b = buf_.get();
+  EventMeta& g = events_[0];
+  char* body = b + g.offset + kHeaderSize;
+  StoreLe64(body, seq_no);
+  StoreLe32(body + 8, domain_id);
+  if (identity_.commit_id_slot) {
+    identity_.commit_id_slot = false;
+    if (commit_id != 0) {
+      body[12] = static_cast<char>(static_cast<uint8_t>(body[12]) |
+                                   MariaGtid::kFlagGroupCommitId);
+      StoreLe64(body + 13, commit_id);
+    } else {
+      // MariaDB's layout without a commit_id: the xid right after flags2,
+      // or 6 zero bytes of padding (a 19-byte body). Move the event's
+      // first 32 bytes forward over the unused part of the slot; the
+      // event then ends where it ended (no other event moves).
+      const size_t footer = checksums_ ? kChecksumSize : 0;
+      const size_t xid_len = g.end - g.offset - kHeaderSize - 21 - footer;
+      const size_t shift = xid_len > 0 ? 8 : 2;
+      std::memmove(b + g.offset + shift, b + g.offset, kHeaderSize + 13);
+      g.offset += static_cast<uint32_t>(shift);
+      StoreLe32(b + g.offset + kEventSizeOffset, g.end - g.offset);
+      front_ = g.offset;
+    }
+  }
+  assigned_.assigned = true;
+  assigned_.mariadb = true;
+  assigned_.domain_id = domain_id;
+  assigned_.server_id = identity_.server_id;
+  assigned_.seq_no = seq_no;
+  assigned_.commit_id = commit_id;
+  assigned_.immediate_commit_timestamp_us = timestamp_us;
+}
+
 void TransactionBuffer::SetServerVersion(uint32_t version) {
-  if (!identity_.present) return;
+  if (!identity_.present || identity_.mariadb) return;
   char* v = buf_.get() + identity_.version_at;
   if (identity_.gtid.original_server_version != 0) {
     StoreLe32(v, version | (uint32_t{1} << 31));  // the original follows

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -49,42 +50,109 @@ class PayloadPacker;
 struct PackState;
 }  // namespace internal
 
-// A Gtid event whose identity the log assigns at Commit, in commit order
-// (TransactionBuffer::AppendCommitGtid). Follows MySQL 8.0: the event has
-// the 8.0 layout, the GNO is the log's next free one for its server UUID
-// (or one the caller acquired), sequence_number counts from 1 in each file,
-// last_committed is the commit-order clock (see Binlog::CommitClock), and
-// the immediate commit timestamp is taken when the group is written.
+// A Gtid event whose identity the log assigns at Commit, in commit order.
+//
+// MySQL flavor (TransactionBuffer::AppendCommitGtid). Follows MySQL 8.0:
+// the event has the 8.0 layout, the GNO is the log's next free one for its
+// server UUID (or one the caller acquired), sequence_number counts from 1
+// in each file, last_committed is the commit-order clock (see
+// Binlog::CommitClock), and the immediate commit timestamp is taken when
+// the group is written.
+//
+// MariaDB flavor (TransactionBuffer::AppendMariaCommitGtid, for a log with
+// Options::flavor == LogFlavor::kMariaDB). Follows MariaDB 10.11: a Gtid
+// event (162) takes the place of BEGIN (no BEGIN query follows it). The
+// GTID is domain-server-seq; its server_id is the event header's (the
+// `server_id` given to AppendMariaCommitGtid: Options::server_id for this
+// server's transactions, the source's for a replica applying a source's
+// transaction, as MariaDB keeps the originating server_id).
+//   kAutomatic: domain_id if has_domain_id (MariaDB's session
+//     @@gtid_domain_id), else Options::gtid_domain_id; seq_no is the
+//     domain's highest seq_no in the log + 1, assigned in commit order
+//     (gap-free and increasing per domain, as MariaDB's
+//     rpl_binlog_state::next_seq_no).
+//   kAssigned: domain_id and seq_no as given (a replica applying a
+//     source's GTID, MariaDB's @@gtid_seq_no). With
+//     Options::gtid_strict_mode a seq_no not above the domain's highest
+//     seq_no in the log is refused with AlreadyExists (MariaDB's
+//     ER_GTID_STRICT_OUT_OF_ORDER); without it, it is logged (the domain's
+//     position moves back, its next automatic seq_no does not), as MariaDB
+//     does. No AcquireGtid is needed.
+//   kAnonymous: refused (MariaDB has no anonymous transactions).
+// The event's flags2: FL_TRANSACTIONAL (`transactional`, not for
+// `isolated`), FL_STANDALONE | FL_DDL (`isolated`: a DDL statement, which
+// then ends the transaction, see AppendMariaDdlQuery), FL_ALLOW_PARALLEL
+// (`allow_parallel`), FL_WAITED (`waited`), FL_PREPARED_XA (`xa` kPrepared:
+// the transaction ends with XA_prepare) or FL_COMPLETED_XA | FL_STANDALONE
+// (`xa` kCompleted: an XA COMMIT / XA ROLLBACK statement), and
+// FL_GROUP_COMMIT_ID with the commit_id the log gives every transaction of
+// a commit group of more than one transaction (see Binlog::Commit).
 struct CommitGtid {
   enum class Kind {
-    kAutomatic,  // Options::server_uuid and the next free GNO
-    kAnonymous,  // an Anonymous_gtid event (gtid_mode=OFF), same clocks
-    kAssigned,   // `uuid:gno`, acquired first with Binlog::AcquireGtid
+    kAutomatic,  // MySQL: Options::server_uuid and the next free GNO;
+                 // MariaDB: the next seq_no of the domain
+    kAnonymous,  // MySQL only: an Anonymous_gtid event (gtid_mode=OFF),
+                 // same clocks
+    kAssigned,   // MySQL: `uuid:gno`, acquired first with
+                 // Binlog::AcquireGtid; MariaDB: domain_id-server-seq_no
                  // (a replica applying its source's transaction)
   };
   Kind kind = Kind::kAutomatic;
-  Uuid uuid;        // kAssigned
-  int64_t gno = 0;  // kAssigned
-  // FLAG_MAY_HAVE_SBR: the transaction may hold statement-based events.
+  Uuid uuid;        // MySQL kAssigned
+  int64_t gno = 0;  // MySQL kAssigned
+  // MySQL FLAG_MAY_HAVE_SBR: the transaction may hold statement-based
+  // events.
   bool may_have_sbr = false;
-  // The transaction must run alone on a replica (DDL): its last_committed
-  // is its sequence_number - 1, and every later transaction of the file
-  // depends on it.
+  // The transaction must run alone on a replica (DDL). MySQL: its
+  // last_committed is its sequence_number - 1, and every later transaction
+  // of the file depends on it. MariaDB: FL_STANDALONE | FL_DDL.
   bool isolated = false;
-  // A replica applying its source's transaction: the source's commit
+  // MySQL, a replica applying its source's transaction: the source's commit
   // timestamp (microseconds) and server version; 0 means "this server's".
   uint64_t original_commit_timestamp_us = 0;
   uint32_t original_server_version = 0;
+
+  // MariaDB flavor only (see above).
+  bool has_domain_id = false;  // kAutomatic: use domain_id
+  uint32_t domain_id = 0;      // kAssigned; kAutomatic with has_domain_id
+  uint64_t seq_no = 0;         // kAssigned, >= 1
+  bool transactional = true;   // FL_TRANSACTIONAL (DML on a transactional
+                               // engine)
+  bool allow_parallel = true;  // FL_ALLOW_PARALLEL (false: MariaDB's
+                               // @@skip_parallel_replication)
+  bool waited = false;         // FL_WAITED: it waited for a row lock of
+                               // another transaction
+  enum class Xa {
+    kNone,
+    kPrepared,   // XA PREPARE: ends with an XA_prepare event
+    kCompleted,  // XA COMMIT / XA ROLLBACK of a prepared XA transaction
+  };
+  Xa xa = Xa::kNone;
+  // The XA transaction's xid: formatID, gtrid (1..64 bytes), bqual (0..64
+  // bytes). Commit refuses other lengths (InvalidArgument).
+  uint32_t xa_format_id = 0;
+  std::string xa_gtrid;
+  std::string xa_bqual;
 };
 
 // What the log assigned to a transaction with a CommitGtid.
 struct AssignedIdentity {
   bool assigned = false;  // the transaction had a CommitGtid
+  // MySQL flavor.
   Uuid uuid;              // zero for anonymous
   int64_t gno = 0;        // 0 for anonymous
   int64_t sequence_number = 0;
   int64_t last_committed = 0;
+  // Both flavors: when its group was written (MySQL writes it in the
+  // event as the immediate commit timestamp).
   uint64_t immediate_commit_timestamp_us = 0;
+  // MariaDB flavor: the GTID domain_id-server_id-seq_no, and the commit_id
+  // of its group (0 when the event carries none: a group of one).
+  bool mariadb = false;
+  uint32_t domain_id = 0;
+  uint32_t server_id = 0;
+  uint64_t seq_no = 0;
+  uint64_t commit_id = 0;
 };
 
 class TransactionBuffer {
@@ -117,6 +185,19 @@ class TransactionBuffer {
   // of the transaction; Commit refuses it elsewhere (InvalidArgument).
   void AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
                         const CommitGtid& gtid);
+
+  // The MariaDB form of AppendCommitGtid, for a log with Options::flavor ==
+  // kMariaDB: appends the transaction's MariaDB Gtid event (162, header
+  // flag LOG_EVENT_SUPPRESS_USE_F as MariaDB writes it), whose seq_no,
+  // domain and commit_id the log fills at Commit, in commit order. It
+  // takes the place of BEGIN: the transaction's events follow it, ending
+  // with Xid, a COMMIT/ROLLBACK query, XA_prepare (xa kPrepared), or, for
+  // `isolated` and xa kCompleted, the one statement that follows. It must
+  // be the first event of the transaction; Commit refuses it elsewhere, in
+  // a kMySQL log, and with a bad xid (InvalidArgument). `server_id` is the
+  // GTID's server_id (see CommitGtid).
+  void AppendMariaCommitGtid(uint32_t timestamp, uint32_t server_id,
+                             const CommitGtid& gtid);
 
   // The commit-order clock value (Binlog::CommitClock()) captured when the
   // transaction prepared in the engine: the log derives last_committed from
@@ -193,6 +274,10 @@ class TransactionBuffer {
   struct IdentityState {
     bool present = false;
     bool misplaced = false;    // AppendCommitGtid on a non-empty buffer
+    bool mariadb = false;      // AppendMariaCommitGtid
+    bool bad_xid = false;      // an XA xid with lengths out of range
+    uint32_t server_id = 0;    // MariaDB: the event header's
+    bool commit_id_slot = false;  // MariaDB: 8 bytes reserved for commit_id
     bool length_slot = false;  // transaction_length is a 9-byte placeholder
     size_t length_at = 0;      // buffer offset of that placeholder
     size_t version_at = 0;     // buffer offset of immediate_server_version
@@ -204,6 +289,12 @@ class TransactionBuffer {
   // recomputed in Place).
   void AssignIdentity(const Uuid& uuid, int64_t gno, int64_t sequence_number,
                       int64_t last_committed, uint64_t timestamp_us);
+
+  // Serial section, MariaDB: seq_no and domain into the Gtid event, and the
+  // commit_id (0: none, and the event shrinks to MariaDB's size without it:
+  // its head moves forward, as Seal does for transaction_length).
+  void AssignMariaIdentity(uint32_t domain_id, uint64_t seq_no,
+                           uint64_t commit_id, uint64_t timestamp_us);
 
   // Caller-thread work before the serial section: zero log_pos and compute
   // each event's checksum for log_pos = 0.

@@ -10,6 +10,7 @@
 #define BINLOG_BINLOG_XID_COLLECTOR_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,9 @@ class XidCollector {
   absl::Status Add(const EventHeader& header, absl::string_view body);
 
   // The current transaction is complete: what it carried counts.
-  void Commit();
+  // DataLoss if it was a MariaDB XA completion (FL_COMPLETED_XA) whose
+  // statement does not say whether it committed or rolled back.
+  absl::Status Commit();
   // The current transaction will not count (nothing to do until the next
   // Add; pending notes are dropped).
   void Drop();
@@ -61,6 +64,10 @@ class XidCollector {
   bool maria_completed_xa_ = false;
   XaId maria_xid_;
   io::ByteBuffer payload_;
+  // out_->xa's index by XID (one record per XID, updated in log order).
+  std::map<XaId, size_t> xa_index_;
+  size_t indexed_ = 0;      // out_->xa[0, indexed_) are in xa_index_
+  std::string query_text_;  // an expanded Query_compressed statement
 };
 
 }  // namespace internal

@@ -215,16 +215,27 @@ absl::Status XidCollector::AddOne(const EventHeader& header,
                      p->one_phase ? XaState::kCommitted : XaState::kPrepared});
       return absl::OkStatus();
     }
-    case kQueryEvent: {
+    case kQueryEvent:
+    case kMariaQueryCompressedEvent: {
+      // Query_compressed (165): the fixed part and status variables as a
+      // Query event's, the statement compressed.
       absl::StatusOr<QueryInfo> q = DecodeQuery(body, query_post_header_len_);
       if (!q.ok()) return q.status();
       absl::StatusOr<QueryStatusVars> vars = DecodeQueryStatusVars(q->status_vars);
       if (!vars.ok()) return vars.status();
       uint64_t xid;
       if (vars->xid(&xid)) xids_.push_back(xid);
+      absl::string_view text = q->query;
+      if (header.type == kMariaQueryCompressedEvent) {
+        absl::StatusOr<CompressedQueryInfo> cq =
+            DecodeMariaCompressedQuery(body, query_post_header_len_);
+        if (!cq.ok()) return cq.status();
+        query_text_ = std::move(cq->query);
+        text = query_text_;
+      }
       XaId x;
       bool commit;
-      if (ParseXaCompletion(q->query, &x, &commit)) {
+      if (ParseXaCompletion(text, &x, &commit)) {
         xa_.push_back({std::move(x),
                        commit ? XaState::kCommitted : XaState::kRolledBack});
         maria_completed_xa_ = false;  // the query named it
@@ -236,26 +247,37 @@ absl::Status XidCollector::AddOne(const EventHeader& header,
   }
 }
 
-void XidCollector::Commit() {
-  for (uint64_t x : xids_) out_->xids.insert(x);
+absl::Status XidCollector::Commit() {
   if (maria_completed_xa_) {
-    // FL_COMPLETED_XA without a query that says which: a commit.
-    xa_.push_back({std::move(maria_xid_), XaState::kCommitted});
+    // FL_COMPLETED_XA, but no statement said XA COMMIT or XA ROLLBACK:
+    // guessing could commit what the client rolled back.
+    std::string what = maria_xid_.ToString();
+    Drop();
+    return absl::DataLossError(absl::StrCat(
+        "the XA completion of ", what,
+        " (a Gtid event flagged FL_COMPLETED_XA) has no XA COMMIT or XA "
+        "ROLLBACK statement"));
   }
+  for (uint64_t x : xids_) out_->xids.insert(x);
   for (PendingXa& p : xa_) {
-    bool found = false;
-    for (XaRecord& r : out_->xa) {
-      if (r.xid == p.xid) {
-        r.state = p.state;
-        found = true;
-        break;
-      }
+    // Records another collector added to the same scan (the files a
+    // checkpoint names, then the last file) join the index first.
+    for (; indexed_ < out_->xa.size(); ++indexed_) {
+      xa_index_.emplace(out_->xa[indexed_].xid, indexed_);
     }
-    if (!found) out_->xa.push_back({std::move(p.xid), p.state});
+    auto it = xa_index_.find(p.xid);
+    if (it != xa_index_.end()) {
+      out_->xa[it->second].state = p.state;
+    } else {
+      xa_index_.emplace(p.xid, out_->xa.size());
+      out_->xa.push_back({std::move(p.xid), p.state});
+      indexed_ = out_->xa.size();
+    }
   }
   if (has_gtid_ && !uuid_.IsZero() && gno_ > 0) out_->gtids.Add(uuid_, gno_);
   if (has_maria_gtid_) out_->mariadb_gtids.push_back(maria_);
   Drop();
+  return absl::OkStatus();
 }
 
 void XidCollector::Drop() {

@@ -22,8 +22,21 @@
 // the last such event names, which for files this library wrote is the
 // last file itself, and for files a MariaDB server wrote may be earlier.
 // A last file that was closed cleanly needs no recovery: in_use is false
-// and the sets are empty (MySQL then rolls back every prepared engine
-// transaction; none should exist after a clean shutdown).
+// and the sets are empty (MySQL then rolls back the prepared engine
+// transactions that are not XA; none should exist after a clean
+// shutdown, since Close runs after every ordered-commit callback).
+//
+// XA transactions. A prepared XA transaction stays prepared across
+// restarts until a client finishes it, and its XA PREPARE may be in a file
+// before the scanned ones, which no scan reads again. So for an XA
+// transaction the engine holds prepared: if `xa` lists it, do what its
+// state says (kPrepared: keep it prepared; kCommitted / kRolledBack:
+// finish it so); if not, the log cannot tell whether its XA PREPARE never
+// reached the log (roll it back) or reached an earlier file (keep it
+// prepared). The engine must record which: when the ordered-commit
+// callback reports the XA PREPARE's transaction, mark it "prepared in the
+// log" in the engine (MySQL 8.0.30+ marks it "prepared in TC");
+// flush_engine_logs makes the mark durable before the log leaves the file.
 //
 // What counts. Only complete transactions: a transaction torn by the crash
 // (the ones Finish cuts) is not reported, so its engine prepare is rolled
@@ -103,12 +116,11 @@ struct XidRecoveryScan {
 
   // XA transactions met in the scanned files, one record per XID with its
   // last state: XA_prepare events (MySQL) or Gtid events flagged
-  // FL_PREPARED_XA (MariaDB) make it kPrepared; XA COMMIT / XA ROLLBACK
-  // queries (MySQL) or Gtid events flagged FL_COMPLETED_XA (MariaDB; the
-  // query tells which) make it kCommitted or kRolledBack. A server keeps
-  // the engine's prepared XA transactions whose record is kPrepared (a
-  // client will finish them), commits or rolls back per the others, and
-  // rolls back prepared XA transactions not listed here.
+  // FL_PREPARED_XA (MariaDB) make it kPrepared (XA COMMIT ... ONE PHASE,
+  // an XA_prepare flagged one_phase, kCommitted); XA COMMIT / XA ROLLBACK
+  // statements (MySQL; MariaDB's follow a Gtid flagged FL_COMPLETED_XA,
+  // compressed or not) make it kCommitted or kRolledBack. See the file
+  // comment for XA transactions not listed here.
   std::vector<XaRecord> xa;
 
   // GTIDs of the complete transactions in the scanned files: MySQL GTIDs

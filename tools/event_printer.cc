@@ -320,7 +320,7 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
     }
     case kMariaQueryCompressedEvent: {
       uint8_t phl = fde.PostHeaderLen(type);
-      auto q = decode::DecodeMariaCompressedQuery(body, phl ? phl : 13);
+      auto q = binlog::DecodeMariaCompressedQuery(body, phl ? phl : 13);
       if (!q.ok()) return error(q.status());
       w->Num("thread_id", q->thread_id);
       w->Num("exec_time", q->exec_time);

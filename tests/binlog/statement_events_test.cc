@@ -350,5 +350,20 @@ TEST(StatementEventsCorpusTest, XidsAreWhatMariadbBinlogPrinted) {
   EXPECT_GE(xa, 1u);
 }
 
+TEST(MariaCompressionTest, CompressRoundTripsAndMatchesTheServersBlock) {
+  // zlib's compress() of "hello" behind MariaDB's header (0x81: zlib, a
+  // 1-byte length; 5).
+  EXPECT_EQ(MariaCompress("hello"), Hex("8105789ccb48cdc9c90700062c0215"));
+  for (size_t n : {0u, 1u, 255u, 256u, 70000u}) {
+    std::string data(n, 'q');
+    for (size_t i = 0; i < n; ++i) data[i] = static_cast<char>('a' + (i * 7) % 26);
+    std::string out;
+    ASSERT_TRUE(MariaUncompress(MariaCompress(data), 1 << 20, &out).ok()) << n;
+    EXPECT_EQ(out, data);
+  }
+  std::string out;
+  EXPECT_TRUE(absl::IsDataLoss(MariaUncompress("\x81", 1 << 20, &out)));
+}
+
 }  // namespace
 }  // namespace binlog

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
@@ -239,7 +240,11 @@ TEST(XidRecoveryTest, AScanWithoutFinishLeavesTheSameSetForTheNextStart) {
   const XidRecoveryScan& again = (*pending)->scan();
   EXPECT_EQ(again.xids, first.xids);
   EXPECT_EQ(again.gtids, first.gtids);
-  EXPECT_EQ(again.xa.size(), first.xa.size());
+  ASSERT_EQ(again.xa.size(), first.xa.size());
+  for (size_t i = 0; i < first.xa.size(); ++i) {
+    EXPECT_EQ(again.xa[i].xid, first.xa[i].xid);
+    EXPECT_EQ(again.xa[i].state, first.xa[i].state);
+  }
   EXPECT_EQ(again.valid_end, first.valid_end);
   auto log = (*pending)->Finish();
   ASSERT_TRUE(log.ok());
@@ -277,10 +282,17 @@ TEST(XidRecoveryTest, PowerCutsDuringFinishNeverLoseTheSet) {
       finished = log.ok() && !fs.frozen();
       if (log.ok()) (*log)->Close().IgnoreError();
     }
-    // The power goes: what was not synced is lost.
+    // The power goes: what was not synced is lost, in part, torn, or in
+    // random sectors (each step with another model).
     fs.Freeze();
     io::PowerLossOptions loss;
-    loss.data = io::PowerLossOptions::Data::kDropUnsynced;
+    const io::PowerLossOptions::Data kModels[] = {
+        io::PowerLossOptions::Data::kDropUnsynced,
+        io::PowerLossOptions::Data::kKeepRandomPrefix,
+        io::PowerLossOptions::Data::kTearLastSector,
+        io::PowerLossOptions::Data::kRandomSectors};
+    loss.data = kModels[step % 4];
+    loss.seed = step * 7919 + 1;
     ASSERT_TRUE(fs.SimulatePowerLoss(loss).ok());
     o.file_system = nullptr;
     auto pending = Binlog::BeginRecovery(dir, "binlog", o);
@@ -409,6 +421,259 @@ TEST(XidRecoveryTest, ACheckpointNamingAMissingFileIsRefused) {
   fs.ResetState();
   auto pending = Binlog::BeginRecovery(dir, "binlog", o);
   EXPECT_TRUE(absl::IsNotFound(pending.status())) << pending.status();
+}
+
+// Commits `build`'s transactions, cuts power, and returns the scan of the
+// next start.
+template <typename Build>
+XidRecoveryScan ScanAfterCrash(const std::string& dir, Options o, Build build) {
+  io::FaultInjectionFileSystem fs;
+  o.file_system = &fs;
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    EXPECT_TRUE(log.ok()) << log.status();
+    build(log->get());
+    fs.Freeze();
+    (*log)->Close().IgnoreError();
+  }
+  fs.ResetState();
+  o.file_system = nullptr;
+  auto pending = Binlog::BeginRecovery(dir, "binlog", o);
+  EXPECT_TRUE(pending.ok()) << pending.status();
+  return pending.ok() ? (*pending)->scan() : XidRecoveryScan();
+}
+
+TEST(XidRecoveryTest, OnePhaseXaCommitIsCommittedAndATornXaPrepareIsNotReported) {
+  std::string dir = NewTempDir("xid_one_phase");
+  std::string last;
+  XidRecoveryScan s = ScanAfterCrash(dir, BaseOptions(), [&](Binlog* log) {
+    TransactionBuffer t;
+    t.AppendCommitGtid(kTs, 1, CommitGtid());
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA START ", Xa("one").ToString()));
+    AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (1)");
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA END ", Xa("one").ToString()));
+    ASSERT_TRUE(AppendXaPrepare(&t, kTs, 1, 1, "one", "b", /*one_phase=*/true).ok());
+    ASSERT_TRUE(log->Commit(&t).ok());
+    BuildXaPrepare(&t, Xa("torn"));
+    auto p = log->Commit(&t);
+    ASSERT_TRUE(p.ok());
+    last = io::JoinPath(dir, BinlogFileName("binlog", p->file_number));
+  });
+  ASSERT_NE(s.FindXa(Xa("one")), nullptr);
+  EXPECT_EQ(s.FindXa(Xa("one"))->state, XaState::kCommitted);
+  ASSERT_NE(s.FindXa(Xa("torn")), nullptr);  // complete so far
+  // Tear the XA_prepare event of the last transaction: not reported.
+  std::string bytes = ReadFile(last);
+  WriteFile(last, bytes.substr(0, bytes.size() - 5));
+  auto pending = Binlog::BeginRecovery(dir, "binlog", BaseOptions());
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  EXPECT_EQ((*pending)->scan().FindXa(Xa("torn")), nullptr);
+  ASSERT_NE((*pending)->scan().FindXa(Xa("one")), nullptr);
+  EXPECT_GT((*pending)->scan().bytes_to_cut, 0u);
+}
+
+TEST(XidRecoveryTest, AnXaPrepareInAnEarlierFileIsNotScannedAgain) {
+  // The documented limit (binlog/xid_recovery.h, "XA transactions"): after
+  // a rotation the XA PREPARE is in a file no scan reads; the engine's own
+  // "prepared in the log" mark decides.
+  std::string dir = NewTempDir("xid_xa_rotated");
+  XidRecoveryScan s = ScanAfterCrash(dir, BaseOptions(), [](Binlog* log) {
+    TransactionBuffer t;
+    BuildXaPrepare(&t, Xa("early"));
+    ASSERT_TRUE(log->Commit(&t).ok());
+    ASSERT_TRUE(log->Rotate().ok());
+    BuildXidTxn(&t, 1);
+    ASSERT_TRUE(log->Commit(&t).ok());
+  });
+  EXPECT_TRUE(s.in_use);
+  EXPECT_EQ(s.files, (std::vector<std::string>{"binlog.000002"}));
+  EXPECT_EQ(s.FindXa(Xa("early")), nullptr);
+  EXPECT_EQ(s.xids, (std::set<uint64_t>{1}));
+}
+
+TEST(XidRecoveryTest, CompressedQueriesCarryDdlXidsAndXaCompletions) {
+  // MariaDB's Query_compressed (165): status variables in the clear, the
+  // statement compressed.
+  std::string dir = NewTempDir("xid_query_compressed");
+  auto compressed_query = [](TransactionBuffer* t, absl::string_view text,
+                             absl::string_view vars) {
+    // Build a Query event, then swap its statement for the compressed
+    // block and its type for 165.
+    std::string block = MariaCompress(text);
+    AppendQueryWithStatusVars(t, kTs, 1, 7, "db", block, vars);
+    size_t i = t->appended_event_count() - 1;
+    char* type = const_cast<char*>(t->appended_data().data()) + t->appended_event_offset(i) + 4;
+    *type = static_cast<char>(kMariaQueryCompressedEvent);
+  };
+  XidRecoveryScan s = ScanAfterCrash(dir, BaseOptions(), [&](Binlog* log) {
+    TransactionBuffer t;
+    t.AppendCommitGtid(kTs, 1, CommitGtid());
+    compressed_query(&t, "CREATE TABLE big (a INT)", DdlXidStatusVar(77, /*mariadb=*/true));
+    ASSERT_TRUE(log->Commit(&t).ok());
+    BuildXaPrepare(&t, Xa("z"));
+    ASSERT_TRUE(log->Commit(&t).ok());
+    t.Clear();
+    t.AppendCommitGtid(kTs, 1, CommitGtid());
+    compressed_query(&t, absl::StrCat("XA ROLLBACK ", Xa("z").ToString()), "");
+    ASSERT_TRUE(log->Commit(&t).ok());
+  });
+  EXPECT_EQ(s.xids, (std::set<uint64_t>{77}));
+  ASSERT_NE(s.FindXa(Xa("z")), nullptr);
+  EXPECT_EQ(s.FindXa(Xa("z"))->state, XaState::kRolledBack);
+}
+
+TEST(XidRecoveryTest, OpenRefusesAnInUseLogWhenTheServerHasAnEngine) {
+  std::string dir = NewTempDir("xid_open_refuses");
+  Options o = BaseOptions();
+  o.flush_engine_logs = [] { return absl::OkStatus(); };
+  ScanAfterCrash(dir, o, [](Binlog* log) {
+    TransactionBuffer t;
+    BuildXidTxn(&t, 5);
+    ASSERT_TRUE(log->Commit(&t).ok());
+  });
+  auto log = Binlog::Open(dir, "binlog", o);
+  EXPECT_TRUE(absl::IsFailedPrecondition(log.status())) << log.status();
+  EXPECT_TRUE(absl::StrContains(log.status().message(), "BeginRecovery"));
+  // Nothing changed: the scan still reports the transaction.
+  auto pending = Binlog::BeginRecovery(dir, "binlog", o);
+  ASSERT_TRUE(pending.ok());
+  EXPECT_EQ((*pending)->scan().xids, (std::set<uint64_t>{5}));
+  // Without an engine, Open recovers as always.
+  pending->reset();
+  auto plain = Binlog::Open(dir, "binlog", BaseOptions());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_TRUE((*plain)->Close().ok());
+}
+
+Options MariaOptions() {
+  Options o;
+  o.flavor = LogFlavor::kMariaDB;
+  o.server_id = 1;
+  o.gtid_domain_id = 0;
+  o.preallocate = io::PreallocMode::kNone;
+  return o;
+}
+
+CommitGtid MariaXa(CommitGtid::Xa state, const std::string& gtrid) {
+  CommitGtid g;
+  g.xa = state;
+  g.xa_format_id = 1;
+  g.xa_gtrid = gtrid;
+  g.xa_bqual = "b";
+  return g;
+}
+
+TEST(XidRecoveryTest, MariaDbFilesReportXidsDdlXidsXaFlagsAndGtids) {
+  std::string dir = NewTempDir("xid_mariadb");
+  XidRecoveryScan s = ScanAfterCrash(dir, MariaOptions(), [](Binlog* log) {
+    TransactionBuffer t;
+    t.AppendMariaCommitGtid(kTs, 1, CommitGtid());
+    AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (0)");
+    AppendXid(&t, kTs, 1, 100);
+    ASSERT_TRUE(log->Commit(&t).ok());
+    // The checkpoint of the new file names that file: only it is scanned.
+    ASSERT_TRUE(log->Rotate().ok());
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, CommitGtid());
+    AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (1)");
+    AppendXid(&t, kTs, 1, 1);
+    ASSERT_TRUE(log->Commit(&t).ok());
+    CommitGtid ddl;
+    ddl.isolated = true;
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, ddl);
+    AppendMariaDdlQuery(&t, kTs, 1, 7, "db", "CREATE TABLE t2 (a INT)", 2);
+    ASSERT_TRUE(log->Commit(&t).ok());
+    for (const char* g : {"p1", "p2", "p3"}) {
+      t.Clear();
+      t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kPrepared, g));
+      AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (2)");
+      AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA END ", Xa(g).ToString()));
+      ASSERT_TRUE(AppendXaPrepare(&t, kTs, 1, 1, g, "b", false).ok());
+      ASSERT_TRUE(log->Commit(&t).ok());
+    }
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "p2"));
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA COMMIT ", Xa("p2").ToString()));
+    ASSERT_TRUE(log->Commit(&t).ok());
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "p3"));
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA ROLLBACK ", Xa("p3").ToString()));
+    ASSERT_TRUE(log->Commit(&t).ok());
+  });
+  EXPECT_TRUE(s.in_use);
+  EXPECT_EQ(s.files, (std::vector<std::string>{"binlog.000002"}));
+  EXPECT_EQ(s.xids, (std::set<uint64_t>{1, 2}));
+  ASSERT_NE(s.FindXa(Xa("p1")), nullptr);
+  EXPECT_EQ(s.FindXa(Xa("p1"))->state, XaState::kPrepared);
+  ASSERT_NE(s.FindXa(Xa("p2")), nullptr);
+  EXPECT_EQ(s.FindXa(Xa("p2"))->state, XaState::kCommitted);
+  ASSERT_NE(s.FindXa(Xa("p3")), nullptr);
+  EXPECT_EQ(s.FindXa(Xa("p3"))->state, XaState::kRolledBack);
+  ASSERT_EQ(s.mariadb_gtids.size(), 7u);
+  for (size_t i = 0; i < s.mariadb_gtids.size(); ++i) {
+    EXPECT_EQ(s.mariadb_gtids[i].domain_id, 0u);
+    EXPECT_EQ(s.mariadb_gtids[i].server_id, 1u);
+    EXPECT_EQ(s.mariadb_gtids[i].seq_no, i + 2);  // 1 is in binlog.000001
+  }
+  EXPECT_TRUE(s.gtids.empty());
+}
+
+TEST(XidRecoveryTest, AMariaDbXaCompletionWithoutItsStatementIsRefused) {
+  // Commit refuses what recovery could not read (one set of rules), and
+  // recovery refuses such a file written by someone else rather than guess.
+  std::string dir = NewTempDir("xid_mariadb_unreadable_xa");
+  Options o = MariaOptions();
+  io::FaultInjectionFileSystem fs;
+  o.file_system = &fs;
+  std::string gtid_event;
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer t;
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "q"));
+    AppendQuery(&t, kTs, 1, 7, "db", "DO 1");
+    auto p = (*log)->Commit(&t);
+    EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "q"));
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA ROLLBACK ", Xa("other").ToString()));
+    p = (*log)->Commit(&t);
+    EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << p.status();
+    t.Clear();
+    t.AppendMariaCommitGtid(kTs, 1, MariaXa(CommitGtid::Xa::kCompleted, "q"));
+    AppendQuery(&t, kTs, 1, 7, "db", absl::StrCat("XA COMMIT ", Xa("q").ToString()));
+    p = (*log)->Commit(&t);
+    ASSERT_TRUE(p.ok()) << p.status();
+    // The Gtid event as written: reused below, caller-encoded, before a
+    // statement that is not an XA completion.
+    gtid_event = std::string(t.data().substr(0, t.event_offset(1)));
+    fs.Freeze();
+    (*log)->Close().IgnoreError();
+  }
+  fs.ResetState();
+  {
+    auto pending = Binlog::BeginRecovery(dir, "binlog", o);
+    ASSERT_TRUE(pending.ok()) << pending.status();
+    ASSERT_NE((*pending)->scan().FindXa(Xa("q")), nullptr);
+    EXPECT_EQ((*pending)->scan().FindXa(Xa("q"))->state, XaState::kCommitted);
+    auto log = (*pending)->Finish();
+    ASSERT_TRUE(log.ok());
+    // A transaction another writer encoded: its Gtid flagged
+    // FL_COMPLETED_XA, then a statement that says nothing of the XA.
+    TransactionBuffer t;
+    ASSERT_TRUE(t.AppendEncodedEvent(gtid_event).ok());
+    AppendQuery(&t, kTs, 1, 7, "db", "DO 1");
+    auto p = (*log)->Commit(&t);
+    ASSERT_TRUE(p.ok()) << p.status();
+    fs.Freeze();
+    (*log)->Close().IgnoreError();
+  }
+  fs.ResetState();
+  auto pending = Binlog::BeginRecovery(dir, "binlog", o);
+  EXPECT_TRUE(absl::IsDataLoss(pending.status())) << pending.status();
+  EXPECT_TRUE(absl::StrContains(pending.status().message(), "FL_COMPLETED_XA"))
+      << pending.status();
 }
 
 TEST(FlushEngineLogsTest, RunsAfterEveryEarlierCallbackAtEachRotationAndClose) {

@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "gtest/gtest.h"
 #include "binlog/byte_reader.h"
+#include "binlog/statement_events.h"
 #include "tools/decode/events.h"
 #include "tools/decode/json_binary.h"
 #include "tools/decode/rows.h"
@@ -616,7 +617,7 @@ TEST(HostileTest, RandomBytesIntoEveryEventDecoder) {
     DecodeRowsQuery(body).IgnoreError();
     binlog::DecodeBinlogCheckpoint(body).IgnoreError();
     DecodeIncident(body).IgnoreError();
-    DecodeMariaCompressedQuery(body, 13).IgnoreError();
+    binlog::DecodeMariaCompressedQuery(body, 13).IgnoreError();
     std::string out, error;
     AppendMySqlJson(body, &out, &error);
     out.clear();

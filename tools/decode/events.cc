@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include <zlib.h>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -218,64 +216,6 @@ std::string FormatXid(uint32_t format_id, absl::string_view gtrid,
   AppendHex(bqual, &s);
   absl::StrAppend(&s, "',", format_id);
   return s;
-}
-
-// ---------------------------------------------------------------------------
-// MariaDB compression
-
-absl::Status MariaUncompress(absl::string_view block, size_t max_size,
-                             std::string* out) {
-  if (block.empty()) return Malformed("compressed block is empty");
-  uint8_t head = static_cast<uint8_t>(block[0]);
-  if ((head & 0x80) == 0) return Malformed("compressed block lacks its marker");
-  uint32_t alg = (head & 0x70) >> 4;
-  size_t lenlen = head & 0x07;
-  if (alg != 0) {
-    return Malformed(absl::StrCat("unknown compression algorithm ", alg));
-  }
-  if (lenlen < 1 || lenlen > 4 || block.size() < 1 + lenlen) {
-    return Malformed("compressed block length field is malformed");
-  }
-  uint64_t len = 0;
-  for (size_t i = 0; i < lenlen; ++i) {
-    len = (len << 8) | static_cast<uint8_t>(block[1 + i]);
-  }
-  absl::string_view data = block.substr(1 + lenlen);
-  // deflate cannot expand by more than about 1032:1; a larger announced
-  // size is a lie that would only cost memory.
-  if (len > max_size || len > 1100 * static_cast<uint64_t>(data.size()) + 64) {
-    return Malformed(absl::StrCat("compressed block announces ", len,
-                                  " bytes from ", data.size()));
-  }
-  out->resize(static_cast<size_t>(len));
-  uLongf dest_len = static_cast<uLongf>(len);
-  int rc = uncompress(reinterpret_cast<Bytef*>(out->data()), &dest_len,
-                      reinterpret_cast<const Bytef*>(data.data()),
-                      static_cast<uLong>(data.size()));
-  if (rc != Z_OK || dest_len != len) {
-    return Malformed(absl::StrCat("zlib could not inflate the block (code ",
-                                  rc, ")"));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<CompressedQueryInfo> DecodeMariaCompressedQuery(
-    absl::string_view body, uint8_t post_header_len) {
-  ByteReader r(body);
-  CompressedQueryInfo q;
-  uint8_t db_len;
-  uint16_t status_len;
-  if (post_header_len < 13 || !r.Le32(&q.thread_id) ||
-      !r.Le32(&q.exec_time) || !r.U8(&db_len) || !r.Le16(&q.error_code) ||
-      !r.Le16(&status_len) || !r.Skip(post_header_len - 13u) ||
-      !r.Skip(status_len) || !r.Bytes(db_len, &q.db) || !r.Skip(1)) {
-    return Malformed("Query_compressed event ends inside its header");
-  }
-  absl::Status s = MariaUncompress(r.Rest(), size_t{1} << 30, &q.query);
-  if (!s.ok()) {
-    return Malformed(absl::StrCat("compressed statement: ", s.message()));
-  }
-  return q;
 }
 
 }  // namespace decode

@@ -3,7 +3,7 @@
 // Decoders for the bodies of the control and statement events binlogtool
 // prints and the library does not decode: Transaction_payload headers (40),
 // Intvar (5), Rand (13), User_var (14), Rows_query
-// (29), Incident (26), and MariaDB's zlib-compressed Query (165); plus the
+// (29), Incident (26); plus the
 // command-line GTID syntax and the XA xid text form. Layouts:
 // /work/shared/reference/binlog-format.md, sections 6 and 7.
 //
@@ -112,28 +112,9 @@ absl::StatusOr<IncidentInfo> DecodeIncident(absl::string_view body);
 std::string FormatXid(uint32_t format_id, absl::string_view gtrid,
                       absl::string_view bqual);
 
-// ---------------------------------------------------------------------------
-// MariaDB compression (Query_compressed 165, *_ROWS_COMPRESSED 166-171)
-
-// Expands one MariaDB compressed block: a header byte 0x80 | (alg << 4) |
-// lenlen (alg 0 = zlib), the uncompressed length in `lenlen` (1..4) bytes,
-// big-endian, then a zlib stream. Refuses (DataLoss) an unknown algorithm,
-// a length above `max_size`, and a stream that does not inflate to exactly
-// the announced length.
-absl::Status MariaUncompress(absl::string_view block, size_t max_size,
-                             std::string* out);
-
-// Query_compressed_event (165): like a Query event, but the statement is a
-// compressed block. Returns db and the expanded statement.
-struct CompressedQueryInfo {
-  uint32_t thread_id = 0;
-  uint32_t exec_time = 0;
-  uint16_t error_code = 0;
-  absl::string_view db;
-  std::string query;
-};
-absl::StatusOr<CompressedQueryInfo> DecodeMariaCompressedQuery(
-    absl::string_view body, uint8_t post_header_len);
+// MariaDB's compressed blocks and Query_compressed events (165) are
+// decoded by binlog::MariaUncompress and binlog::DecodeMariaCompressedQuery
+// (binlog/statement_events.h).
 
 }  // namespace decode
 }  // namespace binlog

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "binlog/byte_reader.h"
+#include "binlog/statement_events.h"
 #include "tools/decode/events.h"
 #include "tools/decode/json_binary.h"
 #include "tools/decode/values.h"
