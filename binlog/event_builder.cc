@@ -193,6 +193,14 @@ absl::Status AppendXaPrepare(TransactionBuffer* txn, uint32_t timestamp,
   return absl::OkStatus();
 }
 
+void AppendRowsQuery(TransactionBuffer* txn, uint32_t timestamp,
+                     uint32_t server_id, absl::string_view text) {
+  char* p = txn->AppendEvent(kRowsQueryEvent, server_id, timestamp,
+                             kFlagIgnorable, 1 + text.size());
+  p[0] = static_cast<char>(text.size() > 255 ? 255 : text.size());
+  if (!text.empty()) std::memcpy(p + 1, text.data(), text.size());
+}
+
 void AppendMariaDdlQuery(TransactionBuffer* txn, uint32_t timestamp,
                          uint32_t server_id, uint32_t thread_id,
                          absl::string_view db, absl::string_view query,

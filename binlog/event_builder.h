@@ -82,6 +82,15 @@ void AppendQuery(TransactionBuffer* txn, uint32_t timestamp,
                  uint32_t server_id, uint32_t thread_id, absl::string_view db,
                  absl::string_view query);
 
+// Appends a Rows_query event (29): the statement that produced the row
+// events after it (MySQL's binlog_rows_query_log_events), as a length byte
+// (the text's length capped at 255; readers ignore it and take the text to
+// the end of the body) and the text. Flagged ignorable, as the servers
+// write it, so readers that do not know the type (MariaDB's) skip it.
+// Decoder: DecodeRowsQuery (binlog/statement_events.h).
+void AppendRowsQuery(TransactionBuffer* txn, uint32_t timestamp,
+                     uint32_t server_id, absl::string_view text);
+
 // Appends a Query event with the status-variable block `status_vars`
 // (codes and values as reference 6.6 lays them out; at most 65535 bytes).
 void AppendQueryWithStatusVars(TransactionBuffer* txn, uint32_t timestamp,

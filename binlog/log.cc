@@ -198,6 +198,7 @@ class LiveLog final : public LogSource {
 
   bool Pin(uint64_t n) override {
     sync::MutexLock l(&files_mu_);
+    if (resetting_) return false;
     if (!std::binary_search(files_.begin(), files_.end(), n)) return false;
     ++pins_[n];
     return true;
@@ -207,9 +208,27 @@ class LiveLog final : public LogSource {
     auto it = pins_.find(n);
     if (it != pins_.end() && --it->second == 0) pins_.erase(it);
   }
-  void ReaderOpened() override { readers_.fetch_add(1, std::memory_order_acq_rel); }
-  void ReaderClosed() override { readers_.fetch_sub(1, std::memory_order_acq_rel); }
-  int readers() const { return readers_.load(std::memory_order_acquire); }
+  void ReaderOpened() override {
+    sync::MutexLock l(&files_mu_);
+    ++readers_;
+  }
+  void ReaderClosed() override {
+    sync::MutexLock l(&files_mu_);
+    --readers_;
+  }
+  // Reset: false (and *readers) if readers are open; else no file can be
+  // pinned until EndReset.
+  bool BeginReset(int* readers) {
+    sync::MutexLock l(&files_mu_);
+    *readers = readers_;
+    if (readers_ > 0) return false;
+    resetting_ = true;
+    return true;
+  }
+  void EndReset() {
+    sync::MutexLock l(&files_mu_);
+    resetting_ = false;
+  }
 
   // Reset: the log starts over at file `first`, published at `offset`
   // later by the new file. REQUIRES: no reader (Binlog::Reset checks).
@@ -236,7 +255,8 @@ class LiveLog final : public LogSource {
   sync::Mutex files_mu_;
   std::vector<uint64_t> files_ ABSL_GUARDED_BY(files_mu_);
   std::map<uint64_t, int> pins_ ABSL_GUARDED_BY(files_mu_);
-  std::atomic<int> readers_{0};
+  int readers_ ABSL_GUARDED_BY(files_mu_) = 0;
+  bool resetting_ ABSL_GUARDED_BY(files_mu_) = false;
 };
 
 }  // namespace internal
@@ -322,21 +342,25 @@ uint32_t ServerVersionId(absl::string_view v) {
   return parts[0] * 10000 + parts[1] * 100 + parts[2];
 }
 
-// The GTIDs of a log file: its Previous_gtids (the files before it) and,
-// with `with_transactions`, the GTIDs of its complete transactions.
-absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
-                                  bool with_transactions) {
+// Walks a log file for its GTID state: the header event that holds the
+// state of the files before it (`state_type`: Previous_gtids or Gtid_list,
+// given to `on_state`) and, with `with_transactions`, the GTID of each
+// complete transaction (`gtid_type`; `on_gtid` decodes it into a pending
+// GTID and returns false if it has none, `add` records a complete one).
+template <typename Pending, typename OnState, typename OnGtid, typename Add>
+absl::Status ScanFileGtids(io::FileSystem* fs, const std::string& path,
+                           bool with_transactions, uint8_t state_type,
+                           const char* what, OnState on_state, uint8_t gtid_type,
+                           OnGtid on_gtid, Add add) {
   ReaderOptions ro;
   ro.checksum_mode = ChecksumMode::kSkip;
   ro.payloads = PayloadMode::kRaw;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
                           Reader::OpenFiles({path}, ro, fs));
-  GtidSet set;
   Event ev;
   TransactionBoundaryParser parser;
   bool have_pending = false;
-  Uuid pending_uuid;
-  int64_t pending_gno = 0;
+  Pending pending{};
   bool in_header = true;
   absl::Status s;
   while ((s = reader->Next(&ev)).ok()) {
@@ -346,40 +370,58 @@ absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
           reader->format_description().PostHeaderLen(kQueryEvent));
       continue;
     }
-    if (in_header && type == kPreviousGtidsEvent) {
-      absl::StatusOr<GtidSet> prev = GtidSet::DecodePreviousGtidsBody(ev.body());
-      if (!prev.ok()) {
+    if (in_header && type == state_type) {
+      absl::Status hs = on_state(ev.body());
+      if (!hs.ok()) {
         // Open's contract: a file that cannot be trusted is DataLoss, with
         // the file and offset (a tagged set of MySQL 8.3+ is not ours).
-        return absl::DataLossError(absl::StrCat(
-            path, ": offset ", ev.offset, ": cannot read the GTID set of its ",
-            "Previous_gtids event: ", prev.status().message()));
+        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
+                                                ": cannot read the GTID ", what,
+                                                ": ", hs.message()));
       }
-      set.Union(*prev);
       continue;
     }
     auto r = parser.Feed(ev.header, ev.body());
     if (r == TransactionBoundaryParser::Result::kOutside && in_header) {
-      continue;  // other header events (a file_header callback's)
+      continue;  // other header events (Binlog_checkpoint, a callback's)
     }
     in_header = false;
     if (!with_transactions) break;
-    if (type == kGtidEvent) {
-      auto g = DecodeMySqlGtidEvent(ev.body());
-      have_pending = g.ok() && g->gno > 0;
-      if (have_pending) {
-        pending_uuid = g->uuid;
-        pending_gno = g->gno;
-      }
-    }
+    if (type == gtid_type) have_pending = on_gtid(ev, &pending);
     if (r == TransactionBoundaryParser::Result::kEnded) {
-      if (have_pending) set.Add(pending_uuid, pending_gno);
+      if (have_pending) add(pending);
       have_pending = false;
     } else if (r == TransactionBoundaryParser::Result::kUnexpected) {
       have_pending = false;
     }
   }
   if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+  return absl::OkStatus();
+}
+
+// The GTIDs of a log file: its Previous_gtids (the files before it) and,
+// with `with_transactions`, the GTIDs of its complete transactions.
+absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
+                                  bool with_transactions) {
+  GtidSet set;
+  using Pending = std::pair<Uuid, int64_t>;
+  absl::Status s = ScanFileGtids<Pending>(
+      fs, path, with_transactions, kPreviousGtidsEvent, "set of its Previous_gtids event",
+      [&](absl::string_view body) -> absl::Status {
+        absl::StatusOr<GtidSet> prev = GtidSet::DecodePreviousGtidsBody(body);
+        if (!prev.ok()) return prev.status();
+        set.Union(*prev);
+        return absl::OkStatus();
+      },
+      kGtidEvent,
+      [](const Event& ev, Pending* pending) {
+        auto g = DecodeMySqlGtidEvent(ev.body());
+        if (!g.ok() || g->gno <= 0) return false;  // anonymous: no GTID
+        *pending = {g->uuid, g->gno};
+        return true;
+      },
+      [&](const Pending& g) { set.Add(g.first, g.second); });
+  if (!s.ok()) return s;
   return set;
 }
 
@@ -388,56 +430,24 @@ absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
 absl::StatusOr<MariaGtidState> FileMariaGtids(io::FileSystem* fs,
                                               const std::string& path,
                                               bool with_transactions) {
-  ReaderOptions ro;
-  ro.checksum_mode = ChecksumMode::kSkip;
-  ro.payloads = PayloadMode::kRaw;
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                          Reader::OpenFiles({path}, ro, fs));
   MariaGtidState state;
-  Event ev;
-  TransactionBoundaryParser parser;
-  bool have_pending = false;
-  MariaGtidListEntry pending;
-  bool in_header = true;
-  absl::Status s;
-  while ((s = reader->Next(&ev)).ok()) {
-    const uint8_t type = ev.header.type;
-    if (type == kFormatDescriptionEvent) {
-      parser.set_query_post_header_len(
-          reader->format_description().PostHeaderLen(kQueryEvent));
-      continue;
-    }
-    if (in_header && type == kMariaGtidListEvent) {
-      absl::StatusOr<MariaGtidList> list = DecodeMariaGtidList(ev.body());
-      if (!list.ok()) {
-        return absl::DataLossError(absl::StrCat(
-            path, ": offset ", ev.offset, ": cannot read the GTID state of its ",
-            "Gtid_list event: ", list.status().message()));
-      }
-      for (const MariaGtidListEntry& e : list->entries) state.Add(e);
-      continue;
-    }
-    auto r = parser.Feed(ev.header, ev.body());
-    if (r == TransactionBoundaryParser::Result::kOutside && in_header) {
-      continue;  // Binlog_checkpoint, a file_header callback's events
-    }
-    in_header = false;
-    if (!with_transactions) break;
-    if (type == kMariaGtidEvent) {
-      auto g = DecodeMariaGtid(ev.body());
-      have_pending = g.ok();
-      if (have_pending) {
-        pending = MariaGtidListEntry{g->domain_id, ev.header.server_id, g->seq_no};
-      }
-    }
-    if (r == TransactionBoundaryParser::Result::kEnded) {
-      if (have_pending) state.Add(pending);
-      have_pending = false;
-    } else if (r == TransactionBoundaryParser::Result::kUnexpected) {
-      have_pending = false;
-    }
-  }
-  if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+  absl::Status s = ScanFileGtids<MariaGtidListEntry>(
+      fs, path, with_transactions, kMariaGtidListEvent, "state of its Gtid_list event",
+      [&](absl::string_view body) -> absl::Status {
+        absl::StatusOr<MariaGtidList> list = DecodeMariaGtidList(body);
+        if (!list.ok()) return list.status();
+        for (const MariaGtidListEntry& e : list->entries) state.Add(e);
+        return absl::OkStatus();
+      },
+      kMariaGtidEvent,
+      [](const Event& ev, MariaGtidListEntry* pending) {
+        auto g = DecodeMariaGtid(ev.body());
+        if (!g.ok()) return false;
+        *pending = MariaGtidListEntry{g->domain_id, ev.header.server_id, g->seq_no};
+        return true;
+      },
+      [&](const MariaGtidListEntry& g) { state.Add(g); });
+  if (!s.ok()) return s;
   return state;
 }
 
@@ -497,10 +507,15 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   sync::CondVar expiry_cv_;
   bool expiry_stop_ ABSL_GUARDED_BY(expiry_mu_) = false;
   bool expiry_kicked_ ABSL_GUARDED_BY(expiry_mu_) = false;
-  std::thread expiry_thread_;
+  std::thread expiry_thread_ ABSL_GUARDED_BY(expiry_mu_);
   std::atomic<uint64_t> files_expired_{0};
   mutable sync::Mutex expiry_error_mu_;
   std::string last_expiry_error_ ABSL_GUARDED_BY(expiry_error_mu_);
+  // Bumped by every Reset (under index_mu_): a purge that looked at the
+  // files of an earlier generation does nothing.
+  std::atomic<uint64_t> reset_generation_{0};
+  // Held by a purge's file removals and by a whole Reset.
+  sync::Mutex removal_mu_;
   sync::Mutex last_event_mu_;
   std::map<uint64_t, uint32_t> last_event_time_ ABSL_GUARDED_BY(last_event_mu_);
 
@@ -533,10 +548,11 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status FinishInterruptedReset(uint64_t first, std::vector<uint64_t>* on_disk);
   absl::Status ResetNow(uint64_t first);
   // Deletes the files below `file_number` that may go (see PurgeTo).
-  absl::StatusOr<PurgeResult> PurgeUpTo(uint64_t file_number);
+  absl::StatusOr<PurgeResult> PurgeUpTo(uint64_t file_number, uint64_t generation);
   // The timestamp of the last event of closed file `number` (cached: a
   // closed file does not change).
-  absl::StatusOr<uint32_t> LastEventTime(uint64_t number);
+  absl::StatusOr<uint32_t> LastEventTime(uint64_t number, uint64_t generation);
+  absl::StatusOr<bool> EndEventTime(const std::string& path, uint32_t* ts);
   // Automatic expiry (Options::expire_after).
   void StartExpiry();
   void StopExpiry();
@@ -781,13 +797,20 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
       if (removed) continue;
     }
     if (!numbers.empty() && n < numbers.front()) {
-      // Below the first indexed file: a purge rewrites the index before it
+      // Below the first indexed file and closed by this log (it ends with
+      // its Rotate or Stop event): a purge rewrites the index before it
       // removes the files, so this is a file of a purge a crash
-      // interrupted (or whose removal the crash undid). Finish it.
-      BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n))));
-      BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
-      recovery_.removed_files.push_back(BinlogFileName(basename_, n));
-      continue;
+      // interrupted (or whose removal the crash undid). Finish it. Any
+      // other file there is left alone (an operator's copy, say).
+      const std::string path = io::JoinPath(dir_, BinlogFileName(basename_, n));
+      uint32_t ts = 0;
+      absl::StatusOr<bool> closed = EndEventTime(path, &ts);
+      if (closed.ok() && *closed) {
+        BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
+        BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
+        recovery_.removed_files.push_back(BinlogFileName(basename_, n));
+        continue;
+      }
     }
     if (!std::binary_search(numbers.begin(), numbers.end(), n)) {
       // Left alone: a file of an interrupted rotation (it holds no
@@ -2071,15 +2094,27 @@ absl::Status BinlogImpl::Rotate() {
 }
 
 absl::StatusOr<int> BinlogImpl::PurgeTo(uint64_t file_number) {
-  BINLOG_ASSIGN_OR_RETURN(PurgeResult r, PurgeUpTo(file_number));
+  BINLOG_ASSIGN_OR_RETURN(
+      PurgeResult r,
+      PurgeUpTo(file_number, reset_generation_.load(std::memory_order_acquire)));
   return static_cast<int>(r.purged.size());
 }
 
-absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number) {
+absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number,
+                                                   uint64_t generation) {
   PurgeResult result;
+  std::vector<uint64_t> victims;
+  {
   sync::MutexLock il(&index_mu_);
+  if (closed_.load(std::memory_order_acquire)) {
+    // The lock is released: another writer may own the index now.
+    return absl::FailedPreconditionError("the log is closed");
+  }
+  if (generation != reset_generation_.load(std::memory_order_acquire)) {
+    return result;  // a Reset replaced the files this purge looked at
+  }
   uint64_t pinned = 0;
-  std::vector<uint64_t> victims = live_->TakePurgeable(file_number, &pinned);
+  victims = live_->TakePurgeable(file_number, &pinned);
   if (pinned != 0) {
     result.kept.push_back({BinlogFileName(basename_, pinned), "open by a reader"});
   } else {
@@ -2116,6 +2151,12 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number) {
     purged_ = std::move(*purged);
     maria_purged_ = std::move(*maria_purged);
   }
+  }  // index_mu_: rotations need it; the removals below do not.
+  // The index no longer names the victims (a crash from here leaves files
+  // that Open removes). A Reset meanwhile deleted them already and may
+  // have created files with the same numbers: then leave them.
+  sync::MutexLock rl(&removal_mu_);
+  if (generation != reset_generation_.load(std::memory_order_acquire)) return result;
   absl::Status first_error;
   for (uint64_t n : victims) {
     absl::Status r = fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n)));
@@ -2135,15 +2176,10 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number) {
   return result;
 }
 
-absl::StatusOr<uint32_t> BinlogImpl::LastEventTime(uint64_t number) {
-  {
-    sync::MutexLock l(&last_event_mu_);
-    auto it = last_event_time_.find(number);
-    if (it != last_event_time_.end()) return it->second;
-  }
-  std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
+// If the file at `path` ends with a Rotate (naming a file of this log) or
+// Stop event, as every file this log closed does: true and its timestamp.
+absl::StatusOr<bool> BinlogImpl::EndEventTime(const std::string& path, uint32_t* ts) {
   BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
-  uint32_t ts = 0;
   bool found = false;
   // A closed file of this log ends with its Rotate or Stop event: look for
   // it in the last few KiB (its header says it ends exactly at the file's
@@ -2174,7 +2210,7 @@ absl::StatusOr<uint32_t> BinlogImpl::LastEventTime(uint64_t number) {
                                     &next));
         }
         if (ok) {
-          ts = LoadLe32(h);
+          *ts = LoadLe32(h);
           found = true;
           break;
         }
@@ -2182,6 +2218,19 @@ absl::StatusOr<uint32_t> BinlogImpl::LastEventTime(uint64_t number) {
       if (p == 0) break;
     }
   }
+  return found;
+}
+
+absl::StatusOr<uint32_t> BinlogImpl::LastEventTime(uint64_t number,
+                                                   uint64_t generation) {
+  {
+    sync::MutexLock l(&last_event_mu_);
+    auto it = last_event_time_.find(number);
+    if (it != last_event_time_.end()) return it->second;
+  }
+  std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
+  uint32_t ts = 0;
+  BINLOG_ASSIGN_OR_RETURN(bool found, EndEventTime(path, &ts));
   if (!found) {
     // A file that ends otherwise (the last file of a crash, recovered; a
     // file another server wrote): read it through.
@@ -2195,17 +2244,24 @@ absl::StatusOr<uint32_t> BinlogImpl::LastEventTime(uint64_t number) {
     if (!absl::IsOutOfRange(rs)) return rs;
   }
   sync::MutexLock l(&last_event_mu_);
-  last_event_time_[number] = ts;
+  // Not for a file of an earlier generation (a Reset reuses numbers).
+  if (generation == reset_generation_.load(std::memory_order_acquire)) {
+    last_event_time_[number] = ts;
+  }
   return ts;
 }
 
 absl::StatusOr<PurgeResult> BinlogImpl::PurgeBefore(absl::Time cutoff) {
+  if (closed_.load(std::memory_order_acquire)) {
+    return absl::FailedPreconditionError("the log is closed");
+  }
+  const uint64_t generation = reset_generation_.load(std::memory_order_acquire);
   std::vector<uint64_t> files = live_->Files();
   if (files.empty()) return PurgeResult();
   uint64_t target = files.back();
   PurgeResult::Kept newer;
   for (size_t i = 0; i + 1 < files.size(); ++i) {
-    BINLOG_ASSIGN_OR_RETURN(uint32_t ts, LastEventTime(files[i]));
+    BINLOG_ASSIGN_OR_RETURN(uint32_t ts, LastEventTime(files[i], generation));
     if (absl::FromUnixSeconds(ts) >= cutoff) {
       target = files[i];
       newer.file = BinlogFileName(basename_, files[i]);
@@ -2214,7 +2270,7 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeBefore(absl::Time cutoff) {
       break;
     }
   }
-  BINLOG_ASSIGN_OR_RETURN(PurgeResult r, PurgeUpTo(target));
+  BINLOG_ASSIGN_OR_RETURN(PurgeResult r, PurgeUpTo(target, generation));
   if (!newer.file.empty()) {
     if (r.kept.empty() || r.kept.back().file != newer.file) r.kept.push_back(newer);
   } else if (r.kept.empty()) {
@@ -2225,17 +2281,19 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeBefore(absl::Time cutoff) {
 
 void BinlogImpl::StartExpiry() {
   if (options_.expire_after <= absl::ZeroDuration()) return;
+  sync::MutexLock l(&expiry_mu_);
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
 }
 
 void BinlogImpl::StopExpiry() {
-  if (!expiry_thread_.joinable()) return;
+  std::thread t;
   {
     sync::MutexLock l(&expiry_mu_);
     expiry_stop_ = true;
     expiry_cv_.SignalAll();
+    t = std::move(expiry_thread_);  // one caller joins it
   }
-  expiry_thread_.join();
+  if (t.joinable()) t.join();
 }
 
 void BinlogImpl::KickExpiry() {
@@ -2275,19 +2333,36 @@ absl::Status BinlogImpl::Reset(uint64_t first) {
   }
   if (closed_.load()) return absl::FailedPreconditionError("the log is closed");
   return pipeline_->RunExclusive([this, first]() -> absl::Status {
-    if (int n = live_->readers(); n > 0) {
+    if (options_.flush_engine_logs) {
+      // As before any file is left for good: after the reset no scan can
+      // find the transactions of the deleted files. Nothing changed yet:
+      // a failure refuses the Reset.
+      absl::Status fs = options_.flush_engine_logs();
+      if (!fs.ok()) {
+        return absl::Status(fs.code(), absl::StrCat("flush_engine_logs before Reset: ",
+                                                    fs.message()));
+      }
+    }
+    // From here until the new first file is published, readers cannot
+    // open files (a reader created meanwhile gets NotFound).
+    int readers = 0;
+    if (!live_->BeginReset(&readers)) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "Reset: ", n, " reader(s) of the log are open; close them first"));
+          "Reset: ", readers, " reader(s) of the log are open; close them first"));
     }
     absl::Status s = ResetNow(first);
+    live_->EndReset();
     if (!s.ok()) pipeline_->Poison(s);
     return s;
   });
 }
 
 absl::Status BinlogImpl::ResetNow(uint64_t first) {
+  sync::MutexLock rl(&removal_mu_);
   {
     sync::MutexLock il(&index_mu_);
+    // Purges that looked at the old files must not act on the new ones.
+    reset_generation_.fetch_add(1, std::memory_order_acq_rel);
     // Durable intent first: from here on, Open finishes the reset.
     BINLOG_RETURN_IF_ERROR(WriteResetIntent(fs_, dir_handle_.get(), dir_, basename_, first));
     if (active_ != nullptr) {
@@ -2311,6 +2386,8 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
     executed_ = GtidSet();
     purged_ = GtidSet();
     next_auto_gno_ = 1;
+    maria_state_ = MariaGtidState();
+    maria_purged_ = MariaGtidState();
   }
   BINLOG_RETURN_IF_ERROR(RecordSyncPolicy(first, {}));
   BINLOG_RETURN_IF_ERROR(StartNewFile(first, /*at_startup=*/true));
@@ -2331,8 +2408,12 @@ absl::Status BinlogImpl::FinishInterruptedReset(uint64_t first,
 
 absl::Status BinlogImpl::CloseInPipeline() {
   // Runs after every earlier request is done and no stage is busy; nothing
-  // runs after it.
-  closed_.store(true, std::memory_order_release);
+  // runs after it. Under index_mu_: a purge either finished its index
+  // update before, or sees the log closed (the lock is released below).
+  {
+    sync::MutexLock il(&index_mu_);
+    closed_.store(true, std::memory_order_release);
+  }
   absl::Status s = pipeline_->error();
   if (!s.ok()) {
     s = PoisonedStatus(s);  // write nothing after a failure

@@ -104,8 +104,10 @@ struct RecoveryReport {
   // Files that were removed: of an interrupted rotation (named right after
   // the last indexed file, not indexed, and empty: zeros, or header events
   // only, so they held no transaction), and of an interrupted purge
-  // (numbered below the first indexed file: a purge removes files only
-  // after the index no longer names them).
+  // (numbered below the first indexed file and ending with the Rotate or
+  // Stop event this log closes its files with: a purge removes files only
+  // after the index no longer names them; other files there are left
+  // alone and listed in ignored_files).
   std::vector<std::string> removed_files;
 };
 
@@ -312,7 +314,7 @@ class Binlog {
   // never the active file and never a file a reader of this log has open:
   // purging stops at the first such file. The index is rewritten first
   // (crash-safe), then the files are removed. Does not block commits.
-  // Returns the number of files deleted.
+  // Returns the number of files deleted. FailedPrecondition after Close.
   absl::StatusOr<int> PurgeTo(uint64_t file_number);
 
   // Deletes the files whose last event is older than `cutoff` (PURGE
@@ -321,8 +323,10 @@ class Binlog {
   // grow from file to file). As PurgeTo: never the active file, never a
   // file a reader has open (purging stops there), the index first. The
   // result says what was deleted and what was kept and why. Thread-safe;
-  // does not block commits. Errors: the I/O error of reading a file's last
-  // event or of the index update (nothing deleted then), or of a removal.
+  // does not block commits; a purge that a concurrent Reset overtakes
+  // deletes nothing. Errors: FailedPrecondition after Close; the I/O error
+  // of reading a file's last event or of the index update (nothing
+  // deleted then), or of a removal.
   absl::StatusOr<PurgeResult> PurgeBefore(absl::Time cutoff);
 
   // Deletes every file and starts again with an empty log whose first file
@@ -330,10 +334,13 @@ class Binlog {
   // N). The GTID state (executed and purged sets) is cleared. Runs between
   // commit groups. Crash-safe: an intent record (`<basename>.reset`) is
   // made durable first, and Open finishes a reset a crash interrupted, so
-  // the index and the files always agree. Errors: FailedPrecondition while
-  // any reader of this log is open (nothing changes), after Close or once
-  // the log is poisoned; InvalidArgument for a number outside 1..2^31-1;
-  // an I/O error poisons the log (reopen to finish the reset).
+  // the index and the files always agree. Options::flush_engine_logs runs
+  // first (the files' transactions can never be scanned again); its error
+  // refuses the Reset and changes nothing. A reader created while Reset
+  // runs gets NotFound. Errors: FailedPrecondition while any reader of
+  // this log is open (nothing changes), after Close or once the log is
+  // poisoned; InvalidArgument for a number outside 1..2^31-1; the hook's
+  // error; an I/O error poisons the log (reopen to finish the reset).
   absl::Status Reset(uint64_t first_file_number = 1);
 
   // Closes the log: runs after every Commit, Sync and Rotate that started

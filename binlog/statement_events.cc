@@ -45,6 +45,11 @@ absl::StatusOr<uint64_t> DecodeXid(absl::string_view body) {
   return xid;
 }
 
+absl::StatusOr<absl::string_view> DecodeRowsQuery(absl::string_view body) {
+  if (body.empty()) return absl::DataLossError("Rows_query event has no body");
+  return body.substr(1);
+}
+
 absl::StatusOr<XaPrepareInfo> DecodeXaPrepare(absl::string_view body) {
   ByteReader r(body);
   XaPrepareInfo x;

@@ -35,6 +35,12 @@ namespace binlog {
 // after it are ignored).
 absl::StatusOr<uint64_t> DecodeXid(absl::string_view body);
 
+// Rows_query_log_event (29): the statement text after a length byte that
+// readers ignore (the servers cap it at 255 and read the text to the end of
+// the body). DataLoss for an empty body. Encoder: AppendRowsQuery
+// (binlog/event_builder.h).
+absl::StatusOr<absl::string_view> DecodeRowsQuery(absl::string_view body);
+
 // XA_prepare_log_event (38): one_phase (1), formatID (4), gtrid_length (4),
 // bqual_length (4), then gtrid and bqual. Each length is at most 64, as in
 // the XA standard (the servers' XIDDATASIZE is 128 for both together).

@@ -24,7 +24,7 @@ packages=(
   libisal-dev
   zlib1g-dev
   mariadb-client    # mariadb-binlog, for compatibility checks
-  librocksdb-dev    # peer system in benchmarks/commit_bench
+  librocksdb-dev    # examples/engine_server's engine; commit_bench peer
   libleveldb-dev    # peer system in benchmarks/commit_bench
   gnuplot-nox       # benchmark plots (benchmarks/run_commit_bench.sh)
   python3           # test data genrules

@@ -17,6 +17,7 @@
 #include "binlog/checksum.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/statement_events.h"
 #include "binlog/transaction.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -478,6 +479,30 @@ TEST_P(BufferEventTest, XidLayout) {
   ASSERT_EQ(ev.size(), 27 + footer());  // 31 with CRC (reference 6.5)
   ExpectHeader(ev, 0x600, 16, 2, static_cast<uint32_t>(ev.size()), 0, 0);
   EXPECT_EQ(LoadLe64(ev.data() + 19), 0x8877665544332211ull) << "xid";
+}
+
+TEST_P(BufferEventTest, RowsQueryLayoutAndRoundTrip) {
+  TransactionBuffer txn(checksums());
+  AppendRowsQuery(&txn, 0x700, 3, "INSERT INTO t VALUES (1)");
+  absl::string_view ev = Event(txn, 0);
+  ASSERT_EQ(ev.size(), 19 + 1 + 24 + footer());
+  ExpectHeader(ev, 0x700, 29, 3, static_cast<uint32_t>(ev.size()), 0,
+               kFlagIgnorable);
+  EXPECT_EQ(static_cast<uint8_t>(ev[19]), 24) << "length byte";
+  ASSERT_OK_AND_ASSIGN(absl::string_view text,
+                       DecodeRowsQuery(EventBody(ev, checksums())));
+  EXPECT_EQ(text, "INSERT INTO t VALUES (1)");
+}
+
+TEST_P(BufferEventTest, RowsQueryLongerThan255KeepsWholeText) {
+  TransactionBuffer txn(checksums());
+  const std::string text(300, 'x');
+  AppendRowsQuery(&txn, 1, 1, text);
+  absl::string_view ev = Event(txn, 0);
+  EXPECT_EQ(static_cast<uint8_t>(ev[19]), 255) << "length byte is capped";
+  ASSERT_OK_AND_ASSIGN(absl::string_view got,
+                       DecodeRowsQuery(EventBody(ev, checksums())));
+  EXPECT_EQ(got, text);
 }
 
 TEST_P(BufferEventTest, EventsAreContiguous) {

@@ -3,11 +3,13 @@
 // cuts in the middle of a purge or a reset.
 
 #include <atomic>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "binlog/event_builder.h"
@@ -16,6 +18,7 @@
 #include "binlog/log.h"
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
+#include "io/file_system_wrapper.h"
 #include "tests/binlog/log_test_util.h"
 
 namespace binlog {
@@ -299,6 +302,166 @@ TEST(RetentionTest, PowerCutsDuringPurgeAndResetLeaveALogThatOpensCleanly) {
       ASSERT_LT(step, 300u);
     }
   }
+}
+
+// Blocks FileSize of one path until released (a pause point for reads,
+// which the fault-injecting file system does not offer).
+class PausingFileSystem : public io::FileSystemWrapper {
+ public:
+  PausingFileSystem() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+  void PauseFileSizeOf(const std::string& path) {
+    absl::MutexLock l(&mu_);
+    path_ = path;
+    paused_ = false;
+    released_ = false;
+  }
+  void WaitPaused() {
+    absl::MutexLock l(&mu_);
+    mu_.Await(absl::Condition(&paused_));
+  }
+  void Release() {
+    absl::MutexLock l(&mu_);
+    released_ = true;
+  }
+  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
+    {
+      absl::MutexLock l(&mu_);
+      if (path == path_ && !released_) {
+        paused_ = true;
+        mu_.Await(absl::Condition(&released_));
+      }
+    }
+    return io::FileSystemWrapper::FileSize(path);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::string path_;
+  bool paused_ = false;
+  bool released_ = false;
+};
+
+TEST(RetentionTest, APurgeThatRacesAResetLeavesTheNewFilesAlone) {
+  std::string dir = NewTempDir("retention_race_reset");
+  PausingFileSystem fs;
+  Clocked c;
+  c.options.file_system = &fs;
+  auto log = FourFiles(dir, &c);  // files 1-3 closed at 1000..3000
+  // PurgeBefore reads file 3's last event and stops there (paused).
+  fs.PauseFileSizeOf(io::JoinPath(dir, "binlog.000003"));
+  absl::StatusOr<PurgeResult> r;
+  std::thread purge([&] { r = log->PurgeBefore(absl::FromUnixSeconds(100000)); });
+  fs.WaitPaused();
+  // Meanwhile: RESET MASTER and two rotations, much later.
+  c.now = 90000;
+  ASSERT_TRUE(log->Reset().ok());
+  ASSERT_TRUE(log->Rotate().ok());
+  ASSERT_TRUE(log->Rotate().ok());
+  fs.Release();
+  purge.join();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->purged.empty());
+  EXPECT_EQ(Names(log->ListFiles()), (std::vector<std::string>{
+                                         "binlog.000001", "binlog.000002", "binlog.000003"}));
+  for (const char* f : {"binlog.000001", "binlog.000002", "binlog.000003"}) {
+    EXPECT_FALSE(ReadFile(io::JoinPath(dir, f)).empty()) << f;
+  }
+  // The new files' times are their own: nothing before 90000 to purge.
+  r = log->PurgeBefore(absl::FromUnixSeconds(89999));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->purged.empty());
+  ASSERT_TRUE(log->Close().ok());
+}
+
+TEST(RetentionTest, PurgeAfterCloseIsRefused) {
+  std::string dir = NewTempDir("retention_closed");
+  Clocked c;
+  auto log = FourFiles(dir, &c);
+  ASSERT_TRUE(log->Close().ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(log->PurgeTo(3).status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      log->PurgeBefore(absl::FromUnixSeconds(100000)).status()));
+  EXPECT_EQ(ReadIndex(io::FileSystem::Default(), dir, "binlog")->size(), 4u);
+}
+
+TEST(RetentionTest, ResetFlushesTheEngineFirstAndAFailureChangesNothing) {
+  std::string dir = NewTempDir("retention_reset_engine");
+  Clocked c;
+  std::atomic<int> calls{0};
+  std::atomic<bool> fail{true};
+  c.options.flush_engine_logs = [&] {
+    calls.fetch_add(1);
+    return fail.load() ? absl::UnavailableError("engine busy") : absl::OkStatus();
+  };
+  auto log = Binlog::Open(dir, "binlog", c.options);
+  ASSERT_TRUE(log.ok());
+  CommitGtidTxn(log->get(), 1);
+  absl::Status s = (*log)->Reset();
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ((*log)->executed_gtids().ToString(),
+            absl::StrCat(ServerUuid().ToString(), ":1"));
+  CommitGtidTxn(log->get(), 2);  // not poisoned
+  fail = false;
+  ASSERT_TRUE((*log)->Reset().ok());
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_TRUE((*log)->executed_gtids().empty());
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+TEST(RetentionTest, ResetClearsTheMariaDbState) {
+  std::string dir = NewTempDir("retention_reset_maria");
+  Options o;
+  o.flavor = LogFlavor::kMariaDB;
+  o.preallocate = io::PreallocMode::kNone;
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer t;
+    for (int i = 0; i < 3; ++i) {
+      t.Clear();
+      t.AppendMariaCommitGtid(1700000000, 1, CommitGtid());
+      AppendQuery(&t, 1700000000, 1, 7, "db", "INSERT INTO t VALUES (1)");
+      AppendXid(&t, 1700000000, 1, i);
+      ASSERT_TRUE((*log)->Commit(&t).ok());
+    }
+    EXPECT_EQ((*log)->mariadb_gtid_state().ToString(), "0-1-3");
+    ASSERT_TRUE((*log)->Reset().ok());
+    EXPECT_EQ((*log)->mariadb_gtid_state().ToString(), "");
+    t.Clear();
+    t.AppendMariaCommitGtid(1700000000, 1, CommitGtid());
+    AppendQuery(&t, 1700000000, 1, 7, "db", "INSERT INTO t VALUES (1)");
+    AppendXid(&t, 1700000000, 1, 9);
+    auto p = (*log)->Commit(&t);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p->identity.seq_no, 1u);
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ((*log)->mariadb_gtid_state().ToString(), "0-1-1");
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+TEST(RetentionTest, OpenRemovesOnlyClosedFilesBelowTheFirstIndexedOne) {
+  std::string dir = NewTempDir("retention_leftovers");
+  Clocked c;
+  {
+    auto log = FourFiles(dir, &c);
+    ASSERT_TRUE(log->Close().ok());
+  }
+  // A purge of files 1 and 2 that a crash interrupted after its index
+  // update: file 1 stays as it was (closed by Rotate); file 2 is replaced
+  // by something that is not a file this log closed.
+  testing_util::WriteFile(io::JoinPath(dir, "binlog.index"),
+                          "./binlog.000003\n./binlog.000004\n");
+  testing_util::WriteFile(io::JoinPath(dir, "binlog.000002"), "an operator's notes");
+  auto log = Binlog::Open(dir, "binlog", c.options);
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ((*log)->recovery().removed_files, (std::vector<std::string>{"binlog.000001"}));
+  EXPECT_EQ((*log)->recovery().ignored_files, (std::vector<std::string>{"binlog.000002"}));
+  EXPECT_EQ(ReadFile(io::JoinPath(dir, "binlog.000002")), "an operator's notes");
+  ASSERT_TRUE((*log)->Close().ok());
 }
 
 }  // namespace

@@ -60,6 +60,15 @@ TEST(DecodeXidTest, ShorterThan8BytesIsDataLoss) {
 
 // --- XA_prepare ---------------------------------------------------------------
 
+TEST(DecodeRowsQueryTest, SkipsTheLengthByte) {
+  ASSERT_OK_AND_ASSIGN(absl::string_view text, DecodeRowsQuery("\003abc"));
+  EXPECT_EQ(text, "abc");
+}
+
+TEST(DecodeRowsQueryTest, EmptyBodyIsDataLoss) {
+  EXPECT_THAT(DecodeRowsQuery(""), StatusIs(absl::StatusCode::kDataLoss));
+}
+
 TEST(DecodeXaPrepareTest, ReadsTheXid) {
   // one_phase 0, formatID 1, gtrid "vis-xa-1" (8), bqual "b" (1).
   std::string body = Hex("00 | 01000000 | 08000000 | 01000000 | 7669732d78612d31 | 62");

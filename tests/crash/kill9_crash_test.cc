@@ -65,6 +65,7 @@
 #include "binlog/log.h"
 #include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/crash/child_process.h"
 #include "tests/crash/crash_test_util.h"
 
 namespace binlog {
@@ -242,51 +243,6 @@ struct Totals {
   uint64_t clean_files_checked = 0;
 };
 
-// Starts this binary as a child with `args` (and --fd=3 for the pipe).
-// Returns its pid and the parent's read end, or -1.
-pid_t StartChild(const std::string& self, const std::vector<std::string>& args,
-                 int* read_fd) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
-  pid_t pid = ::fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    // The child's end as fd 3, kept across exec (dup2 clears O_CLOEXEC;
-    // when it is fd 3 already, clear the flag by hand).
-    if (fds[1] == 3) {
-      ::fcntl(3, F_SETFD, 0);
-    } else {
-      ::dup2(fds[1], 3);
-    }
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(self.c_str()));
-    argv.push_back(const_cast<char*>("--child"));
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(const_cast<char*>("--fd=3"));
-    argv.push_back(nullptr);
-    ::execv(self.c_str(), argv.data());
-    std::_Exit(127);
-  }
-  ::close(fds[1]);
-  *read_fd = fds[0];
-  return pid;
-}
-
-// Reads what a child reported into `buf`; false at end of file.
-bool Drain(int fd, std::string* buf, int timeout_ms) {
-  struct pollfd p = {fd, POLLIN, 0};
-  int r = ::poll(&p, 1, timeout_ms);
-  if (r < 0) return errno == EINTR;
-  if (r == 0) return true;  // nothing yet
-  char chunk[65536];
-  ssize_t n = ::read(fd, chunk, sizeof(chunk));
-  if (n > 0) {
-    buf->append(chunk, static_cast<size_t>(n));
-    return true;
-  }
-  return n < 0 && errno == EINTR;  // 0: end of file
-}
-
 std::vector<Record> Records(const std::string& buf) {
   std::vector<Record> out(buf.size() / sizeof(Record));
   for (size_t i = 0; i < out.size(); ++i) {
@@ -310,7 +266,7 @@ void KillAndCollect(pid_t pid, int fd, std::string* buf, bool exited_early,
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  while (Drain(fd, buf, 1000)) {
+  while (crash_test::Drain(fd, buf, 1000)) {
   }
   ::close(fd);
   if (exited_early || !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
@@ -353,7 +309,7 @@ std::string RunRecoveringChild(const std::string& self, const std::string& dir,
   const uint64_t pause_at = at_step ? 1 + rng() % 40 : 0;
   const uint64_t delay_us = at_step ? 0 : rng() % 3000;
   int fd = -1;
-  pid_t pid = StartChild(
+  pid_t pid = crash_test::StartChild(
       self,
       {"--mode=recover", absl::StrCat("--dir=", dir),
        absl::StrCat("--seed=", seed), absl::StrCat("--first_id=", first_id),
@@ -372,7 +328,7 @@ std::string RunRecoveringChild(const std::string& self, const std::string& dir,
   const absl::Time limit = absl::Now() + absl::Seconds(30);
   absl::Time kill_at = absl::InfiniteFuture();
   while (absl::Now() < limit && absl::Now() < kill_at) {
-    if (!Drain(fd, &buf, 1)) {
+    if (!crash_test::Drain(fd, &buf, 1)) {
       exited_early = true;
       break;
     }
@@ -414,7 +370,7 @@ std::vector<std::string> RunIteration(const std::string& self,
   std::vector<std::string> violations;
   std::mt19937_64 rng(seed);
   int fd = -1;
-  pid_t pid = StartChild(self,
+  pid_t pid = crash_test::StartChild(self,
                          {absl::StrCat("--dir=", dir), absl::StrCat("--seed=", seed),
                           absl::StrCat("--first_id=", first_id)},
                          &fd);
@@ -427,7 +383,7 @@ std::vector<std::string> RunIteration(const std::string& self,
   bool exited_early = false;
   while (absl::Now() < kill_at) {
     int ms = static_cast<int>(absl::ToInt64Milliseconds(kill_at - absl::Now()));
-    if (!Drain(fd, &buf, ms < 1 ? 1 : ms)) {
+    if (!crash_test::Drain(fd, &buf, ms < 1 ? 1 : ms)) {
       exited_early = true;  // EOF: the child died by itself
       break;
     }
@@ -547,10 +503,7 @@ int Main(int argc, char** argv) {
   if (child && cc.recover) RecoverChildMain(cc);
   if (child) ChildMain(cc);
 
-  std::string self = "/proc/self/exe";
-  char path[4096];
-  ssize_t len = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (len > 0) self.assign(path, static_cast<size_t>(len));
+  const std::string self = crash_test::SelfPath();
   if (seed == 0) seed = std::random_device()() | 1;
   std::printf("kill9: %lu iterations, seed %lu (--seed)\n",
               static_cast<unsigned long>(iterations),

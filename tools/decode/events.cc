@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "binlog/byte_reader.h"
+#include "binlog/statement_events.h"
 #include "tools/decode/values.h"
 
 namespace binlog {
@@ -193,8 +194,7 @@ absl::StatusOr<UserVarInfo> DecodeUserVar(absl::string_view body) {
 }
 
 absl::StatusOr<absl::string_view> DecodeRowsQuery(absl::string_view body) {
-  if (body.empty()) return Malformed("Rows_query event has no body");
-  return body.substr(1);
+  return binlog::DecodeRowsQuery(body);
 }
 
 absl::StatusOr<IncidentInfo> DecodeIncident(absl::string_view body) {

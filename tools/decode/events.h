@@ -95,7 +95,8 @@ struct UserVarInfo {
 };
 absl::StatusOr<UserVarInfo> DecodeUserVar(absl::string_view body);
 
-// Rows_query (29): the statement after a (meaningless) length byte.
+// Rows_query (29): the statement after a (meaningless) length byte; the
+// library's decoder (binlog/statement_events.h), next to its encoder.
 absl::StatusOr<absl::string_view> DecodeRowsQuery(absl::string_view body);
 
 // MariaDB Binlog_checkpoint (161): binlog::DecodeBinlogCheckpoint
