@@ -137,11 +137,11 @@ std::string EncodeStop(uint32_t timestamp, uint32_t server_id,
 
 std::string EncodePreviousGtids(uint32_t timestamp, uint32_t server_id,
                                 const GtidSet& gtids, uint32_t start,
-                                bool checksums) {
+                                uint16_t flags, bool checksums) {
   std::string body = gtids.EncodePreviousGtidsBody();
   uint32_t size = static_cast<uint32_t>(kHeaderSize + body.size() +
                                         (checksums ? kChecksumSize : 0));
-  return Finish(kPreviousGtidsEvent, timestamp, server_id, 0, body,
+  return Finish(kPreviousGtidsEvent, timestamp, server_id, flags, body,
                 start + size, checksums, checksums);
 }
 

@@ -88,10 +88,12 @@ std::string EncodeStop(uint32_t timestamp, uint32_t server_id,
                        uint32_t log_pos, bool checksums);
 
 // A Previous_gtids event holding `gtids` (GtidSet::EncodePreviousGtidsBody)
-// that starts at file offset `start` (log_pos = start + its size).
+// that starts at file offset `start` (log_pos = start + its size), with
+// header `flags` (a relay log's own carries kFlagRelayLog, as MySQL 8.0's
+// open_binlog sets it).
 std::string EncodePreviousGtids(uint32_t timestamp, uint32_t server_id,
                                 const GtidSet& gtids, uint32_t start,
-                                bool checksums);
+                                uint16_t flags, bool checksums);
 
 // Appends an empty Previous_gtids event (8 zero bytes of body).
 void AppendEmptyPreviousGtids(TransactionBuffer* txn, uint32_t timestamp,

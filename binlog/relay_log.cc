@@ -371,7 +371,8 @@ absl::Status RelayLog::StartNewFile(uint64_t number, bool at_startup) {
   fp.relay_log = true;
   header += EncodeFormatDescription(fp);
   header += EncodePreviousGtids(now, options_.server_id, retrieved_,
-                                static_cast<uint32_t>(header.size()), m->checksums);
+                                static_cast<uint32_t>(header.size()),
+                                kFlagRelayLog, m->checksums);
   if (!m->source_fde.empty()) {
     BINLOG_ASSIGN_OR_RETURN(std::string copy,
                             EncodeArtificialFormatDescription(m->source_fde));

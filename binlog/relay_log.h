@@ -16,8 +16,9 @@
 //   Format_description of this replica, flagged as a relay log
 //     (LOG_EVENT_RELAY_LOG_F, 0x40, in its header flags; the in-use flag
 //     while the file is active), server_id = RelayLogOptions::server_id
-//   Previous_gtids of this replica: the GTIDs received in earlier relay
-//     files (MySQL's Retrieved_Gtid_Set when the file was started)
+//   Previous_gtids of this replica, flagged as a relay log too: the GTIDs
+//     received in earlier relay files (MySQL's Retrieved_Gtid_Set when the
+//     file was started)
 //   [the source's Format_description, once one was received: a copy marked
 //     artificial (LOG_EVENT_ARTIFICIAL_F, log_pos 0) with created = 0, as
 //     open_binlog writes it]

@@ -204,6 +204,7 @@ TEST(RelayLogTest, LayoutIsMySqlsAndSourceEventsAreKeptByteForByte) {
   EXPECT_EQ(evs[0].header.server_id, kReplicaServerId);
   EXPECT_EQ(evs[1].header.type, kPreviousGtidsEvent);
   EXPECT_EQ(evs[1].header.server_id, kReplicaServerId);
+  EXPECT_EQ(evs[1].header.flags, kFlagRelayLog);
   EXPECT_EQ(evs[1].header.log_pos, evs[1].end);  // own events: relay offsets
   EXPECT_EQ(evs[2].bytes, src.stream[0].bytes);  // the artificial Rotate
   EXPECT_EQ(evs[3].bytes, src.stream[1].bytes);  // the source FDE as received
@@ -624,7 +625,19 @@ void Receive(const Source& src, const std::string& dir, io::FileSystem* fs,
   auto store = PositionStore::Open(io::JoinPath(dir, "replica.pos"), po);
   if (!store.ok()) return;
   ReplicaPosition rp;
-  SourcePosition last = (*relay)->durable_source_position();
+  SourcePosition last;
+  // After (re)opening, the store first takes the relay log's recovered
+  // position: from here on the two agree.
+  auto persist = [&]() -> bool {
+    if ((*relay)->durable_source_position() == last) return true;
+    last = (*relay)->durable_source_position();
+    rp.source_file = last.file;
+    rp.source_pos = last.pos;
+    rp.relay_file = (*relay)->durable_relay_position().file;
+    rp.relay_pos = (*relay)->durable_relay_position().pos;
+    return (*store)->Update(rp).ok();
+  };
+  if (!persist()) return;
   if (from > 0) {
     const SourcePosition& f = (*relay)->recovery().fetch_from;
     std::string fake = EncodeRotateTo(0, kSourceServerId, f.file, f.pos, 0,
@@ -633,16 +646,11 @@ void Receive(const Source& src, const std::string& dir, io::FileSystem* fs,
   }
   for (size_t i = from; i < src.stream.size(); ++i) {
     if (!(*relay)->Append(src.stream[i].bytes).ok()) return;
-    if ((*relay)->durable_source_position() != last) {
-      last = (*relay)->durable_source_position();
-      rp.source_file = last.file;
-      rp.source_pos = last.pos;
-      rp.relay_file = (*relay)->durable_relay_position().file;
-      rp.relay_pos = (*relay)->durable_relay_position().pos;
-      if (!(*store)->Update(rp).ok()) return;
-    }
+    if (!persist()) return;
   }
-  (*relay)->Close().IgnoreError();
+  // Close makes the tail durable (sync every N events leaves one pending).
+  if (!(*relay)->Close().ok()) return;
+  if (!persist()) return;
   (*store)->Close().IgnoreError();
 }
 
@@ -711,49 +719,90 @@ TEST(RelayLogPowerLossTest, StoreAndRelayLogAgreeAfterACutAtEveryStep) {
       loss.keep_random_dir_prefix = (k % 3) == 0;
       loss.seed = k;
       ASSERT_TRUE(fs.SimulatePowerLoss(loss).ok());
+      // What survived of the position store (as a replica starts).
+      PositionStoreOptions po;
+      po.file_system = &fs;
+      auto store = PositionStore::Open(io::JoinPath(dir, "replica.pos"), po);
+      ASSERT_TRUE(store.ok()) << store.status();
+      ReplicaPosition stored = (*store)->recovered();
+      ASSERT_TRUE((*store)->Close().ok());
+      const SourcePosition stored_source{stored.source_file, stored.source_pos};
+      // Every third cycle recovers with relay_log_recovery=ON: the relay
+      // log is discarded and the receiver fetches from the store's source
+      // position (the start of the source's first file if it has none).
+      const bool discard = k % 3 == 2;
+      RelayLogOptions ro = o;
+      if (discard) {
+        ro.recovery = RelayRecovery::kDiscard;
+        ro.discard_fetch_from = stored.source_file.empty()
+                                    ? SourcePosition{BinlogFileName(kSourceBase, 1), 4}
+                                    : stored_source;
+      }
       if (k % 2 == 1) {
         // A second cut, during recovery (or just after it).
         fs.FreezeAfter(k % 9);
         {
-          auto r = RelayLog::Open(dir, kRelayBase, o);
+          auto r = RelayLog::Open(dir, kRelayBase, ro);
           (void)r;
         }
         loss.seed = k + 1000;
         ASSERT_TRUE(fs.SimulatePowerLoss(loss).ok());
       }
-      // What survived: the position store first (as a replica starts).
-      PositionStoreOptions po;
-      po.file_system = &fs;
-      po.create_if_missing = true;
-      auto store = PositionStore::Open(io::JoinPath(dir, "replica.pos"), po);
-      ASSERT_TRUE(store.ok()) << store.status();
-      ReplicaPosition stored = (*store)->recovered();
-      ASSERT_TRUE((*store)->Close().ok());
-      auto relay = RelayLog::Open(dir, kRelayBase, o);
+      auto relay = RelayLog::Open(dir, kRelayBase, ro);
       ASSERT_TRUE(relay.ok()) << relay.status();
       if ((*relay)->recovery().recovered) ++recovered_cuts;
       SourcePosition fetch = (*relay)->recovery().fetch_from;
+      std::vector<std::string> files = (*relay)->files();
       ASSERT_TRUE((*relay)->Close().ok());
       std::vector<RelayEvent> evs;
       ASSERT_TRUE(ReadRelay(dir, &evs, &fs).ok());
       std::vector<RelayTxn> txns = RelayTxns(evs);
-      for (size_t i = 0; i < txns.size(); ++i) ASSERT_EQ(txns[i].xid, i + 1);
-      // The relay log ends where it says the receiver must fetch from.
-      ASSERT_EQ(TxnsUpTo(src, fetch), txns.size());
-      if (!stored.relay_file.empty()) {
-        SourcePosition s{stored.source_file, stored.source_pos};
-        RelayPosition r{stored.relay_file, stored.relay_pos};
-        // Never ahead of the relay log, and the same point in both logs.
-        ASSERT_LE(TxnsUpTo(src, s), txns.size());
-        ASSERT_EQ(RelayTxnsUpTo(txns, r), TxnsUpTo(src, s));
+      size_t first_xid = 1;
+      if (discard) {
+        // Nothing left but the new file, which names the fetch position.
+        EXPECT_TRUE((*relay)->recovery().discarded);
+        ASSERT_EQ(fetch, ro.discard_fetch_from);
+        ASSERT_EQ(files.size(), 1u);
+        ASSERT_TRUE(txns.empty());
+        auto names = fs.ListDirectory(dir);
+        ASSERT_TRUE(names.ok());
+        for (const std::string& n : *names) {
+          uint64_t num = 0;
+          if (ParseBinlogFileName(kRelayBase, n, &num)) {
+            ASSERT_EQ(n, files[0]);
+          }
+        }
+        first_xid = TxnsUpTo(src, fetch) + 1;
+      } else {
+        for (size_t i = 0; i < txns.size(); ++i) ASSERT_EQ(txns[i].xid, i + 1);
+        // The relay log ends where it says the receiver must fetch from.
+        ASSERT_EQ(TxnsUpTo(src, fetch), txns.size());
+        if (!stored.relay_file.empty()) {
+          RelayPosition r{stored.relay_file, stored.relay_pos};
+          // Never ahead of the relay log, and the same point in both logs.
+          ASSERT_LE(TxnsUpTo(src, stored_source), txns.size());
+          ASSERT_EQ(RelayTxnsUpTo(txns, r), TxnsUpTo(src, stored_source));
+        }
       }
       // Fetch the rest: every transaction once, in order.
       Receive(src, dir, &fs, o, ResumeIndex(src, fetch));
       evs.clear();
       ASSERT_TRUE(ReadRelay(dir, &evs, &fs).ok());
       txns = RelayTxns(evs);
-      ASSERT_EQ(txns.size(), src.txn_end.size());
-      for (size_t i = 0; i < txns.size(); ++i) ASSERT_EQ(txns[i].xid, i + 1);
+      ASSERT_EQ(txns.size(), src.txn_end.size() - (first_xid - 1));
+      for (size_t i = 0; i < txns.size(); ++i) ASSERT_EQ(txns[i].xid, first_xid + i);
+      // And the store, updated by the receiver, agrees with the relay log.
+      store = PositionStore::Open(io::JoinPath(dir, "replica.pos"), po);
+      ASSERT_TRUE(store.ok());
+      const ReplicaPosition& last = (*store)->recovered();
+      if (txns.size() > 0) {
+        ASSERT_EQ(last.source_file, src.txn_end.back().file);
+        ASSERT_EQ(TxnsUpTo(src, SourcePosition{last.source_file, last.source_pos}),
+                  src.txn_end.size());
+        ASSERT_EQ(RelayTxnsUpTo(txns, RelayPosition{last.relay_file, last.relay_pos}),
+                  txns.size());
+      }
+      ASSERT_TRUE((*store)->Close().ok());
       std::string cmd = absl::StrCat("rm -rf '", dir, "'");
       ASSERT_EQ(std::system(cmd.c_str()), 0);
     }
