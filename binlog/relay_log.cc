@@ -476,6 +476,30 @@ absl::Status RelayLog::Append(absl::string_view event) {
         absl::StrCat("event of ", event.size(), " bytes is shorter than its header"));
   }
   EventHeader h = DecodeHeader(event);
+  std::string normalized;
+  if (h.type == kRotateEvent && (h.flags & kFlagArtificial) != 0 &&
+      h.event_size == event.size() &&
+      event.size() >= kHeaderSize + kRotatePostHeaderSize) {
+    // A source's sender checksums the artificial Rotate that names a file
+    // with the setting of that file, which comes to the replica only with
+    // the file's Format_description, just after. The event is not part of
+    // the source's binlog (log_pos 0): it is stored re-encoded under the
+    // relay file's setting, so the file stays readable.
+    const bool has_crc =
+        event.size() >= kHeaderSize + kRotatePostHeaderSize + kChecksumSize &&
+        EventChecksumMatches(event);
+    if (has_crc != m->checksums) {
+      auto r = DecodeRotate(EventBody(event, has_crc));
+      if (!r.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "bad artificial Rotate from the source: ", r.status().message()));
+      }
+      normalized = EncodeRotateTo(h.timestamp, h.server_id, r->next_file,
+                                  r->position, h.log_pos, h.flags, m->checksums);
+      event = normalized;
+      h = DecodeHeader(event);
+    }
+  }
   if (h.event_size != event.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "event_size ", h.event_size, " does not match the ", event.size(),
@@ -568,7 +592,7 @@ absl::Status RelayLog::Append(absl::string_view event) {
                    &m->boundary_source);
   const bool source_rotated = h.type == kRotateEvent &&
                               (h.flags & kFlagArtificial) == 0 &&
-                              stored.data() == event.data();
+                              replacement.empty();
   bool sync_now = false;
   if (options_.sync == RelaySyncPolicy::kEveryGroup) {
     sync_now = r == TransactionBoundaryParser::Result::kEnded;

@@ -33,7 +33,10 @@
 //     source's positions) and checksums are kept. Exceptions, as MySQL's
 //     receiver: the source's Previous_gtids is not stored (a Rotate to the
 //     source position takes its place), Stop and Heartbeat events are not
-//     stored.
+//     stored. And an artificial Rotate (log_pos 0, not part of the
+//     source's binlog) whose checksum setting is not the relay file's is
+//     stored re-encoded under the file's (a sender checksums it with the
+//     setting of the file it names, which arrives just after it).
 //   at rotation: a Rotate naming the next relay file, with the relay flag
 //     (MySQL's Rotate_log_event::RELAY_LOG), then the in-use flag cleared.
 // Events this replica writes (its Format_description, Previous_gtids and
@@ -146,7 +149,11 @@ struct RelayLogOptions {
   // max_relay_log_size: 4096 .. 2^32 - 1 (log_pos is 32 bits).
   uint64_t max_file_size = 1ull << 30;
   // The checksum setting of a relay file started before any source
-  // Format_description is known (later files follow the source's).
+  // Format_description is known (later files follow the source's). Set
+  // it to the source's binlog_checksum, as MySQL's receiver asks the
+  // source for @master_binlog_checksum before the dump: the events that
+  // precede the source's Format_description (its artificial Rotate) are
+  // checked with it.
   bool checksums = true;
   RelaySyncPolicy sync = RelaySyncPolicy::kEveryGroup;
   uint32_t sync_every_events = 1;  // kEveryNEvents: N >= 1

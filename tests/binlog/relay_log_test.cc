@@ -562,6 +562,89 @@ TEST(RelayLogTest, DiscardModeDeletesTheRelayLogAndReportsTheFetchPosition) {
   EXPECT_EQ(r->position, src.txn_end[3].pos);
 }
 
+// The source changes binlog_checksum (a restart with checksums off): its
+// new Format_description starts a new relay file whose own events follow
+// the new setting, so no relay file mixes the two.
+TEST(RelayLogTest, SourceChecksumChangeStartsANewRelayFile) {
+  std::string sdir = NewTempDir("relay_alg_source");
+  std::vector<SourcePosition> ends;
+  for (bool checksums : {true, false}) {
+    Options o;
+    o.server_id = kSourceServerId;
+    o.checksums = checksums;
+    auto log = Binlog::Open(sdir, kSourceBase, o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer txn(checksums);
+    for (int i = 0; i < 3; ++i) {
+      uint64_t id = ends.size() + 1;
+      testing_util::BuildTransaction(&txn, id, 200, kSourceServerId);
+      auto pos = (*log)->Commit(&txn);
+      ASSERT_TRUE(pos.ok()) << pos.status();
+      ends.push_back(SourcePosition{BinlogFileName(kSourceBase, pos->file_number),
+                                    pos->end});
+    }
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  ReaderOptions ro;
+  ro.payloads = PayloadMode::kRaw;
+  auto reader = Reader::OpenDirectory(sdir, kSourceBase, ro);
+  ASSERT_TRUE(reader.ok());
+  std::vector<std::string> stream;
+  uint64_t file = 0;
+  for (;;) {
+    Event ev;
+    absl::Status s = (*reader)->Next(&ev);
+    if (absl::IsOutOfRange(s)) break;
+    ASSERT_TRUE(s.ok()) << s;
+    if (ev.file_number != file) {
+      // A dump thread names each new file with an artificial Rotate.
+      file = ev.file_number;
+      stream.push_back(EncodeRotateTo(0, kSourceServerId,
+                                      BinlogFileName(kSourceBase, file), 4, 0,
+                                      kFlagArtificial, ev.file_has_checksums));
+    }
+    stream.push_back(std::string(ev.data));
+  }
+  std::string dir = NewTempDir("relay_alg");
+  auto relay = RelayLog::Open(dir, kRelayBase, DefaultRelayOptions());
+  ASSERT_TRUE(relay.ok());
+  for (const std::string& e : stream) ASSERT_TRUE((*relay)->Append(e).ok());
+  EXPECT_EQ((*relay)->durable_source_position(), ends.back());
+  ASSERT_TRUE((*relay)->Close().ok());
+  // Each relay file has one checksum setting: its own Format_description's
+  // and its source copy's agree.
+  std::vector<std::string> files = (*relay)->files();
+  bool saw_off = false;
+  for (const std::string& f : files) {
+    auto r = Reader::OpenFiles({io::JoinPath(dir, f)}, ReaderOptions());
+    ASSERT_TRUE(r.ok());
+    Event ev;
+    ASSERT_TRUE((*r)->Next(&ev).ok());
+    const bool own = (*r)->format_description().has_checksums();
+    saw_off |= !own;
+    absl::Status s;
+    while ((s = (*r)->Next(&ev)).ok()) {
+      EXPECT_EQ(ev.file_has_checksums, own) << f << " offset " << ev.offset;
+    }
+    EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+  }
+  EXPECT_TRUE(saw_off);
+  std::vector<RelayEvent> evs;
+  ASSERT_TRUE(ReadRelay(dir, &evs).ok());
+  std::vector<RelayTxn> txns = RelayTxns(evs);
+  ASSERT_EQ(txns.size(), 6u);
+  for (size_t i = 0; i < txns.size(); ++i) EXPECT_EQ(txns[i].xid, i + 1);
+  // Reopen: the state (checksums off, the source copy, the position) comes
+  // back from the last file.
+  auto again = RelayLog::Open(dir, kRelayBase, DefaultRelayOptions());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->recovery().fetch_from, ends.back());
+  ASSERT_TRUE((*again)->Close().ok());
+  evs.clear();
+  ASSERT_TRUE(ReadRelay(dir, &evs).ok());
+  EXPECT_FALSE(evs.back().checksums);
+}
+
 TEST(RelayLogTest, RefusesMalformedEventsWithoutWritingThem) {
   Source src = MakeSource(2);
   std::string dir = NewTempDir("relay_bad");
