@@ -346,6 +346,40 @@ TEST(RelayLogTest, ReaderChecksLogPosOnlyOutsideRelayFiles) {
   }
 }
 
+// A reader of a relay file that a crash left in use: the source's
+// Format_description inside the file does not hide that the file is in
+// use, so a torn last event is a torn tail (as in a binlog), not DataLoss.
+TEST(RelayLogTest, ReaderKeepsTheRelayFilesInUseFlagAfterTheSourceFde) {
+  Source src = MakeSource(3);
+  std::string dir = NewTempDir("relay_inuse");
+  io::FaultInjectionFileSystem fs;
+  RelayLogOptions o = DefaultRelayOptions(&fs);
+  o.sync = RelaySyncPolicy::kEveryNEvents;
+  {
+    auto relay = RelayLog::Open(dir, kRelayBase, o);
+    ASSERT_TRUE(relay.ok());
+    ASSERT_TRUE(Feed(relay->get(), src, 0, src.stream.size() - 3).ok());
+    fs.Freeze();
+  }
+  ASSERT_TRUE(fs.SimulatePowerLoss(io::PowerLossOptions()).ok());
+  std::string path = io::JoinPath(dir, BinlogFileName(kRelayBase, 1));
+  std::string bytes = testing_util::ReadFile(path);
+  ASSERT_GT(bytes.size(), 200u);
+  testing_util::WriteFile(path, bytes.substr(0, bytes.size() - 3));  // torn
+  auto r = Reader::OpenDirectory(dir, kRelayBase, ReaderOptions());
+  ASSERT_TRUE(r.ok());
+  Event ev;
+  absl::Status s;
+  bool saw_source_fde = false;
+  while ((s = (*r)->Next(&ev)).ok()) {
+    saw_source_fde |= ev.header.type == kFormatDescriptionEvent && ev.offset > kMagicSize;
+  }
+  EXPECT_TRUE(saw_source_fde);
+  EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+  ASSERT_EQ((*r)->torn_tails().size(), 1u);
+  EXPECT_TRUE((*r)->torn_tails()[0].in_use);
+}
+
 TEST(RelayLogTest, RotatesBySizeOnlyBetweenTransactions) {
   Source src = MakeSource(40, true, 1 << 20);  // the source does not rotate
   std::string dir = NewTempDir("relay_size");
