@@ -57,6 +57,16 @@ struct RelayLog::Impl {
   uint32_t events_since_sync = 0;
   absl::Status error;
   bool closed = false;
+
+  // Applies `ev` (a whole, validated event ending at relay offset `end`,
+  // read with checksum setting `checksums`) to the stream state: source
+  // position, source Format_description, retrieved GTIDs (a Gtid counts at
+  // its transaction's end), transaction boundary. Returns the parser's
+  // verdict.
+  TransactionBoundaryParser::Result Observe(absl::string_view ev,
+                                            bool checksums, uint64_t end,
+                                            SourcePosition* source,
+                                            GtidSet* retrieved);
 };
 
 RelayLog::RelayLog(std::string dir, std::string basename,
@@ -95,15 +105,9 @@ std::vector<std::string> RelayLog::files() const {
   return out;
 }
 
-// Applies `ev` (a whole, validated event ending at relay offset `end`) to
-// the stream state: source position, source FDE, retrieved GTIDs,
-// transaction boundary. Returns the boundary parser's verdict.
-static TransactionBoundaryParser::Result Observe(
-    absl::string_view ev, bool checksums,
-    uint64_t end, SourcePosition* source, GtidSet* retrieved,
-    std::string* source_fde, TransactionBoundaryParser* parser,
-    bool* has_pending_gtid, Uuid* pending_uuid, int64_t* pending_gno,
-    uint64_t* boundary_end, SourcePosition* boundary_source) {
+TransactionBoundaryParser::Result RelayLog::Impl::Observe(
+    absl::string_view ev, bool checksums, uint64_t end, SourcePosition* source,
+    GtidSet* retrieved) {
   EventHeader h = DecodeHeader(ev);
   absl::string_view body = EventBody(ev, checksums);
   const bool artificial = (h.flags & kFlagArtificial) != 0;
@@ -111,8 +115,8 @@ static TransactionBoundaryParser::Result Observe(
     case kFormatDescriptionEvent: {
       auto fd = DecodeFormatDescription(ev);
       if (fd.ok()) {
-        *source_fde = std::string(ev);
-        parser->set_query_post_header_len(fd->PostHeaderLen(kQueryEvent));
+        source_fde = std::string(ev);
+        parser.set_query_post_header_len(fd->PostHeaderLen(kQueryEvent));
       }
       if (h.log_pos != 0 && !artificial) source->pos = h.log_pos;
       break;
@@ -138,27 +142,27 @@ static TransactionBoundaryParser::Result Observe(
       if (h.log_pos != 0 && !artificial) source->pos = h.log_pos;
       break;
   }
-  auto r = parser->Feed(h, body);
+  auto r = parser.Feed(h, body);
   if (r == TransactionBoundaryParser::Result::kStarted ||
       r == TransactionBoundaryParser::Result::kUnexpected) {
-    *has_pending_gtid = false;
+    has_pending_gtid = false;
     if (h.type == kGtidEvent) {
       auto g = DecodeMySqlGtidEvent(body);
       if (g.ok() && !g->anonymous()) {
-        *has_pending_gtid = true;
-        *pending_uuid = g->uuid;
-        *pending_gno = g->gno;
+        has_pending_gtid = true;
+        pending_uuid = g->uuid;
+        pending_gno = g->gno;
       }
     }
   }
   if (r == TransactionBoundaryParser::Result::kEnded) {
-    if (*has_pending_gtid) retrieved->Add(*pending_uuid, *pending_gno);
-    *has_pending_gtid = false;
+    if (has_pending_gtid) retrieved->Add(pending_uuid, pending_gno);
+    has_pending_gtid = false;
   }
   if (r == TransactionBoundaryParser::Result::kEnded ||
       r == TransactionBoundaryParser::Result::kOutside) {
-    *boundary_end = end;
-    *boundary_source = *source;
+    boundary_end = end;
+    boundary_source = *source;
   }
   return r;
 }
@@ -295,10 +299,7 @@ absl::Status RelayLog::OpenImpl() {
         // The checksum setting that applies to this event: the file's
         // latest Format_description (a source copy replaces the file's).
         bool cs = ev.file_has_checksums;
-        auto r = Observe(ev.data, cs, ev.end_offset, &source_, &retrieved_,
-                         &m->source_fde, &m->parser, &m->has_pending_gtid,
-                         &m->pending_uuid, &m->pending_gno, &m->boundary_end,
-                         &m->boundary_source);
+        auto r = m->Observe(ev.data, cs, ev.end_offset, &source_, &retrieved_);
         if (ev.header.type == kFormatDescriptionEvent) m->checksums = cs;
         if (r == TransactionBoundaryParser::Result::kUnexpected) {
           s = absl::DataLossError(absl::StrCat(
@@ -586,10 +587,7 @@ absl::Status RelayLog::Append(absl::string_view event) {
   m->pending.append(stored.data(), stored.size());
   ++stats_.events_stored;
   ++m->events_since_sync;
-  auto r = Observe(stored, m->checksums, m->end(), &source_, &retrieved_,
-                   &m->source_fde, &m->parser, &m->has_pending_gtid,
-                   &m->pending_uuid, &m->pending_gno, &m->boundary_end,
-                   &m->boundary_source);
+  auto r = m->Observe(stored, m->checksums, m->end(), &source_, &retrieved_);
   const bool source_rotated = h.type == kRotateEvent &&
                               (h.flags & kFlagArtificial) == 0 &&
                               replacement.empty();
