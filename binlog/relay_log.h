@@ -228,8 +228,11 @@ class RelayLog {
   absl::Status Close();
 
   // The source position after the last complete transaction that is
-  // durable, and the relay position where that transaction ends.
-  // Persist these (PositionStore) only after they were returned here.
+  // durable (or after a durable file-level event that followed it, such as
+  // the source's Rotate: then the next source file at 4), and the relay
+  // position where it ends. Never inside a transaction. Persist these
+  // (PositionStore) only after they were returned here: a store that
+  // names them never names more than the relay log holds after a crash.
   const SourcePosition& durable_source_position() const { return durable_source_; }
   const RelayPosition& durable_relay_position() const { return durable_relay_; }
   // The source position after the last event appended (maybe inside a
