@@ -122,6 +122,7 @@ absl::StatusOr<FormatDescription> DecodeFormatDescription(
   }
   FormatDescription fd;
   fd.in_use = (h.flags & kFlagBinlogInUse) != 0;
+  fd.relay_log = (h.flags & kFlagRelayLog) != 0;
   fd.binlog_version = LoadLe16(event.data() + kFdeBinlogVersionOffset);
   if (fd.binlog_version != 4) {
     return absl::DataLossError(absl::StrCat("unsupported binlog version ",

@@ -75,6 +75,10 @@ struct FormatDescription {
   std::vector<uint8_t> post_header_len;  // index = type - 1
   ChecksumAlg checksum_alg = ChecksumAlg::kOff;
   bool in_use = false;  // kFlagBinlogInUse in the header flags
+  // kFlagRelayLog (LOG_EVENT_RELAY_LOG_F) in the header flags: the file is
+  // a relay log (binlog/relay_log.h), whose events carry the source's
+  // log_pos.
+  bool relay_log = false;
 
   bool has_checksums() const { return checksum_alg == ChecksumAlg::kCrc32; }
   // Post-header length declared for `type`, or 0 if not declared.

@@ -84,6 +84,7 @@ std::string EncodeFormatDescription(const FdeParams& p) {
   body.push_back(static_cast<char>(p.checksums ? 1 : 0));
   size_t size = kHeaderSize + body.size() + kChecksumSize;
   uint16_t flags = p.in_use ? kFlagBinlogInUse : 0;
+  if (p.relay_log) flags |= kFlagRelayLog;
   // The 4 checksum bytes are always present in an FDE with an algorithm
   // byte, and always hold the real CRC.
   return Finish(kFormatDescriptionEvent, p.timestamp, p.server_id, flags, body,
@@ -100,10 +101,48 @@ std::string EncodeRotate(uint32_t timestamp, uint32_t server_id,
                 checksums, checksums);
 }
 
+std::string EncodeRotateTo(uint32_t timestamp, uint32_t server_id,
+                           absl::string_view file, uint64_t position,
+                           uint32_t log_pos, uint16_t flags, bool checksums) {
+  std::string body(8, '\0');
+  StoreLe64(body.data(), position);
+  body.append(file.data(), file.size());
+  return Finish(kRotateEvent, timestamp, server_id, flags, body, log_pos,
+                checksums, checksums);
+}
+
+absl::StatusOr<std::string> EncodeArtificialFormatDescription(
+    absl::string_view fde) {
+  auto fd = DecodeFormatDescription(fde);
+  if (!fd.ok()) return fd.status();
+  std::string ev(fde);
+  EventHeader h = DecodeHeader(ev);
+  h.flags = static_cast<uint16_t>((h.flags | kFlagArtificial) & ~kFlagBinlogInUse);
+  h.log_pos = 0;
+  EncodeHeader(h, ev.data());
+  StoreLe32(ev.data() + kFdeCreateTimestampOffset, 0);
+  if (ServerVersionHasChecksumAlg(fd->server_version)) {
+    // The 4 checksum bytes follow the algorithm byte whatever the
+    // algorithm (reference 4.1).
+    StoreLe32(ev.data() + ev.size() - kChecksumSize, ComputeEventChecksum(ev));
+  }
+  return ev;
+}
+
 std::string EncodeStop(uint32_t timestamp, uint32_t server_id,
                        uint32_t log_pos, bool checksums) {
   return Finish(kStopEvent, timestamp, server_id, 0, absl::string_view(),
                 log_pos, checksums, checksums);
+}
+
+std::string EncodePreviousGtids(uint32_t timestamp, uint32_t server_id,
+                                const GtidSet& gtids, uint32_t start,
+                                uint16_t flags, bool checksums) {
+  std::string body = gtids.EncodePreviousGtidsBody();
+  uint32_t size = static_cast<uint32_t>(kHeaderSize + body.size() +
+                                        (checksums ? kChecksumSize : 0));
+  return Finish(kPreviousGtidsEvent, timestamp, server_id, flags, body,
+                start + size, checksums, checksums);
 }
 
 void AppendEmptyPreviousGtids(TransactionBuffer* txn, uint32_t timestamp,

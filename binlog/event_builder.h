@@ -46,6 +46,10 @@ struct FdeParams {
   uint32_t create_timestamp = 0;  // non-zero only for the first file after start
   bool checksums = true;
   bool in_use = true;             // sets kFlagBinlogInUse in the header flags
+  // Sets LOG_EVENT_RELAY_LOG_F (kFlagRelayLog) in the header flags: the
+  // Format_description a replica writes at the start of each relay log
+  // file (binlog/relay_log.h).
+  bool relay_log = false;
 };
 
 // A complete Format_description event for a file starting at offset 4
@@ -59,9 +63,37 @@ std::string EncodeRotate(uint32_t timestamp, uint32_t server_id,
                          absl::string_view next_file, uint32_t log_pos,
                          bool checksums);
 
+// Rotate event naming `file` at `position`, with header `flags` and
+// `log_pos` as given. A relay log writes two kinds (binlog/relay_log.h):
+// its own rotation (flags kFlagRelayLog, position 4, as MySQL's
+// Rotate_log_event::RELAY_LOG), and the Rotate to the source position that
+// takes the place of the source's Previous_gtids (server_id 0, the source's
+// file and position).
+std::string EncodeRotateTo(uint32_t timestamp, uint32_t server_id,
+                           absl::string_view file, uint64_t position,
+                           uint32_t log_pos, uint16_t flags, bool checksums);
+
+// The copy of a source's Format_description that a relay log file stores
+// after its own header, as MySQL writes it at relay-log rotation
+// (MYSQL_BIN_LOG::open_binlog: `created = 0` and set_artificial_event()):
+// the same event with LOG_EVENT_ARTIFICIAL_F set, the in-use flag clear,
+// log_pos 0 (artificial events carry none), create_timestamp 0, and its
+// CRC recomputed. DataLoss if `fde` is not a decodable Format_description
+// (DecodeFormatDescription).
+absl::StatusOr<std::string> EncodeArtificialFormatDescription(
+    absl::string_view fde);
+
 // Stop event (empty body) ending at `log_pos`.
 std::string EncodeStop(uint32_t timestamp, uint32_t server_id,
                        uint32_t log_pos, bool checksums);
+
+// A Previous_gtids event holding `gtids` (GtidSet::EncodePreviousGtidsBody)
+// that starts at file offset `start` (log_pos = start + its size), with
+// header `flags` (a relay log's own carries kFlagRelayLog, as MySQL 8.0's
+// open_binlog sets it).
+std::string EncodePreviousGtids(uint32_t timestamp, uint32_t server_id,
+                                const GtidSet& gtids, uint32_t start,
+                                uint16_t flags, bool checksums);
 
 // Appends an empty Previous_gtids event (8 zero bytes of body).
 void AppendEmptyPreviousGtids(TransactionBuffer* txn, uint32_t timestamp,

@@ -65,6 +65,7 @@
 #include "absl/time/clock.h"
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
+#include "binlog/file_recovery.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
 #include "binlog/index_file.h"
@@ -1447,38 +1448,7 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
 }
 
 absl::Status BinlogImpl::CutLastFile() {
-  const std::string& path = cut_path_;
-  const uint64_t size = cut_size_;
-  const uint64_t valid_end = cut_valid_end_;
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
-                          fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
-  // Two steps, each durable before the next: first the cut, then the
-  // in-use flag. Pages reach the disk in any order before an fdatasync
-  // returns, so with one fdatasync a crash could persist the cleared flag
-  // without the cut: the file would claim a clean close, end in a torn
-  // event or half transaction, and never be recovered again.
-  absl::Status ws = absl::OkStatus();
-  if (size > valid_end) {
-    ws = f->Truncate(valid_end);
-    if (ws.ok()) ws = f->Sync();
-  }
-  // Clear the in-use flag (one byte in place; the FDE checksum is defined
-  // with the flag clear, so it stays valid).
-  char flags_lo = 0;
-  size_t got = 0;
-  if (ws.ok()) {
-    auto rf = fs_->OpenReadable(path);
-    ws = rf.ok() ? (*rf)->Read(kInUseFlagFileOffset, 1, &flags_lo, &got)
-                 : rf.status();
-  }
-  if (ws.ok()) {
-    flags_lo = static_cast<char>(flags_lo & ~kFlagBinlogInUse);
-    ws = f->Write(kInUseFlagFileOffset, absl::string_view(&flags_lo, 1));
-  }
-  if (ws.ok()) ws = f->Sync();
-  absl::Status cs = f->Close();
-  if (!ws.ok()) return ws;
-  return cs;
+  return CutAndClearInUse(fs_, cut_path_, cut_size_, cut_valid_end_);
 }
 
 absl::Status BinlogImpl::ScanCheckpointedFiles(

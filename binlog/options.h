@@ -392,7 +392,8 @@ struct ReaderOptions {
   ChecksumMode checksum_mode = ChecksumMode::kVerify;
 
   // Check that every event's log_pos equals its end offset (true for every
-  // binlog a server writes; false for relay logs).
+  // binlog a server writes). Relay-log files (the relay flag in their
+  // Format_description) are never checked, whatever this says.
   bool check_log_pos = true;
 
   // How Transaction_payload events (compressed transactions) are returned.

@@ -411,17 +411,27 @@ absl::Status Reader::Next(Event* ev) {
     }
     uint64_t end = pos_ + h.event_size;
     bool is_fde_at_start = pos_ == kMagicSize;
-    if (options_.check_log_pos && cs != ChecksumState::kBad &&
+    // A relay log's events carry the source's log_pos, not offsets in this
+    // file: the check is off for files whose Format_description has the
+    // relay flag, whatever the options say.
+    if (options_.check_log_pos && !fde_.relay_log && cs != ChecksumState::kBad &&
         h.log_pos != static_cast<uint32_t>(end) &&
         !(h.flags & kFlagArtificial)) {
       return Corrupt(pos_, absl::StrCat("log_pos ", h.log_pos,
                                         " does not match the event end ", end));
     }
     if (h.type == kFormatDescriptionEvent && !is_fde_at_start) {
-      // A later Format_description (relay logs) replaces the file's.
+      // A later Format_description (the source's, in a relay log) replaces
+      // the file's for the events after it. Whether the file is in use
+      // and a relay log stays the file's own (its first Format_description
+      // says so; a source's copy is not this file's state).
       auto fd = DecodeFormatDescription(data);
       if (!fd.ok()) return Corrupt(pos_, fd.status().message());
+      const bool in_use = fde_.in_use;
+      const bool relay_log = fde_.relay_log;
       fde_ = std::move(*fd);
+      fde_.in_use = in_use;
+      fde_.relay_log = relay_log;
       has_checksums_ = fde_.has_checksums();
     }
     if (fde_pending_return_) fde_pending_return_ = false;
@@ -438,7 +448,12 @@ absl::Status Reader::Next(Event* ev) {
         options_.payloads == PayloadMode::kDecoded && cs != ChecksumState::kBad) {
       return StartPayload(ev);  // its first inner event, or DataLoss
     }
-    if (h.type == kRotateEvent) {
+    // In a relay log, Rotate events of the source (and the Rotate to the
+    // source position a replica writes) are ordinary events in the middle
+    // of the file; only the relay log's own rotation, which carries the
+    // relay flag (MySQL's Rotate_log_event::RELAY_LOG), ends the file.
+    if (h.type == kRotateEvent &&
+        (!fde_.relay_log || (h.flags & kFlagRelayLog) != 0)) {
       file_done_ = true;
       if (limit == internal::kNoLimit) {
         // A Rotate event ends its file; anything after it is damage.

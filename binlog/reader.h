@@ -16,6 +16,16 @@
 // file must be a Format_description event; it decides whether the file's
 // events carry checksums.
 //
+// Relay logs (binlog/relay_log.h) are detected by the relay flag
+// (LOG_EVENT_RELAY_LOG_F) in a file's first Format_description, and read
+// with these differences, whatever the ReaderOptions say: log_pos is not
+// checked (the events carry the source's log_pos; check_log_pos is off for
+// that file), the source's Format_description later in the file applies to
+// the events after it (format_description() returns it then, with the
+// file's own in_use and relay_log), and only a Rotate event with the relay
+// flag (the relay log's own rotation) ends the file; the source's Rotate
+// events are returned like any other event.
+//
 // End of a file: a Rotate event, or the end of the file's bytes, moves the
 // reader to the next file. For files at rest, a file whose in-use flag is set
 // (a crashed or still-open file) may end with a torn event or with zeros;

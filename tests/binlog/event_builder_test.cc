@@ -316,6 +316,77 @@ TEST(EventBuilderTest, RotateRoundTrip) {
   EXPECT_EQ(r.next_file, "binlog.1234567");
 }
 
+TEST(EventBuilderTest, RotateToCarriesPositionAndFlags) {
+  std::string rotate = EncodeRotateTo(7, 0, "binlog.000009", 123456, 500,
+                                      kFlagRelayLog, true);
+  ASSERT_EQ(rotate.size(), 19u + 8 + 13 + 4);
+  ExpectHeader(rotate, 7, 4, 0, 44, 500, kFlagRelayLog);
+  EXPECT_EQ(LoadLe64(rotate.data() + 19), 123456u);
+  EXPECT_TRUE(EventChecksumMatches(rotate));
+  ASSERT_OK_AND_ASSIGN(RotateInfo r, DecodeRotate(EventBody(rotate, true)));
+  EXPECT_EQ(r.position, 123456u);
+  EXPECT_EQ(r.next_file, "binlog.000009");
+  // EncodeRotate is the position-4, no-flag case.
+  EXPECT_EQ(EncodeRotateTo(kGoldenTimestamp, 1, "binlog.000002", 4, 170, 0, true),
+            EncodeRotate(kGoldenTimestamp, 1, "binlog.000002", 170, true));
+}
+
+TEST(EventBuilderTest, RelayFormatDescriptionHasTheRelayFlag) {
+  FdeParams p = GoldenParams();
+  p.relay_log = true;
+  std::string fde = EncodeFormatDescription(p);
+  EXPECT_EQ(LoadLe16(fde.data() + kFlagsOffset) & kFlagRelayLog, kFlagRelayLog);
+  EXPECT_TRUE(EventChecksumMatches(fde));
+  ASSERT_OK_AND_ASSIGN(FormatDescription fd, DecodeFormatDescription(fde));
+  EXPECT_TRUE(fd.relay_log);
+  ASSERT_OK_AND_ASSIGN(FormatDescription plain,
+                       DecodeFormatDescription(EncodeFormatDescription(GoldenParams())));
+  EXPECT_FALSE(plain.relay_log);
+}
+
+TEST(EventBuilderTest, ArtificialFormatDescriptionCopy) {
+  for (bool checksums : {true, false}) {
+    FdeParams p;
+    p.timestamp = 1700000000;
+    p.create_timestamp = 1700000000;
+    p.in_use = true;
+    p.checksums = checksums;
+    std::string fde = EncodeFormatDescription(p);
+    ASSERT_OK_AND_ASSIGN(std::string copy, EncodeArtificialFormatDescription(fde));
+    ASSERT_EQ(copy.size(), fde.size());
+    EventHeader h = DecodeHeader(copy);
+    EXPECT_EQ(h.flags, kFlagArtificial);  // in-use cleared, artificial set
+    EXPECT_EQ(h.log_pos, 0u);
+    EXPECT_EQ(h.timestamp, p.timestamp);
+    EXPECT_TRUE(EventChecksumMatches(copy));
+    ASSERT_OK_AND_ASSIGN(FormatDescription fd, DecodeFormatDescription(copy));
+    EXPECT_EQ(fd.create_timestamp, 0u);
+    EXPECT_EQ(fd.has_checksums(), checksums);
+    // Only the header flags and log_pos, created and the CRC differ.
+    for (size_t i = 0; i < copy.size() - kChecksumSize; ++i) {
+      if (i >= 13 && i < 19) continue;                  // log_pos, flags
+      if (i >= kFdeCreateTimestampOffset && i < kFdeCreateTimestampOffset + 4) continue;
+      EXPECT_EQ(copy[i], fde[i]) << "byte " << i;
+    }
+  }
+  EXPECT_THAT(EncodeArtificialFormatDescription("not an event at all, just text"),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(EventBuilderTest, PreviousGtidsEndsAtStartPlusSize) {
+  GtidSet set;
+  set.AddInterval(*Uuid::Parse("3e11fa47-71ca-11e1-9e33-c80aa9429562"), 1, 42);
+  std::string ev = EncodePreviousGtids(9, 2, set, 126, kFlagRelayLog, true);
+  ExpectHeader(ev, 9, kPreviousGtidsEvent, 2, static_cast<uint32_t>(ev.size()),
+               static_cast<uint32_t>(126 + ev.size()), kFlagRelayLog);
+  EXPECT_TRUE(EventChecksumMatches(ev));
+  ASSERT_OK_AND_ASSIGN(GtidSet back,
+                       GtidSet::DecodePreviousGtidsBody(EventBody(ev, true)));
+  EXPECT_EQ(back.ToString(), set.ToString());
+  std::string empty = EncodePreviousGtids(9, 2, GtidSet(), 126, 0, false);
+  EXPECT_EQ(empty.size(), 19u + 8);  // 31 with the CRC, as MySQL writes it
+}
+
 // A Stop event's body is an empty absl::string_view() whose data() is null;
 // under --config=asan these tests also check (UBSan) that it never reaches
 // memcpy.
