@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "binlog/format.h"
 #include "binlog/status_macros.h"
 
@@ -31,6 +32,11 @@ absl::Status CutAndClearInUse(io::FileSystem* fs, const std::string& path,
     auto rf = fs->OpenReadable(path);
     ws = rf.ok() ? (*rf)->Read(kInUseFlagFileOffset, 1, &flags_lo, &got)
                  : rf.status();
+  }
+  if (ws.ok() && got != 1) {
+    // Writing back a byte never read would clear the other flags too.
+    ws = absl::DataLossError(absl::StrCat(path, ": cannot read the flags of its ",
+                                          "Format_description"));
   }
   if (ws.ok()) {
     flags_lo = static_cast<char>(flags_lo & ~kFlagBinlogInUse);

@@ -193,6 +193,35 @@ absl::StatusOr<std::unique_ptr<RelayLog>> RelayLog::Open(
   return log;
 }
 
+namespace {
+
+// True if the file at `path` holds no more than a relay file's header
+// events (Format_description, Previous_gtids, Rotate), possibly torn.
+bool HeaderOnly(io::FileSystem* fs, const std::string& path) {
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kSkip;
+  ro.payloads = PayloadMode::kRaw;
+  ro.check_log_pos = false;
+  auto reader = Reader::OpenFiles({path}, ro, fs);
+  if (!reader.ok()) return false;
+  Event ev;
+  {
+    // Created but torn before its Format_description was whole.
+    absl::StatusOr<uint64_t> size = fs->FileSize(path);
+    if (size.ok() && *size < kMagicSize + kHeaderSize) return true;
+  }
+  absl::Status s;
+  while ((s = (*reader)->Next(&ev)).ok()) {
+    const uint8_t t = ev.header.type;
+    if (t != kFormatDescriptionEvent && t != kPreviousGtidsEvent && t != kRotateEvent) {
+      return false;
+    }
+  }
+  return absl::IsOutOfRange(s) || absl::IsDataLoss(s);
+}
+
+}  // namespace
+
 absl::Status RelayLog::OpenImpl() {
   Impl* m = impl_.get();
   io::FileSystem* fs = m->fs;
@@ -208,6 +237,7 @@ absl::Status RelayLog::OpenImpl() {
   BINLOG_ASSIGN_OR_RETURN(m->dir_handle, fs->OpenDirectory(dir_));
 
   auto index = ReadIndex(fs, dir_, basename_);
+  const bool has_index = index.ok();
   if (index.ok()) {
     m->files = std::move(*index);
   } else if (absl::IsNotFound(index.status())) {
@@ -234,22 +264,44 @@ absl::Status RelayLog::OpenImpl() {
   uint64_t first = m->files.empty() ? 0 : m->files.front();
   uint64_t last = m->files.empty() ? 0 : m->files.back();
   std::set<uint64_t> indexed(m->files.begin(), m->files.end());
-  bool removed = false;
+  std::vector<std::string> strays;
   for (const std::string& name : names) {
     uint64_t n = 0;
     if (!ParseBinlogFileName(basename_, name, &n) || indexed.count(n) != 0) continue;
-    if (n > last || n < first) {
+    if (!has_index && HeaderOnly(fs, io::JoinPath(dir_, name))) {
+      // A first Open that died before its index was durable: the header
+      // is all the file got (events are appended only to indexed files).
+      strays.push_back(name);
+      continue;
+    }
+    if (!has_index || n > last + 1) {
+      // Not a file a crash of this relay log can leave (no index at all,
+      // or past the next file): refuse rather than guess, as the binlog
+      // does; nothing is changed.
+      return absl::FailedPreconditionError(absl::StrCat(
+          dir_, ": relay file ", name, " is not in ", IndexFileName(basename_),
+          has_index ? "" : " (which is missing)",
+          "; refusing to guess whether it belongs to the relay log"));
+    }
+    if (n == last + 1 || n < first) strays.push_back(name);
+  }
+  // Removed only once the relay log's own files were found sound (an Open
+  // that fails changes nothing on disk).
+  auto remove_strays = [&]() -> absl::Status {
+    for (const std::string& name : strays) {
       BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, name)));
       recovery_.removed_files.push_back(name);
-      removed = true;
     }
-  }
-  if (removed) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
+    if (!strays.empty()) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
+    strays.clear();
+    return absl::OkStatus();
+  };
 
   if (options_.recovery == RelayRecovery::kDiscard) {
     // relay_log_recovery=ON: the new file is indexed alone first, then the
     // old files go (a crash in between leaves files below the first
     // indexed one, which the next Open removes).
+    BINLOG_RETURN_IF_ERROR(remove_strays());
     std::vector<uint64_t> old = m->files;
     uint64_t next = last + 1;
     m->files.clear();
@@ -326,6 +378,7 @@ absl::Status RelayLog::OpenImpl() {
             "closed relay file ", path, " does not end after a complete "
             "transaction: ", reason));
       }
+      BINLOG_RETURN_IF_ERROR(remove_strays());
       if (own.in_use) {
         recovery_.recovered = true;
         recovery_.file_name = name;
@@ -340,6 +393,7 @@ absl::Status RelayLog::OpenImpl() {
       m->parser.Reset();
       m->has_pending_gtid = false;
     }
+    BINLOG_RETURN_IF_ERROR(remove_strays());
     recovery_.fetch_from = source_;
     BINLOG_RETURN_IF_ERROR(StartNewFile(last + 1, /*at_startup=*/true));
   }

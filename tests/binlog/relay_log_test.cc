@@ -39,6 +39,8 @@ namespace binlog {
 namespace {
 
 using testing_util::NewTempDir;
+using testing_util::ReadFile;
+using testing_util::WriteFile;
 
 constexpr uint32_t kSourceServerId = 1;
 constexpr uint32_t kReplicaServerId = 2;
@@ -492,6 +494,50 @@ TEST(RelayLogTest, CloseCutsAPartialTransactionAndOpenResumesAfterTheLastComplet
   std::vector<RelayEvent> evs;
   ASSERT_TRUE(ReadRelay(dir, &evs).ok());
   EXPECT_EQ(RelayTxns(evs).size(), 2u);
+}
+
+TEST(RelayLogTest, OpenRefusesFilesItCannotPlaceAndChangesNothing) {
+  Source src = MakeSource(3);
+  std::string dir = NewTempDir("relay_strays");
+  {
+    auto relay = RelayLog::Open(dir, kRelayBase, DefaultRelayOptions());
+    ASSERT_TRUE(relay.ok());
+    ASSERT_TRUE(Feed(relay->get(), src, 0, src.stream.size()).ok());
+    ASSERT_TRUE((*relay)->Close().ok());
+  }
+  const std::string first = io::JoinPath(dir, BinlogFileName(kRelayBase, 1));
+  const std::string bytes = ReadFile(first);
+  ASSERT_FALSE(bytes.empty());
+  // A file far past the last one: not a file a crash leaves.
+  const std::string far = io::JoinPath(dir, BinlogFileName(kRelayBase, 9));
+  WriteFile(far, "someone else's");
+  auto r = RelayLog::Open(dir, kRelayBase, DefaultRelayOptions());
+  EXPECT_TRUE(absl::IsFailedPrecondition(r.status())) << r.status();
+  EXPECT_EQ(ReadFile(far), "someone else's");
+  std::remove(far.c_str());
+  // Without its index the relay files are not deleted either.
+  const std::string index = io::JoinPath(dir, IndexFileName(kRelayBase));
+  const std::string index_bytes = ReadFile(index);
+  std::remove(index.c_str());
+  r = RelayLog::Open(dir, kRelayBase, DefaultRelayOptions());
+  EXPECT_TRUE(absl::IsFailedPrecondition(r.status())) << r.status();
+  EXPECT_EQ(ReadFile(first), bytes);
+  WriteFile(index, index_bytes);
+  // A damaged closed file is DataLoss, and the interrupted rotation's file
+  // beside it is still there afterwards (nothing changed).
+  const std::string next = io::JoinPath(dir, BinlogFileName(kRelayBase, 2));
+  WriteFile(next, bytes.substr(0, 200));
+  WriteFile(first, bytes + "garbage after the end");
+  r = RelayLog::Open(dir, kRelayBase, DefaultRelayOptions());
+  EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+  EXPECT_EQ(ReadFile(next), bytes.substr(0, 200));
+  // Repaired: Open removes the interrupted rotation's file.
+  WriteFile(first, bytes);
+  r = RelayLog::Open(dir, kRelayBase, DefaultRelayOptions());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)->recovery().removed_files,
+            (std::vector<std::string>{BinlogFileName(kRelayBase, 2)}));
+  ASSERT_TRUE((*r)->Close().ok());
 }
 
 // A crash with a partial transaction durable at the tail (sync every
