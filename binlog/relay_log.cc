@@ -202,14 +202,14 @@ bool HeaderOnly(io::FileSystem* fs, const std::string& path) {
   ro.checksum_mode = ChecksumMode::kSkip;
   ro.payloads = PayloadMode::kRaw;
   ro.check_log_pos = false;
-  auto reader = Reader::OpenFiles({path}, ro, fs);
-  if (!reader.ok()) return false;
-  Event ev;
   {
     // Created but torn before its Format_description was whole.
     absl::StatusOr<uint64_t> size = fs->FileSize(path);
     if (size.ok() && *size < kMagicSize + kHeaderSize) return true;
   }
+  auto reader = Reader::OpenFiles({path}, ro, fs);
+  if (!reader.ok()) return false;
+  Event ev;
   absl::Status s;
   while ((s = (*reader)->Next(&ev)).ok()) {
     const uint8_t t = ev.header.type;
