@@ -26,16 +26,6 @@ bool IsBlobFamily(uint8_t type) {
          type == kColLongBlob;
 }
 
-// Numeric in MySQL's is_numeric_type sense (the SIGNEDNESS metadata).
-bool DefIsNumeric(ColumnType t) {
-  switch (t) {
-    case kColTiny: case kColShort: case kColInt24: case kColLong:
-    case kColLongLong: case kColNewDecimal: case kColFloat: case kColDouble:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Character columns (DEFAULT_CHARSET / COLUMN_CHARSET): MySQL's
 // is_character_type. MariaDB logs JSON as LONGTEXT, a character column.
@@ -329,7 +319,7 @@ absl::StatusOr<std::string> EncodeTableMapBody(const TableDef& def,
 
   // Optional metadata, in the order of MySQL's init_metadata_fields.
   std::string signedness = MsbBitmap(def, [](const ColumnDef& c) {
-    return DefIsNumeric(c.type) ? (c.is_unsigned ? 1 : 0) : -1;
+    return IsNumericColumnType(c.type) ? (c.is_unsigned ? 1 : 0) : -1;
   });
   if (!signedness.empty()) PutTlv(&out, 1, signedness);
   PutCharsets(def, flavor, false, 2, 3, &out);
@@ -723,6 +713,16 @@ std::string PackValueError(const ColumnCodec& c, const Value& v) {
 }
 
 
+bool IsNumericColumnType(uint8_t type) {
+  switch (type) {
+    case kColTiny: case kColShort: case kColInt24: case kColLong:
+    case kColLongLong: case kColNewDecimal: case kColFloat: case kColDouble:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Decoding
 
@@ -732,21 +732,6 @@ absl::Status Malformed(absl::string_view what) {
   return absl::DataLossError(what);
 }
 
-bool IsNumeric(uint8_t type) {
-  switch (type) {
-    case kColTiny:
-    case kColShort:
-    case kColInt24:
-    case kColLong:
-    case kColLongLong:
-    case kColNewDecimal:
-    case kColFloat:
-    case kColDouble:
-      return true;
-    default:
-      return false;
-  }
-}
 
 bool IsBlob(uint8_t type) {
   return type == kColBlob || type == kColTinyBlob || type == kColMediumBlob ||
@@ -867,7 +852,7 @@ void ParseOptionalMetadata(absl::string_view data, TableMap* t) {
       case 1: {  // SIGNEDNESS: one bit per numeric column, MSB first
         size_t bit = 0;
         for (Column& c : cols) {
-          if (!IsNumeric(c.type)) continue;
+          if (!IsNumericColumnType(c.type)) continue;
           if (bit / 8 >= value.size()) break;
           c.is_unsigned =
               (static_cast<uint8_t>(value[bit / 8]) >> (7 - bit % 8)) & 1;

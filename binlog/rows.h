@@ -326,6 +326,11 @@ absl::StatusOr<TableMap> DecodeTableMap(absl::string_view body,
 // True for the Rows event types decoded here (20-25, 30-32, 39, 166-171).
 bool IsRowsEvent(uint8_t event_type);
 
+// Numeric in MySQL's is_numeric_type sense: the columns the SIGNEDNESS
+// optional metadata covers (TINY..LONGLONG, INT24, NEWDECIMAL, FLOAT,
+// DOUBLE).
+bool IsNumericColumnType(uint8_t type);
+
 enum class RowsKind { kWrite, kUpdate, kDelete };
 
 struct RowsEvent {

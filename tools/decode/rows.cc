@@ -18,21 +18,6 @@ absl::Status Malformed(absl::string_view what) {
   return absl::DataLossError(what);
 }
 
-bool IsNumeric(uint8_t type) {
-  switch (type) {
-    case kColTiny:
-    case kColShort:
-    case kColInt24:
-    case kColLong:
-    case kColLongLong:
-    case kColNewDecimal:
-    case kColFloat:
-    case kColDouble:
-      return true;
-    default:
-      return false;
-  }
-}
 
 }  // namespace
 
@@ -89,7 +74,7 @@ std::string ColumnTypeName(const Column& c) {
     case kColGeometry: s = "GEOMETRY"; break;
     default: s = absl::StrCat("TYPE_", static_cast<int>(c.real_type)); break;
   }
-  if (c.is_unsigned && IsNumeric(c.type)) s += " UNSIGNED";
+  if (c.is_unsigned && IsNumericColumnType(c.type)) s += " UNSIGNED";
   return s;
 }
 
