@@ -118,12 +118,15 @@ absl::StatusOr<std::vector<std::string>> LogFiles(const std::string& dir) {
   return out;
 }
 
-absl::Status EnsureLog(const std::string& dir, double size_gib, int file_mib) {
+absl::Status EnsureLog(const std::string& dir, double size_gib, int file_mib,
+                       bool encrypted) {
   const std::string meta_path = dir + "/read_bench.meta";
+  const std::string meta =
+      MetaLine(size_gib, file_mib) + (encrypted ? " encrypted" : "");
   {
     std::ifstream in(meta_path);
     std::string line;
-    if (in && std::getline(in, line) && line == MetaLine(size_gib, file_mib)) {
+    if (in && std::getline(in, line) && line == meta) {
       std::fprintf(stderr, "read_bench: reusing the log in %s (%s)\n",
                    dir.c_str(), line.c_str());
       return absl::OkStatus();
@@ -139,6 +142,11 @@ absl::Status EnsureLog(const std::string& dir, double size_gib, int file_mib) {
   o.sync_policy = binlog::SyncPolicy::kNever;  // synced once at the end
   o.preallocate = binlog::io::PreallocMode::kNone;
   o.max_file_size = static_cast<uint64_t>(file_mib) << 20;
+  binlog::MemoryKeyring keyring;
+  if (encrypted) {
+    o.encryption = true;
+    o.keyring = &keyring;
+  }
   auto log = binlog::Binlog::Open(dir, "binlog", o);
   if (!log.ok()) return log.status();
   binlog::TransactionBuffer txn;
@@ -163,8 +171,13 @@ absl::Status EnsureLog(const std::string& dir, double size_gib, int file_mib) {
     if (!(s = (*w)->Sync()).ok()) return s;
     if (!(s = (*w)->Close()).ok()) return s;
   }
+  if (encrypted) {
+    std::ofstream keys(dir + "/keyring.txt");
+    keys << binlog::KeyringFileText(keyring);
+    if (!keys) return absl::InternalError(absl::StrCat(dir, "/keyring.txt: write failed"));
+  }
   std::ofstream out(meta_path);
-  out << MetaLine(size_gib, file_mib) << "\n";
+  out << meta << "\n";
   if (!out) return absl::InternalError(absl::StrCat(meta_path, ": write failed"));
   std::fprintf(stderr, "read_bench: wrote %.2f GiB in %zu files in %.1f s\n",
                static_cast<double>(written) / kGiB, files->size(),

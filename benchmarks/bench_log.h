@@ -77,8 +77,11 @@ void BuildTransaction(binlog::TransactionBuffer* txn, std::mt19937_64* rng,
 // Makes sure `dir` holds a log "binlog" of about `size_gib` GiB written with
 // BuildTransaction (files of `file_mib` MiB, synced), reusing one a
 // previous run left there (same size and generator version, recorded in
-// dir/read_bench.meta); otherwise removes `dir` and writes it.
-absl::Status EnsureLog(const std::string& dir, double size_gib, int file_mib);
+// dir/read_bench.meta); otherwise removes `dir` and writes it. With
+// `encrypted`, the same transactions into an encrypted log (Options::
+// encryption), whose keys are kept in dir/keyring.txt (LoadKeyringFile).
+absl::Status EnsureLog(const std::string& dir, double size_gib, int file_mib,
+                       bool encrypted = false);
 
 // Paths of the log's files, from its index.
 absl::StatusOr<std::vector<std::string>> LogFiles(const std::string& dir);

@@ -40,6 +40,14 @@
 //                      in Options::on_group_commit, which runs right after
 //                      the publish) to the reader reading the group's last
 //                      event
+//   with readers (binlog): reader_api (decoded: Reader::Next per event;
+//                      batch: Reader::NextBatch), reader_cpu_ns_per_txn:
+//                      CPU time of the reader threads in the window
+//                      (pthread_getcpuclockid per thread) / readers /
+//                      commits, what one reader costs per transaction
+//   target_tps         with --target_tps: the offered rate (each committer
+//                      commits at target_tps/threads per second, on a
+//                      fixed schedule; a late commit does not shift it)
 //   naive*, prealloc != none: past_prealloc_frac, the share of the window's
 //                      bytes written past the prepared size
 //
@@ -90,6 +98,11 @@
 // built (its "prepare"), identity assigned by the log in commit order.
 // JSON key "gtid". Only with --workload=random.
 //
+// Encryption at rest (binlog only): --encryption=off,on (Options::encryption,
+// MySQL 8.0.14+'s format, AES-256-CTR through OpenSSL, keys from an
+// in-memory keyring), one point each; JSON key "encryption". kMariaDB logs
+// refuse encryption: no such point.
+//
 // File flavor (binlog only): --flavor=mysql,mariadb (Options::flavor), one
 // point each, combined with --gtid; JSON key "flavor". mariadb transactions
 // are MariaDB's: a MariaDB Gtid event in place of BEGIN, the Rows_query
@@ -111,6 +124,9 @@
 //       --threads=1,16 --payload=256 --readers=0 --duration_s=2
 // (one command line).
 
+#include "benchmarks/commit_bench.h"
+
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
@@ -168,6 +184,7 @@
 #include "rocksdb/version.h"
 #include "sync/ack_tracker.h"
 
+
 ABSL_FLAG(std::vector<std::string>, systems,
           std::vector<std::string>({"binlog", "rocksdb", "leveldb", "naive",
                                     "naive-group"}),
@@ -210,6 +227,21 @@ ABSL_FLAG(std::vector<std::string>, reader_wake_us,
           std::vector<std::string>({"1000"}),
           "binlog Options::reader_wake_coalesce_us; points with readers run "
           "once per value, points without readers use the first value");
+ABSL_FLAG(std::vector<std::string>, reader_api,
+          std::vector<std::string>({"decoded"}),
+          "binlog tailing readers' API: decoded (Reader::Next, one event per "
+          "call), batch (Reader::NextBatch, whole events up to the visible "
+          "end per call, boundaries only); points with readers run once per "
+          "value, points without readers use the first value");
+ABSL_FLAG(std::vector<std::string>, zero_ahead,
+          std::vector<std::string>({"8388608"}),
+          "binlog Options::zero_ahead (bytes zero-filled ahead of the writer "
+          "in a file that did not come from a spare; 0: off), one point "
+          "each; JSON key zero_ahead");
+ABSL_FLAG(double, target_tps, 0,
+          "offered commit rate in commits/s over all committers (each "
+          "committer paces itself to target_tps/threads); 0: as fast as "
+          "they can");
 ABSL_FLAG(std::vector<std::string>, ack, std::vector<std::string>({"none"}),
           "binlog replication acknowledgement: none, semisync (a simulated "
           "replica tails the log and acknowledges; each commit group waits "
@@ -229,6 +261,8 @@ ABSL_FLAG(std::vector<std::string>, gtid, {"anonymous"},
           "binlog transaction identity, one point each: anonymous (the "
           "committer's Anonymous_gtid), assigned (CommitGtid, the log assigns "
           "GTIDs and clocks in commit order)");
+ABSL_FLAG(std::vector<std::string>, encryption, {"off"},
+          "binlog Options::encryption, one point each: off, on");
 ABSL_FLAG(std::vector<std::string>, flavor, {"mysql"},
           "binlog Options::flavor, one point each: mysql, mariadb (MariaDB "
           "10.11 files and transactions; --workload=random only)");
@@ -244,1068 +278,9 @@ ABSL_FLAG(std::vector<std::string>, readers_at_threads,
           "run the binlog points with readers > 0 only at these thread "
           "counts (default: at every thread count)");
 
+namespace commit_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr uint32_t kServerId = 1;
-
-// ---------------------------------------------------------------------------
-// Inputs
-
-// Text that looks like SQL literals, so nothing compresses to nothing.
-std::string RandomText(size_t n, std::mt19937_64* rng) {
-  static constexpr char kAlphabet[] =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,'()";
-  std::string s(n, ' ');
-  for (size_t i = 0; i < n; ++i) {
-    s[i] = kAlphabet[(*rng)() % (sizeof(kAlphabet) - 1)];
-  }
-  return s;
-}
-
-// xorshift64*: per-thread keys without a shared generator.
-struct FastRng {
-  uint64_t s;
-  uint64_t Next() {
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    return s * 0x2545F4914F6CDD1Dull;
-  }
-};
-
-// A random 8-16 byte printable key.
-size_t RandomKey(FastRng* rng, char key[16]) {
-  const uint64_t a = rng->Next();
-  const uint64_t b = rng->Next();
-  const size_t len = 8 + static_cast<size_t>(a % 9);
-  for (size_t i = 0; i < len; ++i) {
-    key[i] = static_cast<char>('0' + ((b >> (4 * i)) ^ (a >> (i + 8))) % 75);
-  }
-  return len;
-}
-
-// The binlog transaction a committer builds: Anonymous_gtid (or, with
-// `assigned`, a CommitGtid the log fills), Query BEGIN, Rows_query whose
-// body is a length byte plus `text`, Xid.
-void BuildTransaction(binlog::TransactionBuffer* txn, uint32_t thread,
-                      uint64_t seq, absl::string_view text,
-                      bool assigned = false, bool mariadb = false) {
-  const uint32_t now = static_cast<uint32_t>(::time(nullptr));
-  txn->Clear();
-  if (mariadb && assigned) {
-    txn->AppendMariaCommitGtid(now, kServerId, binlog::CommitGtid());
-  } else if (mariadb) {
-    // The caller's own MariaDB Gtid event: seq_no, domain 0,
-    // FL_TRANSACTIONAL | FL_ALLOW_PARALLEL, 6 bytes of padding.
-    char* g = txn->AppendEvent(binlog::kMariaGtidEvent, kServerId, now,
-                               binlog::kFlagSuppressUse, 19);
-    std::memset(g, 0, 19);
-    binlog::StoreLe64(g, seq);
-    g[12] = 0x0C;
-  } else if (assigned) {
-    txn->AppendCommitGtid(now, kServerId, binlog::CommitGtid());
-  } else {
-    binlog::AppendAnonymousGtid(txn, now, kServerId, /*last_committed=*/0,
-                                static_cast<int64_t>(seq));
-  }
-  // MariaDB: the Gtid event takes the place of BEGIN.
-  if (!mariadb) binlog::AppendQuery(txn, now, kServerId, thread, "", "BEGIN");
-  // MySQL marks Rows_query ignorable; the length byte is stored mod 256.
-  char* body = txn->AppendEvent(binlog::kRowsQueryEvent, kServerId, now,
-                                binlog::kFlagIgnorable, text.size() + 1);
-  body[0] = static_cast<char>(text.size() & 0xff);
-  std::memcpy(body + 1, text.data(), text.size());
-  binlog::AppendXid(txn, now, kServerId, seq);
-}
-
-// --rows: "N" or "MIN-MAX", 1..1000.
-bool ParseRows(const std::string& s, int* lo, int* hi) {
-  std::vector<std::string> parts = absl::StrSplit(s, '-');
-  if (parts.empty() || parts.size() > 2 || !absl::SimpleAtoi(parts[0], lo)) {
-    return false;
-  }
-  if (parts.size() == 1) {
-    *hi = *lo;
-  } else if (!absl::SimpleAtoi(parts[1], hi)) {
-    return false;
-  }
-  return *lo >= 1 && *hi >= *lo && *hi <= 1000;
-}
-
-size_t TransactionBytes(size_t payload, bool mariadb = false) {
-  binlog::TransactionBuffer txn(/*checksums=*/true);
-  BuildTransaction(&txn, 0, 1, std::string(payload - 1, 'x'), false, mariadb);
-  return txn.size();
-}
-
-// ---------------------------------------------------------------------------
-// Systems
-
-// Cumulative counters of a system; -1 when it cannot tell.
-struct Counters {
-  int64_t commits = -1;
-  int64_t groups = -1;
-  int64_t fsyncs = -1;
-  int64_t fsync_micros = -1;  // time spent in fdatasync
-  int64_t bytes = -1;         // bytes written (naive*: the tail offset)
-  // binlog only.
-  int64_t rotations = -1;
-  int64_t files_preallocated = -1;
-  int64_t rotations_from_spare = -1;
-  int64_t rotations_waited = -1;
-  // binlog with --ack=semisync only.
-  int64_t ack_waits = -1;
-  int64_t ack_timeouts = -1;
-  int64_t ack_async_waits = -1;
-};
-
-// One committer thread's state. Prepare() is the per-commit work done before
-// the latency timer starts (building the transaction, drawing a key); it is
-// inside the throughput loop.
-class Committer {
- public:
-  virtual ~Committer() = default;
-  virtual void Prepare() {}
-  virtual absl::Status Commit() = 0;
-  // After a successful Commit(): whether it was this thread's first commit
-  // in a new log file (binlog only; such commits wait out a rotation).
-  virtual bool NewFile() const { return false; }
-};
-
-struct PointConfig {
-  std::string system;
-  int threads = 1;
-  size_t payload = 256;
-  uint32_t sync_every = 1;
-  int readers = 0;
-  int rep = 1;
-  std::string prealloc = "zerofill";  // none, fallocate, zerofill; n/a
-  int reader_wake_us = 1000;          // binlog only
-  std::string ack = "none";           // binlog only: none, semisync
-  int ack_delay_us = 100;             // semisync
-  int ack_timeout_ms = 10000;         // semisync
-  std::string workload = "random";    // binlog only: random, sysbench, wide
-  std::string compression = "none";   // binlog only: none, zstd, lz4
-  std::string gtid = "anonymous";     // binlog only: anonymous, assigned
-  std::string flavor = "mysql";       // binlog only: mysql, mariadb
-};
-
-// How the run treats every point (from the flags).
-struct RunConfig {
-  uint64_t max_file_size = 1ull << 30;
-  bool prefill = false;
-};
-
-// Bytes naive and naive-group prepare in their one file.
-uint64_t RawPreallocBytes(uint64_t max_file_size) {
-  return std::min<uint64_t>(max_file_size + max_file_size / 8, 512ull << 20);
-}
-
-// ---------------------------------------------------------------------------
-// Reader lag
-
-// Monotonic nanoseconds (steady_clock, CLOCK_MONOTONIC on Linux).
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             Clock::now().time_since_epoch())
-      .count();
-}
-
-// Log-linear histogram of microseconds: 1 us buckets below 1024 us, then 64
-// buckets per power of two (values within 1.6 %). Fixed size: Add() never
-// allocates.
-class LagHistogram {
- public:
-  LagHistogram() : counts_(kBuckets, 0) {}
-  void Add(uint64_t us) {
-    ++counts_[static_cast<size_t>(Bucket(us))];
-    ++n_;
-    max_ = std::max(max_, us);
-  }
-  void Merge(const LagHistogram& o) {
-    for (int i = 0; i < kBuckets; ++i) {
-      counts_[static_cast<size_t>(i)] += o.counts_[static_cast<size_t>(i)];
-    }
-    n_ += o.n_;
-    max_ = std::max(max_, o.max_);
-  }
-  uint64_t count() const { return n_; }
-  uint64_t max() const { return max_; }
-  // The value at quantile q (middle of its bucket); -1 when empty.
-  double Percentile(double q) const {
-    if (n_ == 0) return -1;
-    const uint64_t rank = std::max<uint64_t>(
-        1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(n_))));
-    uint64_t seen = 0;
-    for (int b = 0; b < kBuckets; ++b) {
-      seen += counts_[static_cast<size_t>(b)];
-      if (seen >= rank) {
-        const uint64_t lo = Lower(b);
-        const uint64_t width = b < kLinear ? 1 : Lower(b + 1) - lo;
-        return static_cast<double>(lo) + static_cast<double>(width - 1) / 2;
-      }
-    }
-    return static_cast<double>(max_);
-  }
-
- private:
-  static constexpr int kLinear = 1024;
-  static constexpr int kSub = 64;
-  static constexpr int kBuckets = kLinear + (32 - 10) * kSub + 1;
-  static int Bucket(uint64_t us) {
-    if (us < static_cast<uint64_t>(kLinear)) return static_cast<int>(us);
-    us = std::min<uint64_t>(us, (1ull << 32) - 1);
-    const int msb = 63 - __builtin_clzll(us);  // 10..31
-    const int sub = static_cast<int>((us >> (msb - 6)) & (kSub - 1));
-    return kLinear + (msb - 10) * kSub + sub;
-  }
-  static uint64_t Lower(int b) {
-    if (b < kLinear) return static_cast<uint64_t>(b);
-    const int k = b - kLinear;
-    const int msb = 10 + k / kSub;
-    return (1ull << msb) + (static_cast<uint64_t>(k % kSub) << (msb - 6));
-  }
-  std::vector<uint64_t> counts_;
-  uint64_t n_ = 0;
-  uint64_t max_ = 0;
-};
-
-// When each commit group was published, for the readers to compare with
-// when they read its last event. The ordered-commit callback (which runs
-// right after the group is published) writes slot group_seq % size with a
-// seqlock; readers look up the group they expect next. Preallocated and
-// zeroed before the run, so the writer pays one clock read and four
-// stores per group.
-class GroupMarks {
- public:
-  static constexpr uint64_t kSize = 1 << 18;  // groups a reader may lag
-
-  GroupMarks() : marks_(new Mark[kSize]()) {}
-
-  // Writer (one thread at a time, in group order).
-  void Record(uint64_t seq, uint64_t key, int64_t t_ns) {
-    Mark& m = marks_[seq & (kSize - 1)];
-    m.seq.store(0, std::memory_order_relaxed);  // "being written"
-    std::atomic_thread_fence(std::memory_order_release);
-    m.key.store(key, std::memory_order_relaxed);
-    m.t_ns.store(t_ns, std::memory_order_relaxed);
-    m.seq.store(seq, std::memory_order_release);
-    last_seq_.store(seq, std::memory_order_release);
-  }
-  uint64_t last_seq() const { return last_seq_.load(std::memory_order_acquire); }
-
-  // Reader: 0 and (key, t) if group `seq` is recorded; -1 if not yet (or
-  // being written); +1 if the slot already holds a later group.
-  int Load(uint64_t seq, uint64_t* key, int64_t* t_ns) const {
-    const Mark& m = marks_[seq & (kSize - 1)];
-    const uint64_t s1 = m.seq.load(std::memory_order_acquire);
-    if (s1 != seq) return s1 > seq ? 1 : -1;
-    *key = m.key.load(std::memory_order_relaxed);
-    *t_ns = m.t_ns.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    const uint64_t s2 = m.seq.load(std::memory_order_relaxed);
-    if (s2 == seq) return 0;
-    return s2 > seq ? 1 : -1;
-  }
-
-  // (file, end) in one comparable word; offsets stay below 2^32.
-  static uint64_t Key(uint64_t file, uint64_t end) { return (file << 32) | end; }
-
- private:
-  struct alignas(32) Mark {
-    std::atomic<uint64_t> seq{0};
-    std::atomic<uint64_t> key{0};
-    std::atomic<int64_t> t_ns{0};
-  };
-  std::unique_ptr<Mark[]> marks_;
-  std::atomic<uint64_t> last_seq_{0};
-};
-
-class System {
- public:
-  virtual ~System() = default;
-  virtual absl::Status Open(const std::string& dir) = 0;
-  // Built before the clock starts; `seed` differs per thread.
-  virtual std::unique_ptr<Committer> NewCommitter(int thread,
-                                                  uint64_t seed) = 0;
-  virtual Counters counters() const = 0;
-  virtual absl::Status StartReaders(int n) {
-    return n == 0 ? absl::OkStatus()
-                  : absl::InvalidArgumentError("readers are binlog-only");
-  }
-  // Bytes returned so far by all readers.
-  virtual uint64_t ReaderBytes() const { return 0; }
-  // The measured window starts (true) or ends (false).
-  virtual void SetMeasuring(bool) {}
-  // Adds the readers' lag samples of the window; returns the number of
-  // readers that fell more than GroupMarks::kSize groups behind.
-  virtual uint64_t ReaderLag(LagHistogram*) const { return 0; }
-  // naive, naive-group: bytes of their file prepared at Open (0: none).
-  virtual uint64_t prealloc_bytes() const { return 0; }
-  // Stops the readers (if any) and closes the system.
-  virtual absl::Status Close() = 0;
-  virtual std::string version() const { return ""; }
-  virtual size_t commit_bytes() const = 0;
-  // binlog, after the run: bytes of the transactions as built / as written
-  // (*ratio) and per commit as built (*built); untouched when unknown.
-  virtual void CompressionStats(double* /*ratio*/, double* /*built*/) const {}
-};
-
-// --- binlog -----------------------------------------------------------------
-
-class BinlogCommitter : public Committer {
- public:
-  BinlogCommitter(binlog::Binlog* log, int thread, size_t payload,
-                  uint64_t seed, const PointConfig& p)
-      : log_(log), assigned_(p.gtid == "assigned"),
-        mariadb_(p.flavor == "mariadb"),
-        thread_(static_cast<uint32_t>(thread)) {
-    std::mt19937_64 rng(seed);
-    text_ = RandomText(payload - 1, &rng);
-    seq_ = static_cast<uint64_t>(thread) << 40;
-    binlog::bench::WorkloadOptions wo;
-    if (binlog::bench::ParseWorkload(p.workload, &wo.kind) &&
-        wo.kind != binlog::bench::Workload::kRandom) {
-      wo.seed = seed;
-      wo.server_id = kServerId;
-      ParseRows(absl::GetFlag(FLAGS_rows), &wo.min_rows, &wo.max_rows);
-      gen_ = std::make_unique<binlog::bench::WorkloadGenerator>(wo);
-    }
-  }
-  void Prepare() override {
-    if (gen_ != nullptr) {
-      gen_->Next(&txn_);
-    } else {
-      BuildTransaction(&txn_, thread_, ++seq_, text_, assigned_, mariadb_);
-      // A server captures the commit-order clock at its engine prepare.
-      if (assigned_ && !mariadb_) txn_.set_commit_parent(log_->CommitClock());
-    }
-  }
-  absl::Status Commit() override {
-    absl::StatusOr<binlog::CommitPosition> pos = log_->Commit(&txn_);
-    if (!pos.ok()) return pos.status();
-    built_bytes += txn_.appended_data().size();
-    written_bytes += txn_.size();  // Gtid + payload when compressed
-    ++commits;
-    new_file_ = file_ != 0 && pos->file_number != file_;
-    file_ = pos->file_number;
-    return absl::OkStatus();
-  }
-  bool NewFile() const override { return new_file_; }
-
- private:
-  binlog::Binlog* log_;
-  uint64_t file_ = 0;
-  bool new_file_ = false;
-  bool assigned_ = false;
-  bool mariadb_ = false;
-  uint32_t thread_;
-  uint64_t seq_;
-  std::string text_;
-  binlog::TransactionBuffer txn_{/*checksums=*/true};
-  std::unique_ptr<binlog::bench::WorkloadGenerator> gen_;  // sysbench, wide
-
- public:
-  // This thread's totals (read after it is joined).
-  uint64_t built_bytes = 0;
-  uint64_t written_bytes = 0;
-  uint64_t commits = 0;
-};
-
-class BinlogSystem : public System {
- public:
-  BinlogSystem(const PointConfig& p, const RunConfig& run)
-      : p_(p), run_(run) {}
-  ~BinlogSystem() override {
-    StopReaders().IgnoreError();  // errors were reported by Close()
-    if (log_ != nullptr) log_->Close().IgnoreError();  // idem
-    StopReplica().IgnoreError();  // idem
-  }
-
-  absl::Status Open(const std::string& dir) override {
-    binlog::Options options;
-    options.max_file_size = run_.max_file_size;
-    if (p_.sync_every == 0) {
-      options.sync_policy = binlog::SyncPolicy::kNever;
-    } else if (p_.sync_every == 1) {
-      options.sync_policy = binlog::SyncPolicy::kEveryGroup;
-    } else {
-      options.sync_policy = binlog::SyncPolicy::kEveryNGroups;
-      options.sync_every_n = p_.sync_every;
-    }
-    options.preallocate = PreallocModeOf(p_.prealloc);
-    binlog::io::ParseCodec(p_.compression, &options.compression);
-    if (p_.flavor == "mariadb") options.flavor = binlog::LogFlavor::kMariaDB;
-    if (p_.gtid == "assigned") {
-      options.server_uuid =
-          *binlog::Uuid::Parse("3e11fa47-71ca-11e1-9e33-c80aa9429562");
-    }
-    options.compression_level = absl::GetFlag(FLAGS_compression_level);
-    options.compression_threshold =
-        static_cast<size_t>(absl::GetFlag(FLAGS_compression_threshold));
-    options.reader_wake_coalesce_us = static_cast<uint32_t>(p_.reader_wake_us);
-    if (p_.readers > 0) {
-      // Reader lag: when each group was published. Without readers the
-      // writer runs without a callback.
-      marks_ = std::make_unique<GroupMarks>();
-    }
-    if (p_.ack == "semisync") {
-      binlog::sync::AckTrackerOptions ao;
-      ao.required_acks = 1;
-      ao.timeout = absl::Milliseconds(p_.ack_timeout_ms);
-      ao.async_on_timeout = true;
-      acks_ = std::make_unique<binlog::sync::AckTracker>(ao);
-      // The replica must see every group at once: its ack is on the
-      // commit path.
-      options.reader_wake_coalesce_us = 0;
-    }
-    if (marks_ != nullptr || acks_ != nullptr) {
-      GroupMarks* marks = marks_.get();
-      binlog::sync::AckTracker* acks = acks_.get();
-      options.on_group_commit = [marks, acks](const binlog::GroupCommitInfo& g) {
-        if (marks != nullptr) {
-          marks->Record(g.group_seq, GroupMarks::Key(g.file_number, g.end),
-                        NowNs());
-        }
-        if (acks != nullptr) {
-          // AFTER_SYNC: once per group, for its last position. A timeout
-          // is counted by the tracker (ack_timeouts); the group goes on.
-          acks->WaitForAck({g.file_number, g.end}).IgnoreError();
-        }
-      };
-    }
-    absl::StatusOr<std::unique_ptr<binlog::Binlog>> log =
-        binlog::Binlog::Open(dir, "binlog", options);
-    if (!log.ok()) return log.status();
-    log_ = std::move(*log);
-    if (acks_ != nullptr) {
-      // Before any commit (a prefill's too): from the start of the log.
-      absl::StatusOr<std::unique_ptr<binlog::Reader>> r =
-          log_->NewReader(binlog::ReaderOptions());
-      if (!r.ok()) return r.status();
-      replica_reader_ = std::move(*r);
-      replica_ = std::thread(&BinlogSystem::ReplicaLoop, this);
-    }
-    if (run_.prefill) return Prefill();
-    return absl::OkStatus();
-  }
-
-  std::unique_ptr<Committer> NewCommitter(int thread, uint64_t seed) override {
-    auto c = std::make_unique<BinlogCommitter>(log_.get(), thread, p_.payload,
-                                               seed, p_);
-    committers_.push_back(c.get());
-    return c;
-  }
-
-  void CompressionStats(double* ratio, double* built) const override {
-    uint64_t b = 0, w = 0, n = 0;
-    for (const BinlogCommitter* c : committers_) {
-      b += c->built_bytes;
-      w += c->written_bytes;
-      n += c->commits;
-    }
-    if (w > 0) *ratio = static_cast<double>(b) / static_cast<double>(w);
-    if (n > 0 && p_.workload != "random") {
-      *built = static_cast<double>(b) / static_cast<double>(n);
-    }
-  }
-  // The committers NewCommitter made (RunPoint owns them; read after the
-  // commit threads are joined).
-  std::vector<const BinlogCommitter*> committers_;
-
-  Counters counters() const override {
-    const binlog::LogStats s = log_->stats();
-    Counters c;
-    c.commits = static_cast<int64_t>(s.commits);
-    c.groups = static_cast<int64_t>(s.groups);
-    c.fsyncs = static_cast<int64_t>(s.fsyncs);
-    c.fsync_micros = static_cast<int64_t>(s.fsync_micros);
-    c.bytes = static_cast<int64_t>(s.bytes_written);
-    c.rotations = static_cast<int64_t>(s.rotations);
-    c.files_preallocated = static_cast<int64_t>(s.files_preallocated);
-    c.rotations_from_spare = static_cast<int64_t>(s.rotations_from_spare);
-    c.rotations_waited = static_cast<int64_t>(s.rotations_waited);
-    if (acks_ != nullptr) {
-      const binlog::sync::AckTracker::Stats a = acks_->stats();
-      c.ack_waits = static_cast<int64_t>(a.waits);
-      c.ack_timeouts = static_cast<int64_t>(a.timeouts);
-      c.ack_async_waits = static_cast<int64_t>(a.waits_async);
-    }
-    return c;
-  }
-
-  absl::Status StartReaders(int n) override {
-    readers_ = std::vector<ReaderSlot>(static_cast<size_t>(n));
-    // From the current end: a prefill's transactions are not read, and the
-    // first group a reader expects is the next one.
-    const binlog::CommitPosition end = log_->VisibleEnd();
-    binlog::ReaderOptions ro;
-    ro.start_file = end.file_number;
-    ro.start_offset = end.end;
-    const uint64_t next_seq = marks_ != nullptr ? marks_->last_seq() + 1 : 1;
-    for (ReaderSlot& slot : readers_) {
-      absl::StatusOr<std::unique_ptr<binlog::Reader>> r = log_->NewReader(ro);
-      if (!r.ok()) return r.status();
-      slot.reader = std::move(*r);
-      slot.next_seq = next_seq;
-    }
-    for (ReaderSlot& slot : readers_) {
-      slot.thread = std::thread(&BinlogSystem::ReadLoop, this, &slot);
-    }
-    return absl::OkStatus();
-  }
-
-  uint64_t ReaderBytes() const override {
-    uint64_t total = 0;
-    for (const ReaderSlot& slot : readers_) {
-      total += slot.bytes.load(std::memory_order_relaxed);
-    }
-    return total;
-  }
-
-  void SetMeasuring(bool on) override {
-    measuring_.store(on, std::memory_order_relaxed);
-  }
-
-  // After Close() (the reader threads are joined).
-  uint64_t ReaderLag(LagHistogram* h) const override {
-    uint64_t overruns = 0;
-    for (const ReaderSlot& slot : readers_) {
-      h->Merge(slot.lag);
-      overruns += slot.overrun ? 1 : 0;
-    }
-    return overruns;
-  }
-
-  absl::Status Close() override {
-    absl::Status s = StopReaders();
-    absl::Status c = log_->Close();
-    absl::Status r = StopReplica();
-    if (!s.ok()) return s;
-    return c.ok() ? r : c;
-  }
-
-  size_t commit_bytes() const override {
-    return TransactionBytes(p_.payload, p_.flavor == "mariadb");
-  }
-
- private:
-  static binlog::io::PreallocMode PreallocModeOf(const std::string& name) {
-    if (name == "none") return binlog::io::PreallocMode::kNone;
-    if (name == "fallocate") return binlog::io::PreallocMode::kFallocate;
-    return binlog::io::PreallocMode::kZeroFill;
-  }
-
-  // Open() fallocates the first file; later files come from the
-  // preallocator, which prepares the next spare once the active file is
-  // half full. Fill the first file past half (the commit after the half
-  // asks for the spare), wait for the spare and rotate onto it, so that the
-  // run starts at the head of a preallocated file with no preparation under
-  // way; the next spare is then prepared during the run, when this file is
-  // half full, as in production. With prealloc none the same fill and
-  // rotation happen, without waiting.
-  absl::Status Prefill() {
-    const uint64_t max = run_.max_file_size;
-    const size_t chunk = static_cast<size_t>(
-        std::max<uint64_t>(1024, std::min<uint64_t>(1 << 20, max / 8)));
-    std::mt19937_64 rng(42);
-    const std::string text = RandomText(chunk, &rng);
-    binlog::TransactionBuffer txn(/*checksums=*/true);
-    uint64_t seq = 0;
-    bool past_half = false;
-    for (;;) {
-      BuildTransaction(&txn, 0, ++seq, text);
-      absl::StatusOr<binlog::CommitPosition> pos = log_->Commit(&txn);
-      if (!pos.ok()) return pos.status();
-      if (past_half) break;
-      past_half = pos->end >= max / 2;
-    }
-    const bool wait = p_.prealloc != "none";
-    absl::Status s = wait ? WaitPreallocated(1) : absl::OkStatus();
-    if (s.ok()) s = log_->Rotate();
-    return s;
-  }
-
-  absl::Status WaitPreallocated(uint64_t n) {
-    const absl::Time deadline = absl::Now() + absl::Seconds(120);
-    while (log_->stats().files_preallocated < n) {
-      if (absl::Now() > deadline) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "prefill: the preallocator made ",
-            log_->stats().files_preallocated, " spare files in 120 s, not ",
-            n));
-      }
-      absl::SleepFor(absl::Milliseconds(5));
-    }
-    return absl::OkStatus();
-  }
-
-  // One tailing reader. bytes: written (relaxed) only by its reader thread,
-  // read by the main thread for the snapshots; alignas keeps the readers'
-  // counters off each other's cache lines. The rest is the reader thread's
-  // own until it is joined.
-  struct alignas(64) ReaderSlot {
-    std::atomic<uint64_t> bytes{0};
-    std::unique_ptr<binlog::Reader> reader;
-    std::thread thread;
-    absl::Status status;
-    // Reader lag: the next group whose end this reader looks for.
-    uint64_t next_seq = 1;
-    bool overrun = false;  // fell GroupMarks::kSize groups behind
-    // Transaction ends read before their group was recorded (the callback
-    // runs just after publication): (key, read time).
-    struct Seen {
-      uint64_t key;
-      int64_t t_ns;
-    };
-    std::vector<Seen> pending;
-    LagHistogram lag;
-  };
-
-  void AddLag(ReaderSlot* slot, int64_t lag_ns) {
-    if (!measuring_.load(std::memory_order_relaxed)) return;
-    slot->lag.Add(static_cast<uint64_t>(std::max<int64_t>(0, lag_ns)) / 1000);
-  }
-
-  // A group recorded with (key, t): if the reader already read its end
-  // (pending), that read is its lag sample (0 when it read before the
-  // record). Drops pending ends up to it.
-  void ResolvePending(ReaderSlot* slot, uint64_t key, int64_t t_ns) {
-    size_t i = 0;
-    while (i < slot->pending.size() && slot->pending[i].key < key) ++i;
-    if (i < slot->pending.size() && slot->pending[i].key == key) {
-      AddLag(slot, slot->pending[i].t_ns - t_ns);
-      ++i;
-    }
-    slot->pending.erase(slot->pending.begin(),
-                        slot->pending.begin() + static_cast<ptrdiff_t>(i));
-  }
-
-  // The reader just read an event ending at `key`.
-  void Observe(ReaderSlot* slot, uint64_t key, bool txn_end) {
-    for (;;) {
-      uint64_t gkey;
-      int64_t t;
-      const int r = marks_->Load(slot->next_seq, &gkey, &t);
-      if (r > 0) {  // more than kSize groups behind: stop measuring
-        slot->overrun = true;
-        return;
-      }
-      if (r < 0) {  // its group is not recorded yet
-        if (txn_end && slot->pending.size() < slot->pending.capacity()) {
-          slot->pending.push_back({key, NowNs()});
-        }
-        return;
-      }
-      if (gkey > key) return;  // inside the group
-      if (gkey == key) {
-        AddLag(slot, NowNs() - t);
-        slot->pending.clear();
-      } else {
-        ResolvePending(slot, gkey, t);  // a group read before its record
-      }
-      ++slot->next_seq;
-      if (gkey == key) return;
-    }
-  }
-
-  // At the tail: groups recorded after the reader read their ends.
-  void ResolveAll(ReaderSlot* slot) {
-    while (!slot->pending.empty() && !slot->overrun) {
-      uint64_t gkey;
-      int64_t t;
-      const int r = marks_->Load(slot->next_seq, &gkey, &t);
-      if (r != 0 || gkey > slot->pending.back().key) return;
-      ResolvePending(slot, gkey, t);
-      ++slot->next_seq;
-    }
-  }
-
-  void ReadLoop(ReaderSlot* slot) {
-    binlog::Event ev;
-    uint64_t bytes = 0;
-    const bool lag = marks_ != nullptr;
-    if (lag) slot->pending.reserve(4096);
-    while (!stop_readers_.load(std::memory_order_relaxed)) {
-      absl::Status s = slot->reader->Next(&ev);
-      if (s.ok()) {
-        bytes += ev.data.size();
-        slot->bytes.store(bytes, std::memory_order_relaxed);
-        if (lag && !slot->overrun) {
-          Observe(slot, GroupMarks::Key(ev.file_number, ev.end_offset),
-                  ev.header.type == binlog::kXidEvent);
-        }
-        continue;
-      }
-      if (!absl::IsOutOfRange(s)) {
-        slot->status = s;
-        return;
-      }
-      if (lag) ResolveAll(slot);
-      s = slot->reader->WaitForMore(absl::Now() + absl::Milliseconds(100));
-      if (absl::IsCancelled(s)) return;  // the log was closed
-      if (!s.ok() && !absl::IsDeadlineExceeded(s)) {
-        slot->status = s;
-        return;
-      }
-      if (lag) ResolveAll(slot);
-    }
-  }
-
-  // The simulated semi-sync replica: read what is there, wait the ack
-  // delay, acknowledge the end of what was read, wait for more.
-  void ReplicaLoop() {
-    // Timer slack 1 us for this thread: the default 50 us would turn a
-    // 100 us ack delay into about 150 us.
-    ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    binlog::Event ev;
-    const absl::Duration delay = absl::Microseconds(p_.ack_delay_us);
-    for (;;) {
-      bool got = false;
-      binlog::sync::AckPosition last;
-      absl::Status s;
-      while ((s = replica_reader_->Next(&ev)).ok()) {
-        got = true;
-        last = {ev.file_number, ev.end_offset};
-      }
-      if (!absl::IsOutOfRange(s)) {
-        replica_status_ = s;
-        return;
-      }
-      if (got) {
-        if (delay > absl::ZeroDuration()) absl::SleepFor(delay);
-        s = acks_->Ack(/*replica_id=*/1, last);
-        if (!s.ok()) {
-          replica_status_ = s;
-          return;
-        }
-      }
-      s = replica_reader_->WaitForMore(absl::Now() + absl::Milliseconds(100));
-      if (absl::IsCancelled(s)) return;  // the log was closed
-      if (!s.ok() && !absl::IsDeadlineExceeded(s)) {
-        replica_status_ = s;
-        return;
-      }
-    }
-  }
-
-  // After the log is closed (the replica's reader then ends).
-  absl::Status StopReplica() {
-    if (acks_ != nullptr) acks_->Shutdown();
-    if (replica_.joinable()) replica_.join();
-    if (replica_status_.ok()) return absl::OkStatus();
-    return absl::Status(replica_status_.code(),
-                        absl::StrCat("replica: ", replica_status_.message()));
-  }
-
-  absl::Status StopReaders() {
-    stop_readers_.store(true, std::memory_order_relaxed);
-    absl::Status first;
-    for (ReaderSlot& slot : readers_) {
-      if (slot.thread.joinable()) slot.thread.join();
-      if (first.ok() && !slot.status.ok()) {
-        first = absl::Status(slot.status.code(),
-                             absl::StrCat("reader: ", slot.status.message()));
-      }
-    }
-    return first;
-  }
-
-  const PointConfig p_;
-  const RunConfig run_;
-  std::unique_ptr<GroupMarks> marks_;  // readers > 0 only
-  // --ack=semisync only. Declared before log_: the log's callback uses it.
-  std::unique_ptr<binlog::sync::AckTracker> acks_;
-  std::unique_ptr<binlog::Binlog> log_;
-  std::unique_ptr<binlog::Reader> replica_reader_;
-  std::thread replica_;
-  absl::Status replica_status_;  // the replica thread's, read after join
-  std::vector<ReaderSlot> readers_;
-  std::atomic<bool> stop_readers_{false};
-  std::atomic<bool> measuring_{false};
-};
-
-// --- rocksdb ----------------------------------------------------------------
-
-class RocksCommitter : public Committer {
- public:
-  RocksCommitter(rocksdb::DB* db, bool sync, size_t payload, uint64_t seed)
-      : db_(db), rng_{seed | 1} {
-    std::mt19937_64 rng(seed);
-    value_ = RandomText(payload, &rng);
-    options_.sync = sync;
-  }
-  void Prepare() override { key_len_ = RandomKey(&rng_, key_); }
-  absl::Status Commit() override {
-    rocksdb::Status s =
-        db_->Put(options_, rocksdb::Slice(key_, key_len_), value_);
-    if (!s.ok()) return absl::InternalError("rocksdb Put: " + s.ToString());
-    return absl::OkStatus();
-  }
-
- private:
-  rocksdb::DB* db_;
-  rocksdb::WriteOptions options_;
-  FastRng rng_;
-  char key_[16];
-  size_t key_len_ = 0;
-  std::string value_;
-};
-
-class RocksSystem : public System {
- public:
-  explicit RocksSystem(const PointConfig& p) : p_(p) {}
-
-  absl::Status Open(const std::string& dir) override {
-    rocksdb::Options o;
-    o.create_if_missing = true;
-    // Keep memtable flushes out of a 2 s run.
-    o.write_buffer_size = 256 << 20;
-    o.max_write_buffer_number = 4;
-    o.compression = rocksdb::kNoCompression;  // nobody else compresses
-    // Tickers only (per-core counters): write groups and WAL syncs.
-    o.statistics = rocksdb::CreateDBStatistics();
-    o.statistics->set_stats_level(rocksdb::StatsLevel::kExceptHistogramOrTimers);
-    stats_ = o.statistics;
-    rocksdb::DB* db = nullptr;
-    rocksdb::Status s = rocksdb::DB::Open(o, dir, &db);
-    if (!s.ok()) return absl::InternalError("rocksdb open: " + s.ToString());
-    db_.reset(db);
-    return absl::OkStatus();
-  }
-
-  std::unique_ptr<Committer> NewCommitter(int, uint64_t seed) override {
-    return std::make_unique<RocksCommitter>(db_.get(), p_.sync_every != 0,
-                                            p_.payload, seed);
-  }
-
-  // A write group's leader counts WRITE_DONE_BY_SELF once and its followers
-  // as WRITE_DONE_BY_OTHER; the WAL is synced once per group
-  // (WAL_FILE_SYNCED).
-  Counters counters() const override {
-    Counters c;
-    const int64_t self =
-        static_cast<int64_t>(stats_->getTickerCount(rocksdb::WRITE_DONE_BY_SELF));
-    const int64_t other = static_cast<int64_t>(
-        stats_->getTickerCount(rocksdb::WRITE_DONE_BY_OTHER));
-    c.commits = self + other;
-    c.groups = self;
-    c.fsyncs =
-        static_cast<int64_t>(stats_->getTickerCount(rocksdb::WAL_FILE_SYNCED));
-    return c;
-  }
-
-  absl::Status Close() override {
-    rocksdb::Status s = db_->Close();
-    db_.reset();
-    if (!s.ok()) return absl::InternalError("rocksdb close: " + s.ToString());
-    return absl::OkStatus();
-  }
-
-  std::string version() const override {
-    return absl::StrCat("rocksdb ", ROCKSDB_MAJOR, ".", ROCKSDB_MINOR, ".",
-                        ROCKSDB_PATCH);
-  }
-  size_t commit_bytes() const override { return p_.payload + 12; }
-
- private:
-  const PointConfig p_;
-  std::shared_ptr<rocksdb::Statistics> stats_;
-  std::unique_ptr<rocksdb::DB> db_;
-};
-
-// --- leveldb ----------------------------------------------------------------
-
-class LevelCommitter : public Committer {
- public:
-  LevelCommitter(leveldb::DB* db, bool sync, size_t payload, uint64_t seed)
-      : db_(db), rng_{seed | 1} {
-    std::mt19937_64 rng(seed);
-    value_ = RandomText(payload, &rng);
-    options_.sync = sync;
-  }
-  void Prepare() override { key_len_ = RandomKey(&rng_, key_); }
-  absl::Status Commit() override {
-    leveldb::Status s =
-        db_->Put(options_, leveldb::Slice(key_, key_len_), value_);
-    if (!s.ok()) return absl::InternalError("leveldb Put: " + s.ToString());
-    return absl::OkStatus();
-  }
-
- private:
-  leveldb::DB* db_;
-  leveldb::WriteOptions options_;
-  FastRng rng_;
-  char key_[16];
-  size_t key_len_ = 0;
-  std::string value_;
-};
-
-class LevelSystem : public System {
- public:
-  explicit LevelSystem(const PointConfig& p) : p_(p) {}
-
-  absl::Status Open(const std::string& dir) override {
-    leveldb::Options o;
-    o.create_if_missing = true;
-    o.write_buffer_size = 256 << 20;
-    o.compression = leveldb::kNoCompression;  // as for rocksdb
-    leveldb::DB* db = nullptr;
-    leveldb::Status s = leveldb::DB::Open(o, dir, &db);
-    if (!s.ok()) return absl::InternalError("leveldb open: " + s.ToString());
-    db_.reset(db);
-    return absl::OkStatus();
-  }
-
-  std::unique_ptr<Committer> NewCommitter(int, uint64_t seed) override {
-    return std::make_unique<LevelCommitter>(db_.get(), p_.sync_every != 0,
-                                            p_.payload, seed);
-  }
-
-  // LevelDB groups writers too (DBImpl::BuildBatchGroup) but exposes no
-  // counters for it.
-  Counters counters() const override { return Counters(); }
-
-  absl::Status Close() override {
-    db_.reset();  // LevelDB has no Close(); the destructor waits for work
-    return absl::OkStatus();
-  }
-
-  std::string version() const override {
-    return absl::StrCat("leveldb ", leveldb::kMajorVersion, ".",
-                        leveldb::kMinorVersion);
-  }
-  size_t commit_bytes() const override { return p_.payload + 12; }
-
- private:
-  const PointConfig p_;
-  std::unique_ptr<leveldb::DB> db_;
-};
-
-// --- naive, naive-group -----------------------------------------------------
-
-template <typename Log>
-class RawCommitter : public Committer {
- public:
-  RawCommitter(Log* log, size_t bytes, uint64_t seed) : log_(log) {
-    std::mt19937_64 rng(seed);
-    data_ = RandomText(bytes, &rng);
-  }
-  absl::Status Commit() override { return log_->Commit(data_); }
-
- private:
-  Log* log_;
-  std::string data_;
-};
-
-template <typename Log>
-class RawSystem : public System {
- public:
-  RawSystem(const PointConfig& p, const RunConfig& run)
-      : p_(p),
-        bytes_(TransactionBytes(p.payload)),
-        mode_(p.prealloc == "none"        ? binlog_bench::Prealloc::kNone
-              : p.prealloc == "fallocate" ? binlog_bench::Prealloc::kFallocate
-                                          : binlog_bench::Prealloc::kZeroFill),
-        prealloc_bytes_(mode_ == binlog_bench::Prealloc::kNone
-                            ? 0
-                            : RawPreallocBytes(run.max_file_size)) {}
-
-  absl::Status Open(const std::string& dir) override {
-    absl::StatusOr<std::unique_ptr<Log>> log =
-        Log::Open(binlog::io::JoinPath(dir, "log"), p_.sync_every, mode_,
-                  prealloc_bytes_);
-    if (!log.ok()) return log.status();
-    log_ = std::move(*log);
-    return absl::OkStatus();
-  }
-  std::unique_ptr<Committer> NewCommitter(int, uint64_t seed) override {
-    return std::make_unique<RawCommitter<Log>>(log_.get(), bytes_, seed);
-  }
-  Counters counters() const override {
-    const binlog_bench::BaselineStats s = log_->stats();
-    Counters c;
-    c.commits = static_cast<int64_t>(s.commits);
-    c.groups = static_cast<int64_t>(s.groups);
-    c.fsyncs = static_cast<int64_t>(s.fsyncs);
-    c.fsync_micros = static_cast<int64_t>(s.fsync_micros);
-    c.bytes = static_cast<int64_t>(s.bytes);
-    return c;
-  }
-  absl::Status Close() override { return log_->Close(); }
-  size_t commit_bytes() const override { return bytes_; }
-  uint64_t prealloc_bytes() const override { return prealloc_bytes_; }
-
- private:
-  const PointConfig p_;
-  const size_t bytes_;
-  const binlog_bench::Prealloc mode_;
-  const uint64_t prealloc_bytes_;
-  std::unique_ptr<Log> log_;
-};
-
-std::unique_ptr<System> MakeSystem(const PointConfig& p, const RunConfig& run) {
-  if (p.system == "binlog") return std::make_unique<BinlogSystem>(p, run);
-  if (p.system == "rocksdb") return std::make_unique<RocksSystem>(p);
-  if (p.system == "leveldb") return std::make_unique<LevelSystem>(p);
-  if (p.system == "naive") {
-    return std::make_unique<RawSystem<binlog_bench::NaiveLog>>(p, run);
-  }
-  if (p.system == "naive-group") {
-    return std::make_unique<RawSystem<binlog_bench::GroupCommitLog>>(p, run);
-  }
-  return nullptr;
-}
-
-// ---------------------------------------------------------------------------
-// Running one point
-
-struct PointResult {
-  double seconds = 0;
-  uint64_t commits = 0;
-  double tps = 0;
-  double p50_us = 0;
-  double p99_us = 0;
-  double p999_us = 0;
-  double max_us = 0;
-  // binlog: latency of each thread's first commit in a new file (these wait
-  // out the rotation); -1 when no commit of the window crossed a file.
-  double new_file_p50_us = -1;
-  double new_file_max_us = -1;
-  double avg_group = -1;
-  int64_t fsyncs = -1;
-  double commits_per_fsync = -1;
-  double reader_mb_s = 0;
-  double cpu_us_per_commit = 0;
-  double fsync_us = -1;  // mean fdatasync time (-1: not available)
-  // Context switches of the process (all threads) per commit.
-  double ctx_switches_per_commit = 0;
-  double invol_ctx_switches_per_commit = 0;
-  // Readers (binlog with readers > 0): publication to read, per group and
-  // reader; -1 when there are no samples.
-  double reader_lag_p50_us = -1;
-  double reader_lag_p99_us = -1;
-  double reader_lag_max_us = -1;
-  uint64_t reader_lag_samples = 0;
-  uint64_t reader_lag_overruns = 0;
-  // binlog: counter deltas over the window (-1: not available).
-  int64_t rotations = -1;
-  int64_t files_preallocated = -1;
-  int64_t rotations_from_spare = -1;
-  int64_t rotations_waited = -1;
-  int64_t ack_waits = -1;        // semisync: WaitForAck calls (one per group)
-  int64_t ack_timeouts = -1;     // semisync: waits that timed out
-  int64_t ack_async_waits = -1;  // semisync: waits skipped in async mode
-  // naive*, prepared file: share of the window's bytes written past it.
-  double past_prealloc_frac = -1;
-  double loadavg_1m = -1;  // at the end of the window
-  uint64_t dropped_samples = 0;
-  std::string version;
-  size_t commit_bytes = 0;
-  double ratio = 1.0;  // binlog: bytes as built / as written
-};
 
 enum Phase : int { kWarmup = 0, kMeasure = 1, kStop = 2 };
 
@@ -1321,10 +296,21 @@ struct alignas(64) ThreadSlot {
 
 void CommitLoop(Committer* c, const absl::Notification* go,
                 const std::atomic<int>* phase, std::atomic<bool>* failed,
-                ThreadSlot* slot) {
+                ThreadSlot* slot, double interval_s) {
   go->WaitForNotification();
   const size_t cap = slot->latency_ns.size();
+  // With an offered rate: commit k starts at start + k * interval (a late
+  // commit does not move the schedule, so the offered rate holds).
+  const Clock::duration interval =
+      std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(interval_s));
+  Clock::time_point next = Clock::now();
   while (phase->load(std::memory_order_acquire) != kStop) {
+    if (interval_s > 0) {
+      next += interval;
+      const Clock::time_point now = Clock::now();
+      if (next > now) std::this_thread::sleep_for(next - now);
+    }
     c->Prepare();
     const Clock::time_point t0 = Clock::now();
     absl::Status s = c->Commit();
@@ -1409,6 +395,7 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
   if (!s.ok()) return s;
 
   PointResult r;
+  r.target_tps = run.target_tps;
   r.version = sys->version();
   r.commit_bytes = sys->commit_bytes();
 
@@ -1437,14 +424,17 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(p.threads));
   for (int i = 0; i < p.threads; ++i) {
-    threads.emplace_back(CommitLoop, committers[static_cast<size_t>(i)].get(),
-                         &go, &phase, &failed, &slots[static_cast<size_t>(i)]);
+    threads.emplace_back(
+        CommitLoop, committers[static_cast<size_t>(i)].get(), &go, &phase,
+        &failed, &slots[static_cast<size_t>(i)],
+        run.target_tps > 0 ? p.threads / run.target_tps : 0.0);
   }
   go.Notify();
   SleepUnlessFailed(warmup_s, failed);
 
   const Counters c0 = sys->counters();
   const uint64_t rb0 = sys->ReaderBytes();
+  const uint64_t rc0 = sys->ReaderCpuNs();
   const Usage u0 = ProcessUsage();
   const Clock::time_point t0 = Clock::now();
   sys->SetMeasuring(true);
@@ -1457,6 +447,7 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
   const Clock::time_point t1 = Clock::now();
   const Usage u1 = ProcessUsage();
   const uint64_t rb1 = sys->ReaderBytes();
+  const uint64_t rc1 = sys->ReaderCpuNs();
   const Counters c1 = sys->counters();
   r.loadavg_1m = LoadAverage1m();
 
@@ -1501,6 +492,10 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
         static_cast<double>(r.commits) / static_cast<double>(r.fsyncs);
   }
   r.reader_mb_s = static_cast<double>(rb1 - rb0) / r.seconds / 1e6;
+  if (p.readers > 0 && r.commits > 0) {
+    r.reader_cpu_ns_per_txn = static_cast<double>(rc1 - rc0) / p.readers /
+                              static_cast<double>(r.commits);
+  }
   const double commits = static_cast<double>(std::max<uint64_t>(r.commits, 1));
   r.cpu_us_per_commit = (u1.cpu_s - u0.cpu_s) * 1e6 / commits;
   r.ctx_switches_per_commit =
@@ -1546,211 +541,6 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
 }
 
 // ---------------------------------------------------------------------------
-// Output
-
-std::string JsonLine(const PointConfig& p, const PointResult& r) {
-  std::string out = absl::StrFormat("{\"system\":\"%s\"", p.system);
-  if (!r.version.empty()) absl::StrAppendFormat(&out, ",\"version\":\"%s\"", r.version);
-  absl::StrAppendFormat(
-      &out,
-      ",\"threads\":%d,\"payload\":%d,\"readers\":%d,\"sync_every\":%d,"
-      "\"prealloc\":\"%s\",\"rep\":%d,\"tps\":%.1f,\"p50_us\":%.1f,"
-      "\"p99_us\":%.1f,\"p999_us\":%.1f,\"max_us\":%.1f,"
-      "\"avg_group\":%.2f,\"fsyncs\":%d,"
-      "\"commits_per_fsync\":%.2f,\"fsync_us\":%.1f,\"reader_mb_s\":%.2f,"
-      "\"cpu_us_per_commit\":%.2f,\"ctx_switches_per_commit\":%.3f,"
-      "\"invol_ctx_switches_per_commit\":%.3f,\"commits\":%d,"
-      "\"commit_bytes\":%d,\"seconds\":%.3f,\"loadavg_1m\":%.2f",
-      p.threads, p.payload, p.readers, p.sync_every, p.prealloc, p.rep, r.tps,
-      r.p50_us, r.p99_us, r.p999_us, r.max_us, r.avg_group, r.fsyncs,
-      r.commits_per_fsync,
-      r.fsync_us, r.reader_mb_s, r.cpu_us_per_commit,
-      r.ctx_switches_per_commit, r.invol_ctx_switches_per_commit, r.commits,
-      r.commit_bytes, r.seconds, r.loadavg_1m);
-  absl::StrAppendFormat(&out,
-                        ",\"workload\":\"%s\",\"compression\":\"%s\","
-                        "\"ratio\":%.3f,\"gtid\":\"%s\",\"flavor\":\"%s\"",
-                        p.workload, p.compression, r.ratio, p.gtid, p.flavor);
-  if (p.system == "binlog") {
-    absl::StrAppendFormat(
-        &out,
-        ",\"reader_wake_us\":%d,\"rotations\":%d,\"files_preallocated\":%d,"
-        "\"rotations_from_spare\":%d,\"rotations_waited\":%d,"
-        "\"new_file_p50_us\":%.1f,\"new_file_max_us\":%.1f",
-        p.reader_wake_us, r.rotations, r.files_preallocated,
-        r.rotations_from_spare, r.rotations_waited, r.new_file_p50_us,
-        r.new_file_max_us);
-    absl::StrAppendFormat(&out, ",\"ack\":\"%s\"", p.ack);
-  }
-  if (p.ack == "semisync") {
-    absl::StrAppendFormat(
-        &out,
-        ",\"ack_delay_us\":%d,\"ack_timeout_ms\":%d,\"ack_waits\":%d,"
-        "\"ack_timeouts\":%d,\"ack_async_waits\":%d",
-        p.ack_delay_us, p.ack_timeout_ms, r.ack_waits, r.ack_timeouts,
-        r.ack_async_waits);
-  }
-  if (p.readers > 0) {
-    absl::StrAppendFormat(
-        &out,
-        ",\"reader_lag_p50_us\":%.1f,\"reader_lag_p99_us\":%.1f,"
-        "\"reader_lag_max_us\":%.0f,\"reader_lag_samples\":%d,"
-        "\"reader_lag_overruns\":%d",
-        r.reader_lag_p50_us, r.reader_lag_p99_us, r.reader_lag_max_us,
-        r.reader_lag_samples, r.reader_lag_overruns);
-  }
-  if (r.past_prealloc_frac >= 0) {
-    absl::StrAppendFormat(&out, ",\"past_prealloc_frac\":%.3f",
-                          r.past_prealloc_frac);
-  }
-  out += "}";
-  return out;
-}
-
-constexpr const char* kTableHeader =
-    "| system | threads | payload | readers | wake us | prealloc | tps | "
-    "p50 us | p99 us | avg group | commits/fsync | fsync us | reader MB/s | "
-    "reader lag p99 us | CPU us/commit | ctx sw/commit | rotations "
-    "(spare/waited) |\n"
-    "|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|";
-
-std::string TableRow(const PointConfig& p, const PointResult& r) {
-  auto or_na = [](double v, const char* fmt) {
-    return v < 0 ? std::string("n/a") : absl::StrFormat(fmt, v);
-  };
-  std::string name = p.system;
-  if (!r.version.empty()) name = absl::StrCat(p.system, " (", r.version, ")");
-  if (p.ack == "semisync") {
-    name = absl::StrFormat("%s semisync %dus (timeouts %d)", name,
-                           p.ack_delay_us, r.ack_timeouts);
-  }
-  const std::string rotations =
-      r.rotations < 0 ? std::string("n/a")
-                      : absl::StrFormat("%d (%d/%d)", r.rotations,
-                                        r.rotations_from_spare,
-                                        r.rotations_waited);
-  return absl::StrFormat(
-      "| %s | %d | %d | %d | %s | %s | %.0f | %.1f | %.1f | %s | %s | %s | "
-      "%.1f | %s | %.1f | %.2f | %s |",
-      name, p.threads, p.payload, p.readers,
-      p.system == "binlog" ? absl::StrCat(p.reader_wake_us) : std::string("n/a"),
-      p.prealloc, r.tps, r.p50_us, r.p99_us, or_na(r.avg_group, "%.2f"),
-      or_na(r.commits_per_fsync, "%.2f"), or_na(r.fsync_us, "%.0f"),
-      r.reader_mb_s, or_na(r.reader_lag_p99_us, "%.0f"), r.cpu_us_per_commit,
-      r.ctx_switches_per_commit, rotations);
-}
-
-// ---------------------------------------------------------------------------
-// Environment (stderr)
-
-std::string ReadFirstMatch(const std::string& path, absl::string_view key) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (absl::string_view(line).substr(0, key.size()) == key) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        size_t b = line.find_first_not_of(" \t", colon + 1);
-        return b == std::string::npos ? "" : line.substr(b);
-      }
-    }
-  }
-  return "unknown";
-}
-
-std::string FsTypeName(int64_t magic) {
-  switch (static_cast<uint64_t>(magic)) {
-    case 0xEF53: return "ext2/3/4";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x01021994: return "tmpfs";
-    case 0x794C7630: return "overlayfs";
-    case 0x2FC12FC1: return "zfs";
-    case 0xF2F52010: return "f2fs";
-    case 0x6969: return "nfs";
-    case 0x65735546: return "fuse";
-    case 0x858458F6: return "ramfs";
-    default: return absl::StrFormat("unknown (magic 0x%x)", magic);
-  }
-}
-
-// The mount holding `path` (longest mount-point prefix in /proc/self/mounts).
-std::string MountOf(const std::string& path) {
-  std::error_code ec;
-  std::string real = std::filesystem::weakly_canonical(path, ec).string();
-  if (ec) real = path;
-  std::ifstream in("/proc/self/mounts");
-  std::string dev, mnt, type, best = "unknown";
-  size_t best_len = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f = absl::StrSplit(line, ' ');
-    if (f.size() < 4) continue;
-    const std::string& m = f[1];
-    const bool prefix = real.compare(0, m.size(), m) == 0 &&
-                        (m == "/" || real.size() == m.size() || real[m.size()] == '/');
-    if (prefix && m.size() >= best_len) {
-      best_len = m.size();
-      best = absl::StrCat(f[0], " on ", m, " type ", f[2], " (", f[3], ")");
-    }
-  }
-  return best;
-}
-
-void PrintEnvironment(const std::string& dir) {
-  struct utsname u;
-  ::uname(&u);
-  std::fprintf(stderr, "commit_bench: %s\n",
-               absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::Now(),
-                                absl::UTCTimeZone())
-                   .c_str());
-  std::fprintf(stderr, "  kernel:   %s %s %s %s\n", u.sysname, u.release,
-               u.version, u.machine);
-  std::fprintf(stderr, "  cpu:      %s, %u hardware threads\n",
-               ReadFirstMatch("/proc/cpuinfo", "model name").c_str(),
-               std::thread::hardware_concurrency());
-  struct statfs sf;
-  if (::statfs(dir.c_str(), &sf) == 0) {
-    const std::string type = FsTypeName(static_cast<int64_t>(sf.f_type));
-    std::fprintf(stderr, "  dir:      %s, file system %s\n", dir.c_str(),
-                 type.c_str());
-    if (type == "tmpfs" || type == "ramfs") {
-      std::fprintf(stderr,
-                   "  WARNING: %s keeps data in memory; fdatasync is a no-op "
-                   "and durable numbers mean nothing\n",
-                   type.c_str());
-    }
-  } else {
-    std::fprintf(stderr, "  dir:      %s, statfs failed: %s\n", dir.c_str(),
-                 std::strerror(errno));
-  }
-  std::fprintf(stderr, "  mount:    %s\n", MountOf(dir).c_str());
-  std::fprintf(stderr, "  peers:    rocksdb %d.%d.%d, leveldb %d.%d\n",
-               ROCKSDB_MAJOR, ROCKSDB_MINOR, ROCKSDB_PATCH,
-               leveldb::kMajorVersion, leveldb::kMinorVersion);
-#if defined(__clang__)
-  std::fprintf(stderr, "  compiler: clang %s\n", __VERSION__);
-#else
-  std::fprintf(stderr, "  compiler: gcc %s\n", __VERSION__);
-#endif
-#if defined(NDEBUG)
-  const char* asserts = "off (NDEBUG)";
-#else
-  const char* asserts = "ON";
-#endif
-#if defined(__OPTIMIZE__)
-  const char* opt = "optimized";
-#else
-  const char* opt = "NOT optimized";
-#endif
-  std::fprintf(stderr, "  build:    %s, assertions %s\n", opt, asserts);
-#if !defined(NDEBUG) || !defined(__OPTIMIZE__)
-  std::fprintf(stderr,
-               "  WARNING: built without NDEBUG or without optimization; "
-               "numbers are not representative (use -c opt)\n");
-#endif
-}
-
 // ---------------------------------------------------------------------------
 // Flags
 
@@ -1774,17 +564,18 @@ absl::StatusOr<std::vector<int>> ParseInts(const char* name,
 
 }  // namespace
 
-int main(int argc, char** argv) {
+
+int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "commit_bench [--systems=binlog,rocksdb,leveldb,naive,naive-group] "
       "[--threads=1,4,16,64,256] [--payload=256,4096] [--sync_every=1] "
       "[--readers=0,1,8,64] [--duration_s=2] [--dir=PATH] [--keep] "
       "[--format=jsonl|table] [--repetitions=1] [--max_file_size=BYTES] "
       "[--prealloc=none,fallocate,zerofill] [--prefill] "
-      "[--reader_wake_us=1000,...] [--readers_at_threads=64,...] "
+      "[--reader_wake_us=1000,...] [--reader_api=decoded,batch] [--target_tps=N] [--readers_at_threads=64,...] "
       "[--ack=none,semisync] [--ack_delay_us=100] [--ack_timeout_ms=10000] "
       "[--workload=random|sysbench|wide] [--rows=1-20] "
-      "[--flavor=mysql,mariadb] "
+      "[--flavor=mysql,mariadb] [--encryption=off,on] "
       "[--compression=none,zstd,lz4] [--compression_level=0] "
       "[--compression_threshold=256]\n"
       "Durable commit throughput and latency of the binlog and its peers.");
@@ -1808,6 +599,8 @@ int main(int argc, char** argv) {
   auto readers = ParseInts("readers", absl::GetFlag(FLAGS_readers), 0, 1024);
   auto wakes = ParseInts("reader_wake_us", absl::GetFlag(FLAGS_reader_wake_us),
                          0, 100000);
+  auto zero_aheads = ParseInts("zero_ahead", absl::GetFlag(FLAGS_zero_ahead), 0,
+                               1 << 30);
   std::vector<std::string> reader_threads_flag =
       absl::GetFlag(FLAGS_readers_at_threads);
   auto reader_threads =
@@ -1815,7 +608,7 @@ int main(int argc, char** argv) {
           ? absl::StatusOr<std::vector<int>>(*threads)
           : ParseInts("readers_at_threads", reader_threads_flag, 1, 4096);
   for (const auto* v : {&threads, &payloads, &syncs, &readers, &wakes,
-                        &reader_threads}) {
+                        &reader_threads, &zero_aheads}) {
     if (!v->ok()) {
       std::fprintf(stderr, "commit_bench: %s\n", v->status().ToString().c_str());
       return 2;
@@ -1828,6 +621,23 @@ int main(int argc, char** argv) {
   const bool keep = absl::GetFlag(FLAGS_keep);
   RunConfig run;
   run.max_file_size = absl::GetFlag(FLAGS_max_file_size);
+  run.target_tps = absl::GetFlag(FLAGS_target_tps);
+  if (run.target_tps < 0) {
+    std::fprintf(stderr, "commit_bench: --target_tps must be >= 0\n");
+    return 2;
+  }
+  const std::vector<std::string> reader_apis = absl::GetFlag(FLAGS_reader_api);
+  for (const std::string& a : reader_apis) {
+    if (a != "decoded" && a != "batch") {
+      std::fprintf(stderr, "commit_bench: unknown --reader_api '%s'\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  if (reader_apis.empty()) {
+    std::fprintf(stderr, "commit_bench: --reader_api is empty\n");
+    return 2;
+  }
   run.prefill = absl::GetFlag(FLAGS_prefill);
   const std::string workload = absl::GetFlag(FLAGS_workload);
   const std::vector<std::string> compressions = absl::GetFlag(FLAGS_compression);
@@ -1844,6 +654,14 @@ int main(int argc, char** argv) {
                      "commit_bench: --gtid takes anonymous and assigned "
                      "(assigned with --workload=random only), not '%s'\n",
                      g.c_str());
+        return 2;
+      }
+    }
+    for (const std::string& e : absl::GetFlag(FLAGS_encryption)) {
+      if (e != "off" && e != "on") {
+        std::fprintf(stderr,
+                     "commit_bench: --encryption takes off and on, not '%s'\n",
+                     e.c_str());
         return 2;
       }
     }
@@ -1867,7 +685,12 @@ int main(int argc, char** argv) {
                    "none, zstd, lz4\n");
       return 2;
     }
+    run.min_rows = lo;
+    run.max_rows = hi;
   }
+  run.compression_level = absl::GetFlag(FLAGS_compression_level);
+  run.compression_threshold =
+      static_cast<size_t>(absl::GetFlag(FLAGS_compression_threshold));
   const std::vector<std::string> acks = absl::GetFlag(FLAGS_ack);
   for (const std::string& a : acks) {
     if (a != "none" && a != "semisync") {
@@ -1965,11 +788,16 @@ int main(int argc, char** argv) {
                 // The wake-up coalescing matters only with readers.
                 const std::vector<int> ws =
                     r > 0 ? *wakes : std::vector<int>{wakes->front()};
+                const std::vector<std::string> apis =
+                    r > 0 ? reader_apis
+                          : std::vector<std::string>{reader_apis.front()};
                 for (int w : ws) {
                   for (const std::string& ack :
                        system == "binlog" ? acks
                                           : std::vector<std::string>{"none"}) {
+                   for (const std::string& api : apis) {
                     PointConfig p;
+                    p.reader_api = api;
                     p.system = system;
                     p.threads = t;
                     p.payload = static_cast<size_t>(payload);
@@ -1983,6 +811,7 @@ int main(int argc, char** argv) {
                     p.ack_delay_us = ack_delay_us;
                     p.ack_timeout_ms = ack_timeout_ms;
                     points.push_back(p);
+                   }
                   }
                 }
               }
@@ -2003,14 +832,21 @@ int main(int argc, char** argv) {
       for (const std::string& c : compressions) {
         for (const std::string& g : absl::GetFlag(FLAGS_gtid)) {
           for (const std::string& f : absl::GetFlag(FLAGS_flavor)) {
-            PointConfig q = p;
-            q.workload = workload;
-            q.compression = c;
-            q.gtid = g;
-            q.flavor = f;
-            // MariaDB cannot read compressed transactions: no such point.
-            if (f == "mariadb" && c != "none") continue;
-            expanded.push_back(q);
+            for (const std::string& e : absl::GetFlag(FLAGS_encryption)) {
+              for (int z : *zero_aheads) {
+                PointConfig q = p;
+                q.workload = workload;
+                q.compression = c;
+                q.gtid = g;
+                q.flavor = f;
+                q.encryption = e;
+                q.zero_ahead = static_cast<uint64_t>(z);
+                // MariaDB cannot read compressed transactions, and refuses
+                // MySQL's encryption: no such points.
+                if (f == "mariadb" && (c != "none" || e == "on")) continue;
+                expanded.push_back(q);
+              }
+            }
           }
         }
       }
@@ -2034,18 +870,21 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < points.size(); ++i) {
     const PointConfig& p = points[i];
     const std::string dir = binlog::io::JoinPath(
-        base, absl::StrFormat("%s-t%d-p%d-r%d-w%d-s%d-%s-%s-rep%d",
+        base, absl::StrFormat("%s-t%d-p%d-r%d%s-w%d-s%d-%s-%s-rep%d",
                               p.system + (p.compression == "none"
                                               ? std::string()
                                               : "-" + p.compression),
-                              p.threads, p.payload, p.readers, p.reader_wake_us,
+                              p.threads, p.payload, p.readers,
+                              p.readers > 0 ? "-" + p.reader_api : std::string(),
+                              p.reader_wake_us,
                               p.sync_every,
                               p.prealloc == "n/a" ? "na" : p.prealloc, p.ack,
                               p.rep));
     std::fprintf(stderr, "[%zu/%zu] %s threads=%d payload=%zu readers=%d "
-                 "reader_wake_us=%d sync_every=%u prealloc=%s ack=%s rep=%d\n",
+                 "(%s) reader_wake_us=%d sync_every=%u prealloc=%s ack=%s "
+                 "rep=%d\n",
                  i + 1, points.size(), p.system.c_str(), p.threads, p.payload,
-                 p.readers, p.reader_wake_us, p.sync_every, p.prealloc.c_str(),
+                 p.readers, p.reader_api.c_str(), p.reader_wake_us, p.sync_every, p.prealloc.c_str(),
                  p.ack.c_str(), p.rep);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);  // a leftover from a --keep run
@@ -2084,3 +923,7 @@ int main(int argc, char** argv) {
   }
   return failures == 0 ? 0 : 1;
 }
+
+}  // namespace commit_bench
+
+int main(int argc, char** argv) { return commit_bench::Main(argc, argv); }

@@ -111,6 +111,27 @@ std::string EncodeRotateTo(uint32_t timestamp, uint32_t server_id,
                 checksums, checksums);
 }
 
+absl::StatusOr<std::string> EncodeSentFormatDescription(absl::string_view fde,
+                                                        bool zero_log_pos) {
+  auto fd = DecodeFormatDescription(fde);
+  if (!fd.ok()) return fd.status();
+  std::string ev(fde);
+  EventHeader h = DecodeHeader(ev);
+  h.flags = static_cast<uint16_t>(h.flags & ~kFlagBinlogInUse);
+  if (zero_log_pos) h.log_pos = 0;
+  EncodeHeader(h, ev.data());
+  if (ServerVersionHasChecksumAlg(fd->server_version)) {
+    StoreLe32(ev.data() + ev.size() - kChecksumSize, ComputeEventChecksum(ev));
+  }
+  return ev;
+}
+
+std::string EncodeHeartbeat(uint32_t server_id, absl::string_view file,
+                            uint32_t position, bool checksums) {
+  return Finish(kHeartbeatEvent, 0, server_id, kFlagArtificial, std::string(file),
+                position, checksums, checksums);
+}
+
 absl::StatusOr<std::string> EncodeArtificialFormatDescription(
     absl::string_view fde) {
   auto fd = DecodeFormatDescription(fde);

@@ -83,6 +83,24 @@ std::string EncodeRotateTo(uint32_t timestamp, uint32_t server_id,
 absl::StatusOr<std::string> EncodeArtificialFormatDescription(
     absl::string_view fde);
 
+// The Format_description a source sends a replica at the start of a dump
+// or after a rotation (MySQL's Binlog_sender::send_format_description_event,
+// MariaDB's send of the file's description): the stored event with the
+// in-use flag clear (so the replica does not take the source for crashed),
+// log_pos 0 when `zero_log_pos` (the dump starts inside the file: the
+// replica must not take the event's end as its position), and the CRC32
+// footer recomputed when the event has one. DataLoss if `fde` is not a
+// decodable Format_description.
+absl::StatusOr<std::string> EncodeSentFormatDescription(absl::string_view fde,
+                                                        bool zero_log_pos);
+
+// Heartbeat event (27) a source sends an idle replica: artificial
+// (timestamp 0, LOG_EVENT_ARTIFICIAL_F), log_pos = the source's position
+// `position` in `file`, the file name as the body. Decoded by MySQL's and
+// MariaDB's replicas; the library never stores one.
+std::string EncodeHeartbeat(uint32_t server_id, absl::string_view file,
+                            uint32_t position, bool checksums);
+
 // Stop event (empty body) ending at `log_pos`.
 std::string EncodeStop(uint32_t timestamp, uint32_t server_id,
                        uint32_t log_pos, bool checksums);

@@ -41,10 +41,14 @@
 
 #include <memory>
 #include <set>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "binlog/flavor.h"
 #include "binlog/gtid.h"
+#include "binlog/options.h"
+#include "io/file_system.h"
 #include "binlog/reader.h"
 #include "binlog/transaction_boundary.h"
 
@@ -63,6 +67,13 @@ class GtidReader {
     return reader_->WaitForMore(deadline);
   }
   Reader* reader() { return reader_.get(); }
+  // Continues with `reader`, which must start where reader() stopped
+  // (reader()->file_number() and position(), an event boundary), keeping
+  // what has been skipped and which MariaDB domains have been reached. For
+  // a process that follows files at rest another process is writing: an
+  // at-rest Reader ends at the last complete event, and a fresh one opened
+  // at that point later sees what was written since.
+  void ResumeWith(std::unique_ptr<Reader> reader) { reader_ = std::move(reader); }
   // Transactions skipped so far because the replica has them.
   uint64_t skipped_transactions() const { return skipped_; }
 
@@ -77,6 +88,41 @@ class GtidReader {
   bool skipping_ = false;
   uint64_t skipped_ = 0;
 };
+
+// The GTID state of a log read from its files at rest (the log of another
+// process, or a closed one; `basename`'s index lists the files): for
+// MySQL-flavor files, executed = the last file's Previous_gtids plus the
+// GTIDs of its complete transactions, purged = the first file's
+// Previous_gtids; for MariaDB-flavor files the same from Gtid_list events.
+// DataLoss when a header's GTID state cannot be decoded; NotFound without
+// an index.
+struct AtRestGtidState {
+  GtidSet executed;
+  GtidSet purged;
+  MariaGtidState maria_state;
+  MariaGtidState maria_purged;
+  std::vector<uint64_t> files;  // the indexed file numbers, oldest first
+};
+absl::StatusOr<AtRestGtidState> ReadAtRestGtidState(const std::string& dir,
+                                                   const std::string& basename,
+                                                   LogFlavor flavor,
+                                                   io::FileSystem* fs = nullptr);
+
+// GtidReaders over files at rest (Reader::OpenDirectory), with the start
+// file and the errors of Binlog::NewGtidReader / NewMariaGtidReader, from
+// `state` (ReadAtRestGtidState). `server_uuid` is the UUID whose GTIDs the
+// replica may not have more of than the log (zero: not checked). The
+// FailedPrecondition messages begin "purged:" when the log purged
+// transactions the replica lacks and "ahead:" when the replica has
+// transactions the log never had, so a server can tell them apart.
+absl::StatusOr<std::unique_ptr<GtidReader>> OpenGtidReaderAtRest(
+    const std::string& dir, const std::string& basename,
+    const AtRestGtidState& state, const GtidSet& have, const Uuid& server_uuid,
+    const ReaderOptions& options, io::FileSystem* fs = nullptr);
+absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
+    const std::string& dir, const std::string& basename,
+    const AtRestGtidState& state, const MariaGtidState& position,
+    const ReaderOptions& options, io::FileSystem* fs = nullptr);
 
 }  // namespace binlog
 

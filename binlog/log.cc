@@ -57,6 +57,7 @@
 #include <ctime>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <utility>
@@ -73,9 +74,12 @@
 #include "binlog/payload.h"
 #include "binlog/status_macros.h"
 #include "binlog/checksum.h"
+#include "binlog/encryption.h"
 #include "binlog/transaction_boundary.h"
+#include "binlog/transaction_spill.h"
 #include "binlog/xid_collector.h"
 #include "io/preallocator.h"
+#include "io/zero_frontier.h"
 #include "sync/group_commit.h"
 #include "sync/mutex.h"
 #include "sync/tail_notifier.h"
@@ -266,6 +270,12 @@ namespace {
 
 // Room kept below the 32-bit offset limit for the Rotate/Stop event.
 constexpr uint64_t kEndReserve = 1024;
+// The flush stage streams spilled transactions through a buffer of this
+// size (one per log). Not tuned separately: half the default unsynced
+// window, so a window is two chunks; with it a spilled 1 GiB transaction
+// committed as fast as the same one in memory (benchmarks/README.md,
+// "large_txn_bench").
+constexpr size_t kSpillChunk = 4 << 20;
 // Room Commit keeps for the header events of a new file on top of the
 // largest header seen so far (Previous_gtids grows with the GTID state).
 constexpr uint64_t kHeaderSlack = 64 << 10;
@@ -293,6 +303,12 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_file_size ", o.max_file_size, " outside [4096, ", kMaxSize, "]"));
   }
+  if (o.transaction_memory_limit < 4096 || o.max_transaction_size > kMaxTransactionSize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "transaction_memory_limit ", o.transaction_memory_limit,
+        " must be >= 4096 and max_transaction_size ", o.max_transaction_size,
+        " <= ", kMaxTransactionSize));
+  }
   if (o.sync_policy == SyncPolicy::kEveryNGroups && o.sync_every_n == 0) {
     return absl::InvalidArgumentError("sync_every_n must be >= 1");
   }
@@ -314,6 +330,16 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   }
   BINLOG_RETURN_IF_ERROR(ValidatePayloadCompression(PayloadCompression{
       o.compression, o.compression_level, o.compression_threshold}));
+  if (o.encryption && o.flavor == LogFlavor::kMariaDB) {
+    return absl::InvalidArgumentError(
+        "encryption is not available for a kMariaDB log: this library writes "
+        "MySQL 8.0.14+'s encrypted binlog format, which MariaDB servers and "
+        "mariadb-binlog cannot read (MariaDB has its own encrypt_binlog "
+        "format)");
+  }
+  if (o.encryption && o.keyring == nullptr) {
+    return absl::InvalidArgumentError("encryption needs Options::keyring");
+  }
   if (o.flavor == LogFlavor::kMariaDB && o.compression != io::Codec::kNone) {
     return absl::InvalidArgumentError(
         "compression must be kNone for a kMariaDB log: MariaDB servers and "
@@ -469,7 +495,10 @@ namespace internal {
 class BinlogImpl final : public sync::GroupCommitHooks {
  public:
   BinlogImpl(std::string dir, std::string basename, const Options& options);
-  ~BinlogImpl() override { StopExpiry(); }
+  ~BinlogImpl() override {
+    StopExpiry();
+    StopFrontier();
+  }
 
   // Open = BeginOpen (no writes a crash could need again; scans the last
   // file, into *scan when not null) + FinishOpen (cut, flag, new file).
@@ -482,6 +511,20 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   // After BeginOpen: the last file was not closed cleanly.
   bool needs_recovery() const { return open_cut_pending_; }
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
+  TransactionBufferOptions TransactionBufferOptionsFor() const {
+    TransactionBufferOptions o;
+    o.checksums = options_.checksums;
+    o.spill_dir = options_.transaction_spill_dir.empty() ? dir_
+                                                         : options_.transaction_spill_dir;
+    // The caller's file system (which outlives the buffer as documented),
+    // not the log's own decrypting wrapper; the spill file is encrypted by
+    // the buffer itself when the log is.
+    o.file_system = base_fs_;
+    o.encrypt_spill = options_.encryption;
+    o.memory_limit = options_.transaction_memory_limit;
+    o.max_size = options_.max_transaction_size;
+    return o;
+  }
   absl::Status Sync();
   absl::Status Rotate();
   absl::StatusOr<int> PurgeTo(uint64_t file_number);
@@ -562,6 +605,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status CheckBeyondTornTail(const std::string& path, uint64_t bad_at,
                                    uint64_t window, bool checksums);
   absl::Status WriteGroup(uint64_t offset);
+  absl::Status WriteGroupStreaming(uint64_t offset);
   void PublishSynced(sync::CommitGroup* last);
   absl::Status StartNewFile(uint64_t number, bool at_startup);
   absl::Status CloseActiveFile(bool rotate, uint64_t next_number);
@@ -569,11 +613,19 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status RotateNow();
   absl::Status SyncNow();
   absl::Status TimedSync();  // fdatasync of active_, counted in stats()
+  void StopFrontier();
   absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
   uint32_t Now() const;
   absl::StatusOr<std::unique_ptr<io::WritableFile>> CreateLogFile(
       const std::string& path, bool* from_spare);
   absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
+  absl::Status LoadMasterKey();
+  absl::Status UseMasterKey(uint32_t seqno);
+
+ public:
+  absl::Status RotateEncryptionKey();
+
+ private:
   absl::Status PoisonedStatus(const absl::Status& cause) const;
   absl::Status RecoverGtidState(const std::vector<uint64_t>& numbers);
   absl::Status AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
@@ -599,7 +651,19 @@ class BinlogImpl final : public sync::GroupCommitHooks {
  private:
 
   Options options_;
+  // With a keyring, fs_ is crypt_fs_: binlog files read and written in
+  // their plain form (binlog/encryption.h); base_fs_ is the caller's.
+  io::FileSystem* base_fs_;
+  std::unique_ptr<io::FileSystem> crypt_fs_;
   io::FileSystem* fs_;
+  // The master key new files are encrypted with (Options::encryption).
+  // Written by Open and RotateEncryptionKey, read by the flush stage's
+  // rotation (StartNewFile): never during a commit's write.
+  mutable sync::Mutex key_mu_;
+  std::string master_key_id_ ABSL_GUARDED_BY(key_mu_);
+  std::string master_key_ ABSL_GUARDED_BY(key_mu_);
+  // Serializes RotateEncryptionKey calls.
+  sync::Mutex key_rotation_mu_;
   std::shared_ptr<LiveLog> live_;
   std::unique_ptr<io::FileLock> lock_;
   std::unique_ptr<io::Directory> dir_handle_;
@@ -608,6 +672,9 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   std::unique_ptr<io::Preallocator> preallocator_;
   uint64_t preallocated_size_ = 0;
   bool startup_file_created_ = false;
+  // The file CreateLogFile made last was fallocated to preallocated_size_
+  // (not a spare): the zero frontier may fill it.
+  bool created_allocated_ = false;
   std::unique_ptr<sync::GroupCommitPipeline> pipeline_;
 
   // Serializes index rewrites (rotation and purge).
@@ -615,12 +682,26 @@ class BinlogImpl final : public sync::GroupCommitHooks {
 
   // Flush-stage state (one thread at a time by the pipeline's roles).
   std::unique_ptr<io::WritableFile> active_;
+  // Zero-fills active_ ahead of end_ when it did not come from a spare.
+  std::unique_ptr<io::ZeroFrontier> frontier_;
   uint64_t active_number_ = 0;
   uint64_t end_ = 0;         // written end of the active file
   uint64_t header_end_ = 0;  // end of the active file's header events
   TransactionBuffer header_buf_;
   std::vector<absl::string_view> iov_;
   std::vector<absl::string_view> piece_iov_;
+  // Spilled transactions of the group being flushed: each one's spilled
+  // events go in before iov_[index] (WriteGroupStreaming).
+  struct SpillAt {
+    size_t index;
+    TransactionBuffer* txn;
+  };
+  std::vector<SpillAt> spills_;
+  // The flush stage's buffer for streaming spilled transactions
+  // (kSpillChunk bytes), allocated once per log by the first committer of
+  // a spilled transaction, outside the serial section.
+  std::once_flag spill_chunk_once_;
+  std::unique_ptr<char[]> spill_chunk_;
   // Sync-stage state.
   uint64_t synced_end_ = 0;
   uint32_t groups_since_sync_ = 0;
@@ -671,6 +752,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   std::atomic<uint64_t> rotations_{0};
   std::atomic<uint64_t> rotations_from_spare_{0};
   std::atomic<uint64_t> rotations_waited_{0};
+  std::atomic<uint64_t> zero_fill_chunks_{0};
   std::atomic<uint64_t> rejected_{0};
 };
 
@@ -679,8 +761,12 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
     : dir_(std::move(dir)),
       basename_(std::move(basename)),
       options_(options),
-      fs_(options.file_system != nullptr ? options.file_system
-                                         : io::FileSystem::Default()),
+      base_fs_(options.file_system != nullptr ? options.file_system
+                                              : io::FileSystem::Default()),
+      crypt_fs_(options.keyring != nullptr
+                    ? NewEncryptionFileSystem(base_fs_, options.keyring)
+                    : nullptr),
+      fs_(crypt_fs_ != nullptr ? crypt_fs_.get() : base_fs_),
       live_(std::make_shared<LiveLog>(
           dir_, basename_, absl::Microseconds(options.reader_wake_coalesce_us))),
       header_buf_(options.checksums) {
@@ -856,6 +942,7 @@ absl::Status BinlogImpl::FinishOpen() {
     po.spares = options_.preallocated_files;
     BINLOG_ASSIGN_OR_RETURN(preallocator_, io::Preallocator::Start(po));
   }
+  if (options_.encryption) BINLOG_RETURN_IF_ERROR(LoadMasterKey());
   // No pipeline activity yet: this thread owns the flush-stage state.
   BINLOG_RETURN_IF_ERROR(StartNewFile(max_number + 1, /*at_startup=*/true));
   if (reset_first_ != 0) {
@@ -1099,6 +1186,30 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   // with nothing but header events. Anything else is left alone.
   *removed = false;
   std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
+  if (crypt_fs_ != nullptr) {
+    // An encrypted file whose header write was torn (a prefix of the
+    // encrypted magic, or a header that does not decode): its data is
+    // written after the header, so it holds nothing. Removed like a torn
+    // magic below.
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> rf,
+                            base_fs_->OpenReadable(path));
+    char raw[kEncryptionHeaderSize];
+    size_t got = 0;
+    BINLOG_RETURN_IF_ERROR(rf->Read(0, kEncryptionHeaderSize, raw, &got));
+    size_t prefix = 0;
+    while (prefix < std::min<size_t>(got, 4) && raw[prefix] == kEncryptedMagic[prefix]) {
+      ++prefix;
+    }
+    if (prefix > 0 &&
+        (prefix < 4 ||
+         !DecodeEncryptionHeader(absl::string_view(raw, got)).ok())) {
+      BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
+      BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
+      recovery_.removed_files.push_back(BinlogFileName(basename_, number));
+      *removed = true;
+      return absl::OkStatus();
+    }
+  }
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
                           fs_->OpenReadable(path));
   char head[kMagicSize] = {0, 0, 0, 0};
@@ -1144,6 +1255,7 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
 absl::StatusOr<std::unique_ptr<io::WritableFile>> BinlogImpl::CreateLogFile(
     const std::string& path, bool* from_spare) {
   *from_spare = false;
+  created_allocated_ = false;
   // At Open no spare can be ready yet (and asking would start preparing
   // spares for a log that may never fill its first file).
   if (preallocator_ != nullptr && startup_file_created_) {
@@ -1164,9 +1276,97 @@ absl::StatusOr<std::unique_ptr<io::WritableFile>> BinlogImpl::CreateLogFile(
     // metadata-only operation, so at least the file size does not change on
     // every commit. Best effort: without fallocate the file simply grows.
     startup_file_created_ = true;
-    f->Allocate(0, preallocated_size_, /*keep_size=*/false).IgnoreError();
+    created_allocated_ =
+        f->Allocate(0, preallocated_size_, /*keep_size=*/false).ok();
   }
   return f;
+}
+
+absl::Status BinlogImpl::UseMasterKey(uint32_t seqno) {
+  std::string id = MasterKeyId(options_.server_uuid.ToString(), seqno);
+  // A key already there is one an interrupted rotation generated (or the
+  // first Open's): use it.
+  absl::Status g = options_.keyring->GenerateKey(id);
+  if (!g.ok() && !absl::IsAlreadyExists(g)) {
+    return absl::Status(g.code(), absl::StrCat("binlog encryption: generating key ",
+                                               id, ": ", g.message()));
+  }
+  auto key = options_.keyring->FetchKey(id);
+  if (!key.ok()) {
+    return absl::Status(key.status().code(),
+                        absl::StrCat("binlog encryption: fetching key ", id,
+                                     ": ", key.status().message()));
+  }
+  if (key->size() != kMasterKeySize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "binlog encryption key ", id, " has ", key->size(), " bytes, not 32"));
+  }
+  sync::MutexLock l(&key_mu_);
+  master_key_id_ = id;
+  master_key_ = std::move(*key);
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::LoadMasterKey() {
+  // The key of the newest encrypted file (what the last rotation left),
+  // else the first key of this server.
+  std::vector<uint64_t> files = live_->Files();
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    auto h = ReadEncryptionHeader(
+        base_fs_, io::JoinPath(dir_, BinlogFileName(basename_, *it)));
+    if (absl::IsNotFound(h.status())) continue;
+    if (!h.ok()) return h.status();
+    uint32_t seqno = MasterKeySeqno(h->key_id);
+    if (seqno != 0 &&
+        h->key_id == MasterKeyId(options_.server_uuid.ToString(), seqno)) {
+      return UseMasterKey(seqno);
+    }
+    break;  // another server's key: start this server's own sequence
+  }
+  return UseMasterKey(1);
+}
+
+absl::Status BinlogImpl::RotateEncryptionKey() {
+  if (!options_.encryption) {
+    return absl::FailedPreconditionError(
+        "RotateEncryptionKey: the log is not encrypted (Options::encryption)");
+  }
+  if (closed_.load(std::memory_order_acquire)) {
+    return absl::FailedPreconditionError("RotateEncryptionKey after Close");
+  }
+  sync::MutexLock rl(&key_rotation_mu_);
+  uint32_t seqno;
+  {
+    sync::MutexLock l(&key_mu_);
+    seqno = MasterKeySeqno(master_key_id_);
+  }
+  BINLOG_RETURN_IF_ERROR(UseMasterKey(seqno + 1));
+  // New files (from this rotation on) use the new key.
+  BINLOG_RETURN_IF_ERROR(Rotate());
+  std::string id, key;
+  {
+    sync::MutexLock l(&key_mu_);
+    id = master_key_id_;
+    key = master_key_;
+  }
+  // Then every older file's password is re-encrypted under it, one header
+  // (one 512-byte write + fdatasync) at a time. Each file is readable with
+  // its old key until its header is replaced, and with the new one after.
+  // Under removal_mu_: no purge removes, and no Reset replaces, a file
+  // between the read of its header and the write of the new one (a Reset
+  // reuses file names: the header of its new file must not get an old
+  // file's password).
+  sync::MutexLock removal_lock(&removal_mu_);
+  for (uint64_t n : live_->Files()) {
+    std::string path = io::JoinPath(dir_, BinlogFileName(basename_, n));
+    auto h = ReadEncryptionHeader(base_fs_, path);
+    if (absl::IsNotFound(h.status())) continue;  // plain, or purged before
+    if (!h.ok()) return h.status();
+    if (h->key_id == id) continue;
+    BINLOG_RETURN_IF_ERROR(
+        RewrapFileHeader(base_fs_, path, options_.keyring, id, key));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status BinlogImpl::CheckBeyondTornTail(const std::string& path,
@@ -1521,6 +1721,19 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
   bool from_spare = false;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> file,
                           CreateLogFile(path, &from_spare));
+  if (options_.encryption) {
+    // The 512-byte encryption header first; from here on `file` takes the
+    // plain stream (offsets exclude the header) and encrypts it.
+    std::string key_id, key;
+    {
+      sync::MutexLock l(&key_mu_);
+      key_id = master_key_id_;
+      key = master_key_;
+    }
+    auto enc = StartEncryptedFile(std::move(file), key_id, key, base_fs_);
+    if (!enc.ok()) return enc.status();
+    file = std::move(*enc);
+  }
   if (!at_startup) {
     (from_spare ? rotations_from_spare_ : rotations_waited_)
         .fetch_add(1, std::memory_order_relaxed);
@@ -1613,7 +1826,33 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
     commit_clock_.store(number << 32, std::memory_order_release);
   }
   live_->Publish(number, end_);
+  if (created_allocated_ && options_.preallocate == io::PreallocMode::kZeroFill &&
+      options_.zero_ahead > 0 && options_.sync_policy != SyncPolicy::kNever &&
+      end_ < preallocated_size_ && io::WritebackErrorsPerDescriptor()) {
+    // A file that is only fallocated (no spare was ready): zero-fill it
+    // ahead of the writer in the background, as the Preallocator fills its
+    // spares (io/zero_frontier.h). Through a handle of its own, which
+    // needs a kernel that reports write-back errors to every descriptor.
+    // Best effort: without it the file is written as it is.
+    auto handle = fs_->OpenWritable(path, io::OpenMode::kOpenExisting);
+    if (handle.ok()) {
+      io::ZeroFrontierOptions zo;
+      zo.ahead = options_.zero_ahead;
+      zo.chunk = std::min<uint64_t>(1 << 20, options_.zero_ahead);
+      // The space was reserved in raw bytes; the frontier's handle writes
+      // stream offsets (512 bytes less in an encrypted file).
+      zo.limit = preallocated_size_ - (options_.encryption ? kEncryptionHeaderSize : 0);
+      zo.chunk_counter = &zero_fill_chunks_;
+      frontier_ = std::make_unique<io::ZeroFrontier>(std::move(*handle), end_, zo);
+    }
+  }
   return absl::OkStatus();
+}
+
+void BinlogImpl::StopFrontier() {
+  if (frontier_ == nullptr) return;
+  frontier_->Stop();
+  frontier_.reset();
 }
 
 absl::Status BinlogImpl::WriteIndexLocked() {
@@ -1621,6 +1860,8 @@ absl::Status BinlogImpl::WriteIndexLocked() {
 }
 
 absl::Status BinlogImpl::CloseActiveFile(bool rotate, uint64_t next_number) {
+  // Nothing more is zero-filled: the end event and the cut come next.
+  StopFrontier();
   std::string ev;
   if (rotate) {
     std::string next = BinlogFileName(basename_, next_number);
@@ -1732,6 +1973,73 @@ absl::Status BinlogImpl::WriteGroup(uint64_t offset) {
   return absl::OkStatus();
 }
 
+// A group with spilled transactions: the same pieces and syncs as
+// WriteGroup (a crash tears at most one unsynced window), with each spilled
+// transaction's events read from its spill file kSpillChunk bytes at a time
+// into spill_chunk_ (log_pos and checksums fixed there, see
+// TransactionBuffer::NextSpilledPiece) and written from it. The pending
+// pieces are written before the chunk is reused, so a spilled transaction
+// costs one pread and one pwritev per chunk, and no allocation.
+absl::Status BinlogImpl::WriteGroupStreaming(uint64_t offset) {
+  uint64_t total = 0;
+  for (absl::string_view v : iov_) total += v.size();
+  for (const SpillAt& sp : spills_) total += sp.txn->spilled_bytes();
+  const uint64_t window =
+      options_.sync_policy == SyncPolicy::kEveryGroup &&
+              total > options_.max_unsynced_bytes
+          ? options_.max_unsynced_bytes
+          : ~uint64_t{0};
+  uint64_t pos = offset;     // where the pending pieces go
+  uint64_t pending = 0;      // bytes in piece_iov_
+  uint64_t since_sync = 0;   // bytes written or pending since the last sync
+  piece_iov_.clear();
+  auto write_pending = [&]() -> absl::Status {
+    if (piece_iov_.empty()) return absl::OkStatus();
+    BINLOG_RETURN_IF_ERROR(active_->WriteV(pos, piece_iov_));
+    pos += pending;
+    pending = 0;
+    piece_iov_.clear();
+    return absl::OkStatus();
+  };
+  auto add = [&](absl::string_view v) -> absl::Status {
+    while (!v.empty()) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(v.size(), window - since_sync));
+      piece_iov_.push_back(v.substr(0, n));
+      v.remove_prefix(n);
+      pending += n;
+      since_sync += n;
+      if (since_sync == window) {
+        BINLOG_RETURN_IF_ERROR(write_pending());
+        since_sync = 0;
+        // The sync stage syncs the last piece with the group.
+        if (pos < offset + total) BINLOG_RETURN_IF_ERROR(TimedSync());
+      }
+    }
+    return absl::OkStatus();
+  };
+  size_t next_spill = 0;
+  for (size_t i = 0; i <= iov_.size(); ++i) {
+    while (next_spill < spills_.size() && spills_[next_spill].index == i) {
+      TransactionBuffer* txn = spills_[next_spill++].txn;
+      for (;;) {
+        // spill_chunk_ may still be referenced by the pending pieces.
+        BINLOG_RETURN_IF_ERROR(write_pending());
+        size_t n = 0;
+        absl::Status rs = txn->NextSpilledPiece(spill_chunk_.get(), kSpillChunk, &n);
+        if (!rs.ok()) {
+          return absl::Status(rs.code(), absl::StrCat(
+              "reading a spilled transaction back from its temporary file: ",
+              rs.message()));
+        }
+        if (n == 0) break;
+        BINLOG_RETURN_IF_ERROR(add(absl::string_view(spill_chunk_.get(), n)));
+      }
+    }
+    if (i < iov_.size()) BINLOG_RETURN_IF_ERROR(add(iov_[i]));
+  }
+  return write_pending();
+}
+
 absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   // Rotation happens between groups: once the active file has reached
   // max_file_size, or when this group would cross the 32-bit offset limit.
@@ -1767,6 +2075,7 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   uint64_t first = end_;
   bool placed = false;
   iov_.clear();
+  spills_.clear();
   // Identities are assigned here, in commit order, under gtid_mu_ (once per
   // group that carries any), with one clock read for the group.
   uint32_t identities = 0;
@@ -1808,11 +2117,31 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
     r->start = pos;
     pos += txn->size();
     r->end = pos;
-    iov_.push_back(txn->data());
+    if (txn->spilled()) {
+      // The first event (in memory), the spilled ones, the rest.
+      absl::string_view d = txn->data();
+      const size_t head = txn->head_end_ - txn->front_;
+      iov_.push_back(d.substr(0, head));
+      spills_.push_back(SpillAt{iov_.size(), txn});
+      iov_.push_back(d.substr(head));
+    } else {
+      iov_.push_back(txn->data());
+    }
   }
   if (identities) gtid_mu_.Unlock();
   g->last_sequence_number = seq_in_file_;
-  if (!iov_.empty()) BINLOG_RETURN_IF_ERROR(WriteGroup(end_));
+  if (!iov_.empty() || !spills_.empty()) {
+    // The zero frontier keeps out of [.., pos) from here on, and out of
+    // the 16 bytes of encrypted zeros an encrypted file's writer puts
+    // after its data (binlog/encryption.cc: the same bytes the frontier
+    // would write there through its own encrypting handle, but not raced).
+    if (frontier_ != nullptr) frontier_->BeforeWrite(pos + 16);
+  }
+  if (!spills_.empty()) {
+    BINLOG_RETURN_IF_ERROR(WriteGroupStreaming(end_));
+  } else if (!iov_.empty()) {
+    BINLOG_RETURN_IF_ERROR(WriteGroup(end_));
+  }
   bytes_written_.fetch_add(pos - end_, std::memory_order_relaxed);
   g->file = active_number_;
   g->start = first;
@@ -1892,7 +2221,10 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
         txn->checksums() ? "on" : "off", " but the log has them ",
         options_.checksums ? "on" : "off"));
   }
-  const uint64_t size = txn->appended_data().size();
+  // A spill error or a transaction past the buffer's max_size: nothing of
+  // it reaches the log.
+  BINLOG_RETURN_IF_ERROR(txn->status());
+  const uint64_t size = txn->appended_data().size() + txn->spilled_bytes();
   const uint64_t room = kMaxFileOffset - kEndReserve -
                         largest_header_.load(std::memory_order_relaxed) -
                         kHeaderSlack;
@@ -1906,10 +2238,18 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
   // notion of a transaction for the writer and recovery: the events must
   // form complete transactions by the rules recovery applies, or recovery
   // could not tell an acknowledged transaction from damage.
+  // A spilled transaction's first and spilled events were checked as
+  // they were spilled (TransactionBuffer::SpillCompleted); the parser goes
+  // on from there.
   TransactionBoundaryParser parser;
+  size_t first_unchecked = 0;
+  if (txn->spilled()) {
+    parser = txn->spill_->parser;
+    first_unchecked = txn->head_events_ + txn->spilled_events();
+  }
   TransactionBoundaryParser::Result last = TransactionBoundaryParser::Result::kOutside;
   const absl::string_view bytes = txn->appended_data();
-  for (size_t i = 0; i < txn->appended_event_count(); ++i) {
+  for (size_t i = first_unchecked; i < txn->appended_event_count(); ++i) {
     uint64_t esize = txn->appended_event_size(i);
     if (esize > kMaxEventSize) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -1972,6 +2312,10 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
       want.bqual = g.xa_bqual;
       bool found = false;
       for (size_t i = 0; i < txn->appended_event_count() && !found; ++i) {
+        // Spilled events are not searched (a completion is a Gtid and one
+        // small statement, which stay in memory; one whose statement was
+        // spilled is refused as not found).
+        if (!txn->appended_event_in_memory(i)) continue;
         if (txn->appended_event_type(i) != kQueryEvent) continue;
         absl::string_view ev = txn->appended_data().substr(
             txn->appended_event_offset(i), txn->appended_event_size(i));
@@ -2010,7 +2354,11 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
   // committing thread, outside the serial stages. `w` is `txn` or its
   // packed form (Gtid + Transaction_payload), which `txn` owns.
   TransactionBuffer* w = txn;
-  if (options_.compression != io::Codec::kNone) {
+  if (txn->spilled()) {
+    // Not compressed (that would need it all in memory); streamed by the
+    // flush stage through a buffer allocated here, once per log.
+    std::call_once(spill_chunk_once_, [this] { spill_chunk_.reset(new char[kSpillChunk]); });
+  } else if (options_.compression != io::Codec::kNone) {
     BINLOG_ASSIGN_OR_RETURN(
         w, internal::PayloadPacker::Pack(
                txn, PayloadCompression{options_.compression,
@@ -2333,6 +2681,9 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
     sync::MutexLock il(&index_mu_);
     // Purges that looked at the old files must not act on the new ones.
     reset_generation_.fetch_add(1, std::memory_order_acq_rel);
+    // Nothing more is zero-filled in the file about to be removed (also
+    // if the reset fails here: the log is then poisoned).
+    StopFrontier();
     // Durable intent first: from here on, Open finishes the reset.
     BINLOG_RETURN_IF_ERROR(WriteResetIntent(fs_, dir_handle_.get(), dir_, basename_, first));
     if (active_ != nullptr) {
@@ -2384,6 +2735,9 @@ absl::Status BinlogImpl::CloseInPipeline() {
     sync::MutexLock il(&index_mu_);
     closed_.store(true, std::memory_order_release);
   }
+  // Nothing is written after Close, not even zeros past the end (also
+  // when the log failed earlier and writes nothing more of its own).
+  StopFrontier();
   absl::Status s = pipeline_->error();
   if (!s.ok()) {
     s = PoisonedStatus(s);  // write nothing after a failure
@@ -2436,6 +2790,8 @@ std::vector<LogFileInfo> BinlogImpl::ListFiles() const {
       absl::StatusOr<uint64_t> size = fs_->FileSize(io::JoinPath(dir_, info.name));
       info.size = size.ok() ? *size : 0;
     }
+    info.encrypted =
+        ReadEncryptionHeader(base_fs_, io::JoinPath(dir_, info.name)).ok();
     out.push_back(std::move(info));
   }
   return out;
@@ -2465,6 +2821,7 @@ LogStats BinlogImpl::stats() const {
       preallocator_ != nullptr ? preallocator_->files_prepared() : 0;
   s.rotations_from_spare = rotations_from_spare_.load(std::memory_order_relaxed);
   s.rotations_waited = rotations_waited_.load(std::memory_order_relaxed);
+  s.zero_fill_chunks = zero_fill_chunks_.load(std::memory_order_relaxed);
   s.rejected_commits = rejected_.load(std::memory_order_relaxed);
   s.files_expired = files_expired_.load(std::memory_order_relaxed);
   {
@@ -2547,8 +2904,15 @@ absl::StatusOr<std::unique_ptr<Binlog>> Binlog::Open(
 absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
   return impl_->Commit(txn);
 }
+
+std::unique_ptr<TransactionBuffer> Binlog::NewTransactionBuffer() const {
+  return std::make_unique<TransactionBuffer>(impl_->TransactionBufferOptionsFor());
+}
 absl::Status Binlog::Sync() { return impl_->Sync(); }
 absl::Status Binlog::Rotate() { return impl_->Rotate(); }
+absl::Status Binlog::RotateEncryptionKey() {
+  return impl_->RotateEncryptionKey();
+}
 absl::StatusOr<int> Binlog::PurgeTo(uint64_t file_number) {
   return impl_->PurgeTo(file_number);
 }
@@ -2681,5 +3045,106 @@ const RecoveryReport& Binlog::recovery() const { return impl_->recovery_; }
 LogStats Binlog::stats() const { return impl_->stats(); }
 const std::string& Binlog::dir() const { return impl_->dir_; }
 const std::string& Binlog::basename() const { return impl_->basename_; }
+
+// Readers by GTID over files at rest (binlog/gtid_reader.h). The start
+// file and the errors follow Binlog::NewGtidReader / NewMariaGtidReader.
+absl::StatusOr<AtRestGtidState> ReadAtRestGtidState(const std::string& dir,
+                                                   const std::string& basename,
+                                                   LogFlavor flavor,
+                                                   io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  AtRestGtidState st;
+  BINLOG_ASSIGN_OR_RETURN(st.files, ReadIndex(fs, dir, basename));
+  if (st.files.empty()) return st;
+  const std::string first = io::JoinPath(dir, BinlogFileName(basename, st.files.front()));
+  const std::string last = io::JoinPath(dir, BinlogFileName(basename, st.files.back()));
+  if (flavor == LogFlavor::kMariaDB) {
+    BINLOG_ASSIGN_OR_RETURN(st.maria_purged, FileMariaGtids(fs, first, false));
+    BINLOG_ASSIGN_OR_RETURN(st.maria_state, FileMariaGtids(fs, last, true));
+  } else {
+    BINLOG_ASSIGN_OR_RETURN(st.purged, FileGtids(fs, first, false));
+    BINLOG_ASSIGN_OR_RETURN(st.executed, FileGtids(fs, last, true));
+  }
+  return st;
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> OpenGtidReaderAtRest(
+    const std::string& dir, const std::string& basename,
+    const AtRestGtidState& state, const GtidSet& have, const Uuid& server_uuid,
+    const ReaderOptions& options, io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  if (!state.purged.IsSubsetOf(have)) {
+    GtidSet missing = state.purged;
+    missing.Subtract(have);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged: the replica lacks GTIDs that were purged from the log: ",
+        missing.ToString()));
+  }
+  if (!server_uuid.IsZero()) {
+    GtidSet own;
+    for (const GnoInterval& iv : have.Intervals(server_uuid)) {
+      own.AddInterval(server_uuid, iv.first, iv.last);
+    }
+    if (!own.IsSubsetOf(state.executed)) {
+      own.Subtract(state.executed);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ahead: the replica has GTIDs of this server that the log never had: ",
+          own.ToString()));
+    }
+  }
+  uint64_t start = state.files.empty() ? 0 : state.files.front();
+  for (auto it = state.files.rbegin(); it != state.files.rend(); ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        GtidSet previous,
+        FileGtids(fs, io::JoinPath(dir, BinlogFileName(basename, *it)), false));
+    if (previous.IsSubsetOf(have)) {
+      start = *it;
+      break;
+    }
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenDirectory(dir, basename, ro, fs));
+  return std::make_unique<GtidReader>(std::move(reader), have);
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
+    const std::string& dir, const std::string& basename,
+    const AtRestGtidState& state, const MariaGtidState& position,
+    const ReaderOptions& options, io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  for (const MariaGtidListEntry& g : position.Positions()) {
+    if (!state.maria_state.Contains(g.domain_id, g.server_id, g.seq_no)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ahead: the replica's GTID position ", g.domain_id, "-", g.server_id, "-",
+          g.seq_no, " is not in the log's binlog state (",
+          state.maria_state.StateToString(), ")"));
+    }
+  }
+  uint64_t start = 0;
+  for (auto it = state.files.rbegin(); it != state.files.rend() && start == 0; ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        MariaGtidState list,
+        FileMariaGtids(fs, io::JoinPath(dir, BinlogFileName(basename, *it)), false));
+    bool covered = true;
+    for (const MariaGtidListEntry& g : list.Positions()) {
+      covered = covered && position.Contains(g.domain_id, g.server_id, g.seq_no);
+    }
+    if (covered) start = *it;
+  }
+  if (start == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged: the log purged transactions the replica at ", position.ToString(),
+        " lacks (purged state ", state.maria_purged.StateToString(), ")"));
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenDirectory(dir, basename, ro, fs));
+  return std::make_unique<GtidReader>(std::move(reader), position);
+}
 
 }  // namespace binlog

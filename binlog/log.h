@@ -123,6 +123,9 @@ struct LogStats {
   uint64_t files_preallocated = 0;   // spares prepared in the background
   uint64_t rotations_from_spare = 0; // rotations that renamed a ready spare
   uint64_t rotations_waited = 0;     // rotations that created the file
+  // Chunks (1 MiB, or Options::zero_ahead if smaller) zero-filled ahead of
+  // the writer in files that did not come from a spare.
+  uint64_t zero_fill_chunks = 0;
   // Commits and operations (Sync, Rotate, Close) waiting for their turn in
   // the commit pipeline right now.
   uint64_t queued_requests = 0;
@@ -141,8 +144,9 @@ struct LogFileInfo {
   // Bytes in the file: for the active file, the end readers may read now
   // (SHOW BINARY LOGS' File_size).
   uint64_t size = 0;
-  // The file is encrypted at rest (always false: this version writes no
-  // encrypted files).
+  // The file is encrypted at rest (starts with the encrypted-binlog header;
+  // Options::encryption). `size` is then the plain size (without the
+  // 512-byte header).
   bool encrypted = false;
 };
 
@@ -191,7 +195,7 @@ class Binlog {
   // Open() is BeginRecovery + Finish for callers without an engine.
   //
   // A failed Commit and the engine: a Commit that failed with
-  // InvalidArgument, ResourceExhausted or FailedPrecondition wrote nothing
+  // InvalidArgument, ResourceExhausted, Aborted or FailedPrecondition wrote nothing
   // (roll the engine transaction back). Any other error (an I/O error of
   // the group's write or fdatasync) may have left the transaction
   // complete on disk: the log is poisoned; leave the engine transaction
@@ -220,6 +224,13 @@ class Binlog {
   // Gtid and Transaction_payload events as written, and
   // txn->appended_data() still holds the events as appended (see
   // TransactionBuffer).
+  // A spilled transaction (TransactionBuffer::spilled()) is written from
+  // its spill file in 4 MiB chunks by the flush stage (log_pos and CRC32
+  // fixed in the chunk), never read whole into memory, and is not
+  // compressed; its bytes in the log are those of the same transaction
+  // built in memory. A read error of the spill file there poisons the log
+  // like a write error. Under kEveryGroup it is written in
+  // max_unsynced_bytes pieces, each synced, as any large transaction.
   // Errors: InvalidArgument for an empty buffer, a buffer whose checksum
   // setting differs from the log's, an event larger than kMaxEventSize
   // (the limit readers and recovery apply; the message names the event and
@@ -229,7 +240,11 @@ class Binlog {
   // transaction that does not end), or a transaction that cannot fit below
   // the 4 GiB offset limit even in a new file; ResourceExhausted if the file header a
   // rotation wrote leaves too little room for it (nothing is written, the
-  // log goes on); FailedPrecondition after Close() or once the log is
+  // log goes on), or for a transaction larger than its buffer's max_size
+  // (Options::max_transaction_size; nothing is written, the log goes on);
+  // Aborted when its buffer failed to spill (TransactionBuffer::status();
+  // nothing is written, the log goes on); FailedPrecondition after
+  // Close() or once the log is
   // poisoned; the I/O error that poisoned it for the commits of the group
   // that hit it. With compression, a transaction whose events would
   // decompress to more than kMaxPayloadSize is stored uncompressed.
@@ -251,6 +266,15 @@ class Binlog {
   // AlreadyExists (this transaction alone; the log goes on) for a
   // kAssigned seq_no that is out of order under Options::gtid_strict_mode.
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
+
+  // A transaction buffer for this log: checksums as the log's, spilling
+  // beyond Options::transaction_memory_limit to an unlinked temporary file
+  // in Options::transaction_spill_dir (default: the log's directory)
+  // through Options::file_system, and refusing transactions larger than
+  // Options::max_transaction_size (see TransactionBufferOptions). Reuse it
+  // across transactions (Clear()). Thread-safe; the buffer itself is not.
+  // It must not outlive Options::file_system.
+  std::unique_ptr<TransactionBuffer> NewTransactionBuffer() const;
 
   // Transaction identity (MySQL 8.0 behaviour).
   //
@@ -309,6 +333,29 @@ class Binlog {
   // Closes the active file with a Rotate event and starts a new one
   // (FLUSH BINARY LOGS). Runs between commit groups. Errors as Sync().
   absl::Status Rotate();
+
+  // Master key rotation for an encrypted log (Options::encryption; MySQL's
+  // ALTER INSTANCE ROTATE BINLOG MASTER KEY). In order: the keyring
+  // generates the next key (MySQLReplicationKey_<uuid>_<seqno+1>; a key
+  // already stored under that id, left by an interrupted rotation, is
+  // used); the active file is rotated, so new files use the new key; then
+  // the header of every older encrypted file of the log is rewritten with
+  // its file password re-encrypted under the new key (one 512-byte write
+  // at offset 0, then fdatasync, file by file; the password, so every
+  // other byte of the file, is unchanged). When it returns OK no file of
+  // the log needs an older key: the server may delete them from its
+  // keyring. Commits go on meanwhile (only the rotation waits its turn);
+  // readers already in a file keep reading it, readers opening a file
+  // read whichever header is on disk. Crash or error midway: every file
+  // is readable with either its old key or the new one (each header write
+  // is one sector); keep the old keys and call RotateEncryptionKey again,
+  // which moves to yet another key and rewraps every file not on it.
+  // Thread-safe; concurrent calls run one after the other.
+  // Errors: FailedPrecondition if encryption is off, after Close or once
+  // the log is poisoned; the keyring's error (the old key missing for a
+  // file: NotFound naming the key id); an I/O error of a header rewrite
+  // (the log itself goes on).
+  absl::Status RotateEncryptionKey();
 
   // Deletes the files numbered below `file_number` (PURGE BINARY LOGS TO),
   // never the active file and never a file a reader of this log has open:

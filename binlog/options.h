@@ -25,6 +25,7 @@
 #include "absl/types/span.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
+#include "binlog/keyring.h"
 #include "binlog/transaction.h"
 #include "io/file_system.h"
 #include "io/types.h"  // io::PreallocMode, io::Codec
@@ -157,6 +158,39 @@ struct Options {
   // Must outlive the Binlog and its readers.
   io::FileSystem* file_system = nullptr;
 
+  // Encryption at rest (MySQL 8.0.14+'s binlog_encryption=ON; format in
+  // binlog/FORMAT.md "Encrypted files"). When true every new file is
+  // encrypted: a 512-byte header (key id, the file's random password
+  // encrypted under the master key, IV) and then the plain file's bytes
+  // under AES-256-CTR. Offsets, log_pos values, CommitPosition and reader
+  // positions are those of the plain file (the header is not counted).
+  // Needs `keyring`; refused with InvalidArgument for kMariaDB (MariaDB
+  // encrypts its binlogs in its own, different format). The master key is
+  // MySQLReplicationKey_<server_uuid>_<seqno>: at the first encrypted file
+  // of a log the keyring generates seqno 1; later Opens use the key of the
+  // newest encrypted file; Binlog::RotateEncryptionKey moves to the next.
+  // Files written before encryption was turned on stay plain (as MySQL).
+  bool encryption = false;
+  // Where master keys come from (binlog/keyring.h). Also needed, with
+  // encryption off, to read (and recover) encrypted files written earlier.
+  // Must outlive the Binlog and its readers.
+  Keyring* keyring = nullptr;
+
+  // Transaction buffers made by Binlog::NewTransactionBuffer() (see
+  // TransactionBufferOptions in binlog/transaction.h): they spill the
+  // completed events beyond transaction_memory_limit bytes to an unlinked
+  // temporary file in transaction_spill_dir (empty: the log's directory),
+  // through file_system, and refuse transactions larger than
+  // max_transaction_size (ResourceExhausted; MySQL's
+  // max_binlog_cache_size). Defaults: 8 MiB
+  // (kDefaultTransactionMemoryLimit) and just under 4 GiB
+  // (kMaxTransactionSize, the most log_pos allows). Open refuses a
+  // memory limit below 4096 or a max_transaction_size above
+  // kMaxTransactionSize (InvalidArgument).
+  std::string transaction_spill_dir;
+  size_t transaction_memory_limit = 8 << 20;
+  uint64_t max_transaction_size = 0xFFFFFFFFull - (1ull << 20);
+
   // Create the directory and an empty log if missing.
   bool create_if_missing = true;
 
@@ -196,6 +230,21 @@ struct Options {
   io::PreallocMode preallocate = io::PreallocMode::kZeroFill;
   // Spare files kept ready (1..8).
   int preallocated_files = 1;
+  // With kZeroFill, a file that did not come from a spare (the first file
+  // after Open or Reset, or a rotation that found no spare ready) is only
+  // fallocated; a background thread then zero-fills it this many bytes
+  // ahead of the written end (1 MiB written and fdatasync'ed at a time,
+  // through a handle of its own; io/zero_frontier.h), so commits in it get
+  // the speed of a zero-filled spare once the thread is ahead, without
+  // Open waiting for it. 0 turns it off; it is off with SyncPolicy::kNever
+  // (no fdatasync waits on the extent conversions it saves) and on kernels
+  // older than Linux 4.13 (its handle's fdatasync could consume a write-back
+  // error the log's own fdatasync must see). A failed fdatasync of the
+  // thread's is also reported by the log's next fdatasync, which then
+  // fails the commit (and the log) as any fdatasync failure does. Costs
+  // background disk writes of up to this much beyond the log's own per
+  // file.
+  uint64_t zero_ahead = 8 << 20;
   // At rotation and Close, cut the unused preallocated space, so closed
   // files end at their last event (mysqlbinlog reads files to the end).
   // Turning this off leaves zeros after the Rotate/Stop event.

@@ -254,6 +254,13 @@ absl::Status Reader::ReadFormatDescription() {
   absl::string_view got;
   BINLOG_RETURN_IF_ERROR(Fill(0, kMagicSize + kHeaderSize, limit, &got));
   size_t avail = got.size();
+  if (avail >= kMagicSize && std::memcmp(got.data(), "\xfd" "bin", 4) == 0) {
+    // Read without a decrypting file system (binlog/keyring.h).
+    return absl::FailedPreconditionError(absl::StrCat(
+        file_name_, ": encrypted binlog file (MySQL binlog_encryption): "
+        "reading it needs the keyring (Options::keyring, "
+        "NewDecryptingFileSystem, binlogtool --keyring_file)"));
+  }
   if (avail < kMagicSize ||
       std::memcmp(got.data(), kBinlogMagic, kMagicSize) != 0) {
     return Corrupt(0, "not a binlog file (no binlog magic fe 62 69 6e)");
@@ -292,6 +299,12 @@ absl::Status Reader::ReadFormatDescription() {
 absl::Status Reader::Next(Event* ev) {
   if (!sticky_.ok()) return sticky_;
   if (in_payload_) return NextInPayload(ev);
+  return ReadEvent(ev, options_.payloads == PayloadMode::kDecoded,
+                   options_.checksum_mode);
+}
+
+absl::Status Reader::ReadEvent(Event* ev, bool expand,
+                               ChecksumMode checksum_mode) {
   if (!started_) {
     uint64_t first =
         options_.start_file != 0 ? options_.start_file : source_->FirstFile();
@@ -399,10 +412,10 @@ absl::Status Reader::Next(Event* ev) {
     }
     absl::string_view data = got;
     ChecksumState cs = ChecksumState::kNone;
-    if (has_checksums_ && options_.checksum_mode != ChecksumMode::kSkip) {
+    if (has_checksums_ && checksum_mode != ChecksumMode::kSkip) {
       if (EventChecksumMatches(data)) {
         cs = ChecksumState::kOk;
-      } else if (options_.checksum_mode == ChecksumMode::kVerify) {
+      } else if (checksum_mode == ChecksumMode::kVerify) {
         return Corrupt(pos_, absl::StrCat("checksum mismatch in ",
                                           EventTypeName(h.type), " event"));
       } else {
@@ -444,8 +457,8 @@ absl::Status Reader::Next(Event* ev) {
     ev->file_has_checksums = has_checksums_;
     ev->from_payload = false;
     pos_ = end;
-    if (h.type == kTransactionPayloadEvent &&
-        options_.payloads == PayloadMode::kDecoded && cs != ChecksumState::kBad) {
+    if (h.type == kTransactionPayloadEvent && expand &&
+        cs != ChecksumState::kBad) {
       return StartPayload(ev);  // its first inner event, or DataLoss
     }
     // In a relay log, Rotate events of the source (and the Rotate to the
@@ -454,19 +467,115 @@ absl::Status Reader::Next(Event* ev) {
     // relay flag (MySQL's Rotate_log_event::RELAY_LOG), ends the file.
     if (h.type == kRotateEvent &&
         (!fde_.relay_log || (h.flags & kFlagRelayLog) != 0)) {
-      file_done_ = true;
-      if (limit == internal::kNoLimit) {
-        // A Rotate event ends its file; anything after it is damage.
-        auto size = file_->Size();
-        if (size.ok() && *size > end) {
-          torn_tails_.push_back(TornTail{
-              file_name_, end, *size - end, false, fde_.in_use,
-              absl::StrCat(*size - end, " bytes after the Rotate event")});
-        }
-      }
+      EndFileAtRotate(end, limit);
     }
     return absl::OkStatus();
   }
+}
+
+void Reader::EndFileAtRotate(uint64_t end, uint64_t limit) {
+  file_done_ = true;
+  if (limit != internal::kNoLimit) return;
+  // A Rotate event ends its file; anything after it is damage.
+  auto size = file_->Size();
+  if (size.ok() && *size > end) {
+    torn_tails_.push_back(TornTail{
+        file_name_, end, *size - end, false, fde_.in_use,
+        absl::StrCat(*size - end, " bytes after the Rotate event")});
+  }
+}
+
+absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
+  b->starts.clear();
+  b->data = absl::string_view();
+  if (!sticky_.ok()) return sticky_;
+  if (in_payload_) {
+    return absl::FailedPreconditionError(
+        "NextBatch: Next() is returning the inner events of a payload; "
+        "read them to the payload's end first");
+  }
+  if (started_ && !need_fde_ && !file_done_ && !fde_pending_return_ &&
+      !fde_.relay_log) {
+    bool done = false;
+    BINLOG_RETURN_IF_ERROR(FillBatch(b, bo, &done));
+    if (done) return absl::OkStatus();
+  }
+  // One event, validated as Next() validates it, with the batch's
+  // checksum rule: a file's first events, the end of a file, zeros, a
+  // relay log's events, an event larger than what the window holds, a bad
+  // one.
+  Event ev;
+  BINLOG_RETURN_IF_ERROR(ReadEvent(
+      &ev, /*expand=*/false,
+      bo.verify_checksums ? ChecksumMode::kVerify : ChecksumMode::kSkip));
+  b->data = ev.data;
+  b->file_number = ev.file_number;
+  b->offset = ev.offset;
+  b->file_has_checksums = ev.file_has_checksums;
+  b->starts.push_back(0);
+  return absl::OkStatus();
+}
+
+absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
+                               bool* done) {
+  *done = false;
+  const uint64_t limit = source_->Limit(file_number_);
+  io::SequentialReader* seq = buffers_->seq.get();
+  seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof : limit);
+  const size_t cap = bo.max_bytes != 0 ? bo.max_bytes : options_.buffer_size;
+  // The events already in the window, in place; if the window holds less
+  // than a header at the position, one Peek reads the next window (which
+  // then starts at the position, or is assembled across windows: the
+  // loop below then finds no whole event and the caller reads one alone).
+  absl::string_view got;
+  size_t in_window = seq->Buffered(pos_);
+  if (in_window < kHeaderSize) {
+    BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &got));
+    if (got.size() < kHeaderSize) return absl::OkStatus();
+    in_window = seq->Buffered(pos_);
+  }
+  if (in_window >= kHeaderSize) {
+    BINLOG_RETURN_IF_ERROR(
+        Fill(pos_, std::max(kHeaderSize, std::min(in_window, cap)), limit, &got));
+  }
+  const size_t min_size = kHeaderSize + (has_checksums_ ? kChecksumSize : 0);
+  const bool verify = bo.verify_checksums && has_checksums_;
+  const size_t n = got.size();
+  size_t off = 0;
+  bool rotate = false;
+  while (n - off >= kHeaderSize) {
+    const char* p = got.data() + off;
+    const uint32_t size = LoadLe32(p + kEventSizeOffset);
+    const uint8_t type = static_cast<uint8_t>(p[kTypeOffset]);
+    // Zeros, a bad size, an event past the view, a Format_description or
+    // a bad checksum: the batch ends before it (and a batch that would be
+    // empty is read by ReadEvent, which reports or records it).
+    if (size < min_size || size > kMaxEventSize || size > n - off) break;
+    if (type == kFormatDescriptionEvent) break;
+    // log_pos as Next() checks it: one load, and what tells a torn event
+    // (followed by zeros or garbage) from a whole one without its CRC.
+    if (options_.check_log_pos &&
+        LoadLe32(p + kLogPosOffset) != static_cast<uint32_t>(pos_ + off + size) &&
+        (LoadLe16(p + kFlagsOffset) & kFlagArtificial) == 0) {
+      break;
+    }
+    if (verify && !EventChecksumMatches(absl::string_view(p, size))) break;
+    b->starts.push_back(static_cast<uint32_t>(off));
+    off += size;
+    if (type == kRotateEvent) {
+      rotate = true;
+      break;
+    }
+  }
+  if (off == 0) return absl::OkStatus();
+  b->data = got.substr(0, off);
+  b->file_number = file_number_;
+  b->offset = pos_;
+  b->file_has_checksums = has_checksums_;
+  pos_ += off;
+  if (rotate) EndFileAtRotate(pos_, limit);
+  *done = true;
+  return absl::OkStatus();
 }
 
 absl::Status Reader::WaitForMore(absl::Time deadline) {

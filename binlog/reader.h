@@ -110,6 +110,40 @@ struct Event {
   absl::string_view body() const { return EventBody(data, file_has_checksums); }
 };
 
+// Consecutive whole events of one file, as stored, returned together by
+// Reader::NextBatch (for senders that forward events without decoding
+// them: one span of bytes, framed per event from `starts`).
+struct EventBatch {
+  absl::string_view data;    // the events, back to back, as in the file
+  uint64_t file_number = 0;  // the file they are in
+  uint64_t offset = 0;       // file offset of data[0]
+  // Where each event starts in `data`, ascending, the first 0: event i is
+  // data[starts[i], starts[i + 1]) and the last one ends at data.size().
+  // The vector is reused from call to call (no allocation once it has
+  // grown to the largest batch).
+  std::vector<uint32_t> starts;
+  bool file_has_checksums = false;  // the events end in a CRC32 footer
+
+  size_t size() const { return starts.size(); }
+  bool empty() const { return starts.empty(); }
+  absl::string_view event(size_t i) const {
+    size_t end = i + 1 < starts.size() ? starts[i + 1] : data.size();
+    return data.substr(starts[i], end - starts[i]);
+  }
+  uint64_t end_offset() const { return offset + data.size(); }
+};
+
+struct BatchOptions {
+  // At most this many bytes per batch (0: the reader's window,
+  // ReaderOptions::buffer_size). A single event larger than the cap is
+  // returned alone.
+  size_t max_bytes = 0;
+  // Verify each event's CRC32 footer. Off by default: a source forwarding
+  // its log does not verify (MySQL's dump thread does not by default); the
+  // replica verifies what it receives.
+  bool verify_checksums = false;
+};
+
 // A file that ended in something other than a complete event.
 struct TornTail {
   std::string file_name;
@@ -144,6 +178,39 @@ class Reader {
   // Reads the next event into `*event`. See the file comment for errors.
   absl::Status Next(Event* event);
 
+  // Reads the next events, up to the end visible now (the published end
+  // of a live log), as one batch: consecutive whole events of one file in
+  // one view of the reader's window, with their boundaries. On OK the
+  // batch holds at least one event and position() is its end.
+  //
+  // The work per event is finding its boundary: event_size is checked
+  // against the same bounds Next() applies (and against the end of the
+  // window, the file and the published end), log_pos as Next() checks it
+  // (ReaderOptions::check_log_pos: one load, which also tells a torn event
+  // from a whole one), and the CRC32 footer only with
+  // BatchOptions::verify_checksums (whatever ReaderOptions::checksum_mode
+  // says; without it, an in-use file at rest, a crashed log not yet
+  // recovered, may end in a torn event whose header is whole, which is
+  // returned as Next() with ChecksumMode::kSkip returns it). Events are
+  // returned as stored:
+  // Transaction_payload events are not expanded, whatever
+  // ReaderOptions::payloads says. Everything else is as for Next(): a
+  // file's Format_description (and, in a relay log, a later one) starts a
+  // batch, a Rotate event ends its batch and its file, the next batch
+  // comes from the next file, torn tails of files at rest are recorded the
+  // same way, and the errors are the same (OutOfRange at the end, then
+  // WaitForMore() for a live log; DataLoss naming the file and offset of
+  // the first bad event, which stays sticky). Events that need more than
+  // finding boundaries (a file's first events, a relay log's events,
+  // anything unusual) come one per batch, validated as Next() validates
+  // them.
+  //
+  // Next() and NextBatch() may be mixed at event boundaries; while Next()
+  // is returning the inner events of a payload, NextBatch() returns
+  // FailedPrecondition. The batch's views are valid until the next call
+  // to Next() or NextBatch() or the reader's destruction.
+  absl::Status NextBatch(EventBatch* batch, const BatchOptions& options = {});
+
   // For a live log: waits until more events are visible past the reader's
   // position, or the deadline passes. OK when there is more to read,
   // DeadlineExceeded on timeout, Cancelled if the log was closed and the
@@ -175,6 +242,15 @@ class Reader {
   Reader(std::shared_ptr<internal::LogSource> source, const ReaderOptions& o,
          io::FileSystem* fs);
 
+  // Next() without its payload expansion when `expand` is false, with
+  // the given checksum rule.
+  absl::Status ReadEvent(Event* event, bool expand, ChecksumMode checksum_mode);
+  // NextBatch's common case: the whole events in the window at pos_.
+  // `*done` false: none (the caller reads one event with ReadEvent).
+  absl::Status FillBatch(EventBatch* batch, const BatchOptions& options,
+                         bool* done);
+  // A Rotate event ending at `end` ends the file.
+  void EndFileAtRotate(uint64_t end, uint64_t limit);
   absl::Status OpenFile(uint64_t number);
   absl::Status NextFile(bool* moved);
   // A view of file bytes [offset, offset + need), shorter at `limit` or at

@@ -5,13 +5,219 @@
 
 #include "absl/strings/str_cat.h"
 #include "binlog/checksum.h"
+#include "binlog/encryption.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
+#include "binlog/status_macros.h"
+#include "binlog/transaction_spill.h"
 
 namespace binlog {
 
+namespace {
+void DeleteSpillState(internal::SpillState* s) { delete s; }
+}  // namespace
+
 TransactionBuffer::TransactionBuffer(bool checksums) : checksums_(checksums) {}
+
+TransactionBuffer::TransactionBuffer(const TransactionBufferOptions& options)
+    : checksums_(options.checksums),
+      spill_(new internal::SpillState, &DeleteSpillState) {
+  internal::SpillState& st = *spill_;
+  st.fs = options.file_system != nullptr ? options.file_system
+                                         : io::FileSystem::Default();
+  st.dir = options.spill_dir;
+  st.memory_limit = std::max<size_t>(options.memory_limit, 4096);
+  st.max_size = std::min(options.max_size, kMaxTransactionSize);
+  st.encrypt = options.encrypt_spill;
+  ResetSpill();
+}
+
+TransactionBuffer::~TransactionBuffer() = default;
+
+void TransactionBuffer::ResetSpill() {
+  internal::SpillState& st = *spill_;
+  st.status = absl::OkStatus();
+  st.parser = TransactionBoundaryParser();
+  st.read_off = 0;
+  st.big_left = 0;
+  // Without a spill directory the buffer still stops growing at max_size
+  // (the transaction is refused then; its events need not be kept).
+  spill_at_ = st.dir.empty() ? static_cast<size_t>(std::min<uint64_t>(
+                                   st.max_size, ~size_t{0}))
+                             : st.memory_limit;
+}
+
+absl::Status TransactionBuffer::status() const {
+  if (spill_ == nullptr) return absl::OkStatus();
+  if (spill_->status.ok() && size() > spill_->max_size) {
+    return MaxSizeError(size());
+  }
+  return spill_->status;
+}
+
+absl::Status TransactionBuffer::MaxSizeError(uint64_t size) const {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "transaction of ", size, " bytes or more is larger than the "
+      "transaction buffer's limit max_size = ", spill_->max_size,
+      " bytes (TransactionBufferOptions::max_size, "
+      "Options::max_transaction_size; MySQL's max_binlog_cache_size)"));
+}
+
+void TransactionBuffer::SpillCompleted(size_t n) {
+  internal::SpillState& st = *spill_;
+  const uint64_t logical = static_cast<uint64_t>(size_ - front_) + spilled_bytes_ + n;
+  if (st.status.ok() && logical > st.max_size) st.status = MaxSizeError(logical);
+  if (st.dir.empty() && st.status.ok()) {
+    // Not a spilling buffer and still within max_size (spill_at_ is
+    // max_size): nothing to do.
+    spill_at_ = ~size_t{0};
+    return;
+  }
+  if (spilled_bytes_ == 0) {
+    // The first spill: the first event stays in memory if Commit patches
+    // it (a CommitGtid); it precedes the spilled events.
+    head_events_ = identity_.present && !events_.empty() ? 1 : 0;
+    head_end_ = head_events_ ? events_[0].end : 0;
+  }
+  if (size_ <= head_end_) return;  // nothing completed beyond the head
+  const size_t footer = checksums_ ? kChecksumSize : 0;
+  const size_t first = head_events_;
+  char* b = buf_.get();
+  if (st.status.ok()) {
+    // The boundary rules (Commit checks the events still in memory) and
+    // the event size limit, for the events about to leave memory; and the
+    // checksum for log_pos 0 into each footer, corrected for the final
+    // log_pos as the flush stage streams them (NextSpilledPiece).
+    if (spilled_bytes_ == 0 && head_events_) {
+      absl::string_view ev(b + events_[0].offset, events_[0].end - events_[0].offset);
+      st.parser.Feed(DecodeHeader(ev), EventBody(ev, checksums_));
+    }
+    for (size_t i = first; i < events_.size() && st.status.ok(); ++i) {
+      const EventMeta& e = events_[i];
+      char* ev = b + e.offset;
+      const uint64_t esize = e.end - e.offset;
+      const uint64_t index = spilled_events_ + i;
+      if (esize > kMaxEventSize) {
+        st.status = absl::InvalidArgumentError(absl::StrCat(
+            "event ", index, " (", EventTypeName(static_cast<uint8_t>(ev[4])),
+            ") of the transaction is ", esize,
+            " bytes, above the largest event readers and recovery accept "
+            "(kMaxEventSize = ", kMaxEventSize, " bytes)"));
+        break;
+      }
+      StoreLe32(ev + kLogPosOffset, 0);
+      absl::string_view view(ev, esize);
+      if (st.parser.Feed(DecodeHeader(view), EventBody(view, checksums_)) ==
+          TransactionBoundaryParser::Result::kUnexpected) {
+        st.status = absl::InvalidArgumentError(absl::StrCat(
+            "event ", index, " (", EventTypeName(static_cast<uint8_t>(ev[4])),
+            ") does not fit the transaction's events before it (transaction "
+            "boundary rules of binlog/transaction_boundary.h); recovery could "
+            "not tell such a transaction from damage"));
+        break;
+      }
+      if (footer) StoreLe32(ev + esize - footer, Crc32(ev, esize - footer));
+    }
+  }
+  if (st.status.ok() && st.file == nullptr) {
+    absl::StatusOr<std::unique_ptr<io::TempFile>> f = st.fs->NewTempFile(st.dir);
+    if (f.ok() && st.encrypt) f = internal::NewEncryptedTempFile(std::move(*f));
+    if (f.ok()) {
+      st.file = std::move(*f);
+    } else {
+      st.status = SpillError(f.status());
+    }
+  }
+  if (st.status.ok()) {
+    absl::Status ws = st.file->Write(
+        spilled_bytes_, absl::string_view(b + head_end_, size_ - head_end_));
+    if (!ws.ok()) st.status = SpillError(ws);
+  }
+  // After an error the events are dropped, not written: the transaction
+  // will be refused, and neither memory nor the file grows further.
+  spilled_bytes_ += size_ - head_end_;
+  spilled_events_ += events_.size() - first;
+  size_ = head_end_;
+  events_.resize(first);
+  // A buffer without a spill directory gets here only past max_size: it
+  // keeps dropping at that size.
+  spill_at_ = head_end_ + (st.dir.empty() ? static_cast<size_t>(std::min<uint64_t>(
+                                                st.max_size, ~size_t{0} / 2))
+                                          : st.memory_limit);
+}
+
+absl::Status TransactionBuffer::SpillError(const absl::Status& s) const {
+  return absl::AbortedError(absl::StrCat(
+      "spilling the transaction to a temporary file in ", spill_->dir,
+      " failed (nothing of it was written to the log): ", s.ToString()));
+}
+
+absl::Status TransactionBuffer::NextSpilledPiece(char* buf, size_t cap,
+                                                 size_t* n) {
+  internal::SpillState& st = *spill_;
+  const size_t footer = checksums_ ? kChecksumSize : 0;
+  *n = 0;
+  if (st.read_off >= spilled_bytes_) return absl::OkStatus();
+  size_t got = 0;
+  if (st.big_left > 0) {
+    // The rest of an event larger than a piece: its footer is corrected in
+    // the piece that holds it, which never splits it.
+    size_t m = static_cast<size_t>(std::min<uint64_t>(cap, st.big_left));
+    if (m < st.big_left && st.big_left - m < footer) m = st.big_left - footer;
+    BINLOG_RETURN_IF_ERROR(st.file->Read(st.read_off, m, buf, &got));
+    if (got != m) return TruncatedSpill();
+    if (m == st.big_left && footer) {
+      StoreLe32(buf + m - footer, LoadLe32(buf + m - footer) ^ st.big_delta);
+    }
+    st.read_off += m;
+    st.big_left -= m;
+    *n = m;
+    return absl::OkStatus();
+  }
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(cap, spilled_bytes_ - st.read_off));
+  BINLOG_RETURN_IF_ERROR(st.file->Read(st.read_off, want, buf, &got));
+  if (got != want) return TruncatedSpill();
+  size_t p = 0;
+  while (p + kHeaderSize <= got) {
+    char* ev = buf + p;
+    const uint32_t esize = LoadLe32(ev + kEventSizeOffset);
+    if (esize < kHeaderSize + footer) return TruncatedSpill();
+    const uint32_t log_pos = static_cast<uint32_t>(st.base + st.read_off + p + esize);
+    const size_t covered = esize - footer;
+    uint32_t delta = 0;
+    if (footer) {
+      delta = covered > kLogPosCrcDirectMax
+                  ? LogPosCrcDelta(log_pos, LogPosCrcOperator(covered))
+                  : LogPosCrcDeltaDirect(log_pos, covered);
+    }
+    if (p + esize <= got) {
+      StoreLe32(ev + kLogPosOffset, log_pos);
+      if (footer) StoreLe32(ev + covered, LoadLe32(ev + covered) ^ delta);
+      p += esize;
+      continue;
+    }
+    if (p > 0) break;  // the next piece starts with this event
+    // An event larger than the piece, starting at its head: the header
+    // now, the footer when its last piece comes.
+    StoreLe32(ev + kLogPosOffset, log_pos);
+    p = got;
+    if (esize - p < footer) p = esize - footer;
+    st.big_left = esize - p;
+    st.big_delta = delta;
+    break;
+  }
+  if (p == 0) return TruncatedSpill();
+  st.read_off += p;
+  *n = p;
+  return absl::OkStatus();
+}
+
+absl::Status TransactionBuffer::TruncatedSpill() const {
+  return absl::DataLossError(absl::StrCat(
+      "the spill file in ", spill_->dir, " holds fewer or other bytes than "
+      "the transaction buffer wrote to it"));
+}
 
 char* TransactionBuffer::Reserve(size_t n) {
   if (size_ + n > capacity_) {
@@ -32,6 +238,7 @@ char* TransactionBuffer::AppendEvent(uint8_t type, uint32_t server_id,
   written_ = nullptr;
   size_t footer = checksums_ ? kChecksumSize : 0;
   size_t total = kHeaderSize + body_size + footer;
+  BeforeAppend(total);
   size_t start = size_;
   char* p = Reserve(total);
   EventHeader h;
@@ -82,6 +289,7 @@ absl::Status TransactionBuffer::AppendEncodedEvent(absl::string_view event) {
         event.size(), " bytes"));
   }
   written_ = nullptr;
+  BeforeAppend(event.size());
   size_t start = size_;
   char* p = Reserve(event.size());
   std::memcpy(p, event.data(), event.size());
@@ -100,6 +308,18 @@ void TransactionBuffer::Clear() {
   assigned_ = AssignedIdentity();
   commit_parent_ = 0;
   cookie_ = nullptr;
+  if (spill_ != nullptr) {
+    if (spilled_bytes_ > 0 && spill_->file != nullptr) {
+      // Give the disk space back. An error is harmless: the next spill
+      // writes from offset 0 and only what it wrote is ever read.
+      spill_->file->Truncate(0).IgnoreError();
+    }
+    spilled_bytes_ = 0;
+    spilled_events_ = 0;
+    head_end_ = 0;
+    head_events_ = 0;
+    ResetSpill();
+  }
 }
 
 void TransactionBuffer::AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
@@ -272,7 +492,7 @@ void TransactionBuffer::Seal() {
     // packed width included: pick the width that holds the total, then
     // move the Gtid event's head forward so the event ends where its
     // 9-byte placeholder ended (no other event moves).
-    const uint64_t base = size_ - 9;
+    const uint64_t base = size_ + spilled_bytes_ - 9;
     size_t width = 1;
     while (PackedIntSize(base + width) != width) {
       width = width == 1 ? 3 : width == 3 ? 4 : 9;
@@ -303,10 +523,18 @@ void TransactionBuffer::Seal() {
 void TransactionBuffer::Place(uint64_t start) {
   char* b = buf_.get();
   start -= front_;  // events_ offsets count from buf_, data() from front_
+  // The events in memory after the spilled ones follow them in the log.
+  const uint64_t tail = start + spilled_bytes_;
+  if (spilled_bytes_ != 0) {
+    spill_->base = start + head_end_;
+    spill_->read_off = 0;
+    spill_->big_left = 0;
+  }
   for (const EventMeta& e : events_) {
     char* ev = b + e.offset;
-    uint32_t log_pos = static_cast<uint32_t>(start + e.end);
+    uint32_t log_pos = static_cast<uint32_t>(tail + e.end);
     if (identity_.present && &e == &events_[0]) {
+      log_pos = static_cast<uint32_t>(start + e.end);
       // The Gtid event's identity was just filled in: its checksum is
       // computed anew (a 70-90 byte event: cheaper than correcting for
       // each patched field, see benchmarks/crc32_bench).

@@ -48,6 +48,7 @@ const char* FaultOpName(FaultOp op) {
     case FaultOp::kRename: return "rename";
     case FaultOp::kRemove: return "remove";
     case FaultOp::kDirSync: return "dir-sync";
+    case FaultOp::kTempFile: return "temp-file";
   }
   return "?";
 }
@@ -123,6 +124,12 @@ struct FaultInjectionFileSystem::FileState {
   sync::Mutex mu;
   std::string content ABSL_GUARDED_BY(mu);       // mirror of the real file
   std::vector<Change> changes ABSL_GUARDED_BY(mu);  // oldest first
+  // Writeback errors reported so far (failed Syncs through any handle).
+  // Each handle remembers how many it has reported or was opened after,
+  // and its next Sync fails if there are more: Linux reports a writeback
+  // error to every open file description once (errseq), so an error one
+  // handle's fdatasync saw is not hidden from another handle's.
+  uint64_t wb_errors ABSL_GUARDED_BY(mu) = 0;
   // Current path ("" once removed). Guarded by the file system's mu_.
   std::string path;
 
@@ -203,7 +210,10 @@ class FaultInjectionFileSystem::File final : public WritableFileWrapper {
       : WritableFileWrapper(std::move(target)),
         fs_(fs),
         state_(std::move(state)),
-        epoch_(epoch) {}
+        epoch_(epoch) {
+    sync::MutexLock l(&state_->mu);
+    seen_wb_errors_ = state_->wb_errors;
+  }
 
   absl::Status Write(uint64_t offset, absl::string_view data) override {
     return DoWrite(offset, data);
@@ -291,12 +301,34 @@ class FaultInjectionFileSystem::File final : public WritableFileWrapper {
       if (!s.ok()) {
         // The kernel reported a writeback error: the dirty data is gone for
         // good even though reads still return it (fsyncgate).
-        if (!fs_->frozen()) state_->Settle(n, /*ok=*/false);
+        if (!fs_->frozen()) {
+          state_->Settle(n, /*ok=*/false);
+          seen_wb_errors_ = ++state_->wb_errors;
+        }
         return s;
+      }
+      if (state_->wb_errors > seen_wb_errors_) {
+        // Another handle's Sync failed since this one last synced: this
+        // one reports it too (its data may be among what was lost).
+        seen_wb_errors_ = state_->wb_errors;
+        state_->Settle(n, /*ok=*/false);
+        return absl::UnknownError(absl::StrCat(
+            "injected EIO (a writeback error reported through another "
+            "descriptor): sync of ", path()));
       }
     }
     s = all ? target()->SyncAll() : target()->Sync();
     sync::MutexLock l(&state_->mu);
+    if (s.ok() && state_->wb_errors > seen_wb_errors_) {
+      // Another handle's Sync failed while this one ran: the pages this
+      // one waited for may be among those lost, and Linux reports the
+      // error here too.
+      seen_wb_errors_ = state_->wb_errors;
+      state_->Settle(n, /*ok=*/false);
+      return absl::UnknownError(absl::StrCat(
+          "injected EIO (a writeback error reported through another "
+          "descriptor during this sync): sync of ", path()));
+    }
     state_->Settle(n, s.ok());
     return s;
   }
@@ -313,6 +345,7 @@ class FaultInjectionFileSystem::File final : public WritableFileWrapper {
   FaultInjectionFileSystem* const fs_;
   const std::shared_ptr<FileState> state_;
   const uint64_t epoch_;
+  uint64_t seen_wb_errors_ ABSL_GUARDED_BY(state_->mu) = 0;
 };
 
 // --- RandomAccessFile, Directory -------------------------------------------
@@ -366,6 +399,41 @@ class FaultInjectionFileSystem::Dir final : public Directory {
   std::unique_ptr<Directory> target_;
   const uint64_t epoch_;
   const std::string key_;
+};
+
+// A temporary file: every call is admitted as kTempFile (faults, freeze,
+// hook), nothing is tracked (it has no name and vanishes in a crash).
+class FaultInjectionFileSystem::Temp final : public TempFile {
+ public:
+  Temp(FaultInjectionFileSystem* fs, std::unique_ptr<TempFile> target,
+       uint64_t epoch)
+      : fs_(fs), target_(std::move(target)), epoch_(epoch) {}
+
+  absl::Status Write(uint64_t offset, absl::string_view data) override {
+    BINLOG_FI_RETURN_IF_ERROR(Admit());
+    return target_->Write(offset, data);
+  }
+  absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                    size_t* bytes_read) const override {
+    *bytes_read = 0;
+    BINLOG_FI_RETURN_IF_ERROR(Admit());
+    return target_->Read(offset, n, scratch, bytes_read);
+  }
+  absl::Status Truncate(uint64_t size) override {
+    BINLOG_FI_RETURN_IF_ERROR(Admit());
+    return target_->Truncate(size);
+  }
+  const std::string& path() const override { return target_->path(); }
+
+ private:
+  absl::Status Admit() const {
+    return fs_->Admit(static_cast<int>(FaultOp::kTempFile), target_->path(), "",
+                      epoch_, nullptr);
+  }
+
+  FaultInjectionFileSystem* const fs_;
+  std::unique_ptr<TempFile> target_;
+  const uint64_t epoch_;
 };
 
 // --- FaultInjectionFileSystem ----------------------------------------------
@@ -668,6 +736,21 @@ absl::StatusOr<std::unique_ptr<FileLock>> FaultInjectionFileSystem::LockFile(
     const std::string& path) {
   BINLOG_FI_RETURN_IF_ERROR(AdmitRead());
   return target()->LockFile(path);
+}
+
+absl::StatusOr<std::unique_ptr<TempFile>> FaultInjectionFileSystem::NewTempFile(
+    const std::string& dir) {
+  const std::string path = JoinPath(dir, "<unnamed temporary file>");
+  BINLOG_FI_RETURN_IF_ERROR(Admit(static_cast<int>(FaultOp::kTempFile), path,
+                                  "", kAnyEpoch, nullptr));
+  auto t = target()->NewTempFile(dir);
+  if (!t.ok()) return t.status();
+  uint64_t epoch;
+  {
+    sync::MutexLock l(&mu_);
+    epoch = epoch_;
+  }
+  return std::unique_ptr<TempFile>(new Temp(this, std::move(*t), epoch));
 }
 
 void FaultInjectionFileSystem::ResetState() {

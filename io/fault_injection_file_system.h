@@ -18,6 +18,9 @@
 //     durable, for good: a later successful Sync does not bring them back.
 //     This is Linux's behaviour after a writeback error (the pages are
 //     marked clean), the reason the log must never retry an fdatasync.
+//     The error is also reported once through every other writable handle
+//     of the file that was open at the time (its next Sync fails), as
+//     Linux reports a writeback error to each open file description.
 // Reads go to the real files, so data that was written but not synced is
 // readable before the crash, as POSIX says.
 //
@@ -73,6 +76,10 @@ enum class FaultOp {
   kRename,        // FileSystem::Rename
   kRemove,        // FileSystem::Remove
   kDirSync,       // Directory::Sync
+  kTempFile,      // FileSystem::NewTempFile and every TempFile Write, Read
+                  // and Truncate (path: "<dir>/<unnamed temporary file>").
+                  // Temporary files are not tracked for power loss: they
+                  // vanish in a crash anyway.
 };
 const char* FaultOpName(FaultOp op);
 
@@ -154,8 +161,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   // thread, without any lock of this file system held. Tests use it to stop
   // a thread at a chosen point (block in the hook until the test has set up
   // the interleaving it wants) instead of sleeping. kOpenWritable, kRename,
-  // kRemove, kWrite, kSync, kAllocate, kTruncate and kDirSync calls are
-  // reported; an empty function clears the hook. Set it while no call is in
+  // kRemove, kWrite, kSync, kAllocate, kTruncate, kDirSync and kTempFile
+  // calls are reported; an empty function clears the hook. Set it while no call is in
   // progress.
   using OpHook = std::function<void(FaultOp op, const std::string& path)>;
   void SetOpHook(OpHook hook) ABSL_LOCKS_EXCLUDED(mu_);
@@ -207,6 +214,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& path) override;
+  absl::StatusOr<std::unique_ptr<TempFile>> NewTempFile(
+      const std::string& dir) override;
 
   // Internal types, public so the .cc's helpers can name them.
   struct FileState;
@@ -215,8 +224,10 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
  private:
   class File;
   class Dir;
+  class Temp;
   friend class File;
   friend class Dir;
+  friend class Temp;
 
   // Checks the freeze and crash point, counts the call and looks for an
   // injected fault. Returns OK to go on; sets `*short_write` (if not null)
@@ -243,8 +254,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   // Set by SetOpHook while no call is in progress; read without a lock.
   std::shared_ptr<const OpHook> hook_;
   // Per FaultOp, then one slot for other mutating calls (CreateDirectory).
-  static constexpr int kOtherMutating = 8;
-  std::atomic<uint64_t> calls_[9] = {};
+  static constexpr int kOtherMutating = 9;
+  std::atomic<uint64_t> calls_[10] = {};
 
   mutable sync::Mutex mu_;
   uint64_t ops_ ABSL_GUARDED_BY(mu_) = 0;

@@ -9,6 +9,7 @@
 //   RandomAccessFile  a file opened for positioned reads (pread)
 //   Directory         a directory handle, for fsync after create/rename/unlink
 //   FileLock          an exclusive advisory lock, released on destruction
+//   TempFile          an unnamed scratch file (read and write), gone on close
 //   FileSystem        the factory and namespace operations
 //
 // Errors: every call returns absl::Status. Messages name the operation and
@@ -142,6 +143,31 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+// TempFile: an unnamed file for scratch data (a transaction buffer's spill
+// file). It has no directory entry, so it vanishes when closed or when the
+// process dies, and nothing about it is ever durable (no Sync).
+//
+// Thread safety: thread-compatible (one user at a time).
+// Lifetime: the destructor closes it and releases its space.
+class TempFile {
+ public:
+  virtual ~TempFile() = default;
+
+  // Writes all of `data` at `offset` (pwrite). Readable by Read on return.
+  virtual absl::Status Write(uint64_t offset, absl::string_view data) = 0;
+
+  // Reads up to `n` bytes at `offset` (pread), looping over short reads;
+  // fewer than `n` bytes means end of file.
+  virtual absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                            size_t* bytes_read) const = 0;
+
+  // Sets the size (ftruncate): Truncate(0) gives the space back.
+  virtual absl::Status Truncate(uint64_t size) = 0;
+
+  // "<dir>/<unnamed temporary file>", for messages.
+  virtual const std::string& path() const = 0;
+};
+
 enum class OpenMode {
   kCreateNew,      // fail with AlreadyExists if the file exists (O_EXCL)
   kOpenExisting,   // fail with NotFound if the file does not exist
@@ -194,6 +220,12 @@ class FileSystem {
   // until the first FileLock is destroyed.
   virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& path) = 0;
+
+  // Creates an unnamed temporary file in directory `dir` (POSIX:
+  // open(O_TMPFILE), or, where the file system lacks it, mkstemp + unlink).
+  // NotFound for a missing directory; ResourceExhausted when out of space.
+  virtual absl::StatusOr<std::unique_ptr<TempFile>> NewTempFile(
+      const std::string& dir) = 0;
 };
 
 // Joins a directory and a file name with one '/'.

@@ -114,6 +114,10 @@ class FileSystemWrapper : public FileSystem {
       const std::string& path) override {
     return target_->LockFile(path);
   }
+  absl::StatusOr<std::unique_ptr<TempFile>> NewTempFile(
+      const std::string& dir) override {
+    return target_->NewTempFile(dir);
+  }
 
  protected:
   FileSystem* target() const { return target_; }

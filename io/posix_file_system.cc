@@ -217,6 +217,62 @@ class PosixRandomAccessFile final : public RandomAccessFile {
   UniqueFd fd_;
 };
 
+class PosixTempFile final : public TempFile {
+ public:
+  PosixTempFile(std::string path, UniqueFd fd)
+      : path_(std::move(path)), fd_(std::move(fd)) {}
+
+  absl::Status Write(uint64_t offset, absl::string_view data) override {
+    const char* p = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+      ssize_t n = ::pwrite(fd_.get(), p, left, static_cast<off_t>(offset));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "pwrite", path_);
+      }
+      if (n == 0) return absl::DataLossError(absl::StrCat("pwrite ", path_, ": wrote 0 bytes"));
+      p += n;
+      left -= static_cast<size_t>(n);
+      offset += static_cast<uint64_t>(n);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                    size_t* bytes_read) const override {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_.get(), scratch + done, n - done,
+                          static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        *bytes_read = done;
+        return ErrnoStatus(errno, "pread", path_);
+      }
+      if (r == 0) break;
+      done += static_cast<size_t>(r);
+    }
+    *bytes_read = done;
+    return absl::OkStatus();
+  }
+
+  absl::Status Truncate(uint64_t size) override {
+    int r;
+    do {
+      r = ::ftruncate(fd_.get(), static_cast<off_t>(size));
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) return ErrnoStatus(errno, "ftruncate", path_);
+    return absl::OkStatus();
+  }
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  const std::string path_;
+  UniqueFd fd_;
+};
+
 class PosixDirectory final : public Directory {
  public:
   PosixDirectory(std::string path, UniqueFd fd)
@@ -363,6 +419,35 @@ class PosixFileSystem final : public FileSystem {
       return ErrnoStatus(errno, "flock", path);
     }
     return std::unique_ptr<FileLock>(new PosixFileLock(std::move(ufd)));
+  }
+
+  absl::StatusOr<std::unique_ptr<TempFile>> NewTempFile(
+      const std::string& dir) override {
+    const std::string name = JoinPath(dir, "<unnamed temporary file>");
+    int fd = -1;
+#ifdef O_TMPFILE
+    fd = OpenRetry(dir.c_str(), O_TMPFILE | O_RDWR, 0600);
+    // EOPNOTSUPP / EISDIR / EINVAL: the file system has no O_TMPFILE
+    // (tmpfs before 3.11, overlayfs on older kernels, NFS): fall back.
+    if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+      return ErrnoStatus(errno, "open(O_TMPFILE) in", dir);
+    }
+#endif
+    if (fd < 0) {
+      std::string tmpl = JoinPath(dir, ".binlog-spill-XXXXXX");
+      do {
+        fd = ::mkostemp(&tmpl[0], O_CLOEXEC);
+      } while (fd < 0 && errno == EINTR);
+      if (fd < 0) return ErrnoStatus(errno, "mkostemp in", dir);
+      // Unlinked at once: a crash leaves nothing behind (the window between
+      // the two calls is the only one, and the name says what it is).
+      if (::unlink(tmpl.c_str()) != 0) {
+        int err = errno;
+        ::close(fd);
+        return ErrnoStatus(err, "unlink", tmpl);
+      }
+    }
+    return std::unique_ptr<TempFile>(new PosixTempFile(name, UniqueFd(fd)));
   }
 };
 

@@ -147,6 +147,15 @@ class SequentialReader {
   // REQUIRES: a file was given to Reset().
   absl::Status Peek(uint64_t offset, size_t n, absl::string_view* out);
 
+  // Bytes of the current window readable at `offset` in place (no read,
+  // no copy), below the limit: the most a Peek(offset, n) can return as a
+  // view into the window. 0 when `offset` is not inside the window.
+  size_t Buffered(uint64_t offset) const {
+    if (file_ == nullptr || offset < cur_.off || offset >= cur_.end()) return 0;
+    uint64_t end = cur_.end() < limit_ ? cur_.end() : limit_;
+    return end > offset ? static_cast<size_t>(end - offset) : 0;
+  }
+
   // Declares that reading goes on at `offset`: buffered bytes not covering
   // it are released and, with prefetch, the window at `offset` starts being
   // read now. Peek does not need it (it accepts any offset); call it to

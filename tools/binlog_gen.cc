@@ -50,6 +50,7 @@
 #include "binlog/gtid.h"
 #include "binlog/format.h"
 #include "binlog/index_file.h"
+#include "binlog/keyring.h"
 #include "binlog/log.h"
 #include "binlog/rows.h"
 #include "binlog/rows_writer.h"
@@ -266,6 +267,7 @@ struct Flags {
   bool payload = false;
   bool sync = false;
   std::string manifest;
+  std::string keyring_file;  // encrypt; write the keys there
 };
 
 int Usage(absl::string_view msg) {
@@ -275,7 +277,7 @@ int Usage(absl::string_view msg) {
                "  [--max-file-size=N] [--gtid=mysql|anonymous] [--uuid=UUID]\n"
                "  [--start-time=SECONDS] [--tps=N] [--sleep-ms=N]\n"
                "  [--rotate-every=N] [--payload] [--sync=never|group]\n"
-               "  [--manifest=FILE]\n",
+               "  [--manifest=FILE] [--encrypt-keyring-file=FILE]\n",
                std::string(msg).c_str());
   return 2;
 }
@@ -337,6 +339,8 @@ bool ParseFlags(int argc, char** argv, Flags* f, std::string* err) {
       f->sync = value == "group";
     } else if (name == "--manifest") {
       f->manifest = std::string(value);
+    } else if (name == "--encrypt-keyring-file") {
+      f->keyring_file = std::string(value);
     } else {
       *err = absl::StrCat("unknown flag ", a);
       return false;
@@ -370,7 +374,24 @@ int Main(int argc, char** argv) {
   o.max_file_size = f.max_file_size;
   o.sync_policy = f.sync ? SyncPolicy::kEveryGroup : SyncPolicy::kNever;
   o.now_seconds = [&now] { return now.load(); };
+  // --encrypt-keyring-file: an encrypted log (MySQL's format) whose master
+  // keys are written to that file in binlogtool's --keyring_file format.
+  MemoryKeyring keyring;
+  if (!f.keyring_file.empty()) {
+    o.encryption = true;
+    o.keyring = &keyring;
+    o.server_uuid = f.uuid;
+  }
   auto log = Binlog::Open(f.dir, f.basename, o);
+  if (log.ok() && !f.keyring_file.empty()) {
+    FILE* kf = std::fopen(f.keyring_file.c_str(), "w");
+    std::string text = KeyringFileText(keyring);
+    if (kf == nullptr || std::fwrite(text.data(), 1, text.size(), kf) != text.size() ||
+        std::fclose(kf) != 0) {
+      std::fprintf(stderr, "binlog_gen: cannot write %s\n", f.keyring_file.c_str());
+      return 1;
+    }
+  }
   if (!log.ok()) {
     std::fprintf(stderr, "binlog_gen: %s\n", std::string(log.status().message()).c_str());
     return 1;

@@ -25,6 +25,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "binlog/keyring.h"
 #include "binlog/version.h"
 #include "tools/commands.h"
 
@@ -66,6 +67,20 @@ int BinlogtoolMain(int argc, char** argv) {
     return OutFlush() ? kExitOk : kExitUsage;
   }
   io::FileSystem* fs = io::FileSystem::Default();
+  // Encrypted files: read through the library's decrypting file system.
+  std::unique_ptr<MemoryKeyring> keyring;
+  std::unique_ptr<io::FileSystem> decrypting;
+  if (args.Has("--keyring_file")) {
+    auto k = LoadKeyringFile(fs, args.Get("--keyring_file"));
+    if (!k.ok()) {
+      Err(absl::StrCat("binlogtool: --keyring_file: ",
+                       Printable(k.status().message()), "\n"));
+      return kExitUsage;
+    }
+    keyring = std::move(*k);
+    decrypting = NewDecryptingFileSystem(fs, keyring.get());
+    fs = decrypting.get();
+  }
   int rc;
   if (command == "list") {
     rc = RunList(fs, args);

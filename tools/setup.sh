@@ -18,12 +18,14 @@ packages=(
   libabsl-dev
   liblz4-dev
   libzstd-dev
+  libssl-dev        # OpenSSL libcrypto: AES for binlog encryption
   libgtest-dev
   libgmock-dev
   libbenchmark-dev
   libisal-dev
   zlib1g-dev
   mariadb-client    # mariadb-binlog, for compatibility checks
+  mariadb-server    # mariadbd: tests/compat (apply test, replica of binlog_server)
   librocksdb-dev    # examples/engine_server's engine; commit_bench peer
   libleveldb-dev    # peer system in benchmarks/commit_bench
   gnuplot-nox       # benchmark plots (benchmarks/run_commit_bench.sh)
@@ -34,6 +36,41 @@ packages=(
   libclang-rt-14-dev  # libFuzzer + ASan/UBSan runtimes for clang 14
 )
 
+# Python packages of the tests (tests/tools/requirements.txt: the
+# independent replication client that reads from binlog_server). Best
+# effort: without them that test skips.
+python_packages() {
+  local req
+  req="$(dirname "$0")/../tests/tools/requirements.txt"
+  if ! python3 -c 'import pymysqlreplication' 2>/dev/null; then
+    python3 -m pip install -q -r "$req" >&2 ||
+      echo "tools/setup.sh: could not pip install $req (python_client_test will skip)" >&2
+  fi
+}
+
+# Go modules of tests/tools/gomysql (go_client_test: go-mysql's
+# BinlogSyncer reading from binlog_server), pinned by its go.mod and
+# go.sum: downloaded into the module cache, and the program built once
+# into the test's build cache (/tmp/binlog_gomysql_gocache_UID) so the
+# test, which builds it offline, starts warm. Best effort: without go or
+# the modules that test skips.
+go_modules() {
+  local dir go
+  dir="$(dirname "$0")/../tests/tools/gomysql"
+  go=$(command -v go || true)
+  if [[ -z $go && -x /usr/local/go/bin/go ]]; then go=/usr/local/go/bin/go; fi
+  if [[ -z $go ]]; then
+    echo "tools/setup.sh: no go command (go_client_test will skip)" >&2
+    return 0
+  fi
+  if ! (cd "$dir" && GOFLAGS=-mod=readonly "$go" mod download &&
+    GOFLAGS='-mod=readonly -buildvcs=false' CGO_ENABLED=0 \
+      GOCACHE="/tmp/binlog_gomysql_gocache_$(id -u)" "$go" build -o /dev/null .) >&2; then
+    echo "tools/setup.sh: could not download or build $dir's modules (go_client_test will skip)" >&2
+  fi
+  return 0
+}
+
 missing=()
 for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
@@ -43,6 +80,8 @@ for p in "${packages[@]}"; do
 done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
+  python_packages
+  go_modules
   exit 0
 fi
 
@@ -56,3 +95,5 @@ fi
 echo "tools/setup.sh: installing ${missing[*]}" >&2
 apt-get update -q
 DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+python_packages
+go_modules

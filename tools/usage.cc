@@ -30,6 +30,10 @@ A single DIR argument means the binlog of that directory: the files listed
 in its <basename>.index, or, without an index, every <basename>.NNNNNN file
 in number order (--basename picks one log when a directory holds several).
 Otherwise every argument is a binlog file, read in the order given.
+Encrypted binlog files (MySQL 8.0.14+ binlog_encryption; every command
+reads them) need --keyring_file=PATH: a text file with one master key per
+line, "<key_id> <64 hex digits>" (e.g. "MySQLReplicationKey_<uuid>_1 0a1b..."),
+'#' starts a comment line. Offsets shown are those of the plain file.
 Times are UTC: 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DDTHH:MM:SS', 'YYYY-MM-DD'
 or @SECONDS since the epoch.
 
@@ -291,7 +295,7 @@ const char* CommandUsage(absl::string_view command) {
 }
 
 std::vector<FlagSpec> CommandFlags(absl::string_view command) {
-  std::vector<FlagSpec> flags = {{"--basename", true}};
+  std::vector<FlagSpec> flags = {{"--basename", true}, {"--keyring_file", true}};
   if (command != "verify") flags.push_back({"--format", true});
   if (command == "dump") {
     flags.insert(flags.end(), {{"--decode-rows", false},

@@ -682,3 +682,41 @@ TEST(AppendEncodedEventTest, AcceptsHeaderOnlyEventWithoutChecksums) {
 
 }  // namespace
 }  // namespace binlog
+
+namespace binlog {
+namespace {
+
+TEST(EventBuilderTest, HeartbeatIsArtificialWithPositionAndFileName) {
+  std::string ev = EncodeHeartbeat(7, "binlog.000003", 1234, /*checksums=*/true);
+  ASSERT_EQ(ev.size(), kHeaderSize + 13 + kChecksumSize);
+  EventHeader h = DecodeHeader(ev);
+  EXPECT_EQ(h.type, kHeartbeatEvent);
+  EXPECT_EQ(h.timestamp, 0u);
+  EXPECT_EQ(h.server_id, 7u);
+  EXPECT_EQ(h.log_pos, 1234u);
+  EXPECT_EQ(h.flags, kFlagArtificial);
+  EXPECT_EQ(EventBody(ev, true), "binlog.000003");
+  EXPECT_TRUE(EventChecksumMatches(ev));
+  EXPECT_EQ(EncodeHeartbeat(7, "b.000001", 4, false).size(), kHeaderSize + 8);
+}
+
+TEST(EventBuilderTest, SentFormatDescriptionClearsInUseAndLogPos) {
+  FdeParams p;
+  p.in_use = true;
+  const std::string stored = EncodeFormatDescription(p);
+  ASSERT_TRUE(DecodeHeader(stored).flags & kFlagBinlogInUse);
+  auto sent = EncodeSentFormatDescription(stored, /*zero_log_pos=*/true);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EventHeader h = DecodeHeader(*sent);
+  EXPECT_EQ(h.flags & kFlagBinlogInUse, 0);
+  EXPECT_EQ(h.log_pos, 0u);
+  EXPECT_TRUE(EventChecksumMatches(*sent));
+  auto kept = EncodeSentFormatDescription(stored, /*zero_log_pos=*/false);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(DecodeHeader(*kept).log_pos, DecodeHeader(stored).log_pos);
+  EXPECT_TRUE(EventChecksumMatches(*kept));
+  EXPECT_FALSE(EncodeSentFormatDescription("short", false).ok());
+}
+
+}  // namespace
+}  // namespace binlog

@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -62,8 +63,13 @@ inline std::string NewLogDir(const std::string& prefix, const std::string& tag) 
   bool use_shm = (tmpfs == nullptr || std::string(tmpfs) != "0") &&
                  ::access("/dev/shm", W_OK) == 0;
   if (!use_shm) return testing_util::NewTempDir(tag);
-  std::string dir = absl::StrCat("/dev/shm/", prefix, "_", ::getpid(), "_", tag, "_",
-                                 counter++);
+  // /dev/shm is shared by every test process, and under Bazel's sandbox
+  // each has a PID namespace (the same small pid), so the pid alone lets
+  // two tests that run at once (power_loss_test and
+  // power_loss_encrypted_test) use, and remove, each other's directories.
+  static const uint32_t nonce = std::random_device()();
+  std::string dir = absl::StrCat("/dev/shm/", prefix, "_", ::getpid(), "_",
+                                 nonce, "_", tag, "_", counter++);
   std::string cmd = absl::StrCat("rm -rf '", dir, "' && mkdir -p '", dir, "'");
   if (std::system(cmd.c_str()) != 0) std::abort();
   return dir;
@@ -166,6 +172,21 @@ struct ReadError {
   bool in_use = false;  // the file's in-use flag
 };
 
+// The whole file as its readers see it: through `fs` (a decrypting file
+// system for encrypted logs, binlog/keyring.h), or the raw bytes.
+inline std::string ReadPlainFile(io::FileSystem* fs, const std::string& path) {
+  if (fs == nullptr) return testing_util::ReadFile(path);
+  auto f = fs->OpenReadable(path);
+  if (!f.ok()) return std::string();
+  auto size = (*f)->Size();
+  if (!size.ok()) return std::string();
+  std::string out(*size, '\0');
+  size_t got = 0;
+  if (!(*f)->Read(0, out.size(), &out[0], &got).ok()) return std::string();
+  out.resize(got);
+  return out;
+}
+
 // What a violation of VerifyLog is about.
 enum class ViolationKind {
   kIndexUnreadable,   // the index cannot be read
@@ -257,7 +278,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
                               const std::string& basename,
                               const std::vector<AckedTxn>& acked,
                               uint64_t purge_floor,
-                              bool allow_zero_tails = false) {
+                              bool allow_zero_tails = false,
+                              io::FileSystem* fs = nullptr) {
   VerifyResult res;
   auto fail = [&](ViolationKind kind, std::string v) {
     if (res.violations.size() < 20) {
@@ -279,8 +301,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
     const std::string name = BinlogFileName(basename, number);
     // The raw bytes, to compare acknowledged transactions as written
     // (compressed ones are read decoded, as Gtid + the inner events).
-    const std::string raw = testing_util::ReadFile(dir + "/" + name);
-    auto reader = Reader::OpenFiles({dir + "/" + name}, ReaderOptions());
+    const std::string raw = ReadPlainFile(fs, dir + "/" + name);
+    auto reader = Reader::OpenFiles({dir + "/" + name}, ReaderOptions(), fs);
     if (!reader.ok()) {
       fail(ViolationKind::kFileUnopenable,
            absl::StrCat("cannot open ", name, ": ", reader.status().ToString()));
@@ -368,7 +390,7 @@ inline VerifyResult VerifyLog(const std::string& dir,
     }
     for (const TornTail& t : (*reader)->torn_tails()) {
       if (allow_zero_tails) {
-        std::string bytes = testing_util::ReadFile(dir + "/" + name);
+        std::string bytes = ReadPlainFile(fs, dir + "/" + name);
         if (t.offset <= bytes.size() &&
             bytes.find_first_not_of('\0', t.offset) == std::string::npos) {
           continue;  // unused preallocated space, by design
@@ -457,7 +479,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
 // null) counts the files whose flag was clear.
 inline std::vector<std::string> CheckClosedFilesEnd(
     const std::string& dir, const std::string& basename,
-    bool allow_zero_tails, int* clean_files = nullptr) {
+    bool allow_zero_tails, int* clean_files = nullptr,
+    io::FileSystem* fs = nullptr) {
   std::vector<std::string> out;
   auto names = io::FileSystem::Default()->ListDirectory(dir);
   if (!names.ok()) return {absl::StrCat("cannot list ", dir)};
@@ -469,14 +492,14 @@ inline std::vector<std::string> CheckClosedFilesEnd(
   std::sort(files.begin(), files.end());
   for (const auto& [number, name] : files) {
     const std::string path = dir + "/" + name;
-    const std::string raw = testing_util::ReadFile(path);
+    const std::string raw = ReadPlainFile(fs, path);
     if (raw.size() < kMagicSize ||
         raw.compare(0, kMagicSize, kBinlogMagic, kMagicSize) != 0) {
       continue;  // empty, zeros (a spare), or not a binlog: claims nothing
     }
     ReaderOptions ro;
     ro.payloads = PayloadMode::kRaw;  // a payload event ends its transaction
-    auto reader = Reader::OpenFiles({path}, ro);
+    auto reader = Reader::OpenFiles({path}, ro, fs);
     if (!reader.ok()) continue;
     Event ev;
     if (!(*reader)->Next(&ev).ok()) continue;  // no readable FDE

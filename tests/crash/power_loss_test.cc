@@ -36,6 +36,9 @@
 // The logs live on /dev/shm when it is writable (fsync costs nothing there
 // and the fault FS, not the device, decides what is durable); set
 // BINLOG_POWER_LOSS_TMPFS=0 to use TEST_TMPDIR.
+// BINLOG_POWER_LOSS_ENCRYPTION=1 runs every random cycle with
+// Options::encryption (otherwise a third of them; the fixed workload
+// encrypts every third cut point).
 
 #include <unistd.h>
 
@@ -55,6 +58,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "binlog/keyring.h"
 #include "binlog/log.h"
 #include "gtest/gtest.h"
 #include "io/codec.h"
@@ -72,6 +76,13 @@ using crash_test::BuildTxn;
 using crash_test::VerifyLog;
 using crash_test::VerifyResult;
 
+// The bytes an acknowledged transaction must have in the log, or "" when
+// the buffer spilled (they are not all in memory): the oracle then checks
+// the transaction by its content and position, not byte for byte.
+std::string WrittenBytes(const TransactionBuffer& txn) {
+  return txn.spilled() ? std::string() : std::string(txn.data());
+}
+
 uint64_t EnvU64(const char* name, uint64_t def) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return def;
@@ -82,6 +93,20 @@ std::string NewLogDir(const std::string& tag) {
   return crash_test::NewLogDir("binlog_power_loss", tag);
 }
 using crash_test::RemoveDir;
+
+// The keyring of every log here: a server's keyring survives its power
+// cuts (keys are made durable when generated), so it lives outside them.
+MemoryKeyring* TestKeyring() {
+  static MemoryKeyring* k = new MemoryKeyring();
+  return k;
+}
+
+// What the oracle reads through: encrypted files in their plain form.
+io::FileSystem* VerifyFs() {
+  static io::FileSystem* fs =
+      NewDecryptingFileSystem(io::FileSystem::Default(), TestKeyring()).release();
+  return fs;
+}
 
 const char* DataModeName(io::PowerLossOptions::Data d) {
   switch (d) {
@@ -103,6 +128,13 @@ struct CutConfig {
   io::PreallocMode prealloc = io::PreallocMode::kNone;
   bool trim = true;
   io::Codec compression = io::Codec::kNone;
+  // Options::encryption (the keyring, TestKeyring(), is always given, as a
+  // server gives it: a log may hold files of lives with and without).
+  bool encryption = false;
+  // Options::transaction_memory_limit of the writers' buffers
+  // (Binlog::NewTransactionBuffer); 4096 makes the larger transactions
+  // (payloads of 4-20 KiB) spill to a temporary file through the fault FS.
+  size_t spill_limit = kDefaultTransactionMemoryLimit;
   double rotate_p = 0;  // per commit of thread 0
   double purge_p = 0;
   uint64_t freeze_after = 0;  // mutating file-system calls before the cut
@@ -119,6 +151,8 @@ struct CutConfig {
         commits_per_thread, " max_file_size=", max_file_size,
         " checksums=", checksums, " prealloc=", io::PreallocModeName(prealloc),
         " trim=", trim, " compression=", io::CodecName(compression),
+        " encryption=", encryption,
+        " spill_limit=", spill_limit,
         " rotate_p=", rotate_p, " purge_p=", purge_p,
         " cut_after_ops=", freeze_after, " close_before_cut=",
         close_before_cut, " loss=", DataModeName(loss.data),
@@ -309,7 +343,8 @@ class PowerLossHarness {
     }
     out->loss = *loss;
     for (std::string& v : crash_test::CheckClosedFilesEnd(
-             dir_, "binlog", untrimmed_, &out->clean_files_checked)) {
+             dir_, "binlog", untrimmed_, &out->clean_files_checked,
+             VerifyFs())) {
       out->Add("clean-flag",
                absl::StrCat("after power cut ", out->cuts, ": ", v));
     }
@@ -414,7 +449,8 @@ class PowerLossHarness {
                                          log.status().ToString()));
         return;
       }
-      TransactionBuffer txn(c.checksums);
+      std::unique_ptr<TransactionBuffer> buffer = (*log)->NewTransactionBuffer();
+      TransactionBuffer& txn = *buffer;
       for (int i = 0; i < 3; ++i) {
         uint64_t id = next_id_++;
         BuildTxn(&txn, id);
@@ -424,7 +460,7 @@ class PowerLossHarness {
                                            pos.status().ToString()));
           return;
         }
-        acks_.Add(AckedTxn{id, *pos, std::string(txn.data())});
+        acks_.Add(AckedTxn{id, *pos, WrittenBytes(txn)});
       }
       absl::Status s = (*log)->Close();
       if (!s.ok()) {
@@ -437,7 +473,7 @@ class PowerLossHarness {
     // life of this log ran without trimming.
     if (!c.trim) untrimmed_ = true;
     VerifyResult r = VerifyLog(dir_, "binlog", acks_.acked(), acks_.purge_floor(),
-                               /*allow_zero_tails=*/untrimmed_);
+                               /*allow_zero_tails=*/untrimmed_, VerifyFs());
     for (size_t i = 0; i < r.violations.size(); ++i) {
       out->Add(crash_test::ViolationKindName(r.violation_kinds[i]),
                std::move(r.violations[i]));
@@ -476,7 +512,8 @@ class PowerLossHarness {
     }
     // After a clean close every file that claims it is clean.
     for (std::string& v : crash_test::CheckClosedFilesEnd(
-             dir_, "binlog", untrimmed_, &out->clean_files_checked)) {
+             dir_, "binlog", untrimmed_, &out->clean_files_checked,
+             VerifyFs())) {
       out->Add("clean-flag", absl::StrCat("after the final close: ", v));
     }
     out->acked_checked = r.acked_checked;
@@ -494,6 +531,9 @@ class PowerLossHarness {
     o.preallocate = c.prealloc;
     o.trim_preallocated = c.trim;
     o.compression = c.compression;
+    o.encryption = c.encryption;
+    o.keyring = TestKeyring();
+    o.transaction_memory_limit = c.spill_limit;
     o.now_seconds = [] { return 1700000000u; };
     return o;
   }
@@ -516,13 +556,15 @@ class PowerLossHarness {
       ops->recovery_end = recovery_end->load();
       if (ops->recovery_end == 0) ops->recovery_end = ops->open_end;
     }
-    TransactionBuffer txn(checksums);
+    (void)checksums;
+    std::unique_ptr<TransactionBuffer> buffer = (*log)->NewTransactionBuffer();
+    TransactionBuffer& txn = *buffer;
     auto commit = [&]() -> std::string {
       uint64_t id = (*ids)++;
       BuildTxn(&txn, id);
       auto pos = (*log)->Commit(&txn);
       if (!pos.ok()) return absl::StrCat("Commit: ", pos.status().ToString());
-      if (acks != nullptr) acks->Add(AckedTxn{id, *pos, std::string(txn.data())});
+      if (acks != nullptr) acks->Add(AckedTxn{id, *pos, WrittenBytes(txn)});
       return "";
     };
     for (int i = 0; i < 2; ++i) {
@@ -546,13 +588,14 @@ class PowerLossHarness {
       threads.emplace_back([this, &c, log, t] {
         std::mt19937_64 rng(c.seed * 131 + static_cast<uint64_t>(t));
         std::uniform_real_distribution<double> u(0, 1);
-        TransactionBuffer txn(c.checksums);
+        std::unique_ptr<TransactionBuffer> buffer = log->NewTransactionBuffer();
+        TransactionBuffer& txn = *buffer;
         for (int i = 0; i < c.commits_per_thread; ++i) {
           uint64_t id = next_id_++;
           BuildTxn(&txn, id);
           auto pos = log->Commit(&txn);
           if (!pos.ok()) return;  // the cut (or what it caused)
-          acks_.Add(AckedTxn{id, *pos, std::string(txn.data())});
+          acks_.Add(AckedTxn{id, *pos, WrittenBytes(txn)});
           if (t != 0) continue;
           if (u(rng) < c.rotate_p && !log->Rotate().ok()) return;
           if (u(rng) < c.purge_p) {
@@ -589,10 +632,16 @@ std::string KeepForInspection(const std::string& dir) {
   std::string cmd = absl::StrCat("rm -rf '", dest, "' && cp -a '", dir, "' '",
                                  dest, "' && ls -l '", dest, "'");
   if (std::system(cmd.c_str()) != 0) return "(copy failed)";
+  // The keys of encrypted files, for binlogtool --keyring_file.
+  testing_util::WriteFile(dest + "/keyring.txt", KeyringFileText(*TestKeyring()));
   return dest;
 }
 
 CutConfig RandomConfig(std::mt19937_64* rng, uint64_t op_estimate) {
+  // Encryption in a third of the cycles; all of them with
+  // BINLOG_POWER_LOSS_ENCRYPTION=1 (the encryption-on mode CI runs,
+  // tests/BUILD power_loss_encrypted_test).
+  const bool encryption_draw = (*rng)() % 3 == 0;
   CutConfig c;
   c.seed = (*rng)();
   static const int kThreads[] = {1, 1, 2, 3, 4, 8};
@@ -609,6 +658,15 @@ CutConfig RandomConfig(std::mt19937_64* rng, uint64_t op_estimate) {
   static const io::Codec kCodecs[] = {io::Codec::kNone, io::Codec::kNone,
                                       io::Codec::kZstd, io::Codec::kLz4};
   c.compression = kCodecs[(*rng)() % 4];
+  c.encryption = EnvU64("BINLOG_POWER_LOSS_ENCRYPTION", 0) != 0 || encryption_draw;
+  // Known limitation (binlog/FORMAT.md, "Encrypted files"): a closed
+  // encrypted file left untrimmed can end in fewer than 32 raw zero bytes
+  // (the end of its preallocated space, or a torn guard), which read as
+  // ciphertext, i.e. garbage after its last event, not zeros. Encrypted
+  // cycles therefore trim, as the default does.
+  if (c.encryption) c.trim = true;
+  // One cycle in four spills its larger transactions (issue 18).
+  if ((*rng)() % 4 == 0) c.spill_limit = 4096;
   c.rotate_p = (*rng)() % 3 == 0 ? 0.1 : 0.0;
   c.purge_p = (*rng)() % 3 == 0 ? 0.05 : 0.0;
   // Mostly inside the workload; some in Open (small values) and some after
@@ -735,15 +793,7 @@ TEST(PowerLossTest, RandomCutsKeepEveryAcknowledgedCommit) {
 // A fixed single-threaded workload with rotations and a purge, cut after
 // each of its file-system calls in turn, under each way a disk can react;
 // then a recovering life cut too.
-TEST(PowerLossTest, CutAfterEveryCallOfAFixedWorkload) {
-  CutConfig base;
-  base.threads = 1;
-  base.commits_per_thread = 12;
-  base.max_file_size = 4096;
-  base.rotate_p = 0.25;
-  base.purge_p = 0.1;
-  base.prealloc = io::PreallocMode::kZeroFill;
-  base.compression = io::Codec::kZstd;
+void CutAfterEveryCall(const CutConfig& base) {
   // Count the calls of one uncut run (the cut comes after everything).
   uint64_t total = 0;
   {
@@ -753,6 +803,10 @@ TEST(PowerLossTest, CutAfterEveryCallOfAFixedWorkload) {
     CycleOutcome o = h.RunCycle(c);
     ASSERT_TRUE(o.violations.empty()) << Describe(c, o);
     total = o.ops;
+    if (base.spill_limit < kDefaultTransactionMemoryLimit) {
+      // The workload did spill (its larger transactions).
+      ASSERT_GT(h.fs()->calls(io::FaultOp::kTempFile), 0u);
+    }
   }
   ASSERT_GT(total, 20u);
   const io::PowerLossOptions::Data kData[] = {
@@ -770,6 +824,10 @@ TEST(PowerLossTest, CutAfterEveryCallOfAFixedWorkload) {
       c.loss.data = data;
       c.loss.keep_random_dir_prefix = k % 2 == 1;
       c.loss.seed = k;
+      // Every third cut point with encryption on: raw zeros of the
+      // preallocated files (kZeroFill) past the written end of encrypted
+      // files, and the in-use flag rewrite at its stream offset.
+      c.encryption = k % 3 == 1;
       // Cut during the first life of the log, then again during the
       // recovery of that cut (or the rotation after it).
       c.recovery_cuts = 1;
@@ -785,6 +843,32 @@ TEST(PowerLossTest, CutAfterEveryCallOfAFixedWorkload) {
   }
   std::printf("power-loss: %d cuts over %lu calls of the fixed workload\n",
               cuts, static_cast<unsigned long>(total));
+}
+
+TEST(PowerLossTest, CutAfterEveryCallOfAFixedWorkload) {
+  CutConfig base;
+  base.threads = 1;
+  base.commits_per_thread = 12;
+  base.max_file_size = 4096;
+  base.rotate_p = 0.25;
+  base.purge_p = 0.1;
+  base.prealloc = io::PreallocMode::kZeroFill;
+  base.compression = io::Codec::kZstd;
+  CutAfterEveryCall(base);
+}
+
+// The same with spilling transaction buffers (issue 18): the larger
+// transactions go through a temporary file on the fault FS, and the cut
+// also lands on its writes and on the flush stage's reads of it.
+TEST(PowerLossTest, CutAfterEveryCallOfASpillingWorkload) {
+  CutConfig base;
+  base.threads = 1;
+  base.commits_per_thread = 30;
+  base.max_file_size = 8192;
+  base.rotate_p = 0.1;
+  base.prealloc = io::PreallocMode::kNone;
+  base.spill_limit = 4096;
+  CutAfterEveryCall(base);
 }
 
 // A log left by a cut in the middle of a workload (its last file in use,
@@ -897,6 +981,9 @@ TEST(PowerLossTest, RecoveryClearsTheFlagOnlyAfterItsCutIsDurable) {
       Options o;
       o.file_system = fs;
       o.max_file_size = 1 << 20;
+      // The injected short write must hit the log's own group write, not
+      // the background zero-fill of the same file.
+      o.zero_ahead = 0;
       auto log = Binlog::Open(h.dir(), "binlog", o);
       ASSERT_TRUE(log.ok()) << log.status();
       TransactionBuffer txn;
@@ -904,7 +991,7 @@ TEST(PowerLossTest, RecoveryClearsTheFlagOnlyAfterItsCutIsDurable) {
         BuildTxn(&txn, id);
         auto pos = (*log)->Commit(&txn);
         ASSERT_TRUE(pos.ok()) << pos.status();
-        h.mutable_acks()->Add(AckedTxn{id, *pos, std::string(txn.data())});
+        h.mutable_acks()->Add(AckedTxn{id, *pos, WrittenBytes(txn)});
       }
       fs->InjectFault({io::FaultOp::kWrite, io::FaultKind::kShortWrite, 1,
                        "binlog.000001", false});

@@ -56,7 +56,7 @@ shopt -u nullglob
 
 # The absl libraries, in the link order of tools/bazel/third_party/absl.BUILD.
 mapfile -t absl_libs < <(grep -o '"-l[a-z0-9_]*"' tools/bazel/third_party/absl.BUILD | tr -d '"')
-libs=("${absl_libs[@]}" -lisal -lz -lzstd -llz4 -lpthread)
+libs=("${absl_libs[@]}" -lisal -lz -lzstd -llz4 -lcrypto -lpthread)
 
 export CXX
 export common_str="${common[*]}"

@@ -233,6 +233,29 @@ TEST_F(FaultFsTest, FailedSyncLosesTheDataForGoodEvenAfterALaterSync) {
   EXPECT_EQ(ReadFile(P("a")), std::string("durable|\0\0\0\0\0later", 18));
 }
 
+TEST_F(FaultFsTest, AFailedSyncIsReportedThroughEveryOtherOpenHandleOnce) {
+  DurableFile("a", "durable|");
+  auto writer = fs_.OpenWritable(P("a"), OpenMode::kOpenExisting);
+  auto other = fs_.OpenWritable(P("a"), OpenMode::kOpenExisting);
+  ASSERT_TRUE((*writer)->Write(8, "data|").ok());
+  // The other handle's fdatasync hits the writeback error of the
+  // writer's data ...
+  fs_.InjectFault({FaultOp::kSync, FaultKind::kEio, 1, "", false});
+  EXPECT_FALSE((*other)->Sync().ok());
+  // ... and the writer's next fdatasync reports it too (once), instead of
+  // claiming its lost data durable.
+  absl::Status s = (*writer)->Sync();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnknown);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("another descriptor"));
+  EXPECT_TRUE((*writer)->Sync().ok());
+  EXPECT_TRUE((*other)->Sync().ok());
+  // A handle opened after the error does not report it.
+  auto late = fs_.OpenWritable(P("a"), OpenMode::kOpenExisting);
+  EXPECT_TRUE((*late)->Sync().ok());
+  PowerLoss();
+  EXPECT_EQ(ReadFile(P("a")), "durable|");
+}
+
 TEST_F(FaultFsTest, KeepRandomPrefixKeepsAPrefixOfTheAppends) {
   const std::string base = "base:";
   const std::string appended = "0123456789abcdefghijklmnopqrstuvwxyz";

@@ -9,6 +9,8 @@
                     events that precede them
   GeneratedTest     binlogs written by //tools:binlog_gen (every common
                     column type, MySQL GTIDs): rows, find, stats, ranges
+  EncryptedTest     an encrypted log (binlog_gen --encrypt-keyring-file)
+                    reads with --keyring_file as the plain one does
   FollowTest        follow sees appends and rotations while binlog_gen writes
   FindCorpusTest    find --gtid / --datetime against the corpus manifests
   VerifyCorruptionTest  each kind of damage is found
@@ -645,6 +647,52 @@ class PayloadTest(unittest.TestCase):
 
 # ---------------------------------------------------------------------------
 # follow
+
+
+class EncryptedTest(unittest.TestCase):
+    """binlogtool reads MySQL 8.0.14+ encrypted binlogs given the keys."""
+
+    @classmethod
+    def setUpClass(cls):
+        base = tmpdir()
+        cls.plain = os.path.join(base, "plain")
+        cls.enc = os.path.join(base, "enc")
+        cls.keys = os.path.join(base, "keys")
+        args = ["--transactions=30", "--rows=5", f"--start-time={START}",
+                "--max-file-size=20000"]
+        gen(cls.plain, *args, manifest=False)
+        gen(cls.enc, *args, f"--encrypt-keyring-file={cls.keys}",
+            manifest=False)
+
+    def test_files_are_encrypted(self):
+        name = sorted(n for n in os.listdir(self.enc)
+                      if re.match(r"binlog\.\d{6}$", n))[0]
+        with open(os.path.join(self.enc, name), "rb") as f:
+            self.assertEqual(f.read(4), b"\xfdbin")
+
+    def test_dump_with_keys_equals_the_plain_log(self):
+        rc, plain, err = run("dump", "--format=jsonl", "--decode-rows",
+                             self.plain)
+        self.assertEqual(rc, 0, err)
+        rc, enc, err = run("dump", "--format=jsonl", "--decode-rows",
+                           f"--keyring_file={self.keys}", self.enc)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(enc, plain)
+        rc, out, err = run("verify", f"--keyring_file={self.keys}", self.enc)
+        self.assertEqual(rc, 0, err + out)
+
+    def test_without_keys_is_an_error_not_garbage(self):
+        rc, out, err = run("dump", self.enc)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("encrypted", err)
+
+    def test_bad_key_file_is_a_usage_error(self):
+        bad = self.keys + ".bad"
+        with open(bad, "w") as f:
+            f.write("k 12\n")
+        rc, out, err = run("list", f"--keyring_file={bad}", self.enc)
+        self.assertEqual(rc, 2)
+        self.assertIn("64 hex digits", err)
 
 
 class Follower:

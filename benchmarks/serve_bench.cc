@@ -1,0 +1,226 @@
+// serve_bench: what serving replicas costs the log. A writer at --threads
+// (64) commits small transactions to a live Binlog in this process while
+// binlog_server's Server (tools/server, ServerOptions::live: tailing
+// readers, NextBatch) streams the log over 127.0.0.1 to N replicas, each
+// the in-tree ReplicationClient (tools/server/client.h) in its own thread.
+//
+//   bazel run -c opt //benchmarks:serve_bench -- --replicas=0,1,8,64
+//       --format=jsonl [--seconds=3] [--threads=64] [--sync=group|never]
+//       [--dir=DIR]
+//
+// One JSON line per replica count:
+//   replicas, tps (commits/s of the writer), sent_mb_s (bytes the server
+//   sent to all replicas / s), lag_p99_us (99th percentile, over every
+//   transaction and replica, of the time from the writer's Commit() call
+//   to the replica's receipt of the Xid event), server_cpu_ns_per_replica_txn
+//   (CPU of the server's session threads / (replicas x transactions))
+//   and transactions.
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "binlog/event_builder.h"
+#include "binlog/format.h"
+#include "binlog/log.h"
+#include "tools/server/client.h"
+#include "tools/server/server.h"
+#include "tools/server/socket.h"
+
+namespace {
+
+using binlog::server::ReplicationClient;
+using binlog::server::Server;
+using binlog::server::ServerOptions;
+using binlog::server::Socket;
+
+int64_t NowNs() {
+  timespec t;
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+struct Result {
+  int replicas = 0;
+  double tps = 0, sent_mb_s = 0, lag_p99_us = 0, cpu_ns = 0;
+  uint64_t txns = 0;
+};
+
+constexpr size_t kMaxTxns = 4 << 20;
+
+Result RunOnce(const std::string& dir, int replicas, int threads, double seconds,
+               bool sync_group) {
+  Result res;
+  res.replicas = replicas;
+  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
+  if (std::system(cmd.c_str()) != 0) std::abort();
+  binlog::Options o;
+  o.sync_policy = sync_group ? binlog::SyncPolicy::kEveryGroup : binlog::SyncPolicy::kNever;
+  o.max_file_size = 64 << 20;
+  auto log = binlog::Binlog::Open(dir, "binlog", o);
+  if (!log.ok()) {
+    std::fprintf(stderr, "open: %s\n", log.status().ToString().c_str());
+    std::exit(1);
+  }
+  ServerOptions so;
+  so.dir = dir;
+  so.users = {{"bench", "bench"}};
+  so.live = log->get();
+  auto server = Server::Create(so);
+  if (!server.ok()) std::exit(1);
+  auto listener = Socket::ListenLoopback(0);
+  if (!listener.ok()) std::exit(1);
+  const uint16_t port = listener->port();
+  std::thread runner([&] { (*server)->Run(&*listener); });
+
+  // Commit-call times by xid (1-based).
+  std::vector<std::atomic<int64_t>> start_ns(kMaxTxns);
+  std::atomic<uint64_t> total{UINT64_MAX};  // known when the writer stops
+  std::vector<std::vector<int64_t>> lags(replicas);
+  std::vector<std::thread> clients;
+  std::atomic<int> ready{0};
+  for (int r = 0; r < replicas; ++r) {
+    clients.emplace_back([&, r] {
+      auto sock = Socket::ConnectLoopback(port);
+      auto c = ReplicationClient::Connect(std::move(*sock), "bench", "bench");
+      if (!c.ok()) std::abort();
+      c->Query("SET @master_binlog_checksum='CRC32'").IgnoreError();
+      // Heartbeats every 10 ms when idle, so a client that has everything
+      // notices the writer's final count without waiting for an event.
+      c->Query("SET @master_heartbeat_period=10000000").IgnoreError();
+      c->Dump("", 4, 0, 1000 + r).IgnoreError();
+      ready.fetch_add(1);
+      uint64_t got = 0;
+      lags[r].reserve(1 << 20);
+      while (got < total.load()) {
+        auto p = c->Read(absl::Now() + absl::Seconds(30));
+        if (!p.ok() || p->kind != binlog::server::ClientReply::kEvent) break;
+        const std::string& ev = p->event;
+        if (ev.size() >= binlog::kHeaderSize + 8 &&
+            static_cast<uint8_t>(ev[4]) == binlog::kXidEvent) {
+          uint64_t xid = binlog::LoadLe64(ev.data() + binlog::kHeaderSize);
+          if (xid > 0 && xid < kMaxTxns) {
+            int64_t s = start_ns[xid].load(std::memory_order_relaxed);
+            if (s > 0) lags[r].push_back(NowNs() - s);
+          }
+          ++got;
+        }
+      }
+    });
+  }
+  while (ready.load() < replicas) std::this_thread::yield();
+
+  std::atomic<uint64_t> next_xid{1};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  const std::string stmt = "INSERT INTO t VALUES (1, '" + std::string(150, 'x') + "')";
+  const int64_t t0 = NowNs();
+  for (int w = 0; w < threads; ++w) {
+    writers.emplace_back([&] {
+      binlog::TransactionBuffer txn;
+      while (!stop.load(std::memory_order_relaxed)) {
+        uint64_t xid = next_xid.fetch_add(1);
+        if (xid >= kMaxTxns) break;
+        txn.Clear();
+        binlog::AppendAnonymousGtid(&txn, 1700000000, 1, 0, 1);
+        binlog::AppendQuery(&txn, 1700000000, 1, 5, "db", "BEGIN");
+        binlog::AppendQuery(&txn, 1700000000, 1, 5, "db", stmt);
+        binlog::AppendXid(&txn, 1700000000, 1, xid);
+        start_ns[xid].store(NowNs(), std::memory_order_relaxed);
+        if (!(*log)->Commit(&txn).ok()) std::abort();
+      }
+    });
+  }
+  absl::SleepFor(absl::Seconds(seconds));
+  stop.store(true);
+  for (auto& t : writers) t.join();
+  const double elapsed = (NowNs() - t0) / 1e9;
+  res.txns = std::min<uint64_t>(next_xid.load(), kMaxTxns) - 1;
+  // Every writer has returned from Commit: exactly res.txns were committed
+  // (an xid taken after stop is never committed only when >= kMaxTxns).
+  total.store(res.txns);
+  for (auto& t : clients) t.join();
+  const double drain = (NowNs() - t0) / 1e9;
+  (*server)->Shutdown();
+  runner.join();
+  (*server)->Join();
+  binlog::server::ServerStats st = (*server)->stats();
+  server->reset();
+  (*log)->Close().IgnoreError();
+  res.tps = res.txns / elapsed;
+  res.sent_mb_s = st.bytes_sent / drain / 1e6;
+  std::vector<int64_t> all;
+  for (auto& v : lags) all.insert(all.end(), v.begin(), v.end());
+  if (!all.empty()) {
+    size_t k = all.size() * 99 / 100;
+    std::nth_element(all.begin(), all.begin() + k, all.end());
+    res.lag_p99_us = all[k] / 1e3;
+  }
+  if (replicas > 0 && res.txns > 0) {
+    res.cpu_ns = static_cast<double>(st.session_cpu_ns) / (replicas * res.txns);
+  }
+  return res;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> replica_counts = {0, 1, 8, 64};
+  std::string format = "jsonl", dir = "/tmp/serve_bench";
+  int threads = 64;
+  double seconds = 3;
+  bool sync_group = true;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view a = argv[i];
+    if (absl::ConsumePrefix(&a, "--replicas=")) {
+      replica_counts.clear();
+      for (absl::string_view p : absl::StrSplit(a, ',')) {
+        int n;
+        if (!absl::SimpleAtoi(p, &n) || n < 0) return 2;
+        replica_counts.push_back(n);
+      }
+    } else if (absl::ConsumePrefix(&a, "--format=")) {
+      format = std::string(a);
+    } else if (absl::ConsumePrefix(&a, "--threads=")) {
+      if (!absl::SimpleAtoi(a, &threads) || threads < 1) return 2;
+    } else if (absl::ConsumePrefix(&a, "--seconds=")) {
+      if (!absl::SimpleAtod(a, &seconds)) return 2;
+    } else if (absl::ConsumePrefix(&a, "--sync=")) {
+      sync_group = a == "group";
+    } else if (absl::ConsumePrefix(&a, "--dir=")) {
+      dir = std::string(a);
+    } else {
+      std::fprintf(stderr,
+                   "usage: serve_bench [--replicas=0,1,8,64] [--format=jsonl|text] "
+                   "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR]\n");
+      return 2;
+    }
+  }
+  for (int n : replica_counts) {
+    Result r = RunOnce(dir, n, threads, seconds, sync_group);
+    if (format == "jsonl") {
+      std::printf(
+          "{\"replicas\":%d,\"threads\":%d,\"sync\":\"%s\",\"transactions\":%llu,"
+          "\"tps\":%.0f,\"sent_mb_s\":%.2f,\"lag_p99_us\":%.0f,"
+          "\"server_cpu_ns_per_replica_txn\":%.0f}\n",
+          n, threads, sync_group ? "group" : "never",
+          static_cast<unsigned long long>(r.txns), r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns);
+    } else {
+      std::printf("replicas=%d tps=%.0f sent_mb_s=%.2f lag_p99_us=%.0f cpu_ns/replica/txn=%.0f\n",
+                  n, r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns);
+    }
+    std::fflush(stdout);
+  }
+  std::string cmd = "rm -rf '" + dir + "'";
+  return std::system(cmd.c_str()) == 0 ? 0 : 1;
+}

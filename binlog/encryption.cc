@@ -1,0 +1,810 @@
+#include "binlog/encryption.h"
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "binlog/status_macros.h"
+#include "io/file_system_wrapper.h"
+
+namespace binlog {
+namespace internal {
+namespace {
+
+constexpr size_t kVersionOffset = 4;
+constexpr size_t kFieldsOffset = 5;
+constexpr uint8_t kFieldEnd = 0;
+constexpr uint8_t kFieldKeyId = 1;
+constexpr uint8_t kFieldPassword = 2;
+constexpr uint8_t kFieldIv = 3;
+constexpr char kKeyIdPrefix[] = "MySQLReplicationKey_";
+
+// A zero run of the ciphertext this long is raw zeros (preallocated or
+// never written space), not ciphertext: 32 zero bytes of real ciphertext
+// have a chance of 2^-256. Shorter runs are ciphertext (see kGuardSize for
+// why real ciphertext never touches raw zeros).
+constexpr size_t kRawZeroRun = 32;
+
+EVP_CIPHER_CTX* Ctx(void* p) { return static_cast<EVP_CIPHER_CTX*>(p); }
+
+absl::Status CryptoError(absl::string_view what) {
+  return absl::InternalError(absl::StrCat("OpenSSL: ", what, " failed"));
+}
+
+// AES-256-CBC without padding of whole blocks.
+absl::Status Cbc(bool encrypt, absl::string_view key, const uint8_t* iv,
+                 const uint8_t* in, size_t n, uint8_t* out) {
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  if (ctx == nullptr) return CryptoError("EVP_CIPHER_CTX_new");
+  int len1 = 0, len2 = 0;
+  bool ok =
+      EVP_CipherInit_ex(ctx, EVP_aes_256_cbc(), nullptr,
+                        reinterpret_cast<const uint8_t*>(key.data()), iv,
+                        encrypt ? 1 : 0) == 1 &&
+      EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 &&
+      EVP_CipherUpdate(ctx, out, &len1, in, static_cast<int>(n)) == 1 &&
+      EVP_CipherFinal_ex(ctx, out + len1, &len2) == 1 &&
+      static_cast<size_t>(len1 + len2) == n;
+  EVP_CIPHER_CTX_free(ctx);
+  if (!ok) return CryptoError("AES-256-CBC of the file password");
+  return absl::OkStatus();
+}
+
+absl::Status CheckKey(absl::string_view key, absl::string_view id) {
+  if (key.size() != kMasterKeySize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("binlog encryption key ", id, " has ", key.size(),
+                     " bytes; AES-256 needs ", kMasterKeySize));
+  }
+  return absl::OkStatus();
+}
+
+// Zero plain bytes written (encrypted) after the end of every write that
+// reaches the written end: the guard. On disk they are keystream, so the
+// last bytes of the data are never next to raw zeros (preallocated or
+// never written space). Without it a transaction whose last ciphertext
+// bytes happen to be 0 (one in 256) would merge with the raw zeros after
+// it and read back as zeros: a checksum mismatch, and recovery would cut
+// an acknowledged transaction. Readers see the guard as zeros after the
+// end, as in a plain preallocated file; the next write overwrites it;
+// Close's trim (Options::trim_preallocated) cuts it with the spare space.
+constexpr size_t kGuardSize = 16;
+const char kZeros[kGuardSize] = {0};
+const char kZeros32[32] = {0};
+
+// The plain stream of an encrypted file, written through a scratch buffer.
+class EncryptingWritableFile : public io::WritableFile {
+ public:
+  // `fs` (may be null) reads the file back for Truncate.
+  EncryptingWritableFile(std::unique_ptr<io::WritableFile> target,
+                         std::unique_ptr<CtrCipher> cipher, uint64_t end,
+                         io::FileSystem* fs)
+      : target_(std::move(target)), cipher_(std::move(cipher)), end_(end),
+        fs_(fs) {}
+
+  absl::Status Write(uint64_t offset, absl::string_view data) override {
+    absl::string_view parts[1] = {data};
+    return WriteV(offset, parts);
+  }
+
+  absl::Status WriteV(uint64_t offset,
+                      absl::Span<const absl::string_view> parts) override {
+    size_t total = 0;
+    for (absl::string_view p : parts) total += p.size();
+    // An in-place rewrite (the in-use flag) gets no guard: data follows it.
+    const bool guard = offset + total >= end_;
+    const size_t out = total + (guard ? kGuardSize : 0);
+    if (scratch_.size() < out) scratch_.resize(out);
+    // Each part is encrypted into the scratch at its place (one pass over
+    // the bytes), so the group still goes out in one pwrite.
+    size_t at = 0;
+    for (absl::string_view p : parts) {
+      BINLOG_RETURN_IF_ERROR(
+          cipher_->Crypt(offset + at, p.data(), scratch_.data() + at, p.size()));
+      at += p.size();
+    }
+    if (guard) {
+      BINLOG_RETURN_IF_ERROR(cipher_->Crypt(offset + total, kZeros,
+                                            scratch_.data() + total, kGuardSize));
+    }
+    BINLOG_RETURN_IF_ERROR(target_->Write(offset + kEncryptionHeaderSize,
+                                          absl::string_view(scratch_.data(), out)));
+    end_ = std::max(end_, offset + total);
+    return absl::OkStatus();
+  }
+
+  absl::Status Sync() override { return target_->Sync(); }
+  absl::Status SyncAll() override { return target_->SyncAll(); }
+  absl::Status Allocate(uint64_t offset, uint64_t len,
+                        bool keep_size) override {
+    return target_->Allocate(offset + kEncryptionHeaderSize, len, keep_size);
+  }
+  // A cut inside raw zeros (recovery cutting after an event whose last
+  // bytes were never written, which read as zeros) would leave a short
+  // zero run at the end of the file, which reads as ciphertext: garbage
+  // where recovery saw zeros. So those bytes are first rewritten as
+  // encrypted zeros, which read as zeros at the end of a file too.
+  absl::Status Truncate(uint64_t size) override {
+    end_ = std::min(end_, size);
+    if (fs_ != nullptr && size > 0) {
+      BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> rf,
+                              fs_->OpenReadable(target_->path()));
+      const size_t back = static_cast<size_t>(std::min<uint64_t>(size, kRawZeroRun));
+      char buf[2 * kRawZeroRun];
+      size_t got = 0;
+      BINLOG_RETURN_IF_ERROR(rf->Read(size - back + kEncryptionHeaderSize,
+                                      back + kRawZeroRun, buf, &got));
+      size_t k = 0;  // zeros just before the cut
+      while (k < std::min(back, got) && buf[back - 1 - k] == 0) ++k;
+      size_t f = 0;  // zeros from the cut on
+      while (back + f < got && buf[back + f] == 0) ++f;
+      if (k > 0 && k < kRawZeroRun && k + f >= kRawZeroRun) {
+        char keystream[kRawZeroRun];
+        BINLOG_RETURN_IF_ERROR(cipher_->Crypt(size - k, kZeros32, keystream, k));
+        BINLOG_RETURN_IF_ERROR(target_->Write(
+            size - k + kEncryptionHeaderSize, absl::string_view(keystream, k)));
+      }
+    }
+    return target_->Truncate(size + kEncryptionHeaderSize);
+  }
+  absl::StatusOr<uint64_t> Size() override {
+    BINLOG_ASSIGN_OR_RETURN(uint64_t s, target_->Size());
+    return s > kEncryptionHeaderSize ? s - kEncryptionHeaderSize : 0;
+  }
+  absl::Status Close() override { return target_->Close(); }
+  const std::string& path() const override { return target_->path(); }
+
+ private:
+  std::unique_ptr<io::WritableFile> target_;
+  std::unique_ptr<CtrCipher> cipher_;
+  uint64_t end_;  // end of the data written (stream offset), guard excluded
+  io::FileSystem* fs_;
+  std::vector<char> scratch_;  // grows to the largest write, then reused
+};
+
+// A binlog file read in its plain form. Whether it is encrypted is decided
+// at the first read that sees a magic: a reader may open a new file of a
+// live log before its first bytes are written.
+class BinlogReadFile : public io::RandomAccessFile {
+ public:
+  BinlogReadFile(std::unique_ptr<io::RandomAccessFile> target,
+                 Keyring* keyring)
+      : target_(std::move(target)), keyring_(keyring) {}
+
+  absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                    size_t* bytes_read) const override {
+    int kind = kind_.load(std::memory_order_acquire);
+    if (kind == kUnknown) {
+      BINLOG_RETURN_IF_ERROR(Detect());
+      kind = kind_.load(std::memory_order_acquire);
+    }
+    if (kind != kEncrypted) return target_->Read(offset, n, scratch, bytes_read);
+    size_t got = 0;
+    BINLOG_RETURN_IF_ERROR(
+        target_->Read(offset + kEncryptionHeaderSize, n, scratch, &got));
+    *bytes_read = got;
+    return Decrypt(offset, scratch, got);
+  }
+
+  absl::StatusOr<uint64_t> Size() const override {
+    if (kind_.load(std::memory_order_acquire) == kUnknown) {
+      BINLOG_RETURN_IF_ERROR(Detect());
+    }
+    BINLOG_ASSIGN_OR_RETURN(uint64_t s, target_->Size());
+    if (kind_.load(std::memory_order_acquire) != kEncrypted) return s;
+    return s > kEncryptionHeaderSize ? s - kEncryptionHeaderSize : 0;
+  }
+
+  absl::Status Advise(uint64_t offset, uint64_t len,
+                      io::AccessHint hint) override {
+    if (kind_.load(std::memory_order_acquire) == kEncrypted) {
+      offset += kEncryptionHeaderSize;
+    }
+    return target_->Advise(offset, len, hint);
+  }
+
+  const std::string& path() const override { return target_->path(); }
+
+ private:
+  enum { kUnknown = 0, kPlain = 1, kEncrypted = 2 };
+
+  absl::Status Detect() const {
+    std::lock_guard<std::mutex> l(mu_);
+    if (kind_.load(std::memory_order_relaxed) != kUnknown) {
+      return absl::OkStatus();
+    }
+    char head[kEncryptionHeaderSize];
+    size_t got = 0;
+    BINLOG_RETURN_IF_ERROR(target_->Read(0, 4, head, &got));
+    if (got < 4 || (head[0] == 0 && head[1] == 0 && head[2] == 0 &&
+                    head[3] == 0)) {
+      return absl::OkStatus();  // nothing written yet: undecided
+    }
+    if (!HasEncryptedMagic(absl::string_view(head, got))) {
+      kind_.store(kPlain, std::memory_order_release);
+      return absl::OkStatus();
+    }
+    if (keyring_ == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          target_->path(), ": encrypted binlog file, and no keyring given"));
+    }
+    BINLOG_RETURN_IF_ERROR(
+        target_->Read(0, kEncryptionHeaderSize, head, &got));
+    auto h = DecodeEncryptionHeader(absl::string_view(head, got));
+    if (!h.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(target_->path(), ": ", h.status().message()));
+    }
+    auto password = FilePasswordFromKeyring(*h, keyring_);
+    if (!password.ok()) {
+      return absl::Status(password.status().code(),
+                          absl::StrCat(target_->path(), ": ",
+                                       password.status().message()));
+    }
+    BINLOG_ASSIGN_OR_RETURN(cipher_, CtrCipher::Create(*password));
+    kind_.store(kEncrypted, std::memory_order_release);
+    return absl::OkStatus();
+  }
+
+  // Decrypts buf[0, n) (stream offset `offset`) in place, in as few calls
+  // as there are stretches between raw-zero runs (one for a window of
+  // events). Raw zeros stay zeros.
+  absl::Status Decrypt(uint64_t offset, char* buf, size_t n) const {
+    std::lock_guard<std::mutex> l(mu_);
+    size_t from = 0;  // start of the stretch still to decrypt
+    // A raw run of 32 zero bytes holds an 8-byte-aligned zero word; real
+    // ciphertext has one with chance 2^-64 per word. So look at words
+    // (cheap, no call per zero byte) and widen a zero word to its run.
+    size_t i = 0;
+    if (n > 0 && buf[0] == 0 && offset > 0) {
+      // A short zero run at the start of the buffer may go on before it
+      // (a window that starts inside raw zeros): look back.
+      size_t b = 0;
+      while (b < n && buf[b] == 0) ++b;
+      if (b < kRawZeroRun) {
+        char before[kRawZeroRun];
+        size_t want = std::min<uint64_t>(kRawZeroRun - b, offset);
+        size_t got = 0;
+        BINLOG_RETURN_IF_ERROR(target_->Read(
+            offset - want + kEncryptionHeaderSize, want, before, &got));
+        bool zeros = got == want;
+        for (size_t k = 0; k < got; ++k) zeros &= before[k] == 0;
+        if (zeros && b + want >= kRawZeroRun) from = i = b;
+      }
+    }
+    while (i < n) {
+      size_t w = i;
+      bool found = false;
+      for (; w + 8 <= n; w += 8) {
+        uint64_t word;
+        std::memcpy(&word, buf + w, 8);
+        if (word == 0) {
+          found = true;
+          break;
+        }
+      }
+      size_t a, b;
+      if (found) {
+        a = w;
+        while (a > i && buf[a - 1] == 0) --a;
+        b = w + 8;
+        while (b < n && buf[b] == 0) ++b;
+      } else {
+        // No zero word: only zeros at the very end can matter (a run that
+        // goes on in the file, for a read that ends just past the end).
+        b = n;
+        a = n;
+        while (a > i && buf[a - 1] == 0) --a;
+        if (a == n) break;
+      }
+      size_t run = b - a;
+      bool raw = run >= kRawZeroRun;
+      if (!raw && b == n) {
+        // A short run at the end of the buffer: raw if the zeros go on in
+        // the file to make a long run. At the end of the file it is
+        // ciphertext (a file's last byte is 0 once in 256 files). A
+        // tailing reader's window ends at the published end, which the
+        // writer's guard follows: its peek finds keystream, not zeros.
+        char more[kRawZeroRun];
+        size_t got = 0;
+        size_t want = kRawZeroRun - run;
+        BINLOG_RETURN_IF_ERROR(target_->Read(
+            offset + n + kEncryptionHeaderSize, want, more, &got));
+        raw = got == want;
+        for (size_t k = 0; k < got; ++k) raw &= more[k] == 0;
+      }
+      if (raw) {
+        if (a > from) {
+          BINLOG_RETURN_IF_ERROR(
+              cipher_->Crypt(offset + from, buf + from, buf + from, a - from));
+        }
+        from = b;
+      }
+      i = b;
+    }
+    if (n > from) {
+      BINLOG_RETURN_IF_ERROR(
+          cipher_->Crypt(offset + from, buf + from, buf + from, n - from));
+    }
+    return absl::OkStatus();
+  }
+
+  std::unique_ptr<io::RandomAccessFile> target_;
+  Keyring* keyring_;
+  mutable std::mutex mu_;  // Detect, and the cipher's one context
+  mutable std::atomic<int> kind_{kUnknown};
+  mutable std::unique_ptr<CtrCipher> cipher_;
+};
+
+class EncryptionFileSystemImpl : public io::FileSystemWrapper {
+ public:
+  EncryptionFileSystemImpl(io::FileSystem* base, Keyring* keyring)
+      : io::FileSystemWrapper(base), base_(base), keyring_(keyring) {}
+
+  absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
+      const std::string& path, io::OpenMode mode) override {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
+                            base_->OpenWritable(path, mode));
+    if (mode != io::OpenMode::kOpenExisting || !IsBinlogFileName(path)) {
+      return f;
+    }
+    auto h = ReadEncryptionHeader(base_, path);
+    if (absl::IsNotFound(h.status())) return f;  // a plain file
+    if (!h.ok()) return h.status();
+    if (keyring_ == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, ": encrypted binlog file, and no keyring given"));
+    }
+    BINLOG_ASSIGN_OR_RETURN(std::string password,
+                            FilePasswordFromKeyring(*h, keyring_));
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher,
+                            CtrCipher::Create(password));
+    BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+    uint64_t end = size > kEncryptionHeaderSize ? size - kEncryptionHeaderSize : 0;
+    return std::unique_ptr<io::WritableFile>(
+        new EncryptingWritableFile(std::move(f), std::move(cipher), end, base_));
+  }
+
+  absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> OpenReadable(
+      const std::string& path) override {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
+                            base_->OpenReadable(path));
+    if (!IsBinlogFileName(path)) return f;
+    return std::unique_ptr<io::RandomAccessFile>(
+        new BinlogReadFile(std::move(f), keyring_));
+  }
+
+  absl::StatusOr<uint64_t> FileSize(const std::string& path) override {
+    if (!IsBinlogFileName(path)) return base_->FileSize(path);
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
+                            OpenReadable(path));
+    return f->Size();
+  }
+
+ private:
+  io::FileSystem* base_;
+  Keyring* keyring_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> EncodeEncryptionHeader(const EncryptionHeader& h) {
+  if (h.key_id.size() >= 255) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "binlog encryption key id of ", h.key_id.size(), " bytes (max 254)"));
+  }
+  std::string out(kEncryptionHeaderSize, '\0');
+  std::memcpy(&out[0], kEncryptedMagic, 4);
+  out[kVersionOffset] = static_cast<char>(h.version);
+  size_t p = kFieldsOffset;
+  out[p++] = static_cast<char>(kFieldKeyId);
+  out[p++] = static_cast<char>(h.key_id.size());
+  std::memcpy(&out[p], h.key_id.data(), h.key_id.size());
+  p += h.key_id.size();
+  out[p++] = static_cast<char>(kFieldPassword);
+  std::memcpy(&out[p], h.encrypted_password.data(), kFilePasswordSize);
+  p += kFilePasswordSize;
+  out[p++] = static_cast<char>(kFieldIv);
+  std::memcpy(&out[p], h.iv.data(), kAesBlock);
+  return out;
+}
+
+absl::StatusOr<EncryptionHeader> DecodeEncryptionHeader(absl::string_view b) {
+  auto bad = [](absl::string_view what) {
+    return absl::DataLossError(
+        absl::StrCat("binlog encryption header: ", what));
+  };
+  if (b.size() < kEncryptionHeaderSize) return bad("incomplete (file too short)");
+  if (!HasEncryptedMagic(b)) return bad("no encrypted-binlog magic fd 62 69 6e");
+  EncryptionHeader h;
+  h.version = static_cast<uint8_t>(b[kVersionOffset]);
+  if (h.version != 1) {
+    return bad(absl::StrCat("unsupported version ", h.version));
+  }
+  bool have_key = false, have_password = false, have_iv = false;
+  size_t p = kFieldsOffset;
+  while (p < kEncryptionHeaderSize) {
+    uint8_t type = static_cast<uint8_t>(b[p++]);
+    if (type == kFieldEnd) break;
+    size_t len = 0;
+    if (type == kFieldKeyId) {
+      if (p >= kEncryptionHeaderSize) return bad("corrupted (key id)");
+      len = static_cast<uint8_t>(b[p++]);
+    } else if (type == kFieldPassword) {
+      len = kFilePasswordSize;
+    } else if (type == kFieldIv) {
+      len = kAesBlock;
+    } else {
+      return bad(absl::StrCat("unknown field type ", type));
+    }
+    if (p + len > kEncryptionHeaderSize) return bad("corrupted (field overruns)");
+    if (type == kFieldKeyId) {
+      h.key_id.assign(b.data() + p, len);
+      have_key = len > 0;
+    } else if (type == kFieldPassword) {
+      std::memcpy(h.encrypted_password.data(), b.data() + p, len);
+      have_password = true;
+    } else {
+      std::memcpy(h.iv.data(), b.data() + p, len);
+      have_iv = true;
+    }
+    p += len;
+  }
+  if (!have_key) return bad("no key id");
+  if (!have_password) return bad("no encrypted file password");
+  if (!have_iv) return bad("no IV");
+  return h;
+}
+
+bool HasEncryptedMagic(absl::string_view first_bytes) {
+  return first_bytes.size() >= 4 &&
+         std::memcmp(first_bytes.data(), kEncryptedMagic, 4) == 0;
+}
+
+std::string MasterKeyId(const std::string& uuid, uint32_t seqno) {
+  return absl::StrCat(kKeyIdPrefix, uuid, "_", seqno);
+}
+
+uint32_t MasterKeySeqno(absl::string_view key_id) {
+  if (!absl::ConsumePrefix(&key_id, kKeyIdPrefix)) return 0;
+  size_t us = key_id.rfind('_');
+  if (us == absl::string_view::npos) return 0;
+  uint32_t seqno = 0;
+  if (!absl::SimpleAtoi(key_id.substr(us + 1), &seqno)) return 0;
+  return seqno;
+}
+
+absl::StatusOr<std::string> RandomBytes(size_t n) {
+  std::string out(n, '\0');
+  if (RAND_bytes(reinterpret_cast<uint8_t*>(&out[0]), static_cast<int>(n)) !=
+      1) {
+    return CryptoError("RAND_bytes");
+  }
+  return out;
+}
+
+absl::StatusOr<EncryptionHeader> SealFilePassword(
+    absl::string_view password, const std::string& key_id,
+    absl::string_view master_key) {
+  BINLOG_RETURN_IF_ERROR(CheckKey(master_key, key_id));
+  if (password.size() != kFilePasswordSize) {
+    return absl::InvalidArgumentError("file password must be 32 bytes");
+  }
+  EncryptionHeader h;
+  h.key_id = key_id;
+  BINLOG_ASSIGN_OR_RETURN(std::string iv, RandomBytes(kAesBlock));
+  std::memcpy(h.iv.data(), iv.data(), kAesBlock);
+  BINLOG_RETURN_IF_ERROR(Cbc(true, master_key, h.iv.data(),
+                             reinterpret_cast<const uint8_t*>(password.data()),
+                             kFilePasswordSize, h.encrypted_password.data()));
+  return h;
+}
+
+absl::StatusOr<std::string> OpenFilePassword(const EncryptionHeader& h,
+                                             absl::string_view master_key) {
+  BINLOG_RETURN_IF_ERROR(CheckKey(master_key, h.key_id));
+  std::string password(kFilePasswordSize, '\0');
+  BINLOG_RETURN_IF_ERROR(Cbc(false, master_key, h.iv.data(),
+                             h.encrypted_password.data(), kFilePasswordSize,
+                             reinterpret_cast<uint8_t*>(&password[0])));
+  return password;
+}
+
+absl::StatusOr<std::string> FilePasswordFromKeyring(const EncryptionHeader& h,
+                                                    Keyring* keyring) {
+  auto key = keyring->FetchKey(h.key_id);
+  if (!key.ok()) {
+    return absl::Status(key.status().code(),
+                        absl::StrCat("binlog encryption key ", h.key_id, ": ",
+                                     key.status().message()));
+  }
+  return OpenFilePassword(h, *key);
+}
+
+absl::StatusOr<std::unique_ptr<CtrCipher>> CtrCipher::Create(
+    absl::string_view file_password) {
+  std::unique_ptr<CtrCipher> c(new CtrCipher());
+  // EVP_BytesToKey with SHA-512, no salt, one round: the key and IV are
+  // the first 48 bytes of SHA-512(password), as in MySQL.
+  if (EVP_BytesToKey(EVP_aes_256_ctr(), EVP_sha512(), nullptr,
+                     reinterpret_cast<const uint8_t*>(file_password.data()),
+                     static_cast<int>(file_password.size()), 1, c->key_,
+                     c->iv_) != 32) {
+    return CryptoError("EVP_BytesToKey");
+  }
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  if (ctx == nullptr) return CryptoError("EVP_CIPHER_CTX_new");
+  c->ctx_ = ctx;
+  if (EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), nullptr, c->key_, c->iv_) !=
+      1) {
+    return CryptoError("EVP_EncryptInit_ex(AES-256-CTR)");
+  }
+  return c;
+}
+
+CtrCipher::~CtrCipher() {
+  if (ctx_ != nullptr) EVP_CIPHER_CTX_free(Ctx(ctx_));
+}
+
+absl::Status CtrCipher::Crypt(uint64_t stream_offset, const char* in,
+                              char* out, size_t n) {
+  if (n == 0) return absl::OkStatus();
+  uint8_t counter[kAesBlock];
+  std::memcpy(counter, iv_, 8);
+  uint64_t block = stream_offset / kAesBlock;
+  for (int i = 0; i < 8; ++i) {
+    counter[15 - i] = static_cast<uint8_t>(block >> (8 * i));
+  }
+  EVP_CIPHER_CTX* ctx = Ctx(ctx_);
+  // A new IV keeps the key schedule and restarts the keystream there.
+  if (EVP_EncryptInit_ex(ctx, nullptr, nullptr, nullptr, counter) != 1) {
+    return CryptoError("EVP_EncryptInit_ex(IV)");
+  }
+  int len = 0;
+  size_t skip = stream_offset % kAesBlock;
+  if (skip != 0) {
+    uint8_t sink[kAesBlock] = {0};
+    if (EVP_EncryptUpdate(ctx, sink, &len, sink, static_cast<int>(skip)) != 1) {
+      return CryptoError("EVP_EncryptUpdate");
+    }
+  }
+  while (n > 0) {
+    int chunk = static_cast<int>(std::min<size_t>(n, 1u << 30));
+    if (EVP_EncryptUpdate(ctx, reinterpret_cast<uint8_t*>(out), &len,
+                          reinterpret_cast<const uint8_t*>(in), chunk) != 1 ||
+        len != chunk) {
+      return CryptoError("EVP_EncryptUpdate");
+    }
+    in += chunk;
+    out += chunk;
+    n -= chunk;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<io::WritableFile>> StartEncryptedFile(
+    std::unique_ptr<io::WritableFile> file, const std::string& key_id,
+    absl::string_view master_key, io::FileSystem* fs) {
+  BINLOG_ASSIGN_OR_RETURN(std::string password, RandomBytes(kFilePasswordSize));
+  BINLOG_ASSIGN_OR_RETURN(EncryptionHeader h,
+                          SealFilePassword(password, key_id, master_key));
+  BINLOG_ASSIGN_OR_RETURN(std::string bytes, EncodeEncryptionHeader(h));
+  BINLOG_RETURN_IF_ERROR(file->Write(0, bytes));
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher,
+                          CtrCipher::Create(password));
+  return std::unique_ptr<io::WritableFile>(
+      new EncryptingWritableFile(std::move(file), std::move(cipher), 0, fs));
+}
+
+absl::StatusOr<EncryptionHeader> ReadEncryptionHeader(io::FileSystem* base,
+                                                      const std::string& path) {
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
+                          base->OpenReadable(path));
+  char head[kEncryptionHeaderSize];
+  size_t got = 0;
+  BINLOG_RETURN_IF_ERROR(f->Read(0, kEncryptionHeaderSize, head, &got));
+  if (!HasEncryptedMagic(absl::string_view(head, got))) {
+    return absl::NotFoundError(absl::StrCat(path, " is not encrypted"));
+  }
+  auto h = DecodeEncryptionHeader(absl::string_view(head, got));
+  if (!h.ok()) {
+    return absl::DataLossError(absl::StrCat(path, ": ", h.status().message()));
+  }
+  return h;
+}
+
+absl::Status RewrapFileHeader(io::FileSystem* base, const std::string& path,
+                              Keyring* keyring, const std::string& new_key_id,
+                              absl::string_view new_key) {
+  BINLOG_ASSIGN_OR_RETURN(EncryptionHeader h, ReadEncryptionHeader(base, path));
+  if (h.key_id == new_key_id) return absl::OkStatus();
+  auto password = FilePasswordFromKeyring(h, keyring);
+  if (!password.ok()) {
+    return absl::Status(password.status().code(),
+                        absl::StrCat(path, ": ", password.status().message()));
+  }
+  BINLOG_ASSIGN_OR_RETURN(EncryptionHeader nh,
+                          SealFilePassword(*password, new_key_id, new_key));
+  BINLOG_ASSIGN_OR_RETURN(std::string bytes, EncodeEncryptionHeader(nh));
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
+                          base->OpenWritable(path, io::OpenMode::kOpenExisting));
+  absl::Status s = f->Write(0, bytes);
+  if (s.ok()) s = f->Sync();
+  absl::Status cs = f->Close();
+  return s.ok() ? cs : s;
+}
+
+bool IsBinlogFileName(absl::string_view path) {
+  size_t dot = path.rfind('.');
+  size_t slash = path.rfind('/');
+  if (dot == absl::string_view::npos ||
+      (slash != absl::string_view::npos && dot < slash)) {
+    return false;
+  }
+  absl::string_view ext = path.substr(dot + 1);
+  if (ext.size() < 6) return false;
+  for (char c : ext) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+std::unique_ptr<io::FileSystem> NewEncryptionFileSystem(io::FileSystem* base,
+                                                        Keyring* keyring) {
+  return std::make_unique<EncryptionFileSystemImpl>(base, keyring);
+}
+
+
+namespace {
+
+// A transaction spill file whose bytes are AES-256-CTR under a random
+// password that exists only in this object (stream offset = file offset).
+class EncryptedTempFile final : public io::TempFile {
+ public:
+  EncryptedTempFile(std::unique_ptr<io::TempFile> file,
+                    std::unique_ptr<CtrCipher> cipher)
+      : file_(std::move(file)), cipher_(std::move(cipher)) {}
+
+  absl::Status Write(uint64_t offset, absl::string_view data) override {
+    scratch_.resize(data.size());
+    BINLOG_RETURN_IF_ERROR(
+        cipher_->Crypt(offset, data.data(), &scratch_[0], data.size()));
+    return file_->Write(offset, scratch_);
+  }
+  absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                    size_t* bytes_read) const override {
+    BINLOG_RETURN_IF_ERROR(file_->Read(offset, n, scratch, bytes_read));
+    return cipher_->Crypt(offset, scratch, scratch, *bytes_read);
+  }
+  absl::Status Truncate(uint64_t size) override { return file_->Truncate(size); }
+  const std::string& path() const override { return file_->path(); }
+
+ private:
+  std::unique_ptr<io::TempFile> file_;
+  // Used by one thread at a time, as the TempFile is (the buffer's owner,
+  // then the log's flush stage while the owner waits in Commit).
+  std::unique_ptr<CtrCipher> cipher_;
+  std::string scratch_;  // grows to the largest write, reused
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<io::TempFile>> NewEncryptedTempFile(
+    std::unique_ptr<io::TempFile> file) {
+  BINLOG_ASSIGN_OR_RETURN(std::string password, RandomBytes(kFilePasswordSize));
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher,
+                          CtrCipher::Create(password));
+  return std::unique_ptr<io::TempFile>(
+      new EncryptedTempFile(std::move(file), std::move(cipher)));
+}
+
+}  // namespace internal
+
+// --- binlog/keyring.h ---
+
+absl::StatusOr<std::string> MemoryKeyring::FetchKey(const std::string& key_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = keys_.find(key_id);
+  if (it == keys_.end()) {
+    return absl::NotFoundError(absl::StrCat("no key ", key_id, " in keyring"));
+  }
+  return it->second;
+}
+
+absl::Status MemoryKeyring::GenerateKey(const std::string& key_id) {
+  BINLOG_ASSIGN_OR_RETURN(std::string key,
+                          internal::RandomBytes(internal::kMasterKeySize));
+  std::lock_guard<std::mutex> l(mu_);
+  if (!keys_.emplace(key_id, std::move(key)).second) {
+    return absl::AlreadyExistsError(absl::StrCat("key ", key_id, " exists"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MemoryKeyring::AddKey(const std::string& key_id,
+                                   const std::string& key) {
+  BINLOG_RETURN_IF_ERROR(internal::CheckKey(key, key_id));
+  std::lock_guard<std::mutex> l(mu_);
+  keys_[key_id] = key;
+  return absl::OkStatus();
+}
+
+absl::Status MemoryKeyring::RemoveKey(const std::string& key_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (keys_.erase(key_id) == 0) {
+    return absl::NotFoundError(absl::StrCat("no key ", key_id, " in keyring"));
+  }
+  return absl::OkStatus();
+}
+
+std::map<std::string, std::string> MemoryKeyring::keys() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return keys_;
+}
+
+absl::StatusOr<std::unique_ptr<MemoryKeyring>> LoadKeyringFile(
+    io::FileSystem* fs, const std::string& path) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
+                          fs->OpenReadable(path));
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+  std::string text(size, '\0');
+  size_t got = 0;
+  BINLOG_RETURN_IF_ERROR(f->Read(0, size, &text[0], &got));
+  text.resize(got);
+  auto keyring = std::make_unique<MemoryKeyring>();
+  int line_no = 0;
+  std::map<std::string, bool> seen;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    line = absl::StripAsciiWhitespace(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<absl::string_view> f2 =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    auto bad = [&](absl::string_view why) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": ", why,
+                       " (expected \"<key_id> <64 hex digits>\")"));
+    };
+    if (f2.size() != 2) return bad("malformed line");
+    std::string hex(f2[1]);
+    bool hex_ok = hex.size() == 2 * internal::kMasterKeySize;
+    for (char c : hex) hex_ok &= absl::ascii_isxdigit(static_cast<unsigned char>(c));
+    if (!hex_ok) return bad("the key is not 64 hex digits");
+    std::string id(f2[0]);
+    if (seen[id]) return bad(absl::StrCat("key ", id, " repeated"));
+    seen[id] = true;
+    BINLOG_RETURN_IF_ERROR(keyring->AddKey(id, absl::HexStringToBytes(hex)));
+  }
+  return keyring;
+}
+
+std::string KeyringFileText(const MemoryKeyring& keyring) {
+  std::string out;
+  for (const auto& kv : keyring.keys()) {
+    absl::StrAppend(&out, kv.first, " ", absl::BytesToHexString(kv.second),
+                    "\n");
+  }
+  return out;
+}
+
+std::unique_ptr<io::FileSystem> NewDecryptingFileSystem(io::FileSystem* base,
+                                                        Keyring* keyring) {
+  if (base == nullptr) base = io::FileSystem::Default();
+  return internal::NewEncryptionFileSystem(base, keyring);
+}
+
+}  // namespace binlog

@@ -1,0 +1,647 @@
+// binlog_server's protocol and sessions, in process: the wire encoding
+// (protocol.h), the connect-time queries (queries.h), and a Server on
+// 127.0.0.1 serving a MySQL-flavor log with GTIDs to the in-tree client
+// (client.h): authentication, bad clients, dumps by position and by GTID
+// set with every error a replica can get, compressed payloads, a live
+// tailing dump, heartbeats and shutdown.
+
+#include "tools/server/server.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "binlog/event.h"
+#include "binlog/event_builder.h"
+#include "binlog/format.h"
+#include "binlog/gtid.h"
+#include "binlog/log.h"
+#include "gtest/gtest.h"
+#include "tools/server/client.h"
+#include "tools/server/protocol.h"
+#include "tools/server/queries.h"
+#include "tools/server/sha1.h"
+#include "tools/server/socket.h"
+
+namespace binlog {
+namespace server {
+namespace {
+
+std::string Hex(const Sha1Digest& d) {
+  std::string s;
+  for (uint8_t b : d) absl::StrAppend(&s, absl::Hex(b, absl::kZeroPad2));
+  return s;
+}
+
+TEST(Sha1Test, KnownVectors) {
+  EXPECT_EQ(Hex(Sha1("")), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+  EXPECT_EQ(Hex(Sha1("abc")), "a9993e364706816aba3e25717850c26c9cd0d89d");
+  EXPECT_EQ(Hex(Sha1("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+            "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+  EXPECT_EQ(Hex(Sha1(std::string(1000000, 'a'))),
+            "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+}
+
+TEST(ProtocolTest, NativePasswordRoundTrip) {
+  const std::string scramble = NewScramble();
+  ASSERT_EQ(scramble.size(), 20u);
+  EXPECT_EQ(scramble.find('\0'), std::string::npos);
+  std::string token = NativePasswordToken("secret", scramble);
+  EXPECT_EQ(token.size(), 20u);
+  EXPECT_TRUE(CheckNativePassword("secret", scramble, token));
+  EXPECT_FALSE(CheckNativePassword("Secret", scramble, token));
+  EXPECT_FALSE(CheckNativePassword("secret", scramble, token.substr(1)));
+  EXPECT_TRUE(CheckNativePassword("", scramble, ""));
+  EXPECT_FALSE(CheckNativePassword("", scramble, token));
+}
+
+TEST(ProtocolTest, LenencAndFraming) {
+  for (uint64_t v : {0ull, 250ull, 251ull, 65535ull, 65536ull, 16777215ull, 16777216ull,
+                     ~0ull}) {
+    std::string s;
+    PutLenenc(&s, v);
+    WireReader r(s);
+    uint64_t got;
+    ASSERT_TRUE(r.Lenenc(&got));
+    EXPECT_EQ(got, v);
+    EXPECT_EQ(r.remaining(), 0u);
+  }
+  // A payload of exactly 0xffffff bytes is two packets, the second empty.
+  std::string big(kMaxPacketPayload, 'a'), wire;
+  uint8_t seq = 7;
+  FramePacket(big, &seq, &wire);
+  EXPECT_EQ(wire.size(), big.size() + 8);
+  EXPECT_EQ(seq, 9);
+  EXPECT_EQ(wire.substr(wire.size() - 4), std::string("\0\0\0\x08", 4));
+}
+
+TEST(ProtocolTest, ParsersRejectTruncatedPackets) {
+  // Every prefix of valid commands fails cleanly or parses.
+  std::string dump = std::string(1, kComBinlogDump) + std::string("\x04\0\0\0\0\0\x64\0\0\0", 10) +
+                     "binlog.000001";
+  std::string gtid = std::string(1, kComBinlogDumpGtid) + std::string("\x04\0\x64\0\0\0\0\0\0\0", 10) +
+                     std::string(8, '\0') + std::string("\x08\0\0\0", 4) + std::string(8, '\0');
+  for (size_t n = 0; n < dump.size(); ++n) {
+    auto r = ParseBinlogDump(dump.substr(0, n));
+    EXPECT_EQ(r.ok(), n >= 11) << n;
+  }
+  for (size_t n = 0; n < gtid.size(); ++n) {
+    EXPECT_FALSE(ParseBinlogDumpGtid(gtid.substr(0, n)).ok()) << n;
+  }
+  EXPECT_TRUE(ParseBinlogDumpGtid(gtid).ok());
+  // Without kDumpThroughGtid (go-mysql) the GTID set is read when present.
+  std::string no_flag = gtid;
+  no_flag[1] = '\0';
+  auto parsed = ParseBinlogDumpGtid(no_flag);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->gtid_data, std::string(8, '\0'));
+  EXPECT_TRUE(ParseBinlogDumpGtid(no_flag.substr(0, 19)).ok());
+  EXPECT_FALSE(ParseBinlogDumpGtid(no_flag.substr(0, 21)).ok());
+  EXPECT_FALSE(ParseHandshakeResponse("").ok());
+  EXPECT_FALSE(ParseHandshakeResponse(std::string("\xff\xff\xff\xff", 4)).ok());
+  EXPECT_FALSE(ParseRegisterSlave(std::string(1, kComRegisterSlave) + "\x01\x02").ok());
+}
+
+TEST(QueriesTest, ConnectTimeStatements) {
+  ServerFacts f;
+  f.flavor = LogFlavor::kMariaDB;
+  f.server_id = 7;
+  f.version = "5.5.5-10.11.19-MariaDB-log";
+  f.maria_binlog_pos = "0-1-5";
+  f.current_file = "binlog.000002";
+  f.current_position = 1234;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  QueryResult r = AnswerQuery("SELECT UNIX_TIMESTAMP()", f, &vars, now);
+  ASSERT_EQ(r.kind, QueryResult::kResultSet);
+  EXPECT_EQ(*r.rows[0][0], "1700000000");
+  r = AnswerQuery("SHOW VARIABLES LIKE 'SERVER_ID'", f, &vars, now);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(*r.rows[0][1], "7");
+  EXPECT_EQ(AnswerQuery("SET @master_binlog_checksum= @@global.binlog_checksum", f, &vars, now).kind,
+            QueryResult::kOk);
+  r = AnswerQuery("SELECT @master_binlog_checksum", f, &vars, now);
+  EXPECT_EQ(*r.rows[0][0], "CRC32");
+  EXPECT_EQ(AnswerQuery("SET @slave_connect_state='0-1-3', @slave_gtid_strict_mode=0", f,
+                        &vars, now)
+                .kind,
+            QueryResult::kOk);
+  EXPECT_EQ(*vars["slave_connect_state"], "0-1-3");
+  EXPECT_EQ(*vars["slave_gtid_strict_mode"], "0");
+  r = AnswerQuery("SELECT @@GLOBAL.gtid_domain_id", f, &vars, now);
+  EXPECT_EQ(*r.rows[0][0], "0");
+  r = AnswerQuery("SELECT @never_set", f, &vars, now);
+  EXPECT_FALSE(r.rows[0][0].has_value());
+  r = AnswerQuery("show master status;", f, &vars, now);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(*r.rows[0][0], "binlog.000002");
+  EXPECT_EQ(*r.rows[0][1], "1234");
+  r = AnswerQuery("SELECT @@global.no_such_thing", f, &vars, now);
+  EXPECT_EQ(r.kind, QueryResult::kError);
+  EXPECT_EQ(r.error_code, kErUnknownSystemVariable);
+  r = AnswerQuery("DROP TABLE t", f, &vars, now);
+  EXPECT_EQ(r.kind, QueryResult::kError);
+  EXPECT_EQ(r.error_code, kErNotSupported);
+  EXPECT_EQ(AnswerQuery("", f, &vars, now).kind, QueryResult::kError);
+}
+
+constexpr uint32_t kTs = 1700000000;
+const char kUuid[] = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
+
+// A MySQL-flavor log with GTIDs (uuid:1..n), served by a Server on
+// 127.0.0.1 from the files (or, with `live`, from the open Binlog).
+class ServerTest : public ::testing::TestWithParam<io::Codec> {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/binlog_server_test_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    Options o;
+    o.max_file_size = 8192;
+    o.server_uuid = *Uuid::Parse(kUuid);
+    o.sync_policy = SyncPolicy::kNever;
+    o.compression = GetParam();
+    o.compression_threshold = 0;
+    auto log = Binlog::Open(dir_, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    log_ = std::move(*log);
+    Commit(40);
+  }
+  void TearDown() override {
+    StopServer();
+    if (log_) log_->Close().IgnoreError();
+    log_.reset();
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(::system(cmd.c_str()), 0);
+  }
+
+  // Bytes that do not compress much, so files rotate whatever the codec.
+  static std::string Noise(uint32_t seed, size_t n) {
+    std::string s;
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; ++i) {
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      s.push_back(static_cast<char>('0' + x % 75));
+    }
+    return s;
+  }
+
+  void Commit(int n) {
+    TransactionBuffer txn;
+    for (int i = 0; i < n; ++i) {
+      txn.Clear();
+      txn.AppendCommitGtid(kTs, 1, CommitGtid());
+      AppendQuery(&txn, kTs, 1, 5, "db", "BEGIN");
+      ++committed_;
+      AppendQuery(&txn, kTs, 1, 5, "db",
+                  absl::StrCat("INSERT INTO t VALUES (", committed_, ", '",
+                               Noise(committed_, 600), "')"));
+      AppendXid(&txn, kTs, 1, committed_);
+      auto c = log_->Commit(&txn);
+      ASSERT_TRUE(c.ok()) << c.status();
+    }
+  }
+
+  void StartServer(bool live = false, sync::AckTracker* acks = nullptr) {
+    ServerOptions so;
+    so.acks = acks;
+    so.dir = dir_;
+    so.users = {{"repl", "pw"}, {"empty", ""}};
+    so.live = live ? log_.get() : nullptr;
+    so.poll_interval = absl::Milliseconds(2);
+    auto s = Server::Create(so);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    auto l = Socket::ListenLoopback(0);
+    ASSERT_TRUE(l.ok()) << l.status();
+    listener_ = std::move(*l);
+    port_ = listener_.port();
+    runner_ = std::thread([this] { server_->Run(&listener_); });
+  }
+  void StopServer() {
+    if (!server_) return;
+    server_->Shutdown();
+    runner_.join();
+    server_.reset();
+  }
+
+  absl::StatusOr<ReplicationClient> Connect(const std::string& user = "repl",
+                                            const std::string& pw = "pw",
+                                            const std::string& plugin = "mysql_native_password") {
+    auto s = Socket::ConnectLoopback(port_);
+    if (!s.ok()) return s.status();
+    return ReplicationClient::Connect(std::move(*s), user, pw, plugin);
+  }
+
+  ReplicationClient Replica() {
+    auto c = Connect();
+    EXPECT_TRUE(c.ok()) << c.status();
+    auto r = c->Query("SET @master_binlog_checksum= @@global.binlog_checksum");
+    EXPECT_TRUE(r.ok() && r->kind == ClientReply::kOk);
+    return std::move(*c);
+  }
+
+  // Reads a dump until EOF (or `want_txns` transactions, or an error):
+  // the GNOs of the transactions received, in order.
+  struct Received {
+    std::vector<int64_t> gnos;
+    std::vector<uint8_t> types;
+    int bad_checksums = 0;
+    ClientReply end;
+  };
+  Received ReadDump(ReplicationClient* c, size_t want_txns = SIZE_MAX) {
+    Received got;
+    while (got.gnos.size() < want_txns) {
+      auto r = c->Read(absl::Now() + absl::Seconds(30));
+      if (!r.ok()) {
+        ADD_FAILURE() << r.status();
+        break;
+      }
+      if (r->kind != ClientReply::kEvent) {
+        got.end = *r;
+        break;
+      }
+      const std::string& ev = r->event;
+      if (ev.size() < kHeaderSize + 4) {
+        ADD_FAILURE() << "short event";
+        break;
+      }
+      const uint8_t type = static_cast<uint8_t>(ev[4]);
+      got.types.push_back(type);
+      if (!EventChecksumMatches(ev)) ++got.bad_checksums;
+      if (type == kGtidEvent) {
+        auto g = DecodeMySqlGtidEvent(EventBody(ev, true));
+        if (g.ok()) got.gnos.push_back(g->gno);
+      }
+    }
+    return got;
+  }
+
+  static std::vector<int64_t> Range(int64_t first, int64_t last) {
+    std::vector<int64_t> v;
+    for (int64_t i = first; i <= last; ++i) v.push_back(i);
+    return v;
+  }
+
+  std::string dir_;
+  std::unique_ptr<Binlog> log_;
+  int committed_ = 0;
+  std::unique_ptr<Server> server_;
+  Socket listener_;
+  uint16_t port_ = 0;
+  std::thread runner_;
+};
+
+TEST_P(ServerTest, AuthenticatesAndRejectsWrongPasswords) {
+  StartServer();
+  EXPECT_TRUE(Connect().ok());
+  EXPECT_TRUE(Connect("empty", "").ok());
+  // caching_sha2_password clients are switched to mysql_native_password.
+  EXPECT_TRUE(Connect("repl", "pw", "caching_sha2_password").ok());
+  auto bad = Connect("repl", "nope");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("1045"), absl::string_view::npos) << bad.status();
+  bad = Connect("nobody", "pw");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("1045"), absl::string_view::npos);
+  EXPECT_EQ(server_->stats().auth_failures, 2u);
+}
+
+TEST_P(ServerTest, GarbageDoesNotHurtTheServer) {
+  StartServer();
+  // Garbage as the handshake response, then as a command; a client that
+  // connects and says nothing; a huge announced length.
+  for (const std::string& junk :
+       {std::string("\x05\0\0\x01hello", 9), std::string("\xff\xff\xff\x01", 4) + "xx",
+        std::string(64, '\x7f')}) {
+    auto s = Socket::ConnectLoopback(port_);
+    ASSERT_TRUE(s.ok());
+    char buf[256];
+    ASSERT_TRUE(s->ReadFull(buf, 4, absl::Now() + absl::Seconds(5)).ok());
+    ASSERT_TRUE(s->WriteAll(junk, absl::Now() + absl::Seconds(5)).ok());
+    s->Shutdown();
+  }
+  auto silent = Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(silent.ok());
+  // Authenticated garbage commands get errors, and the session survives an
+  // unknown command.
+  ReplicationClient c = Replica();
+  ASSERT_TRUE(c.SendCommand(std::string("\x63garbage")).ok());
+  auto r = c.Read(absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, kErUnknownCom);
+  auto q = c.Query("SELECT UNIX_TIMESTAMP()");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->kind, ClientReply::kResultSet);
+  // A truncated COM_BINLOG_DUMP: an error, then the connection closes.
+  ASSERT_TRUE(c.SendCommand(std::string("\x12\x04", 2)).ok());
+  r = c.Read(absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->error_code, kErMalformedPacket);
+  // The server still serves.
+  ReplicationClient d = Replica();
+  ASSERT_TRUE(d.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  Received got = ReadDump(&d);
+  EXPECT_EQ(got.gnos, Range(1, 40));
+}
+
+TEST_P(ServerTest, DumpByPositionSendsEveryTransactionOnce) {
+  StartServer();
+  ReplicationClient c = Replica();
+  auto q = c.Query("SHOW MASTER STATUS");
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->kind, ClientReply::kResultSet);
+  ASSERT_EQ(q->rows.size(), 1u);
+  EXPECT_EQ(*q->rows[0][4], absl::StrCat(kUuid, ":1-40"));
+  ASSERT_TRUE(c.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  Received got = ReadDump(&c);
+  EXPECT_EQ(got.end.kind, ClientReply::kEof);
+  EXPECT_EQ(got.gnos, Range(1, 40));
+  EXPECT_EQ(got.bad_checksums, 0);
+  ASSERT_GE(got.types.size(), 3u);
+  EXPECT_EQ(got.types[0], kRotateEvent);  // the fake Rotate
+  EXPECT_EQ(got.types[1], kFormatDescriptionEvent);
+  int payloads = 0;
+  for (uint8_t t : got.types) payloads += t == kTransactionPayloadEvent;
+  // zstd payloads are forwarded compressed; lz4 ones (an extension no
+  // replica reads) are expanded.
+  if (GetParam() == io::Codec::kZstd) {
+    EXPECT_EQ(payloads, 40);
+  } else {
+    EXPECT_EQ(payloads, 0);
+  }
+  EXPECT_GT(std::count(got.types.begin(), got.types.end(), kRotateEvent), 2);
+}
+
+// mysqlbinlog and go-mysql announce checksums with
+// @master_binlog_checksum='NONE': MySQL serves them, with the first fake
+// Rotate (ahead of the Format_description) unchecksummed and every event
+// after it as the log has it.
+TEST_P(ServerTest, ReplicaAnnouncingNoneGetsAnUnchecksummedFirstRotate) {
+  StartServer();
+  for (bool by_gtid : {false, true}) {
+    auto c = Connect();
+    ASSERT_TRUE(c.ok()) << c.status();
+    auto q = c->Query("SET @master_binlog_checksum='NONE'");
+    ASSERT_TRUE(q.ok() && q->kind == ClientReply::kOk);
+    if (by_gtid) {
+      GtidSet have;
+      have.AddInterval(*Uuid::Parse(kUuid), 1, 10);
+      ASSERT_TRUE(c->DumpGtid(have.EncodePreviousGtidsBody(), kDumpNonBlock).ok());
+    } else {
+      ASSERT_TRUE(c->Dump("binlog.000001", 4, kDumpNonBlock).ok());
+    }
+    Received got = ReadDump(&*c);
+    EXPECT_EQ(got.end.kind, ClientReply::kEof) << got.end.message;
+    EXPECT_EQ(got.gnos, Range(by_gtid ? 11 : 1, 40));
+    ASSERT_GE(got.types.size(), 3u);
+    EXPECT_EQ(got.types[0], kRotateEvent);
+    EXPECT_EQ(got.types[1], kFormatDescriptionEvent);
+    EXPECT_EQ(got.bad_checksums, 1);  // the first Rotate only
+  }
+}
+
+TEST_P(ServerTest, DumpFromTheMiddleOfAFile) {
+  StartServer();
+  // The end of the 3rd transaction is a boundary.
+  auto reader = log_->NewReader(ReaderOptions());
+  ASSERT_TRUE(reader.ok());
+  Event ev;
+  int xids = 0;
+  uint64_t file = 0, pos = 0;
+  while (xids < 3 && (*reader)->Next(&ev).ok()) {
+    if (ev.header.type == kXidEvent) {
+      ++xids;
+      file = ev.file_number;
+      pos = ev.end_offset;
+    }
+  }
+  ASSERT_EQ(xids, 3);
+  ReplicationClient c = Replica();
+  ASSERT_TRUE(c.Dump(absl::StrCat("binlog.", std::string(6 - std::to_string(file).size(), '0'),
+                                  file),
+                     static_cast<uint32_t>(pos), kDumpNonBlock)
+                  .ok());
+  Received got = ReadDump(&c);
+  EXPECT_EQ(got.gnos, Range(4, 40));
+  EXPECT_EQ(got.bad_checksums, 0);
+}
+
+TEST_P(ServerTest, BadPositionsGetError1236) {
+  StartServer();
+  struct Case {
+    std::string file;
+    uint32_t pos;
+  };
+  for (const Case& k : std::vector<Case>{{"binlog.000099", 4},
+                                         {"binlog.000001", 1},
+                                         {"binlog.000001", 5},
+                                         {"binlog.000001", 100000000},
+                                         {"other.000001", 4}}) {
+    ReplicationClient c = Replica();
+    ASSERT_TRUE(c.Dump(k.file, k.pos, 0).ok());
+    auto r = c.Read(absl::Now() + absl::Seconds(10));
+    ASSERT_TRUE(r.ok()) << k.file << ":" << k.pos;
+    // A fake Rotate may come first for positions inside the file.
+    EXPECT_EQ(r->kind, ClientReply::kError) << k.file << ":" << k.pos;
+    EXPECT_EQ(r->error_code, kErMasterFatalReadingBinlog) << r->message;
+  }
+  // A replica that did not announce checksums.
+  auto c = Connect();
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(c->Dump("binlog.000001", 4, 0).ok());
+  auto r = c->Read(absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->error_code, kErMasterFatalReadingBinlog);
+}
+
+TEST_P(ServerTest, DumpByGtidSetSkipsWhatTheReplicaHas) {
+  StartServer();
+  const Uuid uuid = *Uuid::Parse(kUuid);
+  GtidSet have;
+  have.AddInterval(uuid, 1, 25);
+  ReplicationClient c = Replica();
+  ASSERT_TRUE(c.DumpGtid(have.EncodePreviousGtidsBody(), kDumpNonBlock).ok());
+  Received got = ReadDump(&c);
+  EXPECT_EQ(got.end.kind, ClientReply::kEof);
+  EXPECT_EQ(got.gnos, Range(26, 40));
+  EXPECT_EQ(got.bad_checksums, 0);
+
+  // More GTIDs of the log's UUID than the log has: 1885.
+  GtidSet ahead;
+  ahead.AddInterval(uuid, 1, 45);
+  ReplicationClient d = Replica();
+  ASSERT_TRUE(d.DumpGtid(ahead.EncodePreviousGtidsBody(), kDumpNonBlock).ok());
+  auto r = d.Read(absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->error_code, kErSlaveHasMoreGtidsThanMaster) << r->message;
+
+  // Purge the first files: a replica lacking their GTIDs gets 1789.
+  auto files = log_->ListFiles();
+  ASSERT_GT(files.size(), 3u);
+  ASSERT_TRUE(log_->PurgeTo(files[2].number).ok());
+  ReplicationClient e = Replica();
+  ASSERT_TRUE(e.DumpGtid(GtidSet().EncodePreviousGtidsBody(), kDumpNonBlock).ok());
+  r = e.Read(absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->error_code, kErMasterHasPurgedRequiredGtids) << r->message;
+  // By position, a purged file is 1236.
+  ReplicationClient f = Replica();
+  ASSERT_TRUE(f.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  r = f.Read(absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->error_code, kErMasterFatalReadingBinlog);
+  // Garbage as the GTID set.
+  ReplicationClient g = Replica();
+  ASSERT_TRUE(g.DumpGtid("\x05garbage", kDumpNonBlock).ok());
+  r = g.Read(absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->error_code, kErMalformedPacket);
+}
+
+// A blocking dump follows the log as it grows, across rotations, from the
+// files (another process's log) or from the live Binlog.
+TEST_P(ServerTest, FollowsGrowthAndSendsHeartbeats) {
+  for (bool live : {false, true}) {
+    SCOPED_TRACE(live ? "live" : "files");
+    StartServer(live);
+    ReplicationClient c = Replica();
+    ASSERT_TRUE(c.Query("SET @master_heartbeat_period=1000000").ok());  // 1 ms
+    const int before = committed_;
+    ASSERT_TRUE(c.Dump("", 4, 0).ok());
+    Received got = ReadDump(&c, before);
+    EXPECT_EQ(got.gnos, Range(1, before));
+    // Idle: heartbeats come (the client needs no sleep: it waits for one).
+    bool heartbeat = false;
+    while (!heartbeat) {
+      auto r = c.Read(absl::Now() + absl::Seconds(10));
+      ASSERT_TRUE(r.ok()) << r.status();
+      ASSERT_EQ(r->kind, ClientReply::kEvent);
+      heartbeat = static_cast<uint8_t>(r->event[4]) == kHeartbeatEvent;
+    }
+    Commit(30);
+    Received more = ReadDump(&c, 30);
+    EXPECT_EQ(more.gnos, Range(before + 1, before + 30));
+    EXPECT_EQ(more.bad_checksums, 0);
+    // Shutdown ends the dump with ER_SERVER_SHUTDOWN.
+    server_->Shutdown();
+    ClientReply end;
+    while (true) {
+      auto r = c.Read(absl::Now() + absl::Seconds(10));
+      ASSERT_TRUE(r.ok()) << r.status();
+      if (r->kind != ClientReply::kEvent) {
+        end = *r;
+        break;
+      }
+    }
+    EXPECT_EQ(end.error_code, kErServerShutdown);
+    StopServer();
+  }
+}
+
+
+// A replica that stops reading (its socket buffers full, its session
+// blocked in a send) holds a tailing reader that falls behind: commits go
+// on, other replicas get everything, and shutdown still ends its session.
+TEST_P(ServerTest, AStalledReplicaDoesNotStopCommitsOrOtherReplicas) {
+  StartServer(/*live=*/true);
+  ReplicationClient stalled = Replica();
+  ASSERT_TRUE(stalled.Dump("", 4, 0).ok());
+  ASSERT_TRUE(stalled.Read(absl::Now() + absl::Seconds(10)).ok());
+  // About 3 MiB: more than loopback socket buffers usually hold.
+  const int before = committed_;
+  Commit(4000);
+  ReplicationClient other = Replica();
+  ASSERT_TRUE(other.Dump("", 4, 0).ok());
+  Received got = ReadDump(&other, committed_);
+  EXPECT_EQ(got.gnos, Range(1, before + 4000));
+  StopServer();  // returns: the stalled session is ended too
+}
+
+// Semi-sync: a replica that announces it gets the header on every event,
+// the ack flag on each transaction's last event, and its acks release a
+// committer waiting in the AckTracker.
+TEST_P(ServerTest, SemiSyncAcksReachTheAckTracker) {
+  sync::AckTrackerOptions ao;
+  ao.timeout = absl::Seconds(60);
+  ao.async_on_timeout = false;
+  sync::AckTracker acks(ao);
+  StartServer(/*live=*/true, &acks);
+  ReplicationClient c = Replica();
+  auto q = c.Query("SELECT @@global.rpl_semi_sync_master_enabled");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(*q->rows[0][0], "ON");
+  ASSERT_TRUE(c.Query("SET @rpl_semi_sync_slave=1").ok());
+  c.set_semisync(true);
+  ASSERT_TRUE(c.Dump("", 4, 0, /*server_id=*/77).ok());
+  // A committer waits for the ack of its transaction.
+  std::atomic<bool> acked{false};
+  binlog::CommitPosition pos;
+  std::thread committer([&] {
+    TransactionBuffer txn;
+    txn.AppendCommitGtid(kTs, 1, CommitGtid());
+    AppendQuery(&txn, kTs, 1, 5, "db", "BEGIN");
+    AppendXid(&txn, kTs, 1, 999);
+    auto p = log_->Commit(&txn);
+    ASSERT_TRUE(p.ok());
+    pos = *p;
+    sync::AckOutcome outcome;
+    absl::Status s = acks.WaitForAck(sync::AckPosition{p->file_number, p->end}, &outcome);
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_EQ(outcome, sync::AckOutcome::kAcknowledged);
+    acked = true;
+  });
+  int flagged = 0, xids = 0;
+  std::string file = "binlog.000001";
+  while (!acked.load()) {
+    auto r = c.Read(absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->kind, ClientReply::kEvent);
+    const uint8_t type = static_cast<uint8_t>(r->event[4]);
+    if (type == kRotateEvent) {
+      auto rot = DecodeRotate(EventBody(r->event, true));
+      ASSERT_TRUE(rot.ok());
+      file = std::string(rot->next_file);
+    }
+    // zstd transactions end with their (forwarded) payload event.
+    const bool ends = type == kXidEvent || type == kTransactionPayloadEvent;
+    xids += ends;
+    if (r->need_ack) {
+      ++flagged;
+      EXPECT_TRUE(ends) << int{type};
+      ASSERT_TRUE(c.SendAck(DecodeHeader(r->event).log_pos, file).ok());
+    }
+    if (xids == committed_ + 1 && !acked.load()) {
+      // Everything is acked; the committer is being released.
+      committer.join();
+      break;
+    }
+  }
+  if (committer.joinable()) committer.join();
+  EXPECT_TRUE(acked.load());
+  EXPECT_EQ(flagged, committed_ + 1);
+  EXPECT_GE(server_->stats().semisync_acks, static_cast<uint64_t>(committed_ + 1));
+  EXPECT_EQ(acks.acknowledged().file_number, pos.file_number);
+  EXPECT_EQ(acks.acknowledged().offset, pos.end);
+  StopServer();
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, ServerTest,
+                         ::testing::Values(io::Codec::kNone, io::Codec::kZstd, io::Codec::kLz4),
+                         [](const ::testing::TestParamInfo<io::Codec>& i) {
+                           return std::string(i.param == io::Codec::kNone   ? "Plain"
+                                              : i.param == io::Codec::kZstd ? "Zstd"
+                                                                            : "Lz4");
+                         });
+
+}  // namespace
+}  // namespace server
+}  // namespace binlog

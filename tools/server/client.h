@@ -1,0 +1,85 @@
+// File: tools/server/client.h
+//
+// A small replication client for tests and benchmarks of binlog_server
+// (not for production replicas): connects, authenticates with
+// mysql_native_password (following an auth switch), runs simple queries
+// and reads a binlog dump packet by packet.
+//
+// Thread safety: not thread-safe (one client per thread).
+
+#ifndef BINLOG_TOOLS_SERVER_CLIENT_H_
+#define BINLOG_TOOLS_SERVER_CLIENT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "tools/server/socket.h"
+
+namespace binlog {
+namespace server {
+
+struct ClientReply {
+  enum Kind { kOk, kError, kResultSet, kEof, kEvent, kOther } kind = kOther;
+  uint16_t error_code = 0;
+  std::string message;  // the error message
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  std::string event;  // kEvent: the event bytes (after the 0x00 byte)
+  bool need_ack = false;  // semi-sync: the server asked for an ack
+};
+
+class ReplicationClient {
+ public:
+  // Connects and authenticates. `plugin` is the plugin the client claims
+  // in its handshake response (the server switches it to
+  // mysql_native_password if it is another one). Error replies come back
+  // as PermissionDenied / FailedPrecondition with the server's code and
+  // message in the text.
+  static absl::StatusOr<ReplicationClient> Connect(
+      Socket sock, const std::string& user, const std::string& password,
+      const std::string& plugin = "mysql_native_password");
+
+  // Runs a query; the reply (OK, error or result set).
+  absl::StatusOr<ClientReply> Query(const std::string& sql);
+  // Sends a raw command payload (sequence id 0).
+  absl::Status SendCommand(const std::string& payload);
+  // COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID (with the set's Previous_gtids
+  // encoding); then read the stream with Read().
+  absl::Status Dump(const std::string& file, uint32_t position, uint16_t flags,
+                    uint32_t server_id = 100);
+  absl::Status DumpGtid(const std::string& gtid_data, uint16_t flags,
+                        uint32_t server_id = 100);
+  // The next packet of a dump: kEvent, kEof (non-blocking dump's end) or
+  // kError. DeadlineExceeded if nothing came before the deadline.
+  absl::StatusOr<ClientReply> Read(absl::Time deadline);
+
+  // Semi-sync dumps: after `SET @rpl_semi_sync_slave=1`, event packets
+  // carry the semi-sync header, which Read() strips (ClientReply::need_ack).
+  void set_semisync(bool on) { semisync_ = on; }
+  // Acknowledges receipt up to `position` of `file`.
+  absl::Status SendAck(uint64_t position, const std::string& file);
+
+  Socket& socket() { return sock_; }
+
+ private:
+  explicit ReplicationClient(Socket s) : sock_(std::move(s)) {}
+  absl::Status ReadPacket(std::string* out, absl::Time deadline);
+  absl::Status WritePacket(const std::string& payload);
+  // Exactly n bytes, through a read buffer (a dump is many small packets).
+  absl::Status ReadFull(char* out, size_t n, absl::Time deadline);
+  Socket sock_;
+  std::string buf_;
+  size_t buf_pos_ = 0;
+  uint8_t seq_ = 0;
+  uint32_t caps_ = 0;
+  bool semisync_ = false;
+};
+
+}  // namespace server
+}  // namespace binlog
+
+#endif  // BINLOG_TOOLS_SERVER_CLIENT_H_

@@ -1,0 +1,80 @@
+// File: tools/server/queries.h
+//
+// The SQL a replica sends at connect, answered from the log's state: the
+// few statements MySQL and MariaDB replicas (and replication client
+// libraries) issue before they ask for the binlog. binlog_server is not a
+// SQL server; anything else gets a clear error (ER_NOT_SUPPORTED_YET).
+//
+// Understood (case-insensitive, one statement, optional trailing ';'):
+//   SET @var = expr[, ...]          user variables (e.g. @master_binlog_checksum,
+//                                   @master_heartbeat_period, @slave_connect_state,
+//                                   @mariadb_slave_capability, @rpl_semi_sync_slave);
+//                                   SET NAMES / SET @@session.x / SET x = y: accepted, ignored
+//   SELECT expr[, ...] [LIMIT n]    expr: UNIX_TIMESTAMP(), VERSION(), @var,
+//                                   @@[global.|session.]sysvar, a number or 'string'
+//   SHOW [GLOBAL|SESSION] VARIABLES [LIKE 'pattern']
+//   SHOW MASTER STATUS | SHOW BINARY LOG STATUS
+//   SHOW BINARY LOGS | SHOW MASTER LOGS
+//
+// Thread safety: thread-safe (no shared state; the caller owns the vars).
+
+#ifndef BINLOG_TOOLS_SERVER_QUERIES_H_
+#define BINLOG_TOOLS_SERVER_QUERIES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "binlog/flavor.h"
+
+namespace binlog {
+namespace server {
+
+// What the answers report; filled by the server from the log.
+struct ServerFacts {
+  LogFlavor flavor = LogFlavor::kMySQL;
+  uint32_t server_id = 1;
+  std::string server_uuid;
+  bool checksums = true;  // binlog_checksum CRC32 or NONE
+  bool semisync = false;  // rpl_semi_sync_master_enabled
+  std::string version;    // the handshake's server version
+  uint16_t port = 0;
+  // The newest file and its end (SHOW MASTER STATUS); every file and size.
+  std::string current_file;
+  uint64_t current_position = 0;
+  std::vector<std::pair<std::string, uint64_t>> files;
+  std::string gtid_executed;       // MySQL GTID set text
+  std::string gtid_purged;
+  std::string maria_binlog_pos;    // MariaDB @@gtid_binlog_pos
+  std::string maria_binlog_state;  // MariaDB @@gtid_binlog_state
+};
+
+// A session's user variables (lower-case names without '@'), as text.
+using SessionVars = std::map<std::string, std::optional<std::string>>;
+
+struct QueryResult {
+  enum Kind { kOk, kResultSet, kError } kind = kOk;
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  uint16_t error_code = 0;
+  std::string sql_state;
+  std::string message;
+};
+
+// Answers `sql`; updates `*vars` for SET. `now` for UNIX_TIMESTAMP().
+QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& facts,
+                        SessionVars* vars, absl::Time now);
+
+// The system variables the server reports, name (lower case) and value.
+std::vector<std::pair<std::string, std::string>> SystemVariables(
+    const ServerFacts& facts);
+
+}  // namespace server
+}  // namespace binlog
+
+#endif  // BINLOG_TOOLS_SERVER_QUERIES_H_

@@ -1,0 +1,890 @@
+#include "tools/server/server.h"
+
+#include <time.h>
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "binlog/event.h"
+#include "binlog/event_builder.h"
+#include "binlog/format.h"
+#include "binlog/gtid.h"
+#include "binlog/gtid_reader.h"
+#include "binlog/index_file.h"
+#include "binlog/payload.h"
+#include "binlog/reader.h"
+#include "binlog/transaction_boundary.h"
+#include "io/codec.h"
+#include "tools/server/protocol.h"
+
+namespace binlog {
+namespace server {
+namespace {
+
+// Commands here are small (the largest, a GTID set, is ~40 bytes per
+// UUID): a cap keeps a client from making the server allocate much.
+constexpr size_t kMaxCommandPacket = 4 << 20;
+constexpr size_t kFlushBytes = 1 << 20;
+// A CRC-failing or torn event at the tail of a file another process is
+// writing is waited for this long before it is reported as damage.
+constexpr absl::Duration kTornGrace = absl::Seconds(5);
+
+std::string FilePath(const ServerOptions& o, uint64_t n) {
+  return o.dir + "/" + BinlogFileName(o.basename, n);
+}
+
+// The end of the complete events of file `n` (or, for a `pos` inside the
+// file, of the events up to the first past `pos`) and whether `pos` is one
+// of their boundaries (or the start of the first event after the header).
+struct FileScan {
+  uint64_t end = 0;
+  bool boundary = false;
+  std::string fde;  // the file's Format_description, as stored
+};
+
+absl::StatusOr<FileScan> ScanFile(const ServerOptions& o, uint64_t n, uint64_t pos) {
+  ReaderOptions ro;
+  ro.payloads = PayloadMode::kRaw;
+  ro.checksum_mode = ChecksumMode::kVerify;
+  auto reader = Reader::OpenFiles({FilePath(o, n)}, ro);
+  if (!reader.ok()) return reader.status();
+  FileScan scan;
+  Event ev;
+  absl::Status s = (*reader)->Next(&ev);
+  if (!s.ok()) return s;
+  scan.fde = std::string(ev.data);
+  scan.end = ev.end_offset;
+  scan.boundary = pos <= kMagicSize || pos == ev.end_offset;
+  EventBatch batch;
+  BatchOptions bo;  // boundaries only: the dump verifies what it sends
+  while ((s = (*reader)->NextBatch(&batch, bo)).ok()) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (batch.offset + batch.starts[i] == pos) scan.boundary = true;
+    }
+    scan.end = batch.end_offset();
+    if (scan.end == pos) scan.boundary = true;
+    // Past a start position inside the file: whether it is a boundary is
+    // known, and it is not past the end.
+    if (pos > kMagicSize && scan.end > pos) break;
+  }
+  if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;
+  return scan;
+}
+
+}  // namespace
+
+// One client connection.
+class Session {
+ public:
+  Session(Server* srv, Socket sock, uint32_t id)
+      : srv_(srv), o_(srv->options_), sock_(std::move(sock)), id_(id) {}
+
+  void Run() {
+    if (!Handshake()) return;
+    while (!srv_->shutdown_.load()) {
+      std::string p;
+      absl::Status s = ReadCommand(&p);
+      if (!s.ok()) {
+        if (absl::IsCancelled(s)) SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+        return;
+      }
+      if (p.empty()) {
+        SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+        return;
+      }
+      const uint8_t cmd = static_cast<uint8_t>(p[0]);
+      switch (cmd) {
+        case kComQuit:
+          return;
+        case kComPing:
+        case kComInitDb:
+          if (!Send(EncodeOk())) return;
+          break;
+        case kComQuery:
+          if (!Query(absl::string_view(p).substr(1))) return;
+          break;
+        case kComRegisterSlave: {
+          auto r = ParseRegisterSlave(p);
+          if (!r.ok()) {
+            SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+            return;
+          }
+          if (!Send(EncodeOk())) return;
+          break;
+        }
+        case kComBinlogDump: {
+          auto d = ParseBinlogDump(p);
+          if (!d.ok()) {
+            SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+            return;
+          }
+          Count(&ServerStats::dumps, 1);
+          if (!Dump(*d)) return;
+          break;
+        }
+        case kComBinlogDumpGtid: {
+          auto d = ParseBinlogDumpGtid(p);
+          if (!d.ok()) {
+            SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+            return;
+          }
+          Count(&ServerStats::dumps, 1);
+          if (!DumpGtid(*d)) return;
+          break;
+        }
+        default:
+          if (!SendErr(kErUnknownCom, "08S01", "Unknown command")) return;
+      }
+    }
+    if (srv_->shutdown_.load()) SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+  }
+
+ private:
+  void Count(uint64_t ServerStats::*field, uint64_t n) {
+    std::lock_guard<std::mutex> l(srv_->mu_);
+    srv_->stats_.*field += n;
+  }
+
+  // --- packets ---------------------------------------------------------
+
+  absl::Status ReadPacket(std::string* out, absl::Time deadline) {
+    out->clear();
+    while (true) {
+      char h[4];
+      absl::Status s = sock_.ReadFull(h, 4, deadline);
+      if (!s.ok()) return s;
+      size_t len = static_cast<uint8_t>(h[0]) | (static_cast<uint8_t>(h[1]) << 8) |
+                   (static_cast<size_t>(static_cast<uint8_t>(h[2])) << 16);
+      seq_ = static_cast<uint8_t>(h[3]) + 1;
+      if (out->size() + len > kMaxCommandPacket) {
+        return absl::ResourceExhaustedError("packet too large");
+      }
+      size_t at = out->size();
+      out->resize(at + len);
+      s = sock_.ReadFull(out->data() + at, len, deadline);
+      if (!s.ok()) return s;
+      if (len < kMaxPacketPayload) return absl::OkStatus();
+    }
+  }
+
+  // Waits for the next command: Cancelled at shutdown, DeadlineExceeded
+  // after the idle timeout.
+  absl::Status ReadCommand(std::string* out) {
+    const absl::Time idle_end = absl::Now() + o_.idle_timeout;
+    while (!sock_.WaitReadable(absl::Milliseconds(200))) {
+      if (srv_->shutdown_.load()) return absl::CancelledError("shutdown");
+      if (absl::Now() > idle_end) return absl::DeadlineExceededError("idle");
+    }
+    absl::Status s = ReadPacket(out, absl::Now() + o_.handshake_timeout);
+    if (s.ok()) seq_ = 1;  // responses to a command start at 1
+    return s;
+  }
+
+  bool Send(absl::string_view payload) {
+    std::string wire;
+    FramePacket(payload, &seq_, &wire);
+    return sock_.WriteAll(wire, absl::Now() + o_.write_timeout, &srv_->shutdown_).ok();
+  }
+
+  bool SendErr(uint16_t code, absl::string_view state, absl::string_view msg) {
+    return Send(EncodeErr(code, state, msg));
+  }
+
+  // --- handshake -------------------------------------------------------
+
+  bool Handshake() {
+    const std::string scramble = NewScramble();
+    server::Handshake h;
+    h.server_version = srv_->version_;
+    h.connection_id = id_;
+    h.scramble = scramble;
+    seq_ = 0;
+    if (!Send(EncodeHandshake(h))) return false;
+    std::string p;
+    if (!ReadPacket(&p, absl::Now() + o_.handshake_timeout).ok()) return false;
+    auto resp = ParseHandshakeResponse(p);
+    if (!resp.ok()) {
+      SendErr(kErHandshake, "08S01", "Bad handshake");
+      return false;
+    }
+    caps_ = resp->capabilities & kServerCapabilities;
+    std::string token = resp->auth_response;
+    if (resp->auth_plugin != "mysql_native_password" &&
+        !(resp->auth_plugin.empty() && (token.empty() || token.size() == 20))) {
+      // caching_sha2_password and others: ask for mysql_native_password.
+      if (!Send(EncodeAuthSwitch("mysql_native_password", scramble))) return false;
+      if (!ReadPacket(&p, absl::Now() + o_.handshake_timeout).ok()) return false;
+      token = p;
+    }
+    auto it = o_.users.find(resp->user);
+    if (it == o_.users.end() || !CheckNativePassword(it->second, scramble, token)) {
+      Count(&ServerStats::auth_failures, 1);
+      SendErr(kErAccessDenied, "28000",
+              absl::StrCat("Access denied for user '", resp->user,
+                           "'@'localhost' (using password: ",
+                           token.empty() ? "NO" : "YES", ")"));
+      return false;
+    }
+    return Send(EncodeOk());
+  }
+
+  // --- queries ---------------------------------------------------------
+
+  bool Query(absl::string_view sql) {
+    // The log's GTID state and end cost a scan of the newest file: only
+    // for the statements that report them.
+    const std::string lower = absl::AsciiStrToLower(sql);
+    bool state = false;
+    for (const char* k : {"gtid", "status", "logs", "uuid", "%"}) {
+      state = state || absl::StrContains(lower, k);
+    }
+    if (absl::StrContains(lower, "variables") && !absl::StrContains(lower, " like ")) {
+      state = true;
+    }
+    QueryResult r = AnswerQuery(sql, srv_->Facts(state), &vars_, absl::Now());
+    if (r.kind == QueryResult::kOk) return Send(EncodeOk());
+    if (r.kind == QueryResult::kError) return SendErr(r.error_code, r.sql_state, r.message);
+    std::string wire;
+    for (const std::string& p : EncodeResultSet(r.columns, r.rows, caps_)) {
+      FramePacket(p, &seq_, &wire);
+    }
+    return sock_.WriteAll(wire, absl::Now() + o_.write_timeout, &srv_->shutdown_).ok();
+  }
+
+  std::optional<std::string> Var(const char* name) const {
+    auto it = vars_.find(name);
+    if (it == vars_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // --- dump --------------------------------------------------------------
+
+  // The replica announced it takes checksums by setting
+  // @master_binlog_checksum, to any value: mysqlbinlog and go-mysql set
+  // 'NONE' (only the first fake Rotate then comes without a checksum; see
+  // FirstRotateChecksummed). A log with checksums cannot be sent to one that
+  // did not (MySQL's rule).
+  bool CheckChecksumCapability() {
+    if (!srv_->checksums_ || Var("master_binlog_checksum").has_value()) return true;
+    SendErr(kErMasterFatalReadingBinlog, "HY000",
+            "Slave can not handle replication events with the checksum that "
+            "master is configured to log; set @master_binlog_checksum");
+    return false;
+  }
+
+  // Whether the fake Rotate sent ahead of the first Format_description
+  // carries a CRC32: MySQL checksums it with the algorithm the replica
+  // announced (none for 'NONE'); events after the FDE follow the log.
+  bool FirstRotateChecksummed() const {
+    if (!srv_->checksums_) return false;
+    std::optional<std::string> v = Var("master_binlog_checksum");
+    return !v.has_value() || !absl::EqualsIgnoreCase(*v, "NONE");
+  }
+
+  absl::Duration HeartbeatPeriod() const {
+    std::optional<std::string> v = Var("master_heartbeat_period");
+    if (!v.has_value()) v = Var("source_heartbeat_period");
+    double ns = 0;
+    if (!v.has_value() || !absl::SimpleAtod(*v, &ns) || ns <= 0) return absl::InfiniteDuration();
+    return absl::Nanoseconds(static_cast<int64_t>(ns));
+  }
+
+  bool Fatal(absl::string_view msg) {
+    return SendErr(kErMasterFatalReadingBinlog, "HY000", msg) && false;
+  }
+
+  // Appends event packet(s) for `ev` (0x00 [+ semi-sync header] + event)
+  // to out_.
+  void AppendEvent(absl::string_view ev, bool need_ack = false) {
+    const size_t prefix = semisync_ ? 3 : 1;
+    const size_t len = ev.size() + prefix;
+    if (len < kMaxPacketPayload) {
+      char h[7] = {static_cast<char>(len), static_cast<char>(len >> 8),
+                   static_cast<char>(len >> 16), static_cast<char>(seq_++), 0,
+                   static_cast<char>(kSemiSyncMagic),
+                   static_cast<char>(need_ack ? kSemiSyncNeedAck : 0)};
+      out_.append(h, 4 + prefix);
+      out_.append(ev.data(), ev.size());
+    } else {
+      std::string p(1, '\0');
+      if (semisync_) {
+        p.push_back(static_cast<char>(kSemiSyncMagic));
+        p.push_back(static_cast<char>(need_ack ? kSemiSyncNeedAck : 0));
+      }
+      p.append(ev.data(), ev.size());
+      FramePacket(p, &seq_, &out_);
+    }
+    ++out_events_;
+  }
+
+  // Semi-sync: whether `ev` ends a transaction (the replica acks it).
+  bool EndsTransaction(absl::string_view ev, bool checksums) {
+    if (!semisync_) return false;
+    const uint8_t type = static_cast<uint8_t>(ev[4]);
+    if (type == kFormatDescriptionEvent) {
+      auto fd = DecodeFormatDescription(ev);
+      if (fd.ok()) parser_.set_query_post_header_len(fd->PostHeaderLen(kQueryEvent));
+      parser_.Reset();
+      return false;
+    }
+    return parser_.Feed(DecodeHeader(ev), EventBody(ev, checksums)) ==
+           TransactionBoundaryParser::Result::kEnded;
+  }
+
+  // Reads the acks a semi-sync replica has sent, without waiting. false:
+  // the replica is gone or sent something else.
+  bool ReadAcks() {
+    while (sock_.WaitReadable(absl::ZeroDuration())) {
+      if (!ClientData()) return false;
+    }
+    return true;
+  }
+
+  // Sends one stored event: Format_description with the in-use flag
+  // clear, lz4 payloads expanded (a replica knows only zstd), the rest as
+  // stored.
+  bool ForwardEvent(absl::string_view ev, bool checksums, bool zero_fde_pos) {
+    if (ev.size() < kHeaderSize) return Fatal("short event in the log");
+    const uint8_t type = static_cast<uint8_t>(ev[4]);
+    const bool ends = EndsTransaction(ev, checksums);
+    if (type == kFormatDescriptionEvent) {
+      auto fde = EncodeSentFormatDescription(ev, zero_fde_pos);
+      if (!fde.ok()) return Fatal(fde.status().message());
+      AppendEvent(*fde);
+      return true;
+    }
+    if (type == kTransactionPayloadEvent) {
+      absl::string_view body = EventBody(ev, checksums);
+      auto ph = DecodePayloadHeader(body);
+      if (ph.ok() && ph->compression_type == kPayloadCompressionLz4) {
+        return ForwardExpanded(ev, body, checksums, ends);
+      }
+    }
+    AppendEvent(ev, ends);
+    return true;
+  }
+
+  // The inner events of an lz4 payload as plain events: each with the
+  // payload's log_pos and, if the log has checksums, its own CRC32.
+  bool ForwardExpanded(absl::string_view ev, absl::string_view body, bool checksums,
+                       bool ends) {
+    PayloadHeader ph;
+    size_t n = 0;
+    absl::Status s = DecodePayload(body, kMaxPayloadSize, &ph, &payload_buf_, &n);
+    if (!s.ok()) return Fatal(s.message());
+    const uint32_t log_pos = DecodeHeader(ev).log_pos;
+    absl::string_view rest = payload_buf_.view();
+    std::string one;
+    while (rest.size() >= kHeaderSize) {
+      EventHeader h = DecodeHeader(rest);
+      if (h.event_size < kHeaderSize || h.event_size > rest.size()) {
+        return Fatal("malformed payload");
+      }
+      one.assign(rest.data(), h.event_size);
+      rest.remove_prefix(h.event_size);
+      h.log_pos = log_pos;
+      if (checksums) {
+        h.event_size += kChecksumSize;
+        one.append(kChecksumSize, '\0');
+      }
+      EncodeHeader(h, one.data());
+      if (checksums) {
+        StoreLe32(one.data() + one.size() - kChecksumSize, ComputeEventChecksum(one));
+      }
+      AppendEvent(one, ends && rest.size() < kHeaderSize);
+    }
+    return true;
+  }
+
+  bool Flush() {
+    if (out_.empty()) return true;
+    const size_t bytes = out_.size(), events = out_events_;
+    bool ok = sock_.WriteAll(out_, absl::Now() + o_.write_timeout, &srv_->shutdown_).ok();
+    out_.clear();
+    out_events_ = 0;
+    {
+      std::lock_guard<std::mutex> l(srv_->mu_);
+      srv_->stats_.events_sent += events;
+      srv_->stats_.bytes_sent += bytes;
+    }
+    return ok && (!semisync_ || ReadAcks());
+  }
+
+  // Shutdown in the middle of a dump: what is buffered, then the error.
+  bool ShutdownDump() {
+    Flush();
+    SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+    return false;
+  }
+
+  // Idle: waits up to the poll interval (files at rest) or for the log
+  // (live), watching the client and sending heartbeats. false: end the dump
+  // (client gone, shutdown; the error, if any, is sent).
+  bool Idle(Reader* reader, const std::string& file, uint64_t pos) {
+    if (!Flush()) return false;
+    if (srv_->shutdown_.load()) {
+      SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+      return false;
+    }
+    const absl::Duration period = heartbeat_period_;
+    const absl::Time now = absl::Now();
+    if (period != absl::InfiniteDuration() && now - last_send_ >= period) {
+      AppendEvent(EncodeHeartbeat(srv_->server_id_, file, static_cast<uint32_t>(pos),
+                                  srv_->checksums_));
+      Count(&ServerStats::heartbeats, 1);
+      last_send_ = now;
+      if (!Flush()) return false;
+    }
+    absl::Duration wait = o_.live != nullptr ? absl::Milliseconds(100) : o_.poll_interval;
+    if (period != absl::InfiniteDuration()) {
+      wait = std::min(wait, std::max(absl::Milliseconds(1), last_send_ + period - now));
+    }
+    if (o_.live != nullptr && reader != nullptr) {
+      absl::Status s = reader->WaitForMore(absl::Now() + wait);
+      if (absl::IsCancelled(s)) {
+        SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+        return false;
+      }
+      if (sock_.WaitReadable(absl::ZeroDuration())) return ClientData();
+      return true;
+    }
+    if (sock_.WaitReadable(wait)) return ClientData();
+    return true;
+  }
+
+  // The replica sent something during a dump: a semi-sync ack, or (any
+  // replica) a close. false ends the dump.
+  bool ClientData() {
+    std::string p;
+    absl::Status s = ReadPacket(&p, absl::Now() + absl::Seconds(1));
+    if (!s.ok()) return false;
+    if (!semisync_) return true;
+    auto ack = ParseSemiSyncAck(p);
+    uint64_t n = 0;
+    if (!ack.ok() || !ParseBinlogFileName(o_.basename, ack->file, &n)) {
+      SendErr(kErMalformedPacket, "HY000", "Malformed semi-sync ack");
+      return false;
+    }
+    // Counted first, so a committer the ack releases sees it counted.
+    // Ignored acks (stale, too many replicas) are the tracker's to count.
+    Count(&ServerStats::semisync_acks, 1);
+    o_.acks->Ack(replica_id_, sync::AckPosition{n, ack->position}).IgnoreError();
+    return true;
+  }
+
+  // At the start of a dump: semi-sync if the server offers it and the
+  // replica asked for it.
+  void StartSemiSync(uint32_t replica_id) {
+    replica_id_ = replica_id;
+    std::optional<std::string> v = Var("rpl_semi_sync_slave");
+    if (!v.has_value()) v = Var("rpl_semi_sync_replica");
+    semisync_ = o_.acks != nullptr && v.has_value() && !v->empty() && *v != "0";
+    parser_.Reset();
+  }
+
+  absl::StatusOr<std::unique_ptr<Reader>> OpenAt(uint64_t file, uint64_t offset) {
+    ReaderOptions ro;
+    ro.start_file = file;
+    ro.start_offset = offset;
+    ro.payloads = PayloadMode::kRaw;
+    ro.buffer_size = o_.read_buffer;
+    if (o_.live != nullptr) return o_.live->NewReader(ro);
+    return Reader::OpenDirectory(o_.dir, o_.basename, ro);
+  }
+
+  bool Dump(const BinlogDump& d) {
+    heartbeat_period_ = HeartbeatPeriod();
+    StartSemiSync(d.server_id);
+    std::optional<std::string> connect_state = Var("slave_connect_state");
+    if (srv_->flavor_ == LogFlavor::kMariaDB && connect_state.has_value()) {
+      return DumpMariaGtid(*connect_state, d.flags);
+    }
+    if (!CheckChecksumCapability()) return false;
+    auto numbers = ReadIndex(io::FileSystem::Default(), o_.dir, o_.basename);
+    if (!numbers.ok() || numbers->empty()) return Fatal("Binary log is not open");
+    uint64_t n = 0;
+    if (d.file.empty()) {
+      n = numbers->front();
+    } else {
+      uint64_t parsed = 0;
+      if (ParseBinlogFileName(o_.basename, d.file, &parsed)) {
+        for (uint64_t x : *numbers) {
+          if (x == parsed) n = x;
+        }
+      }
+      if (n == 0) {
+        return Fatal("Could not find first log file name in binary log index file");
+      }
+    }
+    if (d.position < kMagicSize) {
+      return Fatal("Client requested master to start replication from position < 4");
+    }
+    auto scan = ScanFile(o_, n, d.position);
+    if (!scan.ok()) return Fatal(absl::StrCat("Could not open log file: ", scan.status().message()));
+    if (d.position > scan->end) {
+      return Fatal("Client requested master to start replication from position > file size");
+    }
+    if (!scan->boundary) {
+      return Fatal("Client requested master to start replication from impossible position");
+    }
+    const std::string name = BinlogFileName(o_.basename, n);
+    seq_ = 1;
+    AppendEvent(EncodeRotateTo(0, srv_->server_id_, name, std::max<uint64_t>(d.position, 4), 0,
+                               kFlagArtificial, FirstRotateChecksummed()));
+    if (!ForwardEvent(scan->fde, srv_->checksums_, d.position > kMagicSize)) return false;
+    const uint64_t start = d.position > kMagicSize
+                               ? d.position
+                               : kMagicSize + DecodeHeader(scan->fde).event_size;
+    return Stream(n, start, d.flags);
+  }
+
+  // Streams from (file, offset) with NextBatch.
+  bool Stream(uint64_t file, uint64_t offset, uint16_t flags) {
+    auto reader = OpenAt(file, offset);
+    if (!reader.ok()) return Fatal(reader.status().message());
+    std::string file_name = BinlogFileName(o_.basename, file);
+    EventBatch batch;
+    BatchOptions bo;
+    bo.verify_checksums = o_.live == nullptr;  // a half-written tail fails its CRC
+    absl::Time bad_since = absl::InfiniteFuture();
+    last_send_ = absl::Now();
+    while (true) {
+      if (srv_->shutdown_.load(std::memory_order_relaxed)) return ShutdownDump();
+      absl::Status s = (*reader)->NextBatch(&batch, bo);
+      if (s.ok()) {
+        bad_since = absl::InfiniteFuture();
+        for (size_t i = 0; i < batch.size(); ++i) {
+          if (!ForwardEvent(batch.event(i), batch.file_has_checksums, false)) return false;
+        }
+        file = batch.file_number;
+        offset = batch.end_offset();
+        file_name = (*reader)->file_name();
+        last_send_ = absl::Now();
+        if (out_.size() >= kFlushBytes && !Flush()) return false;
+        continue;
+      }
+      const bool torn = absl::IsDataLoss(s) && o_.live == nullptr;
+      if (!absl::IsOutOfRange(s) && !torn) {
+        Flush();
+        if (absl::IsNotFound(s)) {
+          return Fatal(absl::StrCat("could not find next log (purged?): ", s.message()));
+        }
+        return Fatal(s.message());
+      }
+      if (torn) {
+        if (bad_since == absl::InfiniteFuture()) bad_since = absl::Now();
+        if (absl::Now() - bad_since > kTornGrace) {
+          Flush();
+          return Fatal(s.message());
+        }
+      }
+      if (flags & kDumpNonBlock) {
+        return Flush() && Send(EncodeEof());
+      }
+      if (!Idle(reader->get(), file_name, offset)) return false;
+      if (o_.live == nullptr) {
+        // Files at rest: a fresh reader sees what was written since.
+        auto r = OpenAt(file, offset);
+        if (!r.ok()) {
+          return Fatal(absl::StrCat("could not open log (purged?): ", r.status().message()));
+        }
+        reader = std::move(r);
+      }
+    }
+  }
+
+  // GTID dumps: the GtidReader decides the start; events one by one.
+  bool StreamGtid(std::unique_ptr<GtidReader> g, uint16_t flags) {
+    Event ev;
+    bool first = true;
+    absl::Time bad_since = absl::InfiniteFuture();
+    last_send_ = absl::Now();
+    seq_ = 1;
+    uint64_t file = 0, offset = 0;
+    std::string file_name;
+    while (true) {
+      if (srv_->shutdown_.load(std::memory_order_relaxed)) return ShutdownDump();
+      absl::Status s = g->Next(&ev);
+      if (s.ok()) {
+        bad_since = absl::InfiniteFuture();
+        if (first) {
+          // The fake Rotate to the start file, position 4.
+          AppendEvent(EncodeRotateTo(0, srv_->server_id_, g->reader()->file_name(), kMagicSize,
+                                     0, kFlagArtificial, FirstRotateChecksummed()));
+          first = false;
+        }
+        if (!ForwardEvent(ev.data, ev.file_has_checksums, false)) return false;
+        last_send_ = absl::Now();
+        if (out_.size() >= kFlushBytes && !Flush()) return false;
+        continue;
+      }
+      file = g->reader()->file_number();
+      offset = g->reader()->position();
+      file_name = g->reader()->file_name();
+      const bool torn = absl::IsDataLoss(s) && o_.live == nullptr;
+      if (!absl::IsOutOfRange(s) && !torn) {
+        Flush();
+        return Fatal(s.message());
+      }
+      if (torn) {
+        if (bad_since == absl::InfiniteFuture()) bad_since = absl::Now();
+        if (absl::Now() - bad_since > kTornGrace) {
+          Flush();
+          return Fatal(s.message());
+        }
+      }
+      if (flags & kDumpNonBlock) return Flush() && Send(EncodeEof());
+      if (!Idle(g->reader(), file_name, offset)) return false;
+      if (o_.live == nullptr && file != 0) {
+        auto r = OpenAt(file, offset);
+        if (!r.ok()) {
+          return Fatal(absl::StrCat("could not open log (purged?): ", r.status().message()));
+        }
+        g->ResumeWith(std::move(*r));
+      }
+    }
+  }
+
+  ReaderOptions GtidReaderOptions() const {
+    ReaderOptions ro;
+    ro.payloads = PayloadMode::kRaw;
+    ro.buffer_size = o_.read_buffer;
+    return ro;
+  }
+
+  bool DumpGtid(const BinlogDumpGtid& d) {
+    heartbeat_period_ = HeartbeatPeriod();
+    StartSemiSync(d.server_id);
+    if (!CheckChecksumCapability()) return false;
+    if (srv_->flavor_ != LogFlavor::kMySQL) {
+      return Fatal("COM_BINLOG_DUMP_GTID needs a MySQL-flavor log; this log is "
+                   "MariaDB's (connect with MASTER_USE_GTID)");
+    }
+    auto have = GtidSet::DecodePreviousGtidsBody(d.gtid_data);
+    if (!have.ok()) {
+      SendErr(kErMalformedPacket, "HY000", "Malformed GTID set in COM_BINLOG_DUMP_GTID");
+      return false;
+    }
+    absl::StatusOr<std::unique_ptr<GtidReader>> g;
+    if (o_.live != nullptr) {
+      g = o_.live->NewGtidReader(*have, GtidReaderOptions());
+    } else {
+      auto st = ReadAtRestGtidState(o_.dir, o_.basename, LogFlavor::kMySQL);
+      if (!st.ok()) return Fatal(st.status().message());
+      g = OpenGtidReaderAtRest(o_.dir, o_.basename, *st, *have, OwnUuid(st->executed),
+                               GtidReaderOptions());
+    }
+    if (!g.ok()) {
+      const std::string msg(g.status().message());
+      if (absl::StrContains(msg, "purged")) {
+        return SendErr(kErMasterHasPurgedRequiredGtids, "HY000",
+                       absl::StrCat("Cannot replicate because the master purged required "
+                                    "binary logs. ", msg)) && false;
+      }
+      if (absl::StrContains(msg, "never had")) {
+        return SendErr(kErSlaveHasMoreGtidsThanMaster, "HY000",
+                       absl::StrCat("Slave has more GTIDs than the master has, using the "
+                                    "master's SERVER_UUID. ", msg)) && false;
+      }
+      return Fatal(msg);
+    }
+    return StreamGtid(std::move(*g), d.flags);
+  }
+
+  bool DumpMariaGtid(const std::string& state_text, uint16_t flags) {
+    if (!CheckChecksumCapability()) return false;
+    auto position = MariaGtidState::Parse(state_text);
+    if (!position.ok()) {
+      return Fatal(absl::StrCat("Failed to parse the GTID position '", state_text, "'"));
+    }
+    absl::StatusOr<std::unique_ptr<GtidReader>> g;
+    if (o_.live != nullptr) {
+      g = o_.live->NewMariaGtidReader(*position, GtidReaderOptions());
+    } else {
+      auto st = ReadAtRestGtidState(o_.dir, o_.basename, LogFlavor::kMariaDB);
+      if (!st.ok()) return Fatal(st.status().message());
+      g = OpenMariaGtidReaderAtRest(o_.dir, o_.basename, *st, *position, GtidReaderOptions());
+    }
+    if (!g.ok()) {
+      const std::string msg(g.status().message());
+      if (absl::StrContains(msg, "purged")) {
+        return Fatal(absl::StrCat(
+            "Could not find GTID state requested by slave in any binlog files. "
+            "Probably the slave state is too old and required binlog files have "
+            "been purged. (", msg, ")"));
+      }
+      return Fatal(absl::StrCat("Error: connecting slave requested to start from GTID ",
+                                state_text, ", which is not in the master's binlog (", msg,
+                                ")"));
+    }
+    return StreamGtid(std::move(*g), flags);
+  }
+
+  Uuid OwnUuid(const GtidSet& executed) const {
+    std::vector<Uuid> u = executed.Uuids();
+    return u.size() == 1 ? u[0] : Uuid();
+  }
+
+  Server* srv_;
+  const ServerOptions& o_;
+  Socket sock_;
+  uint32_t id_;
+  uint8_t seq_ = 0;
+  uint32_t caps_ = 0;
+  SessionVars vars_;
+  std::string out_;
+  size_t out_events_ = 0;
+  io::ByteBuffer payload_buf_;
+  absl::Duration heartbeat_period_ = absl::InfiniteDuration();
+  absl::Time last_send_;
+  bool semisync_ = false;
+  uint32_t replica_id_ = 0;
+  TransactionBoundaryParser parser_;
+};
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
+  std::unique_ptr<Server> s(new Server(o));
+  absl::Status st = s->Init();
+  if (!st.ok()) return st;
+  return s;
+}
+
+absl::Status Server::Init() {
+  auto numbers = ReadIndex(io::FileSystem::Default(), options_.dir, options_.basename);
+  if (!numbers.ok() || numbers->empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no binlog ", options_.basename, ".index with files in ", options_.dir));
+  }
+  ReaderOptions ro;
+  auto reader = Reader::OpenFiles({FilePath(options_, numbers->front())}, ro);
+  if (!reader.ok()) return reader.status();
+  Event ev;
+  absl::Status s = (*reader)->Next(&ev);
+  if (!s.ok()) return s;
+  const FormatDescription& fd = (*reader)->format_description();
+  // MariaDB 10.x writes server versions "10.x.y-MariaDB..."; the log's
+  // Format_description carries its flavor's version.
+  flavor_ = absl::StrContains(fd.server_version, "MariaDB") ||
+                    absl::StartsWith(fd.server_version, "10.") ||
+                    absl::StartsWith(fd.server_version, "11.")
+                ? LogFlavor::kMariaDB
+                : LogFlavor::kMySQL;
+  checksums_ = fd.has_checksums();
+  server_id_ = options_.server_id != 0 ? options_.server_id : ev.header.server_id;
+  version_ = flavor_ == LogFlavor::kMariaDB ? "5.5.5-10.11.19-MariaDB-log" : "8.0.36-log";
+  return absl::OkStatus();
+}
+
+ServerFacts Server::Facts(bool with_state) {
+  ServerFacts f;
+  f.flavor = flavor_;
+  f.server_id = server_id_;
+  f.checksums = checksums_;
+  f.semisync = options_.acks != nullptr;
+  f.version = version_;
+  f.port = port_;
+  absl::StatusOr<AtRestGtidState> st = absl::UnavailableError("not read");
+  if (with_state) st = ReadAtRestGtidState(options_.dir, options_.basename, flavor_);
+  if (st.ok()) {
+    f.gtid_executed = st->executed.ToString();
+    f.gtid_purged = st->purged.ToString();
+    f.maria_binlog_pos = st->maria_state.ToString();
+    f.maria_binlog_state = st->maria_state.StateToString();
+    std::vector<Uuid> u = st->executed.Uuids();
+    if (u.size() == 1) f.server_uuid = u[0].ToString();
+    // Closed files: their size; the newest: the end of its complete
+    // events (it may be preallocated past them). One scan, of one file.
+    for (size_t i = 0; i < st->files.size(); ++i) {
+      const uint64_t n = st->files[i];
+      const std::string name = BinlogFileName(options_.basename, n);
+      uint64_t size = 0;
+      if (i + 1 < st->files.size()) {
+        auto sz = io::FileSystem::Default()->FileSize(FilePath(options_, n));
+        size = sz.ok() ? *sz : 0;
+      } else {
+        auto scan = ScanFile(options_, n, 0);
+        size = scan.ok() ? scan->end : 0;
+        f.current_file = name;
+        f.current_position = size;
+      }
+      f.files.push_back({name, size});
+    }
+  }
+  if (f.server_uuid.empty()) {
+    // A stable made-up UUID derived from the server id.
+    f.server_uuid = absl::StrCat("00000000-0000-0000-0000-", absl::Hex(server_id_, absl::kZeroPad12));
+  }
+  return f;
+}
+
+void Server::Run(Socket* listener) {
+  while (!shutdown_.load()) {
+    auto c = listener->Accept(absl::Milliseconds(200));
+    if (!c.ok()) continue;
+    std::lock_guard<std::mutex> l(mu_);
+    ++stats_.connections;
+    if (active_ >= options_.max_connections) {
+      uint8_t seq = 0;
+      std::string wire;
+      FramePacket(EncodeErr(1040, "08004", "Too many connections"), &seq, &wire);
+      c->WriteAll(wire, absl::Now() + absl::Seconds(1)).IgnoreError();
+      continue;
+    }
+    // Join the sessions that have ended.
+    for (size_t i = 0; i < threads_.size();) {
+      if (threads_[i].done->load()) {
+        threads_[i].thread.join();
+        threads_[i] = std::move(threads_.back());
+        threads_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    ++active_;
+    uint32_t id = next_connection_id_.fetch_add(1);
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread t([this, sock = std::move(*c), id, done]() mutable {
+      {
+        Session session(this, std::move(sock), id);
+        session.Run();
+      }
+      timespec cpu{};
+      ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+      std::lock_guard<std::mutex> l2(mu_);
+      stats_.session_cpu_ns += static_cast<uint64_t>(cpu.tv_sec) * 1000000000u +
+                               static_cast<uint64_t>(cpu.tv_nsec);
+      --active_;
+      done->store(true);
+    });
+    threads_.push_back({std::move(t), std::move(done)});
+  }
+}
+
+void Server::Shutdown() { shutdown_.store(true); }
+
+Server::~Server() {
+  Shutdown();
+  Join();
+}
+
+void Server::Join() {
+  std::vector<SessionThread> threads;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    threads.swap(threads_);
+  }
+  for (SessionThread& t : threads) t.thread.join();
+}
+
+ServerStats Server::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+
+}  // namespace server
+}  // namespace binlog

@@ -1,0 +1,166 @@
+// File: tools/server/server.h
+//
+// Server: serves a binlog to replicas over the MySQL replication protocol
+// (what `binlog_server` runs). One thread per connection: handshake
+// (mysql_native_password, auth switch for other plugins), the connect-time
+// queries (queries.h), COM_REGISTER_SLAVE, and a dump (COM_BINLOG_DUMP by
+// file and position, COM_BINLOG_DUMP_GTID by MySQL GTID set, or MariaDB's
+// GTID connect through @slave_connect_state) that streams the log: the fake
+// Rotate, the Format_description, then the events as stored, following
+// rotations, with heartbeats when idle.
+//
+// Two sources of the log:
+//   - files at rest (ServerOptions::live == nullptr): the log in `dir`,
+//     possibly written by another process. A second process cannot
+//     Binlog::Open a log (one writer per log, `<basename>.lock`), so the
+//     server reads the files with Reader::OpenDirectory and follows their
+//     growth by reopening a reader where the last one ended, every
+//     `poll_interval` while idle. It then sees what the writer has
+//     written, including transactions that are not yet fdatasync'ed (as
+//     ReaderVisibility::kAfterWrite): a power loss on the writer's host
+//     can take back what a replica already received. Events are forwarded
+//     only whole and with a valid CRC32 (a half-written event at the tail
+//     is waited for, not sent).
+//   - a live Binlog in this process (ServerOptions::live): tailing readers
+//     (Binlog::NewReader / NewGtidReader / NewMariaGtidReader) that wait on
+//     the published end and see only what the log publishes.
+//
+// Errors a replica receives: as the servers send them (protocol.h codes):
+// 1045 wrong password, 1236 positions or files the log does not have or
+// purged, 1789 / 1885 for MySQL GTID sets needing purged transactions or
+// holding transactions the log never had, 1236 for MariaDB GTID positions,
+// 1053 at shutdown, 1235 for statements it does not answer. Malformed
+// packets end that connection only.
+//
+// Thread safety: thread-safe. Run() blocks; Shutdown() may be called from
+// any thread (or a signal-watching thread) and makes Run() return after
+// every session has ended.
+// Lifetime: `live`, when set, must outlive the Server.
+
+#ifndef BINLOG_TOOLS_SERVER_SERVER_H_
+#define BINLOG_TOOLS_SERVER_SERVER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "binlog/flavor.h"
+#include "binlog/log.h"
+#include "sync/ack_tracker.h"
+#include "tools/server/queries.h"
+#include "tools/server/socket.h"
+
+namespace binlog {
+namespace server {
+
+struct ServerOptions {
+  std::string dir;
+  std::string basename = "binlog";
+  // user -> password (mysql_native_password).
+  std::map<std::string, std::string> users;
+  // 0: the server_id of the log's first Format_description.
+  uint32_t server_id = 0;
+  // The in-process log to serve instead of the files at rest.
+  Binlog* live = nullptr;
+  // Files at rest: how often an idle dump looks for growth.
+  absl::Duration poll_interval = absl::Milliseconds(5);
+  // Semi-synchronous replication: replicas that announce it
+  // (@rpl_semi_sync_slave / @rpl_semi_sync_replica) get the semi-sync
+  // header on every event packet, with the ack flag on each event that
+  // ends a transaction, and their acks ((file number, end offset) of the
+  // acknowledged event; the replica id is the dump's server_id) go to
+  // `acks` (sync/ack_tracker.h), on which the writer's threads wait. The
+  // server reports rpl_semi_sync_master_enabled=ON. Must outlive the
+  // Server. nullptr: no semi-sync (replicas asking for it are served
+  // asynchronously, as by a source with semi-sync off).
+  sync::AckTracker* acks = nullptr;
+  // Reader window for dumps.
+  size_t read_buffer = 1 << 20;
+  // At most this many connections at once (more get ER_CON_COUNT_ERROR).
+  int max_connections = 256;
+  // A client that sends nothing during the handshake for this long is
+  // dropped; an idle command connection is dropped after idle_timeout.
+  absl::Duration handshake_timeout = absl::Seconds(10);
+  absl::Duration idle_timeout = absl::Hours(8);
+  // A send that makes no progress for this long ends the dump.
+  absl::Duration write_timeout = absl::Seconds(60);
+};
+
+// Counters (tests, benchmarks).
+struct ServerStats {
+  uint64_t connections = 0;
+  uint64_t auth_failures = 0;
+  uint64_t dumps = 0;
+  uint64_t events_sent = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t heartbeats = 0;
+  uint64_t semisync_acks = 0;  // ack packets received and passed on
+  // CPU time of the session threads that have ended (benchmarks: the
+  // server's cost per replica).
+  uint64_t session_cpu_ns = 0;
+};
+
+class Server {
+ public:
+  // Reads the log's first Format_description (flavor, server id,
+  // checksums). FailedPrecondition when there is no log in `dir`.
+  static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& o);
+  ~Server();
+
+  // Serves connections on `listener` (from Socket::ListenLoopback or
+  // ListenUnix) until Shutdown(). May be called for several listeners from
+  // several threads.
+  void Run(Socket* listener);
+  // Ends every session (dumps get ER_SERVER_SHUTDOWN) and makes Run()
+  // return. Idempotent.
+  void Shutdown();
+  // Waits until every session thread has ended (after Shutdown()).
+  void Join();
+
+  ServerStats stats() const;
+  LogFlavor flavor() const { return flavor_; }
+  // The handshake's version string: "5.5.5-10.11.19-MariaDB-log" for
+  // MariaDB-flavor logs (MariaDB replicas require the 5.5.5- prefix form),
+  // "8.0.36-log" for MySQL-flavor ones.
+  const std::string& version() const { return version_; }
+  void set_port(uint16_t port) { port_ = port; }
+
+ private:
+  friend class Session;
+  explicit Server(const ServerOptions& o) : options_(o) {}
+  absl::Status Init();
+  // What queries report; `with_state`: also the GTID state, the files and
+  // the end of the log (a scan of the newest file).
+  ServerFacts Facts(bool with_state);
+
+  const ServerOptions options_;
+  LogFlavor flavor_ = LogFlavor::kMySQL;
+  uint32_t server_id_ = 1;
+  bool checksums_ = true;
+  std::string version_;
+  uint16_t port_ = 0;
+  std::atomic<bool> shutdown_{false};
+  std::atomic<uint32_t> next_connection_id_{1};
+
+  struct SessionThread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  mutable std::mutex mu_;
+  std::vector<SessionThread> threads_;  // guarded by mu_
+  int active_ = 0;                    // guarded by mu_
+  ServerStats stats_;                 // guarded by mu_
+};
+
+}  // namespace server
+}  // namespace binlog
+
+#endif  // BINLOG_TOOLS_SERVER_SERVER_H_

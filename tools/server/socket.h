@@ -1,0 +1,85 @@
+// File: tools/server/socket.h
+//
+// The few socket calls binlog_server needs: listen on 127.0.0.1 or a unix
+// socket, accept, and blocking reads/writes with deadlines.
+//
+// Why here and not in io/: io/ is the library's file-system seam (the log
+// never touches a socket), and a network listener is a property of this
+// one tool, not of the storage library. Keeping it tools-local keeps the
+// library free of networking while still keeping the OS calls of the
+// server in one small file.
+//
+// Thread safety: a Socket is thread-compatible; Close() may be called from
+// another thread to wake a blocked Accept (shutdown).
+// Errors: absl::Status carrying the errno text; DeadlineExceeded when a
+// deadline passes, Unavailable when the peer closed the connection.
+
+#ifndef BINLOG_TOOLS_SERVER_SOCKET_H_
+#define BINLOG_TOOLS_SERVER_SOCKET_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace binlog {
+namespace server {
+
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  ~Socket() { Close(); }
+  Socket(Socket&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Socket& operator=(Socket&& o) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  // A listening socket on 127.0.0.1:`port` (0: a free port; see port()).
+  static absl::StatusOr<Socket> ListenLoopback(uint16_t port);
+  // A listening unix socket at `path` (an existing socket file is replaced).
+  static absl::StatusOr<Socket> ListenUnix(const std::string& path);
+  // A client connection (tests and the benchmark client).
+  static absl::StatusOr<Socket> ConnectLoopback(uint16_t port);
+  static absl::StatusOr<Socket> ConnectUnix(const std::string& path);
+
+  // The bound port of a loopback listener.
+  uint16_t port() const;
+
+  // Waits up to `timeout` for a connection. DeadlineExceeded if none came.
+  absl::StatusOr<Socket> Accept(absl::Duration timeout);
+
+  // Reads exactly `n` bytes before `deadline`.
+  absl::Status ReadFull(char* buf, size_t n, absl::Time deadline);
+  // Reads what is there, 1..n bytes, waiting until `deadline` for the
+  // first; Unavailable when the peer closed.
+  absl::StatusOr<size_t> ReadSome(char* buf, size_t n, absl::Time deadline);
+  // Writes all of `data` before `deadline`. With `cancel`, a write that
+  // waits for the peer to read checks it every 100 ms; once it is set the
+  // deadline becomes at most a second away: a server shutting down does
+  // not wait out a stalled peer's deadline (DeadlineExceeded then).
+  absl::Status WriteAll(absl::string_view data, absl::Time deadline,
+                        const std::atomic<bool>* cancel = nullptr);
+  // True when a read would not block (data, or the peer closed) within
+  // `timeout`.
+  bool WaitReadable(absl::Duration timeout);
+
+  void Close();
+  // Shuts the connection down (wakes a reader in another thread) without
+  // releasing the descriptor.
+  void Shutdown();
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace server
+}  // namespace binlog
+
+#endif  // BINLOG_TOOLS_SERVER_SOCKET_H_
