@@ -35,6 +35,15 @@
 // cpu_s, loadavg), then one summary line per lagging phase: tps_ratio =
 // its tps / the mean of the baselines before and after it (target >= 0.9).
 //
+// --reader_api=batch reads with Reader::NextBatch without checksum
+// verification (what a sender such as binlog_server does); the default,
+// decoded, is Reader::Next with checksums verified.
+//
+// --reader_mb_s=N offers a read rate: the readers together read at most N
+// MB/s while catching up (each paces itself to N/readers), as a server
+// limiting what catching-up replicas may take would; 0 (the default) reads
+// as fast as they can. Output keys reader_api and reader_mb_s_offered.
+//
 // --cache=hot reads the log into the page cache before each phase instead
 // of evicting it: the readers then cost CPU and memory bandwidth but no
 // disk time, which tells disk contention from CPU contention.
@@ -94,6 +103,13 @@ ABSL_FLAG(std::string, configs, "prefetch,noprefetch",
 ABSL_FLAG(int, reader_nice, 0, "nice value of the reader threads");
 ABSL_FLAG(int, repetitions, 1, "passes over the phases");
 ABSL_FLAG(bool, cleanup, false, "remove --dir and exit");
+ABSL_FLAG(std::string, reader_api, "decoded",
+          "decoded: Reader::Next, checksums verified (an application); "
+          "batch: Reader::NextBatch without checksum verification (a "
+          "sender forwarding the log, as binlog_server does)");
+ABSL_FLAG(double, reader_mb_s, 0,
+          "offered read rate of all lagging readers together, MB/s (each "
+          "paces itself to reader_mb_s/readers); 0: as fast as they can");
 ABSL_FLAG(std::string, cache, "cold",
           "cold: evict the log before each phase (the scenario); hot: read "
           "it into the page cache instead (separates disk from CPU "
@@ -316,12 +332,28 @@ PhaseResult Lagging(const std::string& dir, binlog::Binlog* log,
         std::abort();
       }
       binlog::Event ev;
+      binlog::EventBatch batch;
+      const bool use_batch = absl::GetFlag(FLAGS_reader_api) == "batch";
+      // Bytes per second this reader may read (0: no pacing).
+      const double pace = absl::GetFlag(FLAGS_reader_mb_s) * 1e6 / readers;
       uint64_t local = 0;
       bool done = false;
       while (!stop.load(std::memory_order_relaxed)) {
-        absl::Status s = (*reader)->Next(&ev);
+        absl::Status s;
+        if (use_batch) {
+          s = (*reader)->NextBatch(&batch);
+          if (s.ok()) local += batch.data.size();
+        } else {
+          s = (*reader)->Next(&ev);
+          if (s.ok()) local += ev.data.size();
+        }
         if (s.ok()) {
-          local += ev.data.size();
+          if (pace > 0 && !done) {
+            // Ahead of the offered rate: wait until it catches up.
+            const double ahead = static_cast<double>(local) / pace -
+                                 absl::ToDoubleSeconds(absl::Now() - t0);
+            if (ahead > 0.001) absl::SleepFor(absl::Seconds(ahead));
+          }
           continue;
         }
         if (!absl::IsOutOfRange(s)) {
@@ -370,13 +402,15 @@ void Print(const PhaseResult& r, int readers, int threads) {
       "\"catchup_s_median\":%.2f,\"catchup_s_max\":%.2f,"
       "\"reader_mb_s\":%.1f,\"reader_prefetch_waits\":%" PRIu64
       ",\"cpu_s\":%.2f,\"cache\":\"%s\",\"reader_nice\":%d,"
+      "\"reader_api\":\"%s\",\"reader_mb_s_offered\":%.0f,"
       "\"loadavg\":\"%s\"}\n",
       r.phase.c_str(), r.config.c_str(), r.phase == "lagging" ? readers : 0,
       threads, r.rep, r.tps, r.window_s, r.commits, r.lag_bytes,
       r.readers_caught_up, med, mx,
       static_cast<double>(r.reader_bytes) / r.window_s / 1e6,
       r.prefetch_waits, r.cpu_s, absl::GetFlag(FLAGS_cache).c_str(),
-      absl::GetFlag(FLAGS_reader_nice), ReadFirstLine("/proc/loadavg").c_str());
+      absl::GetFlag(FLAGS_reader_nice), absl::GetFlag(FLAGS_reader_api).c_str(),
+      absl::GetFlag(FLAGS_reader_mb_s), ReadFirstLine("/proc/loadavg").c_str());
   std::fflush(stdout);
 }
 
@@ -394,6 +428,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lagging_replica_bench: removed %s%s\n", dir.c_str(),
                  ec ? (": " + ec.message()).c_str() : "");
     return ec ? 1 : 0;
+  }
+  if (absl::GetFlag(FLAGS_reader_api) != "decoded" &&
+      absl::GetFlag(FLAGS_reader_api) != "batch") {
+    std::fprintf(stderr, "--reader_api: decoded or batch, not %s\n",
+                 absl::GetFlag(FLAGS_reader_api).c_str());
+    return 2;
+  }
+  if (!(absl::GetFlag(FLAGS_reader_mb_s) >= 0)) {
+    std::fprintf(stderr, "--reader_mb_s: must be >= 0\n");
+    return 2;
   }
   std::vector<ReaderConfig> configs;
   std::vector<std::string> names =
