@@ -31,15 +31,12 @@
 #include "binlog/log.h"
 #include "gtest/gtest.h"
 #include "tests/testutil/external_tools.h"
-#include "tools/server/server.h"
-#include "tools/server/socket.h"
+#include "tests/tools/served_log.h"
 
 namespace binlog {
 namespace server {
 namespace {
 
-constexpr uint32_t kTs = 1700000000;
-const char kUuid[] = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
 const char kSourceDir[] = "tests/tools/gomysql";
 const char kModule[] = "github.com/go-mysql-org/go-mysql@v1.9.1";
 
@@ -156,7 +153,7 @@ GoProgram BuildGoProgram() {
   return r;
 }
 
-class GoClientTest : public ::testing::TestWithParam<io::Codec> {
+class GoClientTest : public ServedLogTest {
  protected:
   static void SetUpTestSuite() { program_ = new GoProgram(BuildGoProgram()); }
   static void TearDownTestSuite() {
@@ -167,58 +164,13 @@ class GoClientTest : public ::testing::TestWithParam<io::Codec> {
   void SetUp() override {
     if (!program_->skip.empty()) GTEST_SKIP() << program_->skip;
     ASSERT_TRUE(program_->error.empty()) << program_->error;
-    char tmpl[] = "/tmp/binlog_goclient_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    Options o;
-    o.max_file_size = 8192;
-    o.server_uuid = *Uuid::Parse(kUuid);
-    o.sync_policy = SyncPolicy::kNever;
-    o.compression = GetParam();
-    o.compression_threshold = 0;
-    auto log = Binlog::Open(dir_, "binlog", o);
-    ASSERT_TRUE(log.ok()) << log.status();
-    log_ = std::move(*log);
-    TransactionBuffer txn;
-    for (int i = 1; i <= 50; ++i) {
-      txn.Clear();
-      txn.AppendCommitGtid(kTs, 1, CommitGtid());
-      AppendQuery(&txn, kTs, 1, 5, "db", "BEGIN");
-      AppendQuery(&txn, kTs, 1, 5, "db",
-                  absl::StrCat("INSERT INTO t VALUES (", i, ", '", std::string(300, 'a' + i % 26),
-                               "')"));
-      AppendXid(&txn, kTs, 1, 1000 + i);
-      ASSERT_TRUE(log_->Commit(&txn).ok());
-    }
-    ServerOptions so;
-    so.dir = dir_;
-    so.users = {{"repl", "pw"}};
-    auto s = Server::Create(so);
-    ASSERT_TRUE(s.ok()) << s.status();
-    server_ = std::move(*s);
-    auto l = Socket::ListenLoopback(0);
-    ASSERT_TRUE(l.ok());
-    listener_ = std::move(*l);
-    port_ = listener_.port();
-    runner_ = std::thread([this] { server_->Run(&listener_); });
-  }
-  void TearDown() override {
-    if (server_) {
-      server_->Shutdown();
-      runner_.join();
-      server_.reset();
-    }
-    log_.reset();
-    if (!dir_.empty()) {
-      std::string out;
-      RunCommand("rm -rf '" + dir_ + "'", &out);
-    }
+    StartServedLog("binlog_goclient_", 50, /*xid_base=*/1000);
   }
 
   // Runs the Go program; its exit status, its output in *out.
   int Check(const std::string& how, int first, int last, std::string* out) {
     return RunCommand(absl::StrCat(ShellQuote(program_->binary), " -port=", port_,
-                                   " -user=repl -password=pw -uuid=", kUuid, " -first=", first,
+                                   " -user=repl -password=pw -uuid=", kServedUuid, " -first=", first,
                                    " -last=", last, " -timeout=20s ", how),
                       out);
   }
@@ -233,12 +185,6 @@ class GoClientTest : public ::testing::TestWithParam<io::Codec> {
   }
 
   static GoProgram* program_;
-  std::string dir_;
-  std::unique_ptr<Binlog> log_;
-  std::unique_ptr<Server> server_;
-  Socket listener_;
-  uint16_t port_ = 0;
-  std::thread runner_;
 };
 
 GoProgram* GoClientTest::program_ = nullptr;
@@ -251,10 +197,10 @@ TEST_P(GoClientTest, ByFileAndPosition) {
 
 TEST_P(GoClientTest, ByGtidSet) {
   std::string out;
-  EXPECT_EQ(Check(absl::StrCat("-gtid=", kUuid, ":1-20"), 21, 50, &out), 0) << out;
+  EXPECT_EQ(Check(absl::StrCat("-gtid=", kServedUuid, ":1-20"), 21, 50, &out), 0) << out;
   EXPECT_EQ(out, Expected(21, 50));
   out.clear();
-  EXPECT_EQ(Check(absl::StrCat("-gtid=", kUuid, ":1-49"), 50, 50, &out), 0) << out;
+  EXPECT_EQ(Check(absl::StrCat("-gtid=", kServedUuid, ":1-49"), 50, 50, &out), 0) << out;
   EXPECT_EQ(out, Expected(50, 50));
 }
 

@@ -5,6 +5,7 @@
 // set with every error a replica can get, compressed payloads, a live
 // tailing dump, heartbeats and shutdown.
 
+#include "tests/tools/served_log.h"
 #include "tools/server/server.h"
 
 #include <atomic>
@@ -150,8 +151,8 @@ TEST(QueriesTest, ConnectTimeStatements) {
   EXPECT_EQ(AnswerQuery("", f, &vars, now).kind, QueryResult::kError);
 }
 
-constexpr uint32_t kTs = 1700000000;
-const char kUuid[] = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
+constexpr uint32_t kTs = kServedTs;
+constexpr const char* kUuid = kServedUuid;
 
 // A MySQL-flavor log with GTIDs (uuid:1..n), served by a Server on
 // 127.0.0.1 from the files (or, with `live`, from the open Binlog).
@@ -161,13 +162,7 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
     char tmpl[] = "/tmp/binlog_server_test_XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    Options o;
-    o.max_file_size = 8192;
-    o.server_uuid = *Uuid::Parse(kUuid);
-    o.sync_policy = SyncPolicy::kNever;
-    o.compression = GetParam();
-    o.compression_threshold = 0;
-    auto log = Binlog::Open(dir_, "binlog", o);
+    auto log = Binlog::Open(dir_, "binlog", ServedLogOptions(GetParam()));
     ASSERT_TRUE(log.ok()) << log.status();
     log_ = std::move(*log);
     Commit(40);

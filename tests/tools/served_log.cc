@@ -1,0 +1,71 @@
+#include "tests/tools/served_log.h"
+
+#include <stdlib.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "binlog/event_builder.h"
+#include "binlog/gtid.h"
+#include "tests/testutil/external_tools.h"
+
+namespace binlog {
+namespace server {
+
+Options ServedLogOptions(io::Codec codec) {
+  Options o;
+  o.max_file_size = 8192;
+  o.server_uuid = *Uuid::Parse(kServedUuid);
+  o.sync_policy = SyncPolicy::kNever;
+  o.compression = codec;
+  o.compression_threshold = 0;
+  return o;
+}
+
+void ServedLogTest::StartServedLog(const char* prefix, int transactions,
+                                   uint64_t xid_base) {
+  std::string tmpl = absl::StrCat("/tmp/", prefix, "XXXXXX");
+  ASSERT_NE(::mkdtemp(&tmpl[0]), nullptr);
+  dir_ = tmpl;
+  auto log = Binlog::Open(dir_, "binlog", ServedLogOptions(GetParam()));
+  ASSERT_TRUE(log.ok()) << log.status();
+  log_ = std::move(*log);
+  TransactionBuffer txn;
+  for (int i = 1; i <= transactions; ++i) {
+    txn.Clear();
+    txn.AppendCommitGtid(kServedTs, 1, CommitGtid());
+    AppendQuery(&txn, kServedTs, 1, 5, "db", "BEGIN");
+    AppendQuery(&txn, kServedTs, 1, 5, "db",
+                absl::StrCat("INSERT INTO t VALUES (", i, ", '",
+                             std::string(300, 'a' + i % 26), "')"));
+    AppendXid(&txn, kServedTs, 1, xid_base + i);
+    ASSERT_TRUE(log_->Commit(&txn).ok());
+  }
+  ServerOptions so;
+  so.dir = dir_;
+  so.users = {{"repl", "pw"}};
+  auto s = Server::Create(so);
+  ASSERT_TRUE(s.ok()) << s.status();
+  server_ = std::move(*s);
+  auto l = Socket::ListenLoopback(0);
+  ASSERT_TRUE(l.ok());
+  listener_ = std::move(*l);
+  port_ = listener_.port();
+  runner_ = std::thread([this] { server_->Run(&listener_); });
+}
+
+void ServedLogTest::TearDown() {
+  if (server_) {
+    server_->Shutdown();
+    runner_.join();
+    server_.reset();
+  }
+  log_.reset();
+  if (!dir_.empty()) {
+    std::string out;
+    testing_util::RunCommand("rm -rf '" + dir_ + "'", &out);
+  }
+}
+
+}  // namespace server
+}  // namespace binlog
