@@ -659,30 +659,39 @@ class BinlogSystem : public System {
 
 // --- rocksdb ----------------------------------------------------------------
 
-class RocksCommitter : public Committer {
+// A synced Put of a random 8-16 byte key and the payload: the committer of
+// both key-value peers, whose Put, WriteOptions and Slice have one shape.
+template <typename DB, typename WriteOptions, typename Slice>
+class KvCommitter : public Committer {
  public:
-  RocksCommitter(rocksdb::DB* db, bool sync, size_t payload, uint64_t seed)
-      : db_(db), rng_{seed | 1} {
+  KvCommitter(DB* db, bool sync, size_t payload, uint64_t seed,
+              const char* name)
+      : db_(db), name_(name), rng_{seed | 1} {
     std::mt19937_64 rng(seed);
     value_ = RandomText(payload, &rng);
     options_.sync = sync;
   }
   void Prepare() override { key_len_ = RandomKey(&rng_, key_); }
   absl::Status Commit() override {
-    rocksdb::Status s =
-        db_->Put(options_, rocksdb::Slice(key_, key_len_), value_);
-    if (!s.ok()) return absl::InternalError("rocksdb Put: " + s.ToString());
+    auto s = db_->Put(options_, Slice(key_, key_len_), value_);
+    if (!s.ok()) {
+      return absl::InternalError(absl::StrCat(name_, " Put: ", s.ToString()));
+    }
     return absl::OkStatus();
   }
 
  private:
-  rocksdb::DB* db_;
-  rocksdb::WriteOptions options_;
+  DB* db_;
+  const char* name_;
+  WriteOptions options_;
   FastRng rng_;
   char key_[16];
   size_t key_len_ = 0;
   std::string value_;
 };
+
+using RocksCommitter =
+    KvCommitter<rocksdb::DB, rocksdb::WriteOptions, rocksdb::Slice>;
 
 class RocksSystem : public System {
  public:
@@ -708,7 +717,7 @@ class RocksSystem : public System {
 
   std::unique_ptr<Committer> NewCommitter(int, uint64_t seed) override {
     return std::make_unique<RocksCommitter>(db_.get(), p_.sync_every != 0,
-                                            p_.payload, seed);
+                                            p_.payload, seed, "rocksdb");
   }
 
   // A write group's leader counts WRITE_DONE_BY_SELF once and its followers
@@ -748,30 +757,8 @@ class RocksSystem : public System {
 
 // --- leveldb ----------------------------------------------------------------
 
-class LevelCommitter : public Committer {
- public:
-  LevelCommitter(leveldb::DB* db, bool sync, size_t payload, uint64_t seed)
-      : db_(db), rng_{seed | 1} {
-    std::mt19937_64 rng(seed);
-    value_ = RandomText(payload, &rng);
-    options_.sync = sync;
-  }
-  void Prepare() override { key_len_ = RandomKey(&rng_, key_); }
-  absl::Status Commit() override {
-    leveldb::Status s =
-        db_->Put(options_, leveldb::Slice(key_, key_len_), value_);
-    if (!s.ok()) return absl::InternalError("leveldb Put: " + s.ToString());
-    return absl::OkStatus();
-  }
-
- private:
-  leveldb::DB* db_;
-  leveldb::WriteOptions options_;
-  FastRng rng_;
-  char key_[16];
-  size_t key_len_ = 0;
-  std::string value_;
-};
+using LevelCommitter =
+    KvCommitter<leveldb::DB, leveldb::WriteOptions, leveldb::Slice>;
 
 class LevelSystem : public System {
  public:
@@ -791,7 +778,7 @@ class LevelSystem : public System {
 
   std::unique_ptr<Committer> NewCommitter(int, uint64_t seed) override {
     return std::make_unique<LevelCommitter>(db_.get(), p_.sync_every != 0,
-                                            p_.payload, seed);
+                                            p_.payload, seed, "leveldb");
   }
 
   // LevelDB groups writers too (DBImpl::BuildBatchGroup) but exposes no

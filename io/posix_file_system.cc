@@ -43,26 +43,61 @@ absl::Status ErrnoStatus(int err, absl::string_view op,
   return absl::ErrnoToStatus(err, msg);
 }
 
+// All of `data` at `offset`, resuming after short writes and EINTR.
+absl::Status PwriteFully(int fd, const std::string& path, uint64_t offset,
+                         absl::string_view data) {
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::pwrite(fd, p, left, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "pwrite", path);
+    }
+    if (n == 0) return absl::DataLossError(absl::StrCat("pwrite ", path, ": wrote 0 bytes"));
+    p += n;
+    left -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+// Up to `n` bytes at `offset` (fewer only at the end of the file),
+// resuming after short reads and EINTR; *bytes_read is set on errors too.
+absl::Status PreadFully(int fd, const std::string& path, uint64_t offset,
+                        size_t n, char* scratch, size_t* bytes_read) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd, scratch + done, n - done,
+                        static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      *bytes_read = done;
+      return ErrnoStatus(errno, "pread", path);
+    }
+    if (r == 0) break;  // end of file
+    done += static_cast<size_t>(r);
+  }
+  *bytes_read = done;
+  return absl::OkStatus();
+}
+
+absl::Status FtruncateRetrying(int fd, const std::string& path, uint64_t size) {
+  int r;
+  do {
+    r = ::ftruncate(fd, static_cast<off_t>(size));
+  } while (r != 0 && errno == EINTR);
+  if (r != 0) return ErrnoStatus(errno, "ftruncate", path);
+  return absl::OkStatus();
+}
+
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(std::string path, UniqueFd fd)
       : path_(std::move(path)), fd_(std::move(fd)) {}
 
   absl::Status Write(uint64_t offset, absl::string_view data) override {
-    const char* p = data.data();
-    size_t left = data.size();
-    while (left > 0) {
-      ssize_t n = ::pwrite(fd_.get(), p, left, static_cast<off_t>(offset));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus(errno, "pwrite", path_);
-      }
-      if (n == 0) return absl::DataLossError(absl::StrCat("pwrite ", path_, ": wrote 0 bytes"));
-      p += n;
-      left -= static_cast<size_t>(n);
-      offset += static_cast<uint64_t>(n);
-    }
-    return absl::OkStatus();
+    return PwriteFully(fd_.get(), path_, offset, data);
   }
 
   absl::Status WriteV(uint64_t offset,
@@ -140,12 +175,7 @@ class PosixWritableFile final : public WritableFile {
   }
 
   absl::Status Truncate(uint64_t size) override {
-    int r;
-    do {
-      r = ::ftruncate(fd_.get(), static_cast<off_t>(size));
-    } while (r != 0 && errno == EINTR);
-    if (r != 0) return ErrnoStatus(errno, "ftruncate", path_);
-    return absl::OkStatus();
+    return FtruncateRetrying(fd_.get(), path_, size);
   }
 
   absl::StatusOr<uint64_t> Size() override {
@@ -174,20 +204,7 @@ class PosixRandomAccessFile final : public RandomAccessFile {
 
   absl::Status Read(uint64_t offset, size_t n, char* scratch,
                     size_t* bytes_read) const override {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_.get(), scratch + done, n - done,
-                          static_cast<off_t>(offset + done));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        *bytes_read = done;
-        return ErrnoStatus(errno, "pread", path_);
-      }
-      if (r == 0) break;  // end of file
-      done += static_cast<size_t>(r);
-    }
-    *bytes_read = done;
-    return absl::OkStatus();
+    return PreadFully(fd_.get(), path_, offset, n, scratch, bytes_read);
   }
 
   absl::StatusOr<uint64_t> Size() const override {
@@ -223,47 +240,16 @@ class PosixTempFile final : public TempFile {
       : path_(std::move(path)), fd_(std::move(fd)) {}
 
   absl::Status Write(uint64_t offset, absl::string_view data) override {
-    const char* p = data.data();
-    size_t left = data.size();
-    while (left > 0) {
-      ssize_t n = ::pwrite(fd_.get(), p, left, static_cast<off_t>(offset));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoStatus(errno, "pwrite", path_);
-      }
-      if (n == 0) return absl::DataLossError(absl::StrCat("pwrite ", path_, ": wrote 0 bytes"));
-      p += n;
-      left -= static_cast<size_t>(n);
-      offset += static_cast<uint64_t>(n);
-    }
-    return absl::OkStatus();
+    return PwriteFully(fd_.get(), path_, offset, data);
   }
 
   absl::Status Read(uint64_t offset, size_t n, char* scratch,
                     size_t* bytes_read) const override {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_.get(), scratch + done, n - done,
-                          static_cast<off_t>(offset + done));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        *bytes_read = done;
-        return ErrnoStatus(errno, "pread", path_);
-      }
-      if (r == 0) break;
-      done += static_cast<size_t>(r);
-    }
-    *bytes_read = done;
-    return absl::OkStatus();
+    return PreadFully(fd_.get(), path_, offset, n, scratch, bytes_read);
   }
 
   absl::Status Truncate(uint64_t size) override {
-    int r;
-    do {
-      r = ::ftruncate(fd_.get(), static_cast<off_t>(size));
-    } while (r != 0 && errno == EINTR);
-    if (r != 0) return ErrnoStatus(errno, "ftruncate", path_);
-    return absl::OkStatus();
+    return FtruncateRetrying(fd_.get(), path_, size);
   }
 
   const std::string& path() const override { return path_; }

@@ -94,7 +94,7 @@ class Session {
         return;
       }
       if (p.empty()) {
-        SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+        SendMalformed();
         return;
       }
       const uint8_t cmd = static_cast<uint8_t>(p[0]);
@@ -111,7 +111,7 @@ class Session {
         case kComRegisterSlave: {
           auto r = ParseRegisterSlave(p);
           if (!r.ok()) {
-            SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+            SendMalformed();
             return;
           }
           if (!Send(EncodeOk())) return;
@@ -120,7 +120,7 @@ class Session {
         case kComBinlogDump: {
           auto d = ParseBinlogDump(p);
           if (!d.ok()) {
-            SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+            SendMalformed();
             return;
           }
           Count(&ServerStats::dumps, 1);
@@ -130,7 +130,7 @@ class Session {
         case kComBinlogDumpGtid: {
           auto d = ParseBinlogDumpGtid(p);
           if (!d.ok()) {
-            SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+            SendMalformed();
             return;
           }
           Count(&ServerStats::dumps, 1);
@@ -191,6 +191,10 @@ class Session {
     return sock_.WriteAll(wire, absl::Now() + o_.write_timeout, &srv_->shutdown_).ok();
   }
 
+  // ER_MALFORMED_PACKET, as a server answers a command it cannot parse.
+  bool SendMalformed() {
+    return SendErr(kErMalformedPacket, "HY000", "Malformed communication packet.");
+  }
   bool SendErr(uint16_t code, absl::string_view state, absl::string_view msg) {
     return Send(EncodeErr(code, state, msg));
   }
