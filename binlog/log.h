@@ -293,6 +293,11 @@ class Binlog {
   // file's Previous_gtids. Thread-safe; a copy. Once the log is poisoned,
   // the executed set may hold GTIDs of the group that failed (they were
   // assigned before its write); the next Open recovers the set from disk.
+  // A Gtid event the caller encodes itself (AppendGtid, not a CommitGtid)
+  // is written as it is and not added to the set, nor to the next file's
+  // Previous_gtids; Open, which replays the Gtid events of the last file,
+  // counts those of the last file only. A server gives replicated
+  // transactions their GTID with a CommitGtid of kind kAssigned.
   GtidSet executed_gtids() const;
   GtidSet purged_gtids() const;
 

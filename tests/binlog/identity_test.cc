@@ -339,6 +339,42 @@ TEST(IdentityTest, GtidStateSurvivesCloseCrashAndPurge) {
   }
 }
 
+// binlog/log.h: Gtid events the caller encodes itself are written as they
+// are but are not the log's identity: executed_gtids() and the next file's
+// Previous_gtids leave them out; Open counts those of the last file only.
+TEST(IdentityTest, GtidEventsTheCallerEncodesAreNotTracked) {
+  std::string dir = NewTempDir("identity_caller_gtids");
+  const Uuid other = *Uuid::Parse("3e11fa47-71ca-11e1-9e33-c80aa9429562");
+  Options o = BaseOptions();
+  auto commit_raw = [&](Binlog* log, int64_t gno) {
+    TransactionBuffer t;
+    AppendGtid(&t, 1700000000, 1, other.bytes, gno, gno - 1, gno);
+    AppendXid(&t, 1700000000, 1, static_cast<uint64_t>(gno));
+    auto p = log->Commit(&t);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_FALSE(t.identity().assigned);
+  };
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok());
+    for (int64_t g = 1; g <= 3; ++g) commit_raw(log->get(), g);
+    EXPECT_TRUE((*log)->executed_gtids().empty());
+    ASSERT_TRUE((*log)->Rotate().ok());
+    commit_raw(log->get(), 4);
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  LogContents c = ReadLog(dir);
+  ASSERT_EQ(c.gtids.size(), 4u);
+  for (const GtidSeen& g : c.gtids) EXPECT_EQ(g.g.uuid, other);
+  ASSERT_EQ(c.previous.count(2), 1u);
+  EXPECT_TRUE(c.previous[2].empty()) << c.previous[2].ToString();
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ((*log)->executed_gtids().ToString(),
+            absl::StrCat(other.ToString(), ":4"));
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
 TEST(IdentityTest, AnAcquiredNextGnoIsSkippedAndCommittedOnce) {
   std::string dir = NewTempDir("identity_acquired_next");
   auto log = Binlog::Open(dir, "binlog", BaseOptions());
