@@ -2037,7 +2037,15 @@ absl::Status BinlogImpl::WriteGroupStreaming(uint64_t offset) {
     }
     if (i < iov_.size()) BINLOG_RETURN_IF_ERROR(add(iov_[i]));
   }
-  return write_pending();
+  BINLOG_RETURN_IF_ERROR(write_pending());
+  if (pos != offset + total) {
+    // The group's positions were given out for `total` bytes: anything else
+    // would leave a hole or an overlap in the file.
+    return absl::DataLossError(absl::StrCat(
+        "a group with spilled transactions wrote ", pos - offset,
+        " bytes where ", total, " were placed"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {

@@ -158,7 +158,11 @@ absl::Status TransactionBuffer::NextSpilledPiece(char* buf, size_t cap,
   internal::SpillState& st = *spill_;
   const size_t footer = checksums_ ? kChecksumSize : 0;
   *n = 0;
-  if (st.read_off >= spilled_bytes_) return absl::OkStatus();
+  if (st.read_off >= spilled_bytes_) {
+    // The end of the spilled bytes inside an event: its size was not what
+    // the buffer wrote (the file changed under it).
+    return st.big_left > 0 ? TruncatedSpill() : absl::OkStatus();
+  }
   size_t got = 0;
   if (st.big_left > 0) {
     // The rest of an event larger than a piece: its footer is corrected in

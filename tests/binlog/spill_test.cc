@@ -21,7 +21,10 @@
 #include "binlog/reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "binlog/format.h"
+#include "binlog/status_macros.h"
 #include "io/fault_injection_file_system.h"
+#include "io/file_system_wrapper.h"
 #include "tests/binlog/log_test_util.h"
 #include "tests/testutil/status_matchers.h"
 
@@ -365,6 +368,76 @@ TEST(SpillTest, SpillReadErrorInTheFlushStagePoisonsTheLog) {
   auto log = OpenOrDie(dir, o);
   ASSERT_NE(log, nullptr);
   EXPECT_TRUE(log->recovery().recovered);
+  for (const auto& ev : ReadBack(log.get())) {
+    EXPECT_NE(ev.type, kRowsQueryEvent);
+  }
+  ASSERT_OK(log->Close());
+}
+
+// A spill file whose bytes change under the buffer (the first spilled
+// event's size now reaches past the end of the file): Commit fails with
+// DataLoss and poisons the log instead of writing a short transaction, and
+// the reopened log holds none of it.
+class GrowFirstSpilledEventFs : public io::FileSystemWrapper {
+ public:
+  GrowFirstSpilledEventFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+  absl::StatusOr<std::unique_ptr<io::TempFile>> NewTempFile(
+      const std::string& dir) override {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::TempFile> f,
+                            io::FileSystemWrapper::NewTempFile(dir));
+    return std::unique_ptr<io::TempFile>(new File(std::move(f)));
+  }
+
+ private:
+  class File : public io::TempFile {
+   public:
+    explicit File(std::unique_ptr<io::TempFile> f) : f_(std::move(f)) {}
+    absl::Status Write(uint64_t offset, absl::string_view data) override {
+      return f_->Write(offset, data);
+    }
+    absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                      size_t* bytes_read) const override {
+      BINLOG_RETURN_IF_ERROR(f_->Read(offset, n, scratch, bytes_read));
+      if (offset == 0 && *bytes_read >= kHeaderSize) {
+        uint32_t size = LoadLe32(scratch + kEventSizeOffset);
+        StoreLe32(scratch + kEventSizeOffset,
+                  size + static_cast<uint32_t>(*bytes_read) + 1000);
+      }
+      return absl::OkStatus();
+    }
+    absl::Status Truncate(uint64_t size) override { return f_->Truncate(size); }
+    const std::string& path() const override { return f_->path(); }
+
+   private:
+    std::unique_ptr<io::TempFile> f_;
+  };
+};
+
+TEST(SpillTest, ASpillFileThatChangedFailsTheCommitInsteadOfWritingItShort) {
+  GrowFirstSpilledEventFs fs;
+  const std::string dir = NewTempDir("spill_changed");
+  Options o = TestOptions();
+  o.file_system = &fs;
+  o.transaction_memory_limit = 64 << 10;
+  {
+    auto log = OpenOrDie(dir, o);
+    ASSERT_NE(log, nullptr);
+    auto txn = log->NewTransactionBuffer();
+    BuildSized(txn.get(), 1, std::vector<size_t>(200, 2000));  // 400 KB
+    ASSERT_TRUE(txn->spilled());
+    const uint64_t visible_before = log->VisibleEnd().end;
+    auto pos = log->Commit(txn.get());
+    EXPECT_THAT(pos.status(), StatusIs(absl::StatusCode::kDataLoss,
+                                       HasSubstr("reading a spilled transaction")));
+    EXPECT_EQ(log->VisibleEnd().end, visible_before);
+    TransactionBuffer small;
+    testing_util::BuildTransaction(&small, 2, 100);
+    EXPECT_THAT(log->Commit(&small).status(),
+                StatusIs(absl::StatusCode::kFailedPrecondition));
+    EXPECT_FALSE(log->Close().ok());
+  }
+  auto log = OpenOrDie(dir, TestOptions());
+  ASSERT_NE(log, nullptr);
   for (const auto& ev : ReadBack(log.get())) {
     EXPECT_NE(ev.type, kRowsQueryEvent);
   }
