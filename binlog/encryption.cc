@@ -102,27 +102,47 @@ class EncryptingWritableFile : public io::WritableFile {
 
   absl::Status WriteV(uint64_t offset,
                       absl::Span<const absl::string_view> parts) override {
+    // Encrypted through the scratch in slices of at most kSlice bytes, so a
+    // large group (or a large in-memory transaction) costs no buffer of its
+    // size. Each slice goes out in one pwrite; one that reaches past the
+    // file's end carries the guard of encrypted zeros after it (the next
+    // slice overwrites it), as every write reaching the end does.
     size_t total = 0;
     for (absl::string_view p : parts) total += p.size();
-    // An in-place rewrite (the in-use flag) gets no guard: data follows it.
-    const bool guard = offset + total >= end_;
-    const size_t out = total + (guard ? kGuardSize : 0);
-    if (scratch_.size() < out) scratch_.resize(out);
-    // Each part is encrypted into the scratch at its place (one pass over
-    // the bytes), so the group still goes out in one pwrite.
-    size_t at = 0;
-    for (absl::string_view p : parts) {
-      BINLOG_RETURN_IF_ERROR(
-          cipher_->Crypt(offset + at, p.data(), scratch_.data() + at, p.size()));
-      at += p.size();
+    const size_t need = std::min(total, kSlice) + kGuardSize;
+    if (scratch_.size() < need) scratch_.resize(need);
+    size_t part = 0;
+    size_t part_off = 0;  // bytes of parts[part] already encrypted
+    uint64_t pos = offset;
+    for (;;) {
+      size_t fill = 0;
+      while (part < parts.size() && fill < kSlice) {
+        const absl::string_view p = parts[part];
+        const size_t n = std::min(p.size() - part_off, kSlice - fill);
+        BINLOG_RETURN_IF_ERROR(cipher_->Crypt(pos + fill, p.data() + part_off,
+                                              scratch_.data() + fill, n));
+        fill += n;
+        part_off += n;
+        if (part_off == p.size()) {
+          ++part;
+          part_off = 0;
+        }
+      }
+      // An in-place rewrite (the in-use flag) gets no guard: data follows it.
+      const bool guard = pos + fill >= end_;
+      if (guard) {
+        BINLOG_RETURN_IF_ERROR(cipher_->Crypt(pos + fill, kZeros,
+                                              scratch_.data() + fill, kGuardSize));
+      }
+      if (fill > 0 || guard) {
+        BINLOG_RETURN_IF_ERROR(target_->Write(
+            pos + kEncryptionHeaderSize,
+            absl::string_view(scratch_.data(), fill + (guard ? kGuardSize : 0))));
+      }
+      pos += fill;
+      end_ = std::max(end_, pos);
+      if (part == parts.size()) break;
     }
-    if (guard) {
-      BINLOG_RETURN_IF_ERROR(cipher_->Crypt(offset + total, kZeros,
-                                            scratch_.data() + total, kGuardSize));
-    }
-    BINLOG_RETURN_IF_ERROR(target_->Write(offset + kEncryptionHeaderSize,
-                                          absl::string_view(scratch_.data(), out)));
-    end_ = std::max(end_, offset + total);
     return absl::OkStatus();
   }
 
@@ -172,7 +192,9 @@ class EncryptingWritableFile : public io::WritableFile {
   std::unique_ptr<CtrCipher> cipher_;
   uint64_t end_;  // end of the data written (stream offset), guard excluded
   io::FileSystem* fs_;
-  std::vector<char> scratch_;  // grows to the largest write, then reused
+  // Plain bytes encrypted per pwrite by WriteV: bounds the scratch.
+  static constexpr size_t kSlice = 4 << 20;
+  std::vector<char> scratch_;  // grows to the largest slice + guard, reused
 };
 
 // A binlog file read in its plain form. Whether it is encrypted is decided

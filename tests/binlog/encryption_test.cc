@@ -214,6 +214,46 @@ TEST(EncryptedFileTest, ShortZeroRunsAreCiphertextLongOnesRawZeros) {
   }
 }
 
+// A write larger than the encrypting file's slice (4 MiB) goes out in
+// slices, each with the guard after it, so the scratch stays bounded; the
+// plain stream is the same as written whole.
+TEST(EncryptedFileTest, LargeWritesGoOutInBoundedSlices) {
+  class Recording : public io::WritableFileWrapper {
+   public:
+    Recording(std::unique_ptr<io::WritableFile> f, std::vector<size_t>* sizes)
+        : io::WritableFileWrapper(std::move(f)), sizes_(sizes) {}
+    absl::Status Write(uint64_t offset, absl::string_view data) override {
+      sizes_->push_back(data.size());
+      return io::WritableFileWrapper::Write(offset, data);
+    }
+
+   private:
+    std::vector<size_t>* sizes_;
+  };
+  std::string dir = NewTempDir("enc_slices");
+  std::string path = dir + "/binlog.000001";
+  io::FileSystem* base = io::FileSystem::Default();
+  MemoryKeyring keyring;
+  ASSERT_TRUE(keyring.GenerateKey("k").ok());
+  auto raw_file = base->OpenWritable(path, io::OpenMode::kCreateNew);
+  ASSERT_TRUE(raw_file.ok());
+  std::vector<size_t> sizes;
+  auto f = internal::StartEncryptedFile(
+      std::make_unique<Recording>(std::move(*raw_file), &sizes), "k",
+      *keyring.FetchKey("k"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::string a(3 << 20, 'a'), b((5 << 20) + 7, 'b'), c(1000, 'c');
+  for (size_t i = 0; i < b.size(); i += 4093) b[i] = static_cast<char>(i);
+  sizes.clear();  // the header's write
+  absl::string_view parts[3] = {a, b, c};
+  ASSERT_TRUE((*f)->WriteV(0, parts).ok());
+  ASSERT_TRUE((*f)->Close().ok());
+  EXPECT_EQ(sizes.size(), 3u);  // 9 MiB in slices of at most 4 MiB
+  for (size_t n : sizes) EXPECT_LE(n, (4u << 20) + 16);
+  auto fs = NewDecryptingFileSystem(base, &keyring);
+  EXPECT_EQ(ReadPlain(fs.get(), path), a + b + c + std::string(16, '\0'));
+}
+
 // Found by the power-loss test: recovery saw an event whose last bytes were
 // never written (raw zeros of a preallocated file, read as zeros), kept it
 // (without checksums it looked complete) and cut the file right after it.
