@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "binlog/format.h"
 #include "binlog/status_macros.h"
 #include "io/file_system_wrapper.h"
 
@@ -83,6 +85,13 @@ absl::Status CheckKey(absl::string_view key, absl::string_view id) {
 // Close's trim (Options::trim_preallocated) cuts it with the spare space.
 constexpr size_t kGuardSize = 16;
 const char kZeros[kGuardSize] = {0};
+
+bool AllZeroBytes(const char* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] != 0) return false;
+  }
+  return true;
+}
 const char kZeros32[32] = {0};
 
 // The plain stream of an encrypted file, written through a scratch buffer.
@@ -263,9 +272,39 @@ class BinlogReadFile : public io::RandomAccessFile {
       return absl::FailedPreconditionError(absl::StrCat(
           target_->path(), ": encrypted binlog file, and no keyring given"));
     }
-    BINLOG_RETURN_IF_ERROR(
-        target_->Read(0, kEncryptionHeaderSize, head, &got));
-    auto h = DecodeEncryptionHeader(absl::string_view(head, got));
+    // Binlog::RotateEncryptionKey rewrites the header of a closed file in
+    // place; a read racing with it may see part of each header. A header
+    // whose password does not decrypt the binlog magic at the start of the
+    // stream (once written), or does not decode, is read again until two
+    // reads agree: a stable header is the file's, whatever it holds.
+    constexpr int kAttempts = 4;
+    std::string previous;
+    for (int attempt = 1;; ++attempt) {
+      size_t got = 0;
+      BINLOG_RETURN_IF_ERROR(
+          target_->Read(0, kEncryptionHeaderSize, head, &got));
+      std::unique_ptr<CtrCipher> cipher;
+      bool magic_ok = false;
+      absl::Status s = UnwrapHeader(absl::string_view(head, got), &cipher, &magic_ok);
+      const std::string current(head, got);
+      const bool stable = attempt > 1 && current == previous;
+      if ((s.ok() && magic_ok) || stable || attempt == kAttempts) {
+        if (!s.ok()) return s;
+        cipher_ = std::move(cipher);
+        kind_.store(kEncrypted, std::memory_order_release);
+        return absl::OkStatus();
+      }
+      previous = current;
+    }
+  }
+
+  // Decodes `header`, unwraps the file password into *cipher and says
+  // whether it decrypts the stream's first bytes to the binlog magic (true
+  // too while nothing is written there yet).
+  absl::Status UnwrapHeader(absl::string_view header,
+                            std::unique_ptr<CtrCipher>* cipher,
+                            bool* magic_ok) const {
+    auto h = DecodeEncryptionHeader(header);
     if (!h.ok()) {
       return absl::DataLossError(
           absl::StrCat(target_->path(), ": ", h.status().message()));
@@ -276,8 +315,16 @@ class BinlogReadFile : public io::RandomAccessFile {
                           absl::StrCat(target_->path(), ": ",
                                        password.status().message()));
     }
-    BINLOG_ASSIGN_OR_RETURN(cipher_, CtrCipher::Create(*password));
-    kind_.store(kEncrypted, std::memory_order_release);
+    BINLOG_ASSIGN_OR_RETURN(*cipher, CtrCipher::Create(*password));
+    char magic[kMagicSize];
+    size_t got = 0;
+    BINLOG_RETURN_IF_ERROR(
+        target_->Read(kEncryptionHeaderSize, kMagicSize, magic, &got));
+    *magic_ok = true;
+    if (got == kMagicSize && !AllZeroBytes(magic, kMagicSize)) {
+      BINLOG_RETURN_IF_ERROR((*cipher)->Crypt(0, magic, magic, kMagicSize));
+      *magic_ok = std::memcmp(magic, kBinlogMagic, kMagicSize) == 0;
+    }
     return absl::OkStatus();
   }
 

@@ -560,6 +560,93 @@ TEST(KeyRotationTest, OldFilesMoveToTheNewKeyAndTheOldKeyCanGo) {
 
 // Fails the n-th header rewrite (a 512-byte write at offset 0 of an
 // existing file) with an I/O error.
+// RotateEncryptionKey rewrites a closed file's header in place; a reader
+// opening the file meanwhile may read part of the old header and part of
+// the new. The reader checks the unwrapped password against the binlog
+// magic and reads the header again instead of failing.
+TEST(KeyRotationTest, AReaderThatSeesAHalfRewrittenHeaderReadsItAgain) {
+  MemoryKeyring keyring;
+  std::string dir = NewTempDir("enc_torn_header");
+  Options o = Base(&keyring, true);
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer txn;
+    for (int i = 0; i < 5; ++i) {
+      BuildTransaction(&txn, i, 500);
+      ASSERT_TRUE((*log)->Commit(&txn).ok());
+    }
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  const std::string path = dir + "/binlog.000001";
+  const std::string old_header = ReadFile(path).substr(0, 512);
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    ASSERT_TRUE((*log)->RotateEncryptionKey().ok());
+    ASSERT_TRUE((*log)->Close().ok());
+  }
+  const std::string new_header = ReadFile(path).substr(0, 512);
+  ASSERT_NE(old_header, new_header);
+  auto plain_fs = NewDecryptingFileSystem(nullptr, &keyring);
+  const std::string want = ReadPlain(plain_fs.get(), path);
+  ASSERT_EQ(want.substr(0, 4), std::string(kBinlogMagic, 4));
+
+  // The first read of the whole header sees the new key id and the old
+  // sealed password (a rewrite caught halfway), every later read the file.
+  class TornOnce : public io::FileSystemWrapper {
+   public:
+    TornOnce(std::string torn, int* served)
+        : io::FileSystemWrapper(io::FileSystem::Default()),
+          torn_(std::move(torn)), served_(served) {}
+    absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> OpenReadable(
+        const std::string& path) override {
+      auto f = io::FileSystemWrapper::OpenReadable(path);
+      if (!f.ok()) return f.status();
+      return std::unique_ptr<io::RandomAccessFile>(
+          new File(std::move(*f), torn_, served_));
+    }
+
+   private:
+    class File : public io::RandomAccessFileWrapper {
+     public:
+      File(std::unique_ptr<io::RandomAccessFile> f, const std::string& torn,
+           int* served)
+          : io::RandomAccessFileWrapper(std::move(f)), torn_(torn), served_(served) {}
+      absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                        size_t* bytes_read) const override {
+        if (offset == 0 && n == 512 && *served_ == 0) {
+          ++*served_;
+          std::memcpy(scratch, torn_.data(), 512);
+          *bytes_read = 512;
+          return absl::OkStatus();
+        }
+        return io::RandomAccessFileWrapper::Read(offset, n, scratch, bytes_read);
+      }
+
+     private:
+      const std::string& torn_;
+      int* served_;
+    };
+    std::string torn_;
+    int* served_;
+  };
+  // Key id and IV from the new header, the sealed password from the old:
+  // it unwraps (same length) to a wrong password.
+  auto old_h = internal::DecodeEncryptionHeader(old_header);
+  auto new_h = internal::DecodeEncryptionHeader(new_header);
+  ASSERT_TRUE(old_h.ok() && new_h.ok());
+  internal::EncryptionHeader mixed = *new_h;
+  mixed.encrypted_password = old_h->encrypted_password;
+  auto torn = internal::EncodeEncryptionHeader(mixed);
+  ASSERT_TRUE(torn.ok()) << torn.status();
+  int served = 0;
+  TornOnce base(*torn, &served);
+  auto fs = NewDecryptingFileSystem(&base, &keyring);
+  EXPECT_EQ(ReadPlain(fs.get(), path), want);
+  EXPECT_EQ(served, 1);
+}
+
 class FailingHeaderWrites : public io::FileSystemWrapper {
  public:
   FailingHeaderWrites(io::FileSystem* t, int fail_at)
