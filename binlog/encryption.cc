@@ -288,6 +288,9 @@ class BinlogReadFile : public io::RandomAccessFile {
       absl::Status s = UnwrapHeader(absl::string_view(head, got), &cipher, &magic_ok);
       const std::string current(head, got);
       const bool stable = attempt > 1 && current == previous;
+      // A stable header whose password fails the magic check is still the
+      // file's (a stream that is not a binlog, or one torn on disk): the
+      // reader's own checks report what it holds, as for a plain file.
       if ((s.ok() && magic_ok) || stable || attempt == kAttempts) {
         if (!s.ok()) return s;
         cipher_ = std::move(cipher);

@@ -187,6 +187,9 @@ absl::Status TransactionBuffer::NextSpilledPiece(char* buf, size_t cap,
     char* ev = buf + p;
     const uint32_t esize = LoadLe32(ev + kEventSizeOffset);
     if (esize < kHeaderSize + footer) return TruncatedSpill();
+    // An event reaching past what the buffer wrote: nothing of this piece
+    // goes out (the bytes changed under the buffer).
+    if (st.read_off + p + esize > spilled_bytes_) return TruncatedSpill();
     const uint32_t log_pos = static_cast<uint32_t>(st.base + st.read_off + p + esize);
     const size_t covered = esize - footer;
     uint32_t delta = 0;
