@@ -62,6 +62,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "binlog/event.h"
@@ -497,6 +498,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   BinlogImpl(std::string dir, std::string basename, const Options& options);
   ~BinlogImpl() override {
     StopExpiry();
+    StopRotationThread();
     StopFrontier();
   }
 
@@ -607,17 +609,49 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status WriteGroup(uint64_t offset);
   absl::Status WriteGroupStreaming(uint64_t offset);
   void PublishSynced(sync::CommitGroup* last);
-  absl::Status StartNewFile(uint64_t number, bool at_startup);
+  // deferred: a rotation off the commit path (Options::background_rotation):
+  // the header is written but not synced, the file is listed for readers
+  // but not yet in the index file, and nothing is published (the group
+  // that follows does both with its own fdatasync).
+  absl::Status StartNewFile(uint64_t number, bool at_startup, bool deferred = false);
   absl::Status CloseActiveFile(bool rotate, uint64_t next_number);
   absl::Status CloseInPipeline();
-  absl::Status RotateNow();
+  // from_flush: a rotation Flush started because the file is full (the
+  // group that follows syncs the new file); only those may go off the
+  // commit path.
+  absl::Status RotateNow(bool from_flush = false);
+  // Options::background_rotation: the rotation thread's work.
+  struct PendingClose {
+    std::unique_ptr<io::WritableFile> old_file;
+    uint64_t old_number = 0;
+    uint64_t old_end = 0;  // after its Rotate event
+    io::WritableFile* new_file = nullptr;  // the active file (header unsynced)
+    uint64_t new_number = 0;
+  };
+  void StartRotationThread();
+  void StopRotationThread();
+  void RotationLoop();
+  // Waits until no background close or file preparation is in progress;
+  // returns the error of a background close that failed (the log must
+  // then write nothing more).
+  absl::Status WaitRotationIdle();
+  absl::Status FinishBackgroundClose(PendingClose* job);
+  absl::Status PrepareNextFile(uint64_t number, std::unique_ptr<io::WritableFile>* file,
+                               bool* from_spare, bool* allocated);
+  void DiscardPreparedFile();
+  // Recovery of a rotation done off the commit path.
+  absl::Status AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint64_t n,
+                                  bool* adopted);
+  absl::Status CloseUnclosedFile(uint64_t number, uint64_t next_number);
   absl::Status SyncNow();
   absl::Status TimedSync();  // fdatasync of active_, counted in stats()
   void StopFrontier();
   absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
   uint32_t Now() const;
+  // *name_durable: the file was prepared ahead (its directory entry is
+  // durable already).
   absl::StatusOr<std::unique_ptr<io::WritableFile>> CreateLogFile(
-      const std::string& path, bool* from_spare);
+      uint64_t number, const std::string& path, bool* from_spare, bool* name_durable);
   absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
   absl::Status LoadMasterKey();
   absl::Status UseMasterKey(uint32_t seqno);
@@ -679,6 +713,33 @@ class BinlogImpl final : public sync::GroupCommitHooks {
 
   // Serializes index rewrites (rotation and purge).
   mutable sync::Mutex index_mu_;
+
+  // The file the index file must not name yet: the newest one, after a
+  // rotation off the commit path, until its header is durable.
+  uint64_t unindexed_file_ ABSL_GUARDED_BY(index_mu_) = 0;
+
+  // Options::background_rotation with SyncPolicy::kEveryGroup (set at Open).
+  bool background_rotation_ = false;
+  std::thread rotation_thread_;
+  // Guards the rot_ and prepared_ members below.
+  sync::Mutex rot_mu_;
+  sync::CondVar rot_cv_;
+  bool rot_stop_ = false;
+  bool rot_started_ = false;
+  std::unique_ptr<PendingClose> rot_close_;  // queued for the thread
+  bool rot_closing_ = false;     // a close queued or in progress
+  bool rot_preparing_ = false;   // a preparation in progress
+  uint64_t rot_prepare_number_ = 0;  // requested, not yet served
+  absl::Status rot_error_;
+  std::atomic<bool> rot_failed_{false};
+  std::unique_ptr<io::WritableFile> prepared_file_;
+  uint64_t prepared_number_ = 0;
+  bool prepared_from_spare_ = false;
+  bool prepared_allocated_ = false;
+  // Flush stage: the file number a preparation was last requested for.
+  uint64_t prepare_requested_for_ = 0;
+  std::atomic<uint64_t> rotations_in_background_{0};
+  std::atomic<uint64_t> rotations_prepared_{0};
 
   // Flush-stage state (one thread at a time by the pipeline's roles).
   std::unique_ptr<io::WritableFile> active_;
@@ -882,6 +943,14 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
       bool removed = false;
       BINLOG_RETURN_IF_ERROR(RemoveInterruptedRotation(n, &removed));
       if (removed) continue;
+      // Not empty: a rotation off the commit path may have committed to it
+      // before the index named it (Options::background_rotation).
+      bool adopted = false;
+      BINLOG_RETURN_IF_ERROR(AdoptUnindexedFile(&numbers, n, &adopted));
+      if (adopted) {
+        max_number = n;
+        continue;
+      }
     }
     if (!numbers.empty() && n < numbers.front()) {
       // Below the first indexed file and closed by this log (it ends with
@@ -945,6 +1014,9 @@ absl::Status BinlogImpl::FinishOpen() {
   if (options_.encryption) BINLOG_RETURN_IF_ERROR(LoadMasterKey());
   // No pipeline activity yet: this thread owns the flush-stage state.
   BINLOG_RETURN_IF_ERROR(StartNewFile(max_number + 1, /*at_startup=*/true));
+  background_rotation_ = options_.background_rotation &&
+                         options_.sync_policy == SyncPolicy::kEveryGroup;
+  StartRotationThread();
   if (reset_first_ != 0) {
     // The interrupted Reset is done: its first file is indexed.
     BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, ResetIntentFileName(basename_))));
@@ -1252,10 +1324,146 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   return absl::OkStatus();
 }
 
+absl::Status BinlogImpl::AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint64_t n,
+                                            bool* adopted) {
+  // A rotation off the commit path (Options::background_rotation) commits
+  // to the new file once its name is durable, before the index names it;
+  // it is the file right after the last indexed one, which the rotation
+  // left unclosed (in use) or closed with a Rotate event naming it. Any
+  // other file is not one this log wrote: left alone, as before.
+  *adopted = false;
+  if (numbers->empty() || numbers->back() + 1 != n) return absl::OkStatus();
+  const uint64_t prev = numbers->back();
+  const std::string name = BinlogFileName(basename_, n);
+  const std::string path = io::JoinPath(dir_, name);
+  const std::string prev_path = io::JoinPath(dir_, BinlogFileName(basename_, prev));
+  {
+    ReaderOptions ro;
+    auto reader = Reader::OpenFiles({path}, ro, fs_);
+    if (!reader.ok()) return absl::OkStatus();
+    Event ev;
+    if (!(*reader)->Next(&ev).ok() || ev.header.type != kFormatDescriptionEvent) {
+      return absl::OkStatus();
+    }
+  }
+  bool prev_in_use = false;
+  {
+    ReaderOptions ro;
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                            Reader::OpenFiles({prev_path}, ro, fs_));
+    Event ev;
+    absl::Status s = reader->Next(&ev);
+    if (!s.ok()) return absl::OkStatus();  // recovery of the last file reports it
+    prev_in_use = reader->format_description().in_use;
+  }
+  if (!prev_in_use) {
+    // Closed: only a last event that is a Rotate naming `name` makes the
+    // unindexed file its successor (zeros may follow it with
+    // trim_preallocated off).
+    ReaderOptions ro;
+    ro.payloads = PayloadMode::kRaw;
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                            Reader::OpenFiles({prev_path}, ro, fs_));
+    Event ev;
+    bool found = false;
+    while (reader->Next(&ev).ok()) {
+      absl::string_view body = ev.body();
+      found = ev.header.type == kRotateEvent && body.size() >= kRotatePostHeaderSize &&
+              absl::StartsWith(body.substr(kRotatePostHeaderSize), name);
+    }
+    if (!found) return absl::OkStatus();
+  } else {
+    BINLOG_RETURN_IF_ERROR(CloseUnclosedFile(prev, n));
+    recovery_.closed_files.push_back(BinlogFileName(basename_, prev));
+  }
+  numbers->push_back(n);
+  BINLOG_RETURN_IF_ERROR(WriteIndex(fs_, dir_handle_.get(), dir_, basename_, *numbers));
+  recovery_.adopted_files.push_back(name);
+  *adopted = true;
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::CloseUnclosedFile(uint64_t number, uint64_t next_number) {
+  // The file a rotation off the commit path left: every group in it was
+  // synced before the rotation, so only its Rotate event can be missing or
+  // torn. Cut whatever follows its last complete transaction, write the
+  // Rotate event if it is not there, then clear the flag (each durable
+  // before the next, as a clean close does).
+  const std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
+  const std::string next = BinlogFileName(basename_, next_number);
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kVerify;
+  ro.payloads = PayloadMode::kRaw;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenFiles({path}, ro, fs_));
+  Event ev;
+  BINLOG_RETURN_IF_ERROR(reader->Next(&ev));
+  const FormatDescription fde = reader->format_description();
+  TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
+  uint64_t valid_end = ev.end_offset;
+  bool ends_with_rotate = false;
+  uint64_t pending = 0;
+  absl::Status s;
+  for (;;) {
+    s = reader->Next(&ev);
+    if (!s.ok()) break;
+    auto r = parser.Feed(ev.header, ev.body());
+    if (r == TransactionBoundaryParser::Result::kUnexpected) break;
+    if (r == TransactionBoundaryParser::Result::kOutside ||
+        r == TransactionBoundaryParser::Result::kEnded) {
+      valid_end = ev.end_offset;
+      pending = 0;
+      ends_with_rotate = ev.header.type == kRotateEvent;
+    } else {
+      ++pending;
+    }
+  }
+  if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;  // I/O
+  reader.reset();
+  if (pending > 0) {
+    return absl::DataLossError(absl::StrCat(
+        path, " is not the last file of the log but ends inside a transaction "
+        "at offset ", valid_end, ": a file is left only after its last group was synced"));
+  }
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
+  if (!ends_with_rotate) {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
+                            fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
+    size_t len = kHeaderSize + kRotatePostHeaderSize + next.size() +
+                 (fde.has_checksums() ? kChecksumSize : 0);
+    std::string rot = EncodeRotate(Now(), options_.server_id, next,
+                                   static_cast<uint32_t>(valid_end + len),
+                                   fde.has_checksums());
+    absl::Status ws = absl::OkStatus();
+    if (size > valid_end) ws = f->Truncate(valid_end);
+    if (ws.ok()) ws = f->Write(valid_end, rot);
+    if (ws.ok()) ws = f->Sync();
+    absl::Status cs = f->Close();
+    BINLOG_RETURN_IF_ERROR(ws);
+    BINLOG_RETURN_IF_ERROR(cs);
+    valid_end += rot.size();
+    // An encrypted file's write leaves its guard bytes after the event.
+    BINLOG_ASSIGN_OR_RETURN(size, fs_->FileSize(path));
+  }
+  return CutAndClearInUse(fs_, path, size, valid_end);
+}
+
 absl::StatusOr<std::unique_ptr<io::WritableFile>> BinlogImpl::CreateLogFile(
-    const std::string& path, bool* from_spare) {
+    uint64_t number, const std::string& path, bool* from_spare, bool* name_durable) {
   *from_spare = false;
+  *name_durable = false;
   created_allocated_ = false;
+  if (background_rotation_) {
+    sync::MutexLock l(&rot_mu_);
+    if (prepared_file_ != nullptr && prepared_number_ == number) {
+      *from_spare = prepared_from_spare_;
+      created_allocated_ = prepared_allocated_;
+      *name_durable = true;
+      prepared_number_ = 0;
+      rotations_prepared_.fetch_add(1, std::memory_order_relaxed);
+      return std::move(prepared_file_);
+    }
+  }
   // At Open no spare can be ready yet (and asking would start preparing
   // spares for a log that may never fill its first file).
   if (preallocator_ != nullptr && startup_file_created_) {
@@ -1715,12 +1923,13 @@ absl::Status BinlogImpl::ScanCheckpointedFiles(
   return absl::OkStatus();
 }
 
-absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
+absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool deferred) {
   std::string name = BinlogFileName(basename_, number);
   std::string path = io::JoinPath(dir_, name);
   bool from_spare = false;
+  bool name_durable = false;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> file,
-                          CreateLogFile(path, &from_spare));
+                          CreateLogFile(number, path, &from_spare, &name_durable));
   if (options_.encryption) {
     // The 512-byte encryption header first; from here on `file` takes the
     // plain stream (offsets exclude the header) and encrypts it.
@@ -1796,8 +2005,15 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
   absl::string_view parts[3] = {absl::string_view(kBinlogMagic, kMagicSize),
                                 fde, header_buf_.data()};
   absl::Status s = file->WriteV(0, parts);
-  if (s.ok()) s = file->Sync();
-  if (s.ok()) s = dir_handle_->Sync();
+  if (!deferred) {
+    if (s.ok()) s = file->Sync();
+    if (s.ok()) s = dir_handle_->Sync();
+  } else if (s.ok() && !name_durable) {
+    // No file was prepared ahead: the name must be durable before the
+    // first commit in the file is (its header is made durable by that
+    // commit's group).
+    s = dir_handle_->Sync();
+  }
   if (!s.ok()) {
     file->Close().IgnoreError();  // the write/sync error is the one to report
     return s;
@@ -1805,7 +2021,14 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
   {
     sync::MutexLock il(&index_mu_);
     live_->AddFile(number);
-    s = WriteIndexLocked();
+    if (deferred) {
+      // Readers may follow the Rotate event to it; the index file names it
+      // once its header is durable (FinishBackgroundClose). A crash before
+      // that leaves it unindexed: Open adopts it if it holds transactions.
+      unindexed_file_ = number;
+    } else {
+      s = WriteIndexLocked();
+    }
   }
   if (!s.ok()) {
     file->Close().IgnoreError();
@@ -1825,7 +2048,8 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup) {
     // commit parent uses for "not captured".
     commit_clock_.store(number << 32, std::memory_order_release);
   }
-  live_->Publish(number, end_);
+  // Deferred: the group that follows publishes the file once it is synced.
+  if (!deferred) live_->Publish(number, end_);
   if (created_allocated_ && options_.preallocate == io::PreallocMode::kZeroFill &&
       options_.zero_ahead > 0 && options_.sync_policy != SyncPolicy::kNever &&
       end_ < preallocated_size_ && io::WritebackErrorsPerDescriptor()) {
@@ -1856,7 +2080,11 @@ void BinlogImpl::StopFrontier() {
 }
 
 absl::Status BinlogImpl::WriteIndexLocked() {
-  return WriteIndex(fs_, dir_handle_.get(), dir_, basename_, live_->Files());
+  std::vector<uint64_t> files = live_->Files();
+  if (unindexed_file_ != 0 && !files.empty() && files.back() == unindexed_file_) {
+    files.pop_back();  // its header is not durable yet
+  }
+  return WriteIndex(fs_, dir_handle_.get(), dir_, basename_, files);
 }
 
 absl::Status BinlogImpl::CloseActiveFile(bool rotate, uint64_t next_number) {
@@ -1917,11 +2145,14 @@ absl::Status BinlogImpl::SyncNow() {
   return absl::OkStatus();
 }
 
-absl::Status BinlogImpl::RotateNow() {
+absl::Status BinlogImpl::RotateNow(bool from_flush) {
   uint64_t next = active_number_ + 1;
   if (next > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
   }
+  // One rotation's background close at a time (the next one reuses the
+  // slot, and the index must name the previous file first).
+  BINLOG_RETURN_IF_ERROR(WaitRotationIdle());
   // Every earlier ordered-commit callback has returned (the pipeline is
   // drained): the engine makes those commits durable before the file is
   // left for good, so recovery never needs to scan it.
@@ -1934,10 +2165,216 @@ absl::Status BinlogImpl::RotateNow() {
     }
   }
   rotations_.fetch_add(1, std::memory_order_relaxed);
-  BINLOG_RETURN_IF_ERROR(CloseActiveFile(/*rotate=*/true, next));
-  BINLOG_RETURN_IF_ERROR(StartNewFile(next, /*at_startup=*/false));
-  KickExpiry();  // a file was closed: it may be old enough already
+  if (!(from_flush && background_rotation_)) {
+    BINLOG_RETURN_IF_ERROR(CloseActiveFile(/*rotate=*/true, next));
+    BINLOG_RETURN_IF_ERROR(StartNewFile(next, /*at_startup=*/false));
+    KickExpiry();  // a file was closed: it may be old enough already
+    return absl::OkStatus();
+  }
+  // Off the commit path: here only the old file's Rotate event and the new
+  // file's header are written. Every group in the old file is synced
+  // already (SyncPolicy::kEveryGroup, and Flush drained the sync stage), so
+  // a crash before the rotation thread is done can leave only the Rotate
+  // event torn or missing and the flag set: Open closes such a file
+  // (CloseUnclosedFile). The engine's commits of the old file are durable
+  // (flush_engine_logs above), so no prepared transaction of it can need a
+  // two-phase-commit scan.
+  StopFrontier();
+  std::string name = BinlogFileName(basename_, next);
+  size_t size = kHeaderSize + kRotatePostHeaderSize + name.size() +
+                (options_.checksums ? kChecksumSize : 0);
+  std::string ev = EncodeRotate(Now(), options_.server_id, name,
+                                static_cast<uint32_t>(end_ + size), options_.checksums);
+  BINLOG_RETURN_IF_ERROR(active_->Write(end_, ev));
+  end_ += ev.size();
+  auto job = std::make_unique<PendingClose>();
+  job->old_number = active_number_;
+  job->old_end = end_;
+  job->old_file = std::move(active_);
+  absl::Status s = StartNewFile(next, /*at_startup=*/false, /*deferred=*/true);
+  if (!s.ok()) {
+    // The log fails (the caller poisons it); the old file keeps its flag
+    // and Open closes it.
+    job->old_file->Close().IgnoreError();
+    return s;
+  }
+  job->new_file = active_.get();
+  job->new_number = next;
+  {
+    sync::MutexLock l(&rot_mu_);
+    rot_close_ = std::move(job);
+    rot_closing_ = true;
+    rot_cv_.SignalAll();
+  }
+  rotations_in_background_.fetch_add(1, std::memory_order_relaxed);
   return absl::OkStatus();
+}
+
+void BinlogImpl::StartRotationThread() {
+  if (!background_rotation_) return;
+  sync::MutexLock l(&rot_mu_);
+  rot_stop_ = false;
+  rot_started_ = true;
+  rotation_thread_ = std::thread([this] { RotationLoop(); });
+}
+
+void BinlogImpl::StopRotationThread() {
+  std::thread t;
+  {
+    sync::MutexLock l(&rot_mu_);
+    rot_stop_ = true;
+    rot_cv_.SignalAll();
+    t = std::move(rotation_thread_);
+  }
+  if (t.joinable()) t.join();
+  DiscardPreparedFile();
+}
+
+void BinlogImpl::RotationLoop() {
+  rot_mu_.Lock();
+  for (;;) {
+    if (rot_close_ != nullptr) {
+      std::unique_ptr<PendingClose> job = std::move(rot_close_);
+      rot_mu_.Unlock();
+      absl::Status s = FinishBackgroundClose(job.get());
+      job.reset();
+      rot_mu_.Lock();
+      if (!s.ok() && rot_error_.ok()) {
+        rot_error_ = absl::Status(s.code(), absl::StrCat(
+            "closing the previous binlog file after a rotation: ", s.message()));
+        rot_failed_.store(true, std::memory_order_release);
+      }
+      rot_closing_ = false;
+      rot_cv_.SignalAll();
+      continue;
+    }
+    if (rot_prepare_number_ != 0 && !rot_stop_) {
+      const uint64_t n = rot_prepare_number_;
+      rot_prepare_number_ = 0;
+      if (prepared_file_ != nullptr || rot_failed_.load(std::memory_order_acquire)) {
+        continue;
+      }
+      rot_preparing_ = true;
+      rot_mu_.Unlock();
+      std::unique_ptr<io::WritableFile> f;
+      bool spare = false, allocated = false;
+      absl::Status s = PrepareNextFile(n, &f, &spare, &allocated);
+      rot_mu_.Lock();
+      rot_preparing_ = false;
+      if (s.ok()) {
+        prepared_file_ = std::move(f);
+        prepared_number_ = n;
+        prepared_from_spare_ = spare;
+        prepared_allocated_ = allocated;
+      }
+      // On failure the rotation creates the file itself, as without this
+      // thread (and reports the error if it fails there too).
+      rot_cv_.SignalAll();
+      continue;
+    }
+    if (rot_stop_) break;
+    rot_cv_.Wait(&rot_mu_);
+  }
+  rot_mu_.Unlock();
+}
+
+absl::Status BinlogImpl::WaitRotationIdle() {
+  if (!background_rotation_) return absl::OkStatus();
+  sync::MutexLock l(&rot_mu_);
+  // A request the thread has not started is dropped: the caller is about
+  // to create (or remove) the file it names.
+  rot_prepare_number_ = 0;
+  while (rot_closing_ || rot_preparing_) rot_cv_.Wait(&rot_mu_);
+  return rot_error_;
+}
+
+absl::Status BinlogImpl::FinishBackgroundClose(PendingClose* job) {
+  io::WritableFile* old = job->old_file.get();
+  // As CloseActiveFile: the cut and the end event durable, then the flag
+  // cleared and durable.
+  absl::Status s;
+  if (options_.trim_preallocated) {
+    absl::StatusOr<uint64_t> size = old->Size();
+    s = size.status();
+    if (s.ok() && *size > job->old_end) s = old->Truncate(job->old_end);
+  }
+  auto timed_sync = [this](io::WritableFile* f) {
+    absl::Time t0 = absl::Now();
+    absl::Status r = f->Sync();
+    fsync_micros_.fetch_add(
+        static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
+        std::memory_order_relaxed);
+    fsyncs_.fetch_add(1, std::memory_order_relaxed);
+    return r;
+  };
+  if (s.ok()) s = timed_sync(old);
+  const char cleared = 0;  // FDE flags low byte with kFlagBinlogInUse clear
+  if (s.ok()) s = old->Write(kInUseFlagFileOffset, absl::string_view(&cleared, 1));
+  if (s.ok()) s = timed_sync(old);
+  absl::Status cs = old->Close();
+  if (s.ok()) s = cs;
+  if (!s.ok()) return s;
+  // The new file's header events durable (the first group's fdatasync has
+  // usually done it: then this one finds nothing to write), then the index
+  // file names it.
+  s = timed_sync(job->new_file);
+  if (!s.ok()) return s;
+  sync::MutexLock il(&index_mu_);
+  if (unindexed_file_ == job->new_number) unindexed_file_ = 0;
+  s = WriteIndexLocked();
+  if (s.ok()) KickExpiry();  // a file was closed: it may be old enough already
+  return s;
+}
+
+absl::Status BinlogImpl::PrepareNextFile(uint64_t number,
+                                         std::unique_ptr<io::WritableFile>* file,
+                                         bool* from_spare, bool* allocated) {
+  const std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
+  *from_spare = false;
+  *allocated = false;
+  if (preallocator_ != nullptr) {
+    auto spare = preallocator_->TakeReady();
+    if (spare.ok()) {
+      BINLOG_RETURN_IF_ERROR(fs_->Rename(*spare, path));
+      *from_spare = true;
+    }
+  }
+  std::unique_ptr<io::WritableFile> f;
+  if (*from_spare) {
+    BINLOG_ASSIGN_OR_RETURN(f, fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
+  } else {
+    BINLOG_ASSIGN_OR_RETURN(f, fs_->OpenWritable(path, io::OpenMode::kCreateNew));
+    if (preallocator_ != nullptr) {
+      *allocated = f->Allocate(0, preallocated_size_, /*keep_size=*/false).ok();
+    }
+  }
+  // The name durable before any commit goes to the file. Until then (and
+  // after a crash before the rotation) it is an unindexed file of zeros,
+  // which Open removes.
+  absl::Status s = dir_handle_->Sync();
+  if (!s.ok()) {
+    f->Close().IgnoreError();
+    fs_->Remove(path).IgnoreError();
+    return s;
+  }
+  *file = std::move(f);
+  return absl::OkStatus();
+}
+
+void BinlogImpl::DiscardPreparedFile() {
+  std::unique_ptr<io::WritableFile> f;
+  uint64_t n = 0;
+  {
+    sync::MutexLock l(&rot_mu_);
+    f = std::move(prepared_file_);
+    n = prepared_number_;
+    prepared_number_ = 0;
+    rot_prepare_number_ = 0;
+  }
+  if (f == nullptr) return;
+  f->Close().IgnoreError();
+  // Best effort: a file of zeros left behind is removed by the next Open.
+  fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n))).IgnoreError();
 }
 
 absl::Status BinlogImpl::WriteGroup(uint64_t offset) {
@@ -2057,10 +2494,23 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
     // Every earlier group synced and published; if one failed meanwhile,
     // nothing more may be written.
     BINLOG_RETURN_IF_ERROR(pipeline_->DrainSync());
-    BINLOG_RETURN_IF_ERROR(RotateNow());
+    BINLOG_RETURN_IF_ERROR(RotateNow(/*from_flush=*/true));
+  }
+  if (rot_failed_.load(std::memory_order_acquire)) {
+    // A background close failed: nothing more may be written.
+    return WaitRotationIdle();
   }
   if (preallocator_ != nullptr && end_ >= options_.max_file_size / 2) {
     preallocator_->Request();  // the next file, prepared in the background
+  }
+  if (background_rotation_ && prepare_requested_for_ <= active_number_ &&
+      end_ >= options_.max_file_size / 4 * 3) {
+    // Once per file: the next file created and its name made durable
+    // before the rotation needs it (a spare renamed if one is ready).
+    prepare_requested_for_ = active_number_ + 1;
+    sync::MutexLock l(&rot_mu_);
+    rot_prepare_number_ = active_number_ + 1;
+    rot_cv_.SignalAll();
   }
   if (options_.before_group_write) {
     // Before anything of the group is decided or written (MySQL flushes
@@ -2684,6 +3134,11 @@ absl::Status BinlogImpl::Reset(uint64_t first) {
 }
 
 absl::Status BinlogImpl::ResetNow(uint64_t first) {
+  // No background close or preparation under way, and no prepared file
+  // left to collide with the new numbering.
+  BINLOG_RETURN_IF_ERROR(WaitRotationIdle());
+  DiscardPreparedFile();
+  prepare_requested_for_ = 0;
   sync::MutexLock rl(&removal_mu_);
   {
     sync::MutexLock il(&index_mu_);
@@ -2739,6 +3194,8 @@ absl::Status BinlogImpl::CloseInPipeline() {
   // Runs after every earlier request is done and no stage is busy; nothing
   // runs after it. Under index_mu_: a purge either finished its index
   // update before, or sees the log closed (the lock is released below).
+  // First the last rotation's background close (it indexes the active file).
+  absl::Status rs = WaitRotationIdle();
   {
     sync::MutexLock il(&index_mu_);
     closed_.store(true, std::memory_order_release);
@@ -2747,6 +3204,7 @@ absl::Status BinlogImpl::CloseInPipeline() {
   // when the log failed earlier and writes nothing more of its own).
   StopFrontier();
   absl::Status s = pipeline_->error();
+  if (s.ok()) s = rs;
   if (!s.ok()) {
     s = PoisonedStatus(s);  // write nothing after a failure
   } else if (active_ != nullptr) {
@@ -2773,6 +3231,7 @@ absl::Status BinlogImpl::CloseInPipeline() {
     active_->Close().IgnoreError();  // the error to report is `s`
     active_.reset();
   }
+  StopRotationThread();  // removes a prepared file no rotation used
   if (preallocator_ != nullptr) preallocator_->Stop();  // removes spares
   lock_.reset();
   return s;
@@ -2793,6 +3252,8 @@ std::vector<LogFileInfo> BinlogImpl::ListFiles() const {
     info.name = BinlogFileName(basename_, n);
     if (n == (published >> 32) && n == files.back() && !closed_.load()) {
       info.size = published & 0xFFFFFFFFu;  // the active file: what readers may read
+    } else if (n > (published >> 32) && !closed_.load()) {
+      info.size = 0;  // a rotation's new file before its first sync
     } else {
       // A closed file; 0 if it went away meanwhile (purged).
       absl::StatusOr<uint64_t> size = fs_->FileSize(io::JoinPath(dir_, info.name));
@@ -2829,6 +3290,8 @@ LogStats BinlogImpl::stats() const {
       preallocator_ != nullptr ? preallocator_->files_prepared() : 0;
   s.rotations_from_spare = rotations_from_spare_.load(std::memory_order_relaxed);
   s.rotations_waited = rotations_waited_.load(std::memory_order_relaxed);
+  s.rotations_in_background = rotations_in_background_.load(std::memory_order_relaxed);
+  s.rotations_prepared = rotations_prepared_.load(std::memory_order_relaxed);
   s.zero_fill_chunks = zero_fill_chunks_.load(std::memory_order_relaxed);
   s.rejected_commits = rejected_.load(std::memory_order_relaxed);
   s.files_expired = files_expired_.load(std::memory_order_relaxed);

@@ -109,6 +109,14 @@ struct RecoveryReport {
   // after the index no longer names them; other files there are left
   // alone and listed in ignored_files).
   std::vector<std::string> removed_files;
+  // Options::background_rotation: a crash during a rotation can leave the
+  // file before the newest one without its end event or with its in-use
+  // flag set (closed_files: Open cut any torn end event, wrote the Rotate
+  // event naming the next file and cleared the flag), and a newest file
+  // that holds transactions but that the index does not name yet
+  // (adopted_files: added to the index).
+  std::vector<std::string> closed_files;
+  std::vector<std::string> adopted_files;
 };
 
 struct LogStats {
@@ -123,6 +131,11 @@ struct LogStats {
   uint64_t files_preallocated = 0;   // spares prepared in the background
   uint64_t rotations_from_spare = 0; // rotations that renamed a ready spare
   uint64_t rotations_waited = 0;     // rotations that created the file
+  // Rotations whose old-file close and index update ran on the background
+  // thread (Options::background_rotation), and those of them that found
+  // the next file already created.
+  uint64_t rotations_in_background = 0;
+  uint64_t rotations_prepared = 0;
   // Chunks (1 MiB, or Options::zero_ahead if smaller) zero-filled ahead of
   // the writer in files that did not come from a spare.
   uint64_t zero_fill_chunks = 0;

@@ -249,6 +249,19 @@ struct Options {
   // files end at their last event (mysqlbinlog reads files to the end).
   // Turning this off leaves zeros after the Rotate/Stop event.
   bool trim_preallocated = true;
+  // Rotation off the commit path (with SyncPolicy::kEveryGroup; rotations
+  // that Flush starts when a file is full, not Binlog::Rotate): a
+  // background thread creates the next file and makes its name durable
+  // ahead of time (once the active file is half full); at rotation the
+  // commit path only writes the old file's Rotate event and the new file's
+  // header events, and the first group's own fdatasync makes that header
+  // durable. The same thread then syncs the old file's end, clears its
+  // in-use flag, closes it and adds the new file to the index. A crash can
+  // therefore leave the file before the last one unclosed, or a newest file
+  // the index does not name yet; Open closes the former and adopts the
+  // latter (RecoveryReport::closed_files, adopted_files). false: every
+  // rotation closes, creates, syncs and indexes in line, as MySQL does.
+  bool background_rotation = true;
 
   SyncPolicy sync_policy = SyncPolicy::kEveryGroup;
   // For kEveryNGroups: groups per fdatasync (>= 1).

@@ -396,6 +396,9 @@ class RotationFaultTest
     o.preallocate = std::get<0>(GetParam());
     o.max_file_size = 8192;
     o.trim_preallocated = true;
+    // Every step on the committing thread (BackgroundRotationFaultTest
+    // covers the rotation off the commit path).
+    o.background_rotation = false;
     return o;
   }
 
