@@ -96,6 +96,7 @@ struct PointConfig {
   std::string flavor = "mysql";       // binlog only: mysql, mariadb
   uint64_t zero_ahead = 8 << 20;      // binlog only: Options::zero_ahead
   std::string encryption = "off";     // binlog only: off, on
+  std::string background_rotation = "on";  // binlog only: on, off
 };
 
 // How the run treats every point (from the flags).

@@ -88,9 +88,9 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
   absl::StrAppendFormat(&out,
                         ",\"workload\":\"%s\",\"compression\":\"%s\","
                         "\"ratio\":%.3f,\"gtid\":\"%s\",\"flavor\":\"%s\","
-                        "\"encryption\":\"%s\"",
+                        "\"encryption\":\"%s\",\"background_rotation\":\"%s\"",
                         p.workload, p.compression, r.ratio, p.gtid, p.flavor,
-                        p.encryption);
+                        p.encryption, p.background_rotation);
   if (p.system == "binlog") {
     absl::StrAppendFormat(
         &out,

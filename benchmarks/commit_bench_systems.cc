@@ -229,6 +229,7 @@ class BinlogSystem : public System {
     options.zero_ahead = p_.zero_ahead;
     binlog::io::ParseCodec(p_.compression, &options.compression);
     if (p_.flavor == "mariadb") options.flavor = binlog::LogFlavor::kMariaDB;
+    options.background_rotation = p_.background_rotation == "on";
     if (p_.encryption == "on") {
       options.encryption = true;
       options.keyring = &keyring_;

@@ -729,6 +729,13 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   std::unique_ptr<PendingClose> rot_close_;  // queued for the thread
   bool rot_closing_ = false;     // a close queued or in progress
   bool rot_preparing_ = false;   // a preparation in progress
+  // Set by WaitRotationIdle: a close still waiting for the new file's
+  // first sync gives up (the group that should have synced it failed).
+  bool rot_give_up_ = false;
+  // The newest file a sync-stage fdatasync succeeded on (its header and
+  // groups durable); the rotation thread waits for it.
+  std::atomic<uint64_t> synced_file_{0};
+  std::atomic<bool> rot_waits_for_sync_{false};
   uint64_t rot_prepare_number_ = 0;  // requested, not yet served
   absl::Status rot_error_;
   std::atomic<bool> rot_failed_{false};
@@ -2284,7 +2291,12 @@ absl::Status BinlogImpl::WaitRotationIdle() {
   // A request the thread has not started is dropped: the caller is about
   // to create (or remove) the file it names.
   rot_prepare_number_ = 0;
+  // Every caller runs with the pipeline drained: the group that followed
+  // the rotation was synced by now, or failed.
+  rot_give_up_ = true;
+  rot_cv_.SignalAll();
   while (rot_closing_ || rot_preparing_) rot_cv_.Wait(&rot_mu_);
+  rot_give_up_ = false;
   return rot_error_;
 }
 
@@ -2314,11 +2326,24 @@ absl::Status BinlogImpl::FinishBackgroundClose(PendingClose* job) {
   absl::Status cs = old->Close();
   if (s.ok()) s = cs;
   if (!s.ok()) return s;
-  // The new file's header events durable (the first group's fdatasync has
-  // usually done it: then this one finds nothing to write), then the index
-  // file names it.
-  s = timed_sync(job->new_file);
-  if (!s.ok()) return s;
+  // The index names the new file once its header events are durable: by
+  // the first group's own fdatasync, which this thread waits for rather
+  // than syncing the file itself (a second fdatasync after a failed one
+  // could succeed without the lost pages: never retry one).
+  {
+    sync::MutexLock l(&rot_mu_);
+    rot_waits_for_sync_.store(true, std::memory_order_seq_cst);
+    while (synced_file_.load(std::memory_order_seq_cst) < job->new_number &&
+           !rot_give_up_) {
+      rot_cv_.Wait(&rot_mu_);
+    }
+    rot_waits_for_sync_.store(false, std::memory_order_relaxed);
+    if (synced_file_.load(std::memory_order_seq_cst) < job->new_number) {
+      return absl::AbortedError(absl::StrCat(
+          "the first group in ", BinlogFileName(basename_, job->new_number),
+          " failed before its fdatasync: the index does not name the file"));
+    }
+  }
   sync::MutexLock il(&index_mu_);
   if (unindexed_file_ == job->new_number) unindexed_file_ = 0;
   s = WriteIndexLocked();
@@ -2633,6 +2658,14 @@ absl::Status BinlogImpl::Sync(sync::CommitGroup* first, sync::CommitGroup* last)
   }
   synced_end_ = last->end;
   groups_since_sync_ = 0;
+  if (synced_file_.load(std::memory_order_relaxed) < last->file) {
+    // Once per file: a background close may be waiting for this sync.
+    synced_file_.store(last->file, std::memory_order_seq_cst);
+    if (rot_waits_for_sync_.load(std::memory_order_seq_cst)) {
+      sync::MutexLock l(&rot_mu_);
+      rot_cv_.SignalAll();
+    }
+  }
   PublishSynced(last);
   return absl::OkStatus();
 }

@@ -32,6 +32,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "binlog/log.h"
+#include "binlog/index_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
@@ -537,6 +538,271 @@ INSTANTIATE_TEST_SUITE_P(
 
 // A 2 MiB tmpfs mounted under TEST_TMPDIR, unmounted at the end. Needs
 // CAP_SYS_ADMIN (root, or a sandbox that allows mounts); skipped otherwise.
+// Options::background_rotation: the commit that fills a file rotates with
+// writes only; a background thread then syncs the old file's Rotate event,
+// clears its in-use flag, syncs the new file's header and writes the index.
+class BackgroundRotationTest : public IoErrorTest {
+ protected:
+  Options RotationOptions() {
+    Options o = BaseOptions();
+    // Room for the few commits after the rotation (the next rotation would
+    // wait for a held thread).
+    o.max_file_size = 65536;
+    o.background_rotation = true;
+    return o;
+  }
+
+  // Commits until one commit lands in binlog.000002, then `more` more.
+  void FillAndRotate(Binlog* log, int more) {
+    for (int i = 0; i < 1000; ++i) {
+      auto pos = CommitOne(log);
+      ASSERT_TRUE(pos.ok()) << pos.status();
+      if (pos->file_number == 2) break;
+    }
+    ASSERT_EQ(log->stats().rotations_in_background, 1u);
+    CommitOk(log, more);
+  }
+
+  // Holds the rotation thread in its first call of `op` on a path ending in
+  // `suffix`, crashes the machine there (everything unsynced lost), and
+  // reopens. The commits in binlog.000002 were acknowledged before the
+  // index named the file.
+  void CrashInBackgroundCall(FaultOp op, const std::string& suffix) {
+    auto log = OpenOrDie(RotationOptions());
+    ASSERT_NE(log, nullptr);
+    const std::thread::id me = std::this_thread::get_id();
+    sync::Mutex mu;
+    sync::CondVar cv;
+    bool held = false, release = false;
+    fs_.SetOpHook([&](FaultOp o, const std::string& path) {
+      if (std::this_thread::get_id() == me || o != op || !absl::EndsWith(path, suffix)) {
+        return;
+      }
+      sync::MutexLock l(&mu);
+      if (held) return;
+      held = true;
+      cv.SignalAll();
+      while (!release) cv.Wait(&mu);
+    });
+    FillAndRotate(log.get(), 3);
+    {
+      sync::MutexLock l(&mu);
+      while (!held) cv.Wait(&mu);
+    }
+    fs_.Freeze();  // the power goes while the thread is held
+    {
+      sync::MutexLock l(&mu);
+      release = true;
+      cv.SignalAll();
+    }
+    EXPECT_FALSE(log->Close().ok());
+    log.reset();
+    fs_.SetOpHook(nullptr);
+    io::PowerLossOptions plo;
+    plo.data = io::PowerLossOptions::Data::kDropUnsynced;
+    ASSERT_TRUE(fs_.SimulatePowerLoss(plo).ok());
+    std::vector<std::string> v = ReopenAndVerify();
+    EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+  }
+};
+
+TEST_F(BackgroundRotationTest, CrashBeforeTheOldFileIsClosedClosesItAndAdoptsTheNewFile) {
+  // Held before the old file's first sync: its Rotate event is lost, its
+  // flag set, and the index names only binlog.000001.
+  CrashInBackgroundCall(FaultOp::kSync, "binlog.000001");
+  EXPECT_THAT(last_recovery_.closed_files, ::testing::ElementsAre("binlog.000001"));
+  EXPECT_THAT(last_recovery_.adopted_files, ::testing::ElementsAre("binlog.000002"));
+}
+
+TEST_F(BackgroundRotationTest, CrashBeforeTheIndexUpdateAdoptsTheNewFile) {
+  // The old file is closed (its flag clear and durable); the index file
+  // is about to be replaced when the power goes.
+  CrashInBackgroundCall(FaultOp::kOpenWritable, "binlog.index_crash_safe");
+  EXPECT_TRUE(last_recovery_.closed_files.empty());
+  EXPECT_THAT(last_recovery_.adopted_files, ::testing::ElementsAre("binlog.000002"));
+}
+
+TEST_F(BackgroundRotationTest, CommitsInTheNewFileWaitForNoneOfTheOldFilesSyncs) {
+  // While the rotation thread is held before the old file's first sync,
+  // commits into the new file are acknowledged (they sync only their own
+  // file), readers see them, and Close waits for the thread.
+  auto log = OpenOrDie(RotationOptions());
+  ASSERT_NE(log, nullptr);
+  const std::thread::id me = std::this_thread::get_id();
+  sync::Mutex mu;
+  sync::CondVar cv;
+  bool held = false, release = false;
+  fs_.SetOpHook([&](FaultOp o, const std::string& path) {
+    if (std::this_thread::get_id() == me || o != FaultOp::kSync ||
+        !absl::EndsWith(path, "binlog.000001")) {
+      return;
+    }
+    sync::MutexLock l(&mu);
+    if (held) return;
+    held = true;
+    cv.SignalAll();
+    while (!release) cv.Wait(&mu);
+  });
+  FillAndRotate(log.get(), 5);
+  {
+    sync::MutexLock l(&mu);
+    while (!held) cv.Wait(&mu);
+  }
+  std::vector<LogFileInfo> files = log->ListFiles();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_GT(files[1].size, 4u);
+  // The index file does not name binlog.000002 yet.
+  auto index = ReadIndex(io::FileSystem::Default(), dir_, "binlog");
+  ASSERT_TRUE(index.ok()) << index.status();
+  EXPECT_THAT(*index, ::testing::ElementsAre(1u));
+  {
+    sync::MutexLock l(&mu);
+    release = true;
+    cv.SignalAll();
+  }
+  ASSERT_TRUE(log->Close().ok());
+  fs_.SetOpHook(nullptr);
+  index = ReadIndex(io::FileSystem::Default(), dir_, "binlog");
+  ASSERT_TRUE(index.ok()) << index.status();
+  EXPECT_THAT(*index, ::testing::ElementsAre(1u, 2u));
+  std::vector<std::string> v = ReopenAndVerify();
+  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+  EXPECT_TRUE(last_recovery_.adopted_files.empty());
+}
+
+TEST_F(BackgroundRotationTest, AFailedFirstSyncOfTheNewFileKeepsItOutOfTheIndex) {
+  // The first group in binlog.000002 fails its fdatasync: the header pages
+  // may be lost for good, and a later fdatasync of the file would succeed
+  // without them. The index must not name the file; after a power cut the
+  // log opens with every acknowledged transaction.
+  for (bool power_cut : {false, true}) {
+    SCOPED_TRACE(power_cut ? "power cut" : "restart");
+    SetUp();
+    acks_.Clear();
+    next_id_ = 1;
+    fs_.ResetState();
+    auto log = OpenOrDie(RotationOptions());
+    ASSERT_NE(log, nullptr);
+    fs_.InjectFault({FaultOp::kSync, FaultKind::kEio, 1, "binlog.000002", false});
+    absl::Status failed;
+    for (int i = 0; i < 1000 && failed.ok(); ++i) failed = CommitOne(log.get()).status();
+    EXPECT_THAT(std::string(failed.message()), HasSubstr("injected"));
+    EXPECT_FALSE(log->Close().ok());
+    log.reset();
+    auto index = ReadIndex(io::FileSystem::Default(), dir_, "binlog");
+    ASSERT_TRUE(index.ok()) << index.status();
+    EXPECT_THAT(*index, ::testing::ElementsAre(1u));
+    std::vector<std::string> v = power_cut ? PowerCutAndVerify() : ReopenAndVerify();
+    EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+  }
+}
+
+TEST_F(BackgroundRotationTest, FaultAtEachBackgroundCallPoisonsAndReopenKeepsEveryAck) {
+  // Dry run: the calls the rotation thread makes for one rotation.
+  std::vector<RotationCall> calls;
+  next_id_ = 1;
+  const std::string dry_dir = dir_;
+  {
+    auto log = OpenOrDie(RotationOptions());
+    ASSERT_NE(log, nullptr);
+    const std::thread::id me = std::this_thread::get_id();
+    sync::Mutex mu;
+    fs_.SetOpHook([&](FaultOp op, const std::string& path) {
+      if (std::this_thread::get_id() == me) return;
+      sync::MutexLock l(&mu);
+      calls.push_back({op, path});
+    });
+    FillAndRotate(log.get(), 0);
+    ASSERT_TRUE(log->Close().ok());
+    fs_.SetOpHook(nullptr);
+  }
+  std::vector<std::string> names;
+  for (const RotationCall& c : calls) names.push_back(CallName(c));
+  std::printf("background rotation: %zu calls: %s\n", calls.size(),
+              absl::StrJoin(names, ", ").c_str());
+  // The calls before the old file's first sync prepare binlog.000002 ahead
+  // of the rotation: a failure there only makes the rotation create the
+  // file itself. The rest close binlog.000001 and index binlog.000002.
+  size_t first_close_call = calls.size();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (names[i] == "sync binlog.000001") {
+      first_close_call = i;
+      break;
+    }
+  }
+  ASSERT_LT(first_close_call, calls.size());
+  for (const char* step : {"open-writable binlog.000002", "dir-sync", "sync binlog.000001",
+                           "write binlog.000001", "rename binlog.index_crash_safe"}) {
+    bool seen = false;
+    for (const std::string& n : names) seen |= absl::StartsWith(n, step);
+    EXPECT_TRUE(seen) << "the rotation thread made no call '" << step << "'";
+  }
+  for (size_t k = 0; k < calls.size(); ++k) {
+    for (bool power_cut : {false, true}) {
+      SCOPED_TRACE(absl::StrCat("call ", k, " (", names[k], ")",
+                                power_cut ? ", power cut" : ", restart"));
+      SetUp();
+      acks_.Clear();
+      next_id_ = 1;
+      fs_.ResetState();
+      int nth = 0;
+      for (size_t i = 0; i <= k; ++i) {
+        if (calls[i].op == calls[k].op && calls[i].path == calls[k].path) ++nth;
+      }
+      const std::string path = dir_ + calls[k].path.substr(dry_dir.size());
+      auto log = OpenOrDie(RotationOptions());
+      ASSERT_NE(log, nullptr);
+      const uint64_t fired = fs_.faults_fired();
+      // The new file's sync may be the committing thread's (its group) or
+      // the rotation thread's: either way one call fails.
+      fs_.InjectFault({calls[k].op, FaultKind::kEio, nth, path, false});
+      bool failed = false;
+      std::string message;
+      for (int i = 0; i < 1000 && !failed; ++i) {
+        auto pos = CommitOne(log.get());
+        if (!pos.ok()) {
+          failed = true;
+          message = std::string(pos.status().message());
+        } else if (pos->file_number == 2 && fs_.faults_fired() > fired) {
+          // The thread's failure reaches the next group.
+          auto later = CommitOne(log.get());
+          failed = !later.ok();
+          message = std::string(later.status().message());
+          break;
+        }
+      }
+      const bool preparation = k < first_close_call;
+      if (preparation && !failed) {
+        // Commits go on into binlog.000002, created by the rotation.
+        EXPECT_EQ(log->stats().rotations_prepared, 0u);
+        CommitOk(log.get(), 3);
+      }
+      absl::Status cs = log->Close();
+      if (!failed) {
+        failed = !cs.ok();
+        message = std::string(cs.message());
+      }
+      if (preparation) {
+        EXPECT_FALSE(failed) << message;
+      } else {
+        EXPECT_TRUE(failed) << "the log hid a failed " << names[k];
+        EXPECT_THAT(message, HasSubstr("injected"));
+      }
+      EXPECT_EQ(fs_.faults_fired(), fired + 1);
+      log.reset();
+      if (power_cut) {
+        fs_.Freeze();
+        io::PowerLossOptions plo;
+        plo.data = io::PowerLossOptions::Data::kRandomSectors;
+        plo.seed = k;
+        ASSERT_TRUE(fs_.SimulatePowerLoss(plo).ok());
+      }
+      std::vector<std::string> v = ReopenAndVerify();
+      EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
+    }
+  }
+}
+
 class SmallFsTest : public ::testing::Test {
  protected:
   void SetUp() override {
