@@ -19,6 +19,15 @@
 //     and sleep on a sync::TailNotifier when they have caught up (one futex
 //     wake for all of them, coalesced under load).
 //   Purge: takes index_mu_ and files_mu_, never a pipeline role.
+//   Rotation thread (Options::background_rotation, kEveryGroup only):
+//     creates the next file ahead of time (PrepareNextFile: name durable),
+//     and after a rotation Flush started, which only wrote the old file's
+//     Rotate event and the new file's header, closes the old file (sync,
+//     in-use flag, sync) and, once the first group's fdatasync made the new
+//     header durable, writes the index. Takes rot_mu_ (never across I/O)
+//     and index_mu_; every rotation, Reset and Close first waits for it
+//     (WaitRotationIdle), so it never touches a file the flush stage uses
+//     next.
 //
 // Close and errors.
 //   Close() is the pipeline's closing operation: commits queued before it
@@ -42,9 +51,14 @@
 //     bytes that are durable under kEveryGroup (written under the other
 //     policies).
 //   - A file is listed in the index only after its header is durable and its
-//     directory entry is synced; a transaction is written to a file only
-//     after the file is listed in a durable index. So after a crash every
-//     acknowledged transaction is in a file the index names.
+//     directory entry is synced. A transaction is written to a file only
+//     after the file is listed in a durable index, or, after a rotation off
+//     the commit path, to the file right after the last indexed one once
+//     its name is durable (its header becomes durable with the transaction's
+//     own fdatasync; the file before it may still be unclosed). Open adopts
+//     such a file (AdoptUnindexedFile) and closes the one before it
+//     (CloseUnclosedFile). So after a crash every acknowledged transaction
+//     is in a file the index names once Open is done.
 //   - After any I/O error in the serial section, error_ is set and nothing
 //     more is written or published.
 

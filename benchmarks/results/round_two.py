@@ -17,10 +17,9 @@ each is in the README, above its table):
   round2-target-tps.jsonl      commit_bench --target_tps=50000, 64 readers
   round2-lagging.jsonl         lagging_replica_bench, --reader_api and
                                --reader_mb_s
-  round2-rotation.jsonl        commit_bench with small max_file_size:
-                               new_file_p50_us against p99_us; key "bin" is
-                               the build (cb_old: the library as it is,
-                               cb_new: the parallel-close trial, reverted)
+  round2-rotation.jsonl        commit_bench with small max_file_size and
+                               --background_rotation=on,off: new_file_p50_us
+                               against p99_us (same run, per pass)
 
 Passes are paired by their "rep" (commit_bench) or "pass" key; ratios are
 computed per pass, then the median and the range (min-max) are printed.
@@ -163,16 +162,18 @@ def lagging(rows):
 
 
 def rotation(rows):
-    print("| build | threads | new_file_p50_us / p99_us | new_file_p50_us | p99_us |")
-    print("|---|--:|--:|--:|--:|")
-    keys = sorted({(r.get("bin", "-"), r["threads"]) for r in rows})
+    print("| background_rotation | threads | new_file_p50_us / p99_us | new_file_p50_us | p99_us | tps |")
+    print("|---|--:|--:|--:|--:|--:|")
+    keys = sorted({(r.get("background_rotation", "off"), r["threads"]) for r in rows},
+                  key=lambda k: (k[0] != "on", k[1]))
     for b, t in keys:
-        rs = [r for r in rows if r.get("bin", "-") == b and r["threads"] == t
-              and r.get("new_file_p50_us", -1) > 0]
-        print("| %s | %d | %s | %s | %s |" % (
+        rs = [r for r in rows if r.get("background_rotation", "off") == b and
+              r["threads"] == t and r.get("new_file_p50_us", -1) > 0]
+        print("| %s | %d | %s | %s | %s | %s |" % (
             b, t, med_range([r["new_file_p50_us"] / r["p99_us"] for r in rs]),
             med_range([r["new_file_p50_us"] for r in rs], 0),
-            med_range([r["p99_us"] for r in rs], 0)))
+            med_range([r["p99_us"] for r in rs], 0),
+            med_range([r["tps"] for r in rs], 0)))
 
 
 TABLES = [
