@@ -655,6 +655,23 @@ TEST_F(BackgroundRotationTest, CommitsInTheNewFileWaitForNoneOfTheOldFilesSyncs)
   auto index = ReadIndex(io::FileSystem::Default(), dir_, "binlog");
   ASSERT_TRUE(index.ok()) << index.status();
   EXPECT_THAT(*index, ::testing::ElementsAre(1u));
+  // A tailing reader reads through the old file's Rotate event into the
+  // new file, up to the last acknowledged commit.
+  {
+    auto reader = log->NewReader(ReaderOptions());
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    Event ev;
+    uint64_t last_file = 0, last_end = 0;
+    absl::Status rs;
+    while ((rs = (*reader)->Next(&ev)).ok()) {
+      last_file = ev.file_number;
+      last_end = ev.end_offset;
+    }
+    EXPECT_TRUE(absl::IsOutOfRange(rs)) << rs;
+    const CommitPosition last = acks_.acked().back().pos;
+    EXPECT_EQ(last_file, 2u);
+    EXPECT_EQ(last_end, last.end);
+  }
   {
     sync::MutexLock l(&mu);
     release = true;
