@@ -639,8 +639,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
     std::unique_ptr<io::WritableFile> old_file;
     uint64_t old_number = 0;
     uint64_t old_end = 0;  // after its Rotate event
-    io::WritableFile* new_file = nullptr;  // the active file (header unsynced)
-    uint64_t new_number = 0;
+    uint64_t new_number = 0;  // the active file (header not yet synced)
   };
   void StartRotationThread();
   void StopRotationThread();
@@ -739,7 +738,6 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   sync::Mutex rot_mu_;
   sync::CondVar rot_cv_;
   bool rot_stop_ = false;
-  bool rot_started_ = false;
   std::unique_ptr<PendingClose> rot_close_;  // queued for the thread
   bool rot_closing_ = false;     // a close queued or in progress
   bool rot_preparing_ = false;   // a preparation in progress
@@ -1440,20 +1438,27 @@ absl::Status BinlogImpl::CloseUnclosedFile(uint64_t number, uint64_t next_number
     }
   }
   if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;  // I/O
+  const bool damaged = !s.ok() && (!absl::IsOutOfRange(s) || !reader->torn_tails().empty());
   reader.reset();
   if (pending > 0) {
     return absl::DataLossError(absl::StrCat(
         path, " is not the last file of the log but ends inside a transaction "
         "at offset ", valid_end, ": a file is left only after its last group was synced"));
   }
+  const size_t rotate_len = kHeaderSize + kRotatePostHeaderSize + next.size() +
+                            (fde.has_checksums() ? kChecksumSize : 0);
+  if (damaged && options_.recovery_mode == RecoveryMode::kTornTailOnly) {
+    // Only the Rotate event was unsynced at the crash: damage with a valid
+    // event more than one Rotate event past it is not a torn tail.
+    BINLOG_RETURN_IF_ERROR(
+        CheckBeyondTornTail(path, valid_end, rotate_len, fde.has_checksums()));
+  }
   BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
   if (!ends_with_rotate) {
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
                             fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
-    size_t len = kHeaderSize + kRotatePostHeaderSize + next.size() +
-                 (fde.has_checksums() ? kChecksumSize : 0);
     std::string rot = EncodeRotate(Now(), options_.server_id, next,
-                                   static_cast<uint32_t>(valid_end + len),
+                                   static_cast<uint32_t>(valid_end + rotate_len),
                                    fde.has_checksums());
     absl::Status ws = absl::OkStatus();
     if (size > valid_end) ws = f->Truncate(valid_end);
@@ -2219,7 +2224,6 @@ absl::Status BinlogImpl::RotateNow(bool from_flush) {
     job->old_file->Close().IgnoreError();
     return s;
   }
-  job->new_file = active_.get();
   job->new_number = next;
   {
     sync::MutexLock l(&rot_mu_);
@@ -2235,7 +2239,6 @@ void BinlogImpl::StartRotationThread() {
   if (!background_rotation_) return;
   sync::MutexLock l(&rot_mu_);
   rot_stop_ = false;
-  rot_started_ = true;
   rotation_thread_ = std::thread([this] { RotationLoop(); });
 }
 
@@ -2348,7 +2351,7 @@ absl::Status BinlogImpl::FinishBackgroundClose(PendingClose* job) {
     sync::MutexLock l(&rot_mu_);
     rot_waits_for_sync_.store(true, std::memory_order_seq_cst);
     while (synced_file_.load(std::memory_order_seq_cst) < job->new_number &&
-           !rot_give_up_) {
+           !rot_give_up_ && !rot_stop_) {
       rot_cv_.Wait(&rot_mu_);
     }
     rot_waits_for_sync_.store(false, std::memory_order_relaxed);
@@ -2380,7 +2383,13 @@ absl::Status BinlogImpl::PrepareNextFile(uint64_t number,
   }
   std::unique_ptr<io::WritableFile> f;
   if (*from_spare) {
-    BINLOG_ASSIGN_OR_RETURN(f, fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
+    auto opened = fs_->OpenWritable(path, io::OpenMode::kOpenExisting);
+    if (!opened.ok()) {
+      // Not left under the name the rotation creates the file with.
+      fs_->Remove(path).IgnoreError();
+      return opened.status();
+    }
+    f = std::move(*opened);
   } else {
     BINLOG_ASSIGN_OR_RETURN(f, fs_->OpenWritable(path, io::OpenMode::kCreateNew));
     if (preallocator_ != nullptr) {
@@ -2936,6 +2945,14 @@ absl::StatusOr<PurgeResult> BinlogImpl::PurgeUpTo(uint64_t file_number,
   if (generation != reset_generation_.load(std::memory_order_acquire)) {
     return result;  // a Reset replaced the files this purge looked at
   }
+  if (unindexed_file_ != 0 && file_number >= unindexed_file_) {
+    // Right after a rotation off the commit path the index file names the
+    // file before the newest as its last one until the rotation thread
+    // rewrites it: that file stays, or the index could name no file.
+    file_number = unindexed_file_ - 1;
+    result.kept.push_back({BinlogFileName(basename_, file_number),
+                           "being closed after a rotation"});
+  }
   uint64_t pinned = 0;
   victims = live_->TakePurgeable(file_number, &pinned);
   if (pinned != 0) {
@@ -3186,6 +3203,9 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
   BINLOG_RETURN_IF_ERROR(WaitRotationIdle());
   DiscardPreparedFile();
   prepare_requested_for_ = 0;
+  // File numbers start over: a rotation's wait for the new file's first
+  // sync compares against this (the pipeline is drained here).
+  synced_file_.store(0, std::memory_order_seq_cst);
   sync::MutexLock rl(&removal_mu_);
   {
     sync::MutexLock il(&index_mu_);

@@ -167,7 +167,10 @@ struct LogFileInfo {
 struct PurgeResult {
   std::vector<std::string> purged;  // deleted files, oldest first
   // Files the request covered that were kept, and why: "the active file",
-  // "open by a reader" (MySQL warns "file is in use"), or, for PurgeBefore,
+  // "open by a reader" (MySQL warns "file is in use"), "being closed after
+  // a rotation" (Options::background_rotation: for the moment after a
+  // rotation, the file before the newest is the last the index names), or,
+  // for PurgeBefore,
   // the first file whose last event is not older than the cutoff (files
   // after it are newer still and are not listed).
   struct Kept {
@@ -198,7 +201,10 @@ class Binlog {
   // and changes nothing a crash could need again: the last file keeps its
   // in-use flag and nothing is cut. (It may remove the empty file of an
   // interrupted rotation and a stale index temporary, as Open does: they
-  // hold no transaction.) The server recovers its engine with
+  // hold no transaction. After a rotation off the commit path it closes
+  // the file before the newest and adds the newest to the index, as Open
+  // does: the transactions of the file it closes are committed in the
+  // engine already, see Options::background_rotation.) The server recovers its engine with
   // PendingRecovery::scan(), makes those decisions durable in the engine,
   // then calls PendingRecovery::Finish(), which does what Open does next:
   // cuts the last file after its last complete transaction, clears its

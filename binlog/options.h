@@ -252,7 +252,7 @@ struct Options {
   // Rotation off the commit path (with SyncPolicy::kEveryGroup; rotations
   // that Flush starts when a file is full, not Binlog::Rotate): a
   // background thread creates the next file and makes its name durable
-  // ahead of time (once the active file is half full); at rotation the
+  // ahead of time (once the active file is 3/4 full); at rotation the
   // commit path only writes the old file's Rotate event and the new file's
   // header events, and the first group's own fdatasync makes that header
   // durable. The same thread then syncs the old file's end, clears its

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -540,7 +541,8 @@ INSTANTIATE_TEST_SUITE_P(
 // CAP_SYS_ADMIN (root, or a sandbox that allows mounts); skipped otherwise.
 // Options::background_rotation: the commit that fills a file rotates with
 // writes only; a background thread then syncs the old file's Rotate event,
-// clears its in-use flag, syncs the new file's header and writes the index.
+// clears its in-use flag, waits for the new file's first group fdatasync
+// and writes the index.
 class BackgroundRotationTest : public IoErrorTest {
  protected:
   Options RotationOptions() {
@@ -564,10 +566,11 @@ class BackgroundRotationTest : public IoErrorTest {
   }
 
   // Holds the rotation thread in its first call of `op` on a path ending in
-  // `suffix`, crashes the machine there (everything unsynced lost), and
-  // reopens. The commits in binlog.000002 were acknowledged before the
-  // index named the file.
-  void CrashInBackgroundCall(FaultOp op, const std::string& suffix) {
+  // `suffix` and crashes the machine there (everything unsynced lost). The
+  // commits in binlog.000002 were acknowledged before the index named the
+  // file. `while_held` runs on the log while the thread is held.
+  void PowerCutInBackgroundCall(FaultOp op, const std::string& suffix,
+                                const std::function<void(Binlog*)>& while_held = nullptr) {
     auto log = OpenOrDie(RotationOptions());
     ASSERT_NE(log, nullptr);
     const std::thread::id me = std::this_thread::get_id();
@@ -589,6 +592,7 @@ class BackgroundRotationTest : public IoErrorTest {
       sync::MutexLock l(&mu);
       while (!held) cv.Wait(&mu);
     }
+    if (while_held) while_held(log.get());
     fs_.Freeze();  // the power goes while the thread is held
     {
       sync::MutexLock l(&mu);
@@ -601,6 +605,12 @@ class BackgroundRotationTest : public IoErrorTest {
     io::PowerLossOptions plo;
     plo.data = io::PowerLossOptions::Data::kDropUnsynced;
     ASSERT_TRUE(fs_.SimulatePowerLoss(plo).ok());
+  }
+
+  // The same, then reopens and verifies every acknowledged transaction.
+  void CrashInBackgroundCall(FaultOp op, const std::string& suffix,
+                             const std::function<void(Binlog*)>& while_held = nullptr) {
+    PowerCutInBackgroundCall(op, suffix, while_held);
     std::vector<std::string> v = ReopenAndVerify();
     EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
   }
@@ -620,6 +630,76 @@ TEST_F(BackgroundRotationTest, CrashBeforeTheIndexUpdateAdoptsTheNewFile) {
   CrashInBackgroundCall(FaultOp::kOpenWritable, "binlog.index_crash_safe");
   EXPECT_TRUE(last_recovery_.closed_files.empty());
   EXPECT_THAT(last_recovery_.adopted_files, ::testing::ElementsAre("binlog.000002"));
+}
+
+TEST_F(BackgroundRotationTest, APurgeWhileTheOldFileIsClosedKeepsIt) {
+  // Until the rotation thread rewrites the index, binlog.000001 is the last
+  // file it names: a purge up to the newest file keeps it (else the index
+  // would name no file and a crash would lose binlog.000002).
+  CrashInBackgroundCall(FaultOp::kSync, "binlog.000001", [&](Binlog* log) {
+    auto purged = log->PurgeTo(2);
+    ASSERT_TRUE(purged.ok()) << purged.status();
+    EXPECT_EQ(*purged, 0);
+    EXPECT_EQ(log->ListFiles().front().number, 1u);
+    auto index = ReadIndex(io::FileSystem::Default(), dir_, "binlog");
+    ASSERT_TRUE(index.ok()) << index.status();
+    EXPECT_THAT(*index, ::testing::ElementsAre(1u));
+  });
+  EXPECT_THAT(last_recovery_.adopted_files, ::testing::ElementsAre("binlog.000002"));
+}
+
+TEST_F(BackgroundRotationTest, DamageInsideTheUnclosedFileIsRefusedNotCut) {
+  // Every group of the unclosed file was synced before the rotation: only
+  // its Rotate event may be torn. A bad byte in an acknowledged
+  // transaction in the middle is corruption: Open refuses, nothing cut.
+  PowerCutInBackgroundCall(FaultOp::kSync, "binlog.000001");
+  const std::string path = dir_ + "/binlog.000001";
+  auto size = io::FileSystem::Default()->FileSize(path);
+  ASSERT_TRUE(size.ok());
+  std::string bytes = testing_util::ReadFile(path);
+  ASSERT_GT(bytes.size(), 4096u);
+  // The first event of an acknowledged transaction in the middle of the
+  // file (after the end of the one before: no transaction is open there).
+  uint64_t at = 0;
+  for (const AckedTxn& t : acks_.acked()) {
+    if (t.pos.file_number == 1 && t.pos.start >= bytes.size() / 2) {
+      at = t.pos.start;
+      break;
+    }
+  }
+  ASSERT_GT(at, 0u);
+  bytes[at + kHeaderSize + 2] ^= 0x5a;
+  testing_util::WriteFile(path, bytes);
+  Options o = BaseOptions();
+  o.file_system = nullptr;
+  auto log = Binlog::Open(dir_, "binlog", o);
+  ASSERT_FALSE(log.ok());
+  EXPECT_TRUE(absl::IsDataLoss(log.status())) << log.status();
+  EXPECT_EQ(testing_util::ReadFile(path), bytes);
+}
+
+TEST_F(BackgroundRotationTest, AfterResetTheRotationWaitsForTheNewFilesOwnSync) {
+  // File numbers start over after Reset: a failed first fdatasync of the
+  // new binlog.000002 must still keep it out of the index.
+  auto log = OpenOrDie(RotationOptions());
+  ASSERT_NE(log, nullptr);
+  FillAndRotate(log.get(), 1);
+  for (int i = 0; i < 1000 && log->ListFiles().back().number < 3; ++i) {
+    ASSERT_TRUE(CommitOne(log.get()).ok());
+  }
+  ASSERT_TRUE(log->Reset(1).ok());
+  acks_.Clear();
+  fs_.InjectFault({FaultOp::kSync, FaultKind::kEio, 1, "binlog.000002", false});
+  absl::Status failed;
+  for (int i = 0; i < 1000 && failed.ok(); ++i) failed = CommitOne(log.get()).status();
+  EXPECT_THAT(std::string(failed.message()), HasSubstr("injected"));
+  EXPECT_FALSE(log->Close().ok());
+  log.reset();
+  auto index = ReadIndex(io::FileSystem::Default(), dir_, "binlog");
+  ASSERT_TRUE(index.ok()) << index.status();
+  EXPECT_THAT(*index, ::testing::ElementsAre(1u));
+  std::vector<std::string> v = PowerCutAndVerify();
+  EXPECT_TRUE(v.empty()) << absl::StrJoin(v, "\n");
 }
 
 TEST_F(BackgroundRotationTest, CommitsInTheNewFileWaitForNoneOfTheOldFilesSyncs) {
@@ -715,8 +795,13 @@ TEST_F(BackgroundRotationTest, AFailedFirstSyncOfTheNewFileKeepsItOutOfTheIndex)
 }
 
 TEST_F(BackgroundRotationTest, FaultAtEachBackgroundCallPoisonsAndReopenKeepsEveryAck) {
-  // Dry run: the calls the rotation thread makes for one rotation.
+  // Dry run: the calls the rotation thread makes for one rotation, and
+  // every call (the committing thread's too) to count a fault's n-th
+  // matching call over (the committing thread syncs binlog.000001 before
+  // the rotation, the rotation thread after it).
   std::vector<RotationCall> calls;
+  std::vector<RotationCall> all;
+  std::vector<size_t> background;  // index in `all` of each of `calls`
   next_id_ = 1;
   const std::string dry_dir = dir_;
   {
@@ -725,9 +810,12 @@ TEST_F(BackgroundRotationTest, FaultAtEachBackgroundCallPoisonsAndReopenKeepsEve
     const std::thread::id me = std::this_thread::get_id();
     sync::Mutex mu;
     fs_.SetOpHook([&](FaultOp op, const std::string& path) {
-      if (std::this_thread::get_id() == me) return;
       sync::MutexLock l(&mu);
-      calls.push_back({op, path});
+      all.push_back({op, path});
+      if (std::this_thread::get_id() != me) {
+        background.push_back(all.size() - 1);
+        calls.push_back({op, path});
+      }
     });
     FillAndRotate(log.get(), 0);
     ASSERT_TRUE(log->Close().ok());
@@ -763,8 +851,8 @@ TEST_F(BackgroundRotationTest, FaultAtEachBackgroundCallPoisonsAndReopenKeepsEve
       next_id_ = 1;
       fs_.ResetState();
       int nth = 0;
-      for (size_t i = 0; i <= k; ++i) {
-        if (calls[i].op == calls[k].op && calls[i].path == calls[k].path) ++nth;
+      for (size_t i = 0; i <= background[k]; ++i) {
+        if (all[i].op == calls[k].op && all[i].path == calls[k].path) ++nth;
       }
       const std::string path = dir_ + calls[k].path.substr(dry_dir.size());
       auto log = OpenOrDie(RotationOptions());
