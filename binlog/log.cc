@@ -1421,13 +1421,27 @@ absl::Status BinlogImpl::CloseUnclosedFile(uint64_t number, uint64_t next_number
   TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
   uint64_t valid_end = ev.end_offset;
   bool ends_with_rotate = false;
+  bool unexpected = false;  // an event the writer never writes there
   uint64_t pending = 0;
   absl::Status s;
   for (;;) {
     s = reader->Next(&ev);
     if (!s.ok()) break;
     auto r = parser.Feed(ev.header, ev.body());
-    if (r == TransactionBoundaryParser::Result::kUnexpected) break;
+    if (r == TransactionBoundaryParser::Result::kUnexpected) {
+      unexpected = true;
+      break;
+    }
+    if (ev.header.type == kRotateEvent) {
+      // Only the Rotate event naming the next file ends it (without
+      // checksums a torn one can pass the reader's checks).
+      absl::string_view body = ev.body();
+      if (body.size() < kRotatePostHeaderSize ||
+          body.substr(kRotatePostHeaderSize) != next) {
+        unexpected = true;
+        break;
+      }
+    }
     if (r == TransactionBoundaryParser::Result::kOutside ||
         r == TransactionBoundaryParser::Result::kEnded) {
       valid_end = ev.end_offset;
@@ -1438,7 +1452,8 @@ absl::Status BinlogImpl::CloseUnclosedFile(uint64_t number, uint64_t next_number
     }
   }
   if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;  // I/O
-  const bool damaged = !s.ok() && (!absl::IsOutOfRange(s) || !reader->torn_tails().empty());
+  const bool damaged =
+      unexpected || (!s.ok() && (!absl::IsOutOfRange(s) || !reader->torn_tails().empty()));
   reader.reset();
   if (pending > 0) {
     return absl::DataLossError(absl::StrCat(

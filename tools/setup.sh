@@ -23,6 +23,7 @@ packages=(
   libgmock-dev
   libbenchmark-dev
   libisal-dev
+  liburing-dev      # benchmarks/uring_trial (the io_uring trial)
   zlib1g-dev
   mariadb-client    # mariadb-binlog, for compatibility checks
   mariadb-server    # mariadbd: tests/compat (apply test, replica of binlog_server)

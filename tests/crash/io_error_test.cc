@@ -551,6 +551,7 @@ class BackgroundRotationTest : public IoErrorTest {
     // wait for a held thread).
     o.max_file_size = 65536;
     o.background_rotation = true;
+    o.checksums = log_checksums_;
     return o;
   }
 
@@ -669,6 +670,32 @@ TEST_F(BackgroundRotationTest, DamageInsideTheUnclosedFileIsRefusedNotCut) {
   }
   ASSERT_GT(at, 0u);
   bytes[at + kHeaderSize + 2] ^= 0x5a;
+  testing_util::WriteFile(path, bytes);
+  Options o = BaseOptions();
+  o.file_system = nullptr;
+  auto log = Binlog::Open(dir_, "binlog", o);
+  ASSERT_FALSE(log.ok());
+  EXPECT_TRUE(absl::IsDataLoss(log.status())) << log.status();
+  EXPECT_EQ(testing_util::ReadFile(path), bytes);
+}
+
+TEST_F(BackgroundRotationTest, AnUnexpectedEventInsideTheUnclosedFileIsRefusedNotCut) {
+  // Without checksums a damaged type byte can leave an event that reads
+  // but that no transaction can hold: the first event of an acknowledged
+  // transaction in the middle turned into an Xid. Open refuses.
+  log_checksums_ = false;
+  PowerCutInBackgroundCall(FaultOp::kSync, "binlog.000001");
+  const std::string path = dir_ + "/binlog.000001";
+  std::string bytes = testing_util::ReadFile(path);
+  uint64_t at = 0;
+  for (const AckedTxn& t : acks_.acked()) {
+    if (t.pos.file_number == 1 && t.pos.start >= bytes.size() / 2) {
+      at = t.pos.start;
+      break;
+    }
+  }
+  ASSERT_GT(at, 0u);
+  bytes[at + 4] = static_cast<char>(kXidEvent);
   testing_util::WriteFile(path, bytes);
   Options o = BaseOptions();
   o.file_system = nullptr;
