@@ -22,6 +22,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -555,6 +556,47 @@ class BackgroundRotationTest : public IoErrorTest {
     return o;
   }
 
+  // A pause point: holds the first call of `op` on a path ending in
+  // `suffix` that a thread other than the constructing one makes (the
+  // rotation thread's), until Release() or destruction. The hook keeps its
+  // state alive; clear it (fs_.SetOpHook) after the log is closed.
+  class BackgroundPause {
+   public:
+    BackgroundPause(io::FaultInjectionFileSystem* fs, FaultOp op, std::string suffix)
+        : state_(std::make_shared<State>()) {
+      fs->SetOpHook([st = state_, me = std::this_thread::get_id(), op,
+                     suffix = std::move(suffix)](FaultOp o, const std::string& path) {
+        if (std::this_thread::get_id() == me || o != op || !absl::EndsWith(path, suffix)) {
+          return;
+        }
+        sync::MutexLock l(&st->mu);
+        if (st->held) return;
+        st->held = true;
+        st->cv.SignalAll();
+        while (!st->release) st->cv.Wait(&st->mu);
+      });
+    }
+    ~BackgroundPause() { Release(); }
+    void WaitHeld() {
+      sync::MutexLock l(&state_->mu);
+      while (!state_->held) state_->cv.Wait(&state_->mu);
+    }
+    void Release() {
+      sync::MutexLock l(&state_->mu);
+      state_->release = true;
+      state_->cv.SignalAll();
+    }
+
+   private:
+    struct State {
+      sync::Mutex mu;
+      sync::CondVar cv;
+      bool held = false;
+      bool release = false;
+    };
+    std::shared_ptr<State> state_;
+  };
+
   // Commits until one commit lands in binlog.000002, then `more` more.
   void FillAndRotate(Binlog* log, int more) {
     for (int i = 0; i < 1000; ++i) {
@@ -574,32 +616,12 @@ class BackgroundRotationTest : public IoErrorTest {
                                 const std::function<void(Binlog*)>& while_held = nullptr) {
     auto log = OpenOrDie(RotationOptions());
     ASSERT_NE(log, nullptr);
-    const std::thread::id me = std::this_thread::get_id();
-    sync::Mutex mu;
-    sync::CondVar cv;
-    bool held = false, release = false;
-    fs_.SetOpHook([&](FaultOp o, const std::string& path) {
-      if (std::this_thread::get_id() == me || o != op || !absl::EndsWith(path, suffix)) {
-        return;
-      }
-      sync::MutexLock l(&mu);
-      if (held) return;
-      held = true;
-      cv.SignalAll();
-      while (!release) cv.Wait(&mu);
-    });
+    BackgroundPause pause(&fs_, op, suffix);
     FillAndRotate(log.get(), 3);
-    {
-      sync::MutexLock l(&mu);
-      while (!held) cv.Wait(&mu);
-    }
+    pause.WaitHeld();
     if (while_held) while_held(log.get());
     fs_.Freeze();  // the power goes while the thread is held
-    {
-      sync::MutexLock l(&mu);
-      release = true;
-      cv.SignalAll();
-    }
+    pause.Release();
     EXPECT_FALSE(log->Close().ok());
     log.reset();
     fs_.SetOpHook(nullptr);
@@ -735,26 +757,9 @@ TEST_F(BackgroundRotationTest, CommitsInTheNewFileWaitForNoneOfTheOldFilesSyncs)
   // file), readers see them, and Close waits for the thread.
   auto log = OpenOrDie(RotationOptions());
   ASSERT_NE(log, nullptr);
-  const std::thread::id me = std::this_thread::get_id();
-  sync::Mutex mu;
-  sync::CondVar cv;
-  bool held = false, release = false;
-  fs_.SetOpHook([&](FaultOp o, const std::string& path) {
-    if (std::this_thread::get_id() == me || o != FaultOp::kSync ||
-        !absl::EndsWith(path, "binlog.000001")) {
-      return;
-    }
-    sync::MutexLock l(&mu);
-    if (held) return;
-    held = true;
-    cv.SignalAll();
-    while (!release) cv.Wait(&mu);
-  });
+  BackgroundPause pause(&fs_, FaultOp::kSync, "binlog.000001");
   FillAndRotate(log.get(), 5);
-  {
-    sync::MutexLock l(&mu);
-    while (!held) cv.Wait(&mu);
-  }
+  pause.WaitHeld();
   std::vector<LogFileInfo> files = log->ListFiles();
   ASSERT_EQ(files.size(), 2u);
   EXPECT_GT(files[1].size, 4u);
@@ -779,11 +784,7 @@ TEST_F(BackgroundRotationTest, CommitsInTheNewFileWaitForNoneOfTheOldFilesSyncs)
     EXPECT_EQ(last_file, 2u);
     EXPECT_EQ(last_end, last.end);
   }
-  {
-    sync::MutexLock l(&mu);
-    release = true;
-    cv.SignalAll();
-  }
+  pause.Release();
   ASSERT_TRUE(log->Close().ok());
   fs_.SetOpHook(nullptr);
   index = ReadIndex(io::FileSystem::Default(), dir_, "binlog");
