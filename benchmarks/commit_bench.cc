@@ -29,7 +29,8 @@
 //                      ru_nivcsw, all threads) / commits, and the
 //                      involuntary part
 //   loadavg_1m         1-minute load average at the end of the window
-//   binlog only: reader_wake_us (Options::reader_wake_coalesce_us), the
+//   binlog only: reader_wake_us (Options::reader_wake_coalesce_us),
+//   reader_wakeups_per_s (Options::reader_wakeups_per_second), the
 //   window's deltas of rotations, files_preallocated, rotations_from_spare,
 //   rotations_waited, and new_file_p50_us/new_file_max_us: the latency of
 //   each committer's first commit in a new file (those wait out the
@@ -232,6 +233,12 @@ ABSL_FLAG(std::vector<std::string>, reader_wake_us,
           std::vector<std::string>({"1000"}),
           "binlog Options::reader_wake_coalesce_us; points with readers run "
           "once per value, points without readers use the first value");
+ABSL_FLAG(std::vector<std::string>, reader_wakeups_per_s,
+          std::vector<std::string>({"8000"}),
+          "binlog Options::reader_wakeups_per_second (0: the window is "
+          "reader_wake_us whatever the number of readers); points with "
+          "readers run once per value, points without readers use the first "
+          "value. The widest window is max(10000, reader_wake_us) us");
 ABSL_FLAG(std::vector<std::string>, reader_api,
           std::vector<std::string>({"decoded"}),
           "binlog tailing readers' API: decoded (Reader::Next, one event per "
@@ -579,7 +586,7 @@ int Main(int argc, char** argv) {
       "[--readers=0,1,8,64] [--duration_s=2] [--dir=PATH] [--keep] "
       "[--format=jsonl|table] [--repetitions=1] [--max_file_size=BYTES] "
       "[--prealloc=none,fallocate,zerofill] [--prefill] "
-      "[--reader_wake_us=1000,...] [--reader_api=decoded,batch] [--target_tps=N] [--readers_at_threads=64,...] "
+      "[--reader_wake_us=1000,...] [--reader_wakeups_per_s=8000,...] [--reader_api=decoded,batch] [--target_tps=N] [--readers_at_threads=64,...] "
       "[--ack=none,semisync] [--ack_delay_us=100] [--ack_timeout_ms=10000] "
       "[--workload=random|sysbench|wide] [--rows=1-20] "
       "[--flavor=mysql,mariadb] [--encryption=off,on] [--background_rotation=on,off] "
@@ -606,6 +613,9 @@ int Main(int argc, char** argv) {
   auto readers = ParseInts("readers", absl::GetFlag(FLAGS_readers), 0, 1024);
   auto wakes = ParseInts("reader_wake_us", absl::GetFlag(FLAGS_reader_wake_us),
                          0, 100000);
+  auto wake_rates = ParseInts("reader_wakeups_per_s",
+                              absl::GetFlag(FLAGS_reader_wakeups_per_s), 0,
+                              10000000);
   auto zero_aheads = ParseInts("zero_ahead", absl::GetFlag(FLAGS_zero_ahead), 0,
                                1 << 30);
   std::vector<std::string> reader_threads_flag =
@@ -803,10 +813,14 @@ int Main(int argc, char** argv) {
                 // The wake-up coalescing matters only with readers.
                 const std::vector<int> ws =
                     r > 0 ? *wakes : std::vector<int>{wakes->front()};
+                const std::vector<int> wrs =
+                    r > 0 ? *wake_rates
+                          : std::vector<int>{wake_rates->front()};
                 const std::vector<std::string> apis =
                     r > 0 ? reader_apis
                           : std::vector<std::string>{reader_apis.front()};
                 for (int w : ws) {
+                 for (int wr : wrs) {
                   for (const std::string& ack :
                        system == "binlog" ? acks
                                           : std::vector<std::string>{"none"}) {
@@ -822,12 +836,14 @@ int Main(int argc, char** argv) {
                     p.prealloc = mode;
                     // semisync forces the log's coalescing to 0 (Open).
                     p.reader_wake_us = ack == "semisync" ? 0 : w;
+                    p.reader_wakeups_per_s = wr;
                     p.ack = ack;
                     p.ack_delay_us = ack_delay_us;
                     p.ack_timeout_ms = ack_timeout_ms;
                     points.push_back(p);
                    }
                   }
+                 }
                 }
               }
             }
@@ -888,21 +904,22 @@ int Main(int argc, char** argv) {
   for (size_t i = 0; i < points.size(); ++i) {
     const PointConfig& p = points[i];
     const std::string dir = binlog::io::JoinPath(
-        base, absl::StrFormat("%s-t%d-p%d-r%d%s-w%d-s%d-%s-%s-rep%d",
+        base, absl::StrFormat("%s-t%d-p%d-r%d%s-w%d-%d-s%d-%s-%s-rep%d",
                               p.system + (p.compression == "none"
                                               ? std::string()
                                               : "-" + p.compression),
                               p.threads, p.payload, p.readers,
                               p.readers > 0 ? "-" + p.reader_api : std::string(),
-                              p.reader_wake_us,
+                              p.reader_wake_us, p.reader_wakeups_per_s,
                               p.sync_every,
                               p.prealloc == "n/a" ? "na" : p.prealloc, p.ack,
                               p.rep));
     std::fprintf(stderr, "[%zu/%zu] %s threads=%d payload=%zu readers=%d "
-                 "(%s) reader_wake_us=%d sync_every=%u prealloc=%s ack=%s "
-                 "rep=%d\n",
+                 "(%s) reader_wake_us=%d wakeups/s=%d sync_every=%u "
+                 "prealloc=%s ack=%s rep=%d\n",
                  i + 1, points.size(), p.system.c_str(), p.threads, p.payload,
-                 p.readers, p.reader_api.c_str(), p.reader_wake_us, p.sync_every, p.prealloc.c_str(),
+                 p.readers, p.reader_api.c_str(), p.reader_wake_us,
+                 p.reader_wakeups_per_s, p.sync_every, p.prealloc.c_str(),
                  p.ack.c_str(), p.rep);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);  // a leftover from a --keep run

@@ -86,6 +86,7 @@ struct PointConfig {
   int rep = 1;
   std::string prealloc = "zerofill";  // none, fallocate, zerofill; n/a
   int reader_wake_us = 1000;          // binlog only
+  int reader_wakeups_per_s = 8000;    // binlog only
   std::string reader_api = "decoded"; // binlog readers: decoded, batch
   std::string ack = "none";           // binlog only: none, semisync
   int ack_delay_us = 100;             // semisync

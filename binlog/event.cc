@@ -8,18 +8,6 @@
 
 namespace binlog {
 
-EventHeader DecodeHeader(absl::string_view bytes) {
-  const char* p = bytes.data();
-  EventHeader h;
-  h.timestamp = LoadLe32(p + kTimestampOffset);
-  h.type = static_cast<uint8_t>(p[kTypeOffset]);
-  h.server_id = LoadLe32(p + kServerIdOffset);
-  h.event_size = LoadLe32(p + kEventSizeOffset);
-  h.log_pos = LoadLe32(p + kLogPosOffset);
-  h.flags = LoadLe16(p + kFlagsOffset);
-  return h;
-}
-
 void EncodeHeader(const EventHeader& h, char* out) {
   StoreLe32(out + kTimestampOffset, h.timestamp);
   out[kTypeOffset] = static_cast<char>(h.type);

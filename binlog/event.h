@@ -44,7 +44,20 @@ struct EventHeader {
 
 // Decodes the common header from the first 19 bytes of `bytes`.
 // REQUIRES: bytes.size() >= kHeaderSize.
-EventHeader DecodeHeader(absl::string_view bytes);
+// Inline: a reader decodes one per event, and a call returning the struct
+// through memory made the caller's wide copy of it stall on store
+// forwarding (about a fifth of a small event's read time).
+inline EventHeader DecodeHeader(absl::string_view bytes) {
+  const char* p = bytes.data();
+  EventHeader h;
+  h.timestamp = LoadLe32(p + kTimestampOffset);
+  h.type = static_cast<uint8_t>(p[kTypeOffset]);
+  h.server_id = LoadLe32(p + kServerIdOffset);
+  h.event_size = LoadLe32(p + kEventSizeOffset);
+  h.log_pos = LoadLe32(p + kLogPosOffset);
+  h.flags = LoadLe16(p + kFlagsOffset);
+  return h;
+}
 
 // Encodes `h` into out[0, 19).
 void EncodeHeader(const EventHeader& h, char* out);

@@ -105,9 +105,10 @@ namespace internal {
 // The live view of a log that readers follow.
 class LiveLog final : public LogSource {
  public:
-  LiveLog(std::string dir, std::string basename, absl::Duration coalesce)
+  LiveLog(std::string dir, std::string basename,
+          const sync::TailNotifierOptions& wake)
       : dir_(std::move(dir)), basename_(std::move(basename)),
-        notifier_(coalesce) {}
+        notifier_(wake) {}
 
   // Packs (file, offset) in one word so readers load both atomically.
   // Offsets stay below 2^32 (log_pos is 32-bit), file numbers below 2^31.
@@ -307,6 +308,15 @@ const char* SyncPolicyName(SyncPolicy p) {
   return "unknown";
 }
 
+sync::TailNotifierOptions WakeOptions(const Options& o) {
+  sync::TailNotifierOptions w;
+  w.min_window = absl::Microseconds(o.reader_wake_coalesce_us);
+  w.max_window = absl::Microseconds(
+      std::max(o.reader_wake_coalesce_us, o.reader_wake_coalesce_max_us));
+  w.wakeups_per_second = o.reader_wakeups_per_second;
+  return w;
+}
+
 absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   if (basename.empty() || basename.find('/') != std::string::npos ||
       basename == "." || basename == "..") {
@@ -323,6 +333,15 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
         "transaction_memory_limit ", o.transaction_memory_limit,
         " must be >= 4096 and max_transaction_size ", o.max_transaction_size,
         " <= ", kMaxTransactionSize));
+  }
+  if (o.reader_wake_coalesce_us > 100000 ||
+      (o.reader_wake_coalesce_us != 0 &&
+       (o.reader_wake_coalesce_max_us < o.reader_wake_coalesce_us ||
+        o.reader_wake_coalesce_max_us > 100000))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reader_wake_coalesce_us ", o.reader_wake_coalesce_us,
+        " must be <= 100000 and reader_wake_coalesce_max_us ",
+        o.reader_wake_coalesce_max_us, " within [reader_wake_coalesce_us, 100000]"));
   }
   if (o.sync_policy == SyncPolicy::kEveryNGroups && o.sync_every_n == 0) {
     return absl::InvalidArgumentError("sync_every_n must be >= 1");
@@ -847,8 +866,7 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
                     ? NewEncryptionFileSystem(base_fs_, options.keyring)
                     : nullptr),
       fs_(crypt_fs_ != nullptr ? crypt_fs_.get() : base_fs_),
-      live_(std::make_shared<LiveLog>(
-          dir_, basename_, absl::Microseconds(options.reader_wake_coalesce_us))),
+      live_(std::make_shared<LiveLog>(dir_, basename_, WakeOptions(options))),
       header_buf_(options.checksums) {
   sync::GroupCommitOptions go;
   go.sync_delay = absl::Microseconds(options_.sync_delay_us);

@@ -296,13 +296,30 @@ struct Options {
   // What Open does when the last file is damaged beyond a torn tail.
   RecoveryMode recovery_mode = RecoveryMode::kTornTailOnly;
 
-  // Tailing readers that caught up are woken at most once per this many
-  // microseconds while commits keep coming (see sync/tail_notifier.h): a
-  // reader sees a commit at most this long after it became visible, and the
-  // writer does not pay for waking every reader after every group. 0: wake
-  // readers after every group (lowest reader latency, e.g. for semi-sync
-  // replication acknowledgements). 0..100000.
+  // Tailing readers that caught up are woken at most once per window while
+  // commits keep coming (see sync/tail_notifier.h): a reader sees a commit
+  // at most one window after it became visible, and the writer does not
+  // pay for waking every reader after every group. The window is this many
+  // microseconds with few sleeping readers, and widens with their number
+  // (reader_wakeups_per_second) up to reader_wake_coalesce_max_us. 0: wake
+  // readers after every group, whatever their number (lowest reader
+  // latency, e.g. for semi-sync replication acknowledgements; the two
+  // options below are then ignored). 0..100000.
   uint32_t reader_wake_coalesce_us = 1000;
+
+  // With many sleeping readers the window widens so that they are woken
+  // about this many times per second in all: window = sleepers /
+  // reader_wakeups_per_second, within [reader_wake_coalesce_us,
+  // reader_wake_coalesce_max_us]. Each reader woken costs a context switch
+  // in and out; with the defaults up to 8 readers get 1 ms, 16 get 2 ms,
+  // 64 get 8 ms (benchmarks/README.md "Round two": 64 batch readers cost
+  // 105-117 ns per reader per transaction at 8 ms, 175-191 at 1 ms). 0: the
+  // window is reader_wake_coalesce_us whatever the number of readers.
+  uint32_t reader_wakeups_per_second = 8000;
+
+  // The widest window (>= reader_wake_coalesce_us, <= 100000): the most a
+  // caught-up reader waits behind a visible commit.
+  uint32_t reader_wake_coalesce_max_us = 10000;
 
   // Ordered-commit callback: called once per group, in log order, after the
   // group is durable under the policy and visible to readers, before the

@@ -328,8 +328,12 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       continue;
     }
     uint64_t limit = source_->Limit(file_number_);
-    absl::string_view got;
-    BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &got));
+    // Most events lie inside the current window: two inline checks, no
+    // Peek (io/sequential_reader.h InWindow).
+    io::SequentialReader* seq = buffers_->seq.get();
+    seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof : limit);
+    absl::string_view got = seq->InWindow(pos_, kHeaderSize);
+    if (got.empty()) BINLOG_RETURN_IF_ERROR(seq->Peek(pos_, kHeaderSize, &got));
     size_t avail = got.size();
     if (avail == 0) {
       if (limit == internal::kNoLimit) {
@@ -391,7 +395,8 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
                                 : 0;
       got = absl::string_view();
     } else {
-      BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
+      got = seq->InWindow(pos_, h.event_size);
+      if (got.empty()) BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
       avail = got.size();
     }
     if (avail < h.event_size) {

@@ -81,9 +81,8 @@ void SequentialReader::Reset(RandomAccessFile* file, uint64_t limit) {
   }
 }
 
-void SequentialReader::SetLimit(uint64_t limit) {
-  if (limit < limit_ && prefetch_ != Prefetch::kNone &&
-      next_.off + window_ > limit) {
+void SequentialReader::LowerLimitWithPrefetch(uint64_t limit) {
+  if (next_.off + window_ > limit) {
     // A prefetch that reached past the new limit would hand out bytes the
     // caller no longer may read; Peek clamps views to the limit anyway, but
     // drop it so the window is read again if the limit comes back.

@@ -136,7 +136,13 @@ class SequentialReader {
   // Bytes at and past `limit` are never read. kReadToEof: to the end of the
   // file. Raising it keeps what is buffered; lowering it below bytes already
   // read hides them (they are never returned past the limit).
-  void SetLimit(uint64_t limit);
+  void SetLimit(uint64_t limit) {
+    if (limit < limit_ && prefetch_ != Prefetch::kNone) {
+      LowerLimitWithPrefetch(limit);
+      return;
+    }
+    limit_ = limit;
+  }
   uint64_t limit() const { return limit_; }
 
   // Stores in `*out` a view of the file's bytes [offset, offset + k) with
@@ -154,6 +160,21 @@ class SequentialReader {
     if (file_ == nullptr || offset < cur_.off || offset >= cur_.end()) return 0;
     uint64_t end = cur_.end() < limit_ ? cur_.end() : limit_;
     return end > offset ? static_cast<size_t>(end - offset) : 0;
+  }
+
+  // A view of [offset, offset + n) in place when the current window holds
+  // all of it below the limit; an empty view otherwise (then Peek). Like
+  // Peek's common case, without its read-ahead hint and prefetch checks:
+  // those run at every Peek that reads a window, which a reader reaching
+  // the window's end always makes. For callers that look at every event
+  // (n > 0); valid as long as a Peek's view.
+  absl::string_view InWindow(uint64_t offset, size_t n) {
+    if (file_ == nullptr || offset < cur_.off || offset > cur_.end() ||
+        n > cur_.end() - offset || offset + n > limit_) {
+      return absl::string_view();
+    }
+    peek_end_ = offset + n;
+    return absl::string_view(cur_.mem.get() + (offset - cur_.off), n);
   }
 
   // Declares that reading goes on at `offset`: buffered bytes not covering
@@ -178,6 +199,7 @@ class SequentialReader {
   enum class Prefetch { kNone, kInFlight, kReady };
   enum class HelperState { kIdle, kQueued, kRunning, kDone };
 
+  void LowerLimitWithPrefetch(uint64_t limit);
   absl::Status Refill(uint64_t offset, size_t want, absl::string_view* out);
   absl::Status RefillInPlace(uint64_t offset, size_t want,
                              absl::string_view* out);

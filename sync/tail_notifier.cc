@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 #include "absl/time/clock.h"
 #include "sync/futex.h"
 
@@ -17,9 +19,24 @@ int64_t MonotonicNanos() {
 
 }  // namespace
 
+TailNotifier::TailNotifier(const TailNotifierOptions& options)
+    : min_ns_(std::max<int64_t>(0, absl::ToInt64Nanoseconds(options.min_window))),
+      max_ns_(std::max(min_ns_, absl::ToInt64Nanoseconds(options.max_window))),
+      ns_per_sleeper_(options.wakeups_per_second == 0
+                          ? 0
+                          : 1000000000 / static_cast<int64_t>(
+                                             options.wakeups_per_second)) {
+  if (min_ns_ > 0) timer_ = std::thread([this] { TimerLoop(); });
+}
+
 TailNotifier::TailNotifier(absl::Duration coalesce)
-    : coalesce_ns_(absl::ToInt64Nanoseconds(coalesce)) {
-  if (coalesce_ns_ > 0) timer_ = std::thread([this] { TimerLoop(); });
+    : TailNotifier(TailNotifierOptions{coalesce, coalesce, 0}) {}
+
+int64_t TailNotifier::WindowNs(int sleepers) const {
+  // A zero minimum is no coalescing at all (Notify wakes at once).
+  if (min_ns_ <= 0 || ns_per_sleeper_ == 0 || sleepers <= 0) return min_ns_;
+  const int64_t w = ns_per_sleeper_ * sleepers;
+  return std::min(max_ns_, std::max(min_ns_, w));
 }
 
 TailNotifier::~TailNotifier() {
@@ -36,13 +53,15 @@ void TailNotifier::WakeAll() {
 void TailNotifier::Notify() {
   // Pairs with the sleepers_ increment in Wait(): either the reader's
   // re-check of ready() sees the new data, or we see the sleeper.
-  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
-  if (coalesce_ns_ <= 0) {
+  const int sleepers = sleepers_.load(std::memory_order_seq_cst);
+  if (sleepers == 0) return;
+  if (min_ns_ <= 0) {
     WakeAll();
     return;
   }
   int64_t now = MonotonicNanos();
-  if (now - last_wake_ns_.load(std::memory_order_relaxed) >= coalesce_ns_) {
+  if (now - last_wake_ns_.load(std::memory_order_relaxed) >=
+      WindowNs(sleepers)) {
     last_wake_ns_.store(now, std::memory_order_relaxed);
     WakeAll();
     return;
@@ -59,7 +78,10 @@ void TailNotifier::TimerLoop() {
       FutexWait(&timer_word_, 0);
       continue;
     }
-    int64_t due = last_wake_ns_.load(std::memory_order_relaxed) + coalesce_ns_;
+    // The window for the readers asleep now (more may have gone to sleep
+    // since the deferred publish): it is re-read after every sleep.
+    int64_t due = last_wake_ns_.load(std::memory_order_relaxed) +
+                  WindowNs(sleepers_.load(std::memory_order_relaxed));
     int64_t now = MonotonicNanos();
     if (now < due) {
       struct timespec ts;

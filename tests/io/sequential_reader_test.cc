@@ -310,6 +310,65 @@ TEST_P(SequentialReaderTest, NeverReadsAtOrPastTheLimitAndResumesWhenRaised) {
   EXPECT_TRUE(got == content);
 }
 
+// InWindow: a view in place when the window holds the whole range below
+// the limit, empty otherwise (never a read, so never an error); a caller
+// alternating InWindow and Peek reads every byte exactly as Peek alone.
+TEST_P(SequentialReaderTest, InWindowServesOnlyBufferedBytesBelowTheLimit) {
+  std::string dir = NewTempDir("seq_inwindow");
+  std::string content = Pattern(4 * kWindow);
+  WriteWholeFile(dir + "/f", content);
+  ReadFaultFs fs;
+  auto f = fs.OpenReadable(dir + "/f");
+  ASSERT_THAT(f, IsOk());
+  SequentialReader r(Opts(prefetch()));
+  const uint64_t limit = kWindow + 100;
+  r.Reset(f->get(), limit);
+  EXPECT_TRUE(r.InWindow(0, 1).empty());  // nothing read yet
+  absl::string_view v;
+  ASSERT_THAT(r.Peek(0, 10, &v), IsOk());
+  const uint64_t reads = r.stats().read_calls;
+  // Inside the window: in place, the same bytes, no read.
+  v = r.InWindow(10, 500);
+  ASSERT_EQ(v.size(), 500u);
+  EXPECT_TRUE(v == absl::string_view(content).substr(10, 500));
+  // Up to the window's end, then one byte past it: empty.
+  const size_t in_window = r.Buffered(0);
+  ASSERT_GT(in_window, 10u);
+  EXPECT_EQ(r.InWindow(0, in_window).size(), in_window);
+  EXPECT_TRUE(r.InWindow(0, in_window + 1).empty());
+  EXPECT_TRUE(r.InWindow(in_window + 5, 1).empty());  // past the window
+  // (The prefetch helper may read the next window meanwhile.)
+  if (!prefetch()) {
+    EXPECT_EQ(r.stats().read_calls, reads);
+  }
+  // A lowered limit hides buffered bytes from InWindow as from Peek.
+  r.SetLimit(20);
+  EXPECT_EQ(r.InWindow(10, 10).size(), 10u);
+  EXPECT_TRUE(r.InWindow(10, 11).empty());
+  EXPECT_TRUE(r.InWindow(25, 1).empty());
+  r.SetLimit(limit);
+
+  // Alternating, as Reader::ReadEvent does: every byte once, in order.
+  std::string got;
+  uint64_t off = 0;
+  size_t i = 0;
+  while (off < limit) {
+    const size_t n = (i++ % 3 == 0) ? 19 : 777;
+    v = r.InWindow(off, n);
+    if (v.empty()) {
+      ASSERT_THAT(r.Peek(off, n, &v), IsOk());
+      if (v.empty()) break;
+    }
+    got.append(v.data(), v.size());
+    off += v.size();
+  }
+  EXPECT_EQ(got.size(), limit);
+  EXPECT_TRUE(got == content.substr(0, limit));
+  EXPECT_LE(fs.max_read_end.load(), limit);
+  r.Reset(nullptr);
+  EXPECT_TRUE(r.InWindow(0, 1).empty());
+}
+
 TEST_P(SequentialReaderTest, HintsSequentialAtResetAndWillNeedAhead) {
   std::string dir = NewTempDir("seq_hints");
   std::string content = Pattern(6 * kWindow);

@@ -140,6 +140,84 @@ TEST(TailNotifierTest, DeferredPublishIsDeliveredWhenTheWriterGoesIdle) {
   EXPECT_EQ(n.wakeups(), 2u);
 }
 
+// The window: min_window with few sleepers, sleepers / wakeups_per_second
+// with many, never past max_window; fixed without a rate.
+TEST(TailNotifierTest, WindowWidensWithSleepersWithinItsBounds) {
+  TailNotifierOptions o;
+  o.min_window = absl::Milliseconds(1);
+  o.max_window = absl::Milliseconds(10);
+  o.wakeups_per_second = 8000;  // 125 us per sleeper
+  TailNotifier n(o);
+  EXPECT_EQ(n.WindowFor(0), absl::Milliseconds(1));
+  EXPECT_EQ(n.WindowFor(1), absl::Milliseconds(1));
+  EXPECT_EQ(n.WindowFor(8), absl::Milliseconds(1));
+  EXPECT_EQ(n.WindowFor(9), absl::Microseconds(1125));
+  EXPECT_EQ(n.WindowFor(16), absl::Milliseconds(2));
+  EXPECT_EQ(n.WindowFor(64), absl::Milliseconds(8));
+  EXPECT_EQ(n.WindowFor(80), absl::Milliseconds(10));
+  EXPECT_EQ(n.WindowFor(100000), absl::Milliseconds(10));
+
+  TailNotifier fixed(absl::Milliseconds(3));
+  EXPECT_EQ(fixed.WindowFor(1), absl::Milliseconds(3));
+  EXPECT_EQ(fixed.WindowFor(1000), absl::Milliseconds(3));
+
+  o.wakeups_per_second = 0;
+  TailNotifier no_rate(o);
+  EXPECT_EQ(no_rate.WindowFor(1000), absl::Milliseconds(1));
+
+  o.min_window = absl::ZeroDuration();  // no coalescing at all
+  o.wakeups_per_second = 8000;
+  TailNotifier zero(o);
+  EXPECT_EQ(zero.WindowFor(1000), absl::ZeroDuration());
+}
+
+// With two sleepers and 4 wake-ups per second the window is 500 ms, not
+// the 10 ms minimum: a publish 10-500 ms after a wake-up is deferred (a
+// fixed 10 ms window would wake at once), and still delivered by the
+// timer once the writer goes idle.
+TEST(TailNotifierTest, ManySleepersWidenTheWindowAndStillSeeEveryPublish) {
+  TailNotifierOptions o;
+  o.min_window = absl::Milliseconds(10);
+  o.max_window = absl::Seconds(5);
+  o.wakeups_per_second = 4;  // 250 ms per sleeper
+  TailNotifier n(o);
+  std::atomic<int> value{0};
+  Armed a(&value), b(&value);
+  std::atomic<int> seen_a{0}, seen_b{0};
+  auto run = [&](Armed* armed, std::atomic<int>* seen) {
+    for (int want = 1; want <= 2; ++want) {
+      ASSERT_TRUE(n.Wait(armed->Want(want), absl::InfiniteFuture()));
+      *seen = want;
+    }
+  };
+  std::thread ta(run, &a, &seen_a);
+  std::thread tb(run, &b, &seen_b);
+  int asleep_a = a.WaitAsleep(0);
+  int asleep_b = b.WaitAsleep(0);
+  const absl::Time first = absl::Now();
+  value = 1;
+  n.Notify();  // no wake-up before: at once
+  EXPECT_EQ(n.wakeups(), 1u);
+  while (seen_a.load() < 1 || seen_b.load() < 1) std::this_thread::yield();
+  a.WaitAsleep(asleep_a);
+  b.WaitAsleep(asleep_b);
+  ASSERT_EQ(n.sleepers(), 2);
+  EXPECT_EQ(n.WindowFor(2), absl::Milliseconds(500));
+  // Past the minimum window (a fixed one would wake now).
+  absl::SleepFor(o.min_window + absl::Milliseconds(10));
+  value = 2;
+  n.Notify();
+  const uint64_t after_notify = n.wakeups();
+  const absl::Time second = absl::Now();
+  if (second - first < absl::Milliseconds(500)) {
+    EXPECT_EQ(after_notify, 1u) << "woken inside the widened window";
+  }
+  ta.join();  // delivered by the timer
+  tb.join();
+  EXPECT_EQ(seen_a.load(), 2);
+  EXPECT_EQ(seen_b.load(), 2);
+}
+
 // Under load: whatever the machine's speed, wake-ups come at most once per
 // window from Notify() plus once per window from the timer, and every
 // reader still sees the last publish.
