@@ -107,38 +107,41 @@ def threads(rows):
 
 
 def reader_rows(rows):
-    """Rows with readers, grouped by (api, readers, wake, target)."""
+    """Rows with readers, grouped by (api, readers, wake window, wake-ups
+    per second; 0: a fixed window, what runs before that option had)."""
     groups = collections.defaultdict(list)
     alone = [r for r in rows if r.get("readers", 0) == 0]
     for r in rows:
         if r.get("readers", 0) > 0:
-            key = (r.get("reader_api"), r["readers"], r.get("reader_wake_us"))
+            key = (r.get("reader_api"), r["readers"], r.get("reader_wake_us"),
+                   r.get("reader_wakeups_per_s", 0))
             groups[key].append(r)
     return alone, groups
 
 
 def reader_api(rows):
     alone, groups = reader_rows(rows)
-    print("| api | readers | reader_cpu_ns_per_txn | writer tps / alone | reader lag p99 ms |")
-    print("|---|--:|--:|--:|--:|")
+    print("| api | readers | wake-ups/s | reader_cpu_ns_per_txn | writer tps / alone | reader lag p99 ms |")
+    print("|---|--:|--:|--:|--:|--:|")
     base = {pass_of(r): r["tps"] for r in alone}
-    for (api, readers, wake), rs in sorted(groups.items(), key=str):
+    for (api, readers, wake, rate), rs in sorted(groups.items(), key=str):
         rel = [r["tps"] / base[pass_of(r)] for r in rs if pass_of(r) in base]
-        print("| %s | %d | %s | %s | %s |" % (
-            api, readers, med_range([r["reader_cpu_ns_per_txn"] for r in rs], 0),
+        print("| %s | %d | %s | %s | %s | %s |" % (
+            api, readers, rate or "fixed",
+            med_range([r["reader_cpu_ns_per_txn"] for r in rs], 0),
             med_range(rel), med_range([r["reader_lag_p99_us"] / 1000 for r in rs], 1)))
 
 
 def target_tps(rows):
     alone, groups = reader_rows(rows)
     offered = rows[0].get("target_tps", 0) if rows else 0
-    print("| api | readers | reader_wake_us | writer tps (offered %.0f) | reader_cpu_ns_per_txn | reader lag p99 ms |" % offered)
-    print("|---|--:|--:|--:|--:|--:|")
+    print("| api | readers | reader_wake_us | wake-ups/s | writer tps (offered %.0f) | reader_cpu_ns_per_txn | reader lag p99 ms |" % offered)
+    print("|---|--:|--:|--:|--:|--:|--:|")
     if alone:
-        print("| - | 0 | - | %s | - | - |" % med_range([r["tps"] for r in alone], 0))
-    for (api, readers, wake), rs in sorted(groups.items(), key=str):
-        print("| %s | %d | %s | %s | %s | %s |" % (
-            api, readers, wake, med_range([r["tps"] for r in rs], 0),
+        print("| - | 0 | - | - | %s | - | - |" % med_range([r["tps"] for r in alone], 0))
+    for (api, readers, wake, rate), rs in sorted(groups.items(), key=str):
+        print("| %s | %d | %s | %s | %s | %s | %s |" % (
+            api, readers, wake, rate or "fixed", med_range([r["tps"] for r in rs], 0),
             med_range([r["reader_cpu_ns_per_txn"] for r in rs], 0),
             med_range([r["reader_lag_p99_us"] / 1000 for r in rs], 1)))
 
