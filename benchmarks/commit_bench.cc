@@ -238,7 +238,8 @@ ABSL_FLAG(std::vector<std::string>, reader_wakeups_per_s,
           "binlog Options::reader_wakeups_per_second (0: the window is "
           "reader_wake_us whatever the number of readers); points with "
           "readers run once per value, points without readers use the first "
-          "value. The widest window is max(10000, reader_wake_us) us");
+          "value. The widest window is the default (10000 us) or "
+          "reader_wake_us if larger");
 ABSL_FLAG(std::vector<std::string>, reader_api,
           std::vector<std::string>({"decoded"}),
           "binlog tailing readers' API: decoded (Reader::Next, one event per "

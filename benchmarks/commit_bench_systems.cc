@@ -244,8 +244,6 @@ class BinlogSystem : public System {
     options.reader_wake_coalesce_us = static_cast<uint32_t>(p_.reader_wake_us);
     options.reader_wakeups_per_second =
         static_cast<uint32_t>(p_.reader_wakeups_per_s);
-    options.reader_wake_coalesce_max_us = std::max<uint32_t>(
-        options.reader_wake_coalesce_max_us, options.reader_wake_coalesce_us);
     if (p_.readers > 0) {
       // Reader lag: when each group was published. Without readers the
       // writer runs without a callback.

@@ -308,6 +308,8 @@ const char* SyncPolicyName(SyncPolicy p) {
   return "unknown";
 }
 
+// A widest window below the narrowest is the narrowest (a caller that
+// only raised reader_wake_coalesce_us keeps a fixed window).
 sync::TailNotifierOptions WakeOptions(const Options& o) {
   sync::TailNotifierOptions w;
   w.min_window = absl::Microseconds(o.reader_wake_coalesce_us);
@@ -335,13 +337,11 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
         " <= ", kMaxTransactionSize));
   }
   if (o.reader_wake_coalesce_us > 100000 ||
-      (o.reader_wake_coalesce_us != 0 &&
-       (o.reader_wake_coalesce_max_us < o.reader_wake_coalesce_us ||
-        o.reader_wake_coalesce_max_us > 100000))) {
+      o.reader_wake_coalesce_max_us > 100000) {
     return absl::InvalidArgumentError(absl::StrCat(
         "reader_wake_coalesce_us ", o.reader_wake_coalesce_us,
-        " must be <= 100000 and reader_wake_coalesce_max_us ",
-        o.reader_wake_coalesce_max_us, " within [reader_wake_coalesce_us, 100000]"));
+        " and reader_wake_coalesce_max_us ", o.reader_wake_coalesce_max_us,
+        " must be <= 100000"));
   }
   if (o.sync_policy == SyncPolicy::kEveryNGroups && o.sync_every_n == 0) {
     return absl::InvalidArgumentError("sync_every_n must be >= 1");

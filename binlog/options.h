@@ -317,8 +317,9 @@ struct Options {
   // window is reader_wake_coalesce_us whatever the number of readers.
   uint32_t reader_wakeups_per_second = 8000;
 
-  // The widest window (>= reader_wake_coalesce_us, <= 100000): the most a
-  // caught-up reader waits behind a visible commit.
+  // The widest window (<= 100000; below reader_wake_coalesce_us it counts
+  // as reader_wake_coalesce_us): the most a caught-up reader waits behind a
+  // visible commit.
   uint32_t reader_wake_coalesce_max_us = 10000;
 
   // Ordered-commit callback: called once per group, in log order, after the

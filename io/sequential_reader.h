@@ -166,10 +166,14 @@ class SequentialReader {
   // all of it below the limit; an empty view otherwise (then Peek). Like
   // Peek's common case, without its read-ahead hint and prefetch checks:
   // those run at every Peek that reads a window, which a reader reaching
-  // the window's end always makes. For callers that look at every event
-  // (n > 0); valid as long as a Peek's view.
+  // the window's end always makes (so a limit raised while the reader is
+  // inside a window starts a prefetch at the window's end, not at once).
+  // With drop_behind always empty: Peek drops consumed bytes a window at a
+  // time. For callers that look at every event (n > 0); valid as long as a
+  // Peek's view.
   absl::string_view InWindow(uint64_t offset, size_t n) {
-    if (file_ == nullptr || offset < cur_.off || offset > cur_.end() ||
+    if (options_.drop_behind || file_ == nullptr || offset < cur_.off ||
+        offset > cur_.end() ||
         n > cur_.end() - offset || offset + n > limit_) {
       return absl::string_view();
     }

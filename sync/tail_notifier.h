@@ -22,8 +22,10 @@
 //     cost is reader wake-ups per second, not wake calls. The window is
 //     sleepers / wakeups_per_second, kept within [min_window, max_window]:
 //     with the Binlog's defaults (1 ms, 10 ms, 8000/s) up to 8 sleepers get
-//     1 ms and 64 get 8 ms. A reader's added latency is at most the window
-//     in force when the publish is seen.
+//     1 ms and 64 get 8 ms. The timer re-reads the number of sleepers, so
+//     a deferred publish may wait for a window widened after it (readers
+//     that caught up meanwhile), never longer than max_window after the
+//     last wake-up.
 //
 // Thread safety: thread-safe. Notify() is meant for one writer at a time
 // (it is correct with several, only the coalescing gets less exact).

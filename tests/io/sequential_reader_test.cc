@@ -367,6 +367,14 @@ TEST_P(SequentialReaderTest, InWindowServesOnlyBufferedBytesBelowTheLimit) {
   EXPECT_LE(fs.max_read_end.load(), limit);
   r.Reset(nullptr);
   EXPECT_TRUE(r.InWindow(0, 1).empty());
+
+  // With drop_behind every range goes through Peek (which drops).
+  SequentialReaderOptions o = Opts(prefetch());
+  o.drop_behind = true;
+  SequentialReader d(o);
+  d.Reset(f->get());
+  ASSERT_THAT(d.Peek(0, 10, &v), IsOk());
+  EXPECT_TRUE(d.InWindow(10, 10).empty());
 }
 
 TEST_P(SequentialReaderTest, HintsSequentialAtResetAndWillNeedAhead) {
