@@ -556,6 +556,28 @@ class BackgroundRotationTest : public IoErrorTest {
     return o;
   }
 
+  // The start of the first acknowledged transaction in binlog.000001 at or
+  // past `from` (the end of the one before: no transaction is open there);
+  // 0 if none.
+  uint64_t AckedTxnStartFrom(uint64_t from) {
+    for (const AckedTxn& t : acks_.acked()) {
+      if (t.pos.file_number == 1 && t.pos.start >= from) return t.pos.start;
+    }
+    return 0;
+  }
+
+  // Writes `bytes` as `path`; Open (on the real file system) must refuse
+  // with DataLoss and leave the file as it was: damage is never cut.
+  void ExpectOpenRefusesDamage(const std::string& path, const std::string& bytes) {
+    testing_util::WriteFile(path, bytes);
+    Options o = BaseOptions();
+    o.file_system = nullptr;
+    auto log = Binlog::Open(dir_, "binlog", o);
+    ASSERT_FALSE(log.ok());
+    EXPECT_TRUE(absl::IsDataLoss(log.status())) << log.status();
+    EXPECT_EQ(testing_util::ReadFile(path), bytes);
+  }
+
   // A pause point: holds the first call of `op` on a path ending in
   // `suffix` that a thread other than the constructing one makes (the
   // rotation thread's), until Release() or destruction. The hook keeps its
@@ -681,24 +703,11 @@ TEST_F(BackgroundRotationTest, DamageInsideTheUnclosedFileIsRefusedNotCut) {
   ASSERT_TRUE(size.ok());
   std::string bytes = testing_util::ReadFile(path);
   ASSERT_GT(bytes.size(), 4096u);
-  // The first event of an acknowledged transaction in the middle of the
-  // file (after the end of the one before: no transaction is open there).
-  uint64_t at = 0;
-  for (const AckedTxn& t : acks_.acked()) {
-    if (t.pos.file_number == 1 && t.pos.start >= bytes.size() / 2) {
-      at = t.pos.start;
-      break;
-    }
-  }
+  // The first event of an acknowledged transaction in the middle.
+  const uint64_t at = AckedTxnStartFrom(bytes.size() / 2);
   ASSERT_GT(at, 0u);
   bytes[at + kHeaderSize + 2] ^= 0x5a;
-  testing_util::WriteFile(path, bytes);
-  Options o = BaseOptions();
-  o.file_system = nullptr;
-  auto log = Binlog::Open(dir_, "binlog", o);
-  ASSERT_FALSE(log.ok());
-  EXPECT_TRUE(absl::IsDataLoss(log.status())) << log.status();
-  EXPECT_EQ(testing_util::ReadFile(path), bytes);
+  ExpectOpenRefusesDamage(path, bytes);
 }
 
 TEST_F(BackgroundRotationTest, AnUnexpectedEventInsideTheUnclosedFileIsRefusedNotCut) {
@@ -709,22 +718,10 @@ TEST_F(BackgroundRotationTest, AnUnexpectedEventInsideTheUnclosedFileIsRefusedNo
   PowerCutInBackgroundCall(FaultOp::kSync, "binlog.000001");
   const std::string path = dir_ + "/binlog.000001";
   std::string bytes = testing_util::ReadFile(path);
-  uint64_t at = 0;
-  for (const AckedTxn& t : acks_.acked()) {
-    if (t.pos.file_number == 1 && t.pos.start >= bytes.size() / 2) {
-      at = t.pos.start;
-      break;
-    }
-  }
+  const uint64_t at = AckedTxnStartFrom(bytes.size() / 2);
   ASSERT_GT(at, 0u);
   bytes[at + 4] = static_cast<char>(kXidEvent);
-  testing_util::WriteFile(path, bytes);
-  Options o = BaseOptions();
-  o.file_system = nullptr;
-  auto log = Binlog::Open(dir_, "binlog", o);
-  ASSERT_FALSE(log.ok());
-  EXPECT_TRUE(absl::IsDataLoss(log.status())) << log.status();
-  EXPECT_EQ(testing_util::ReadFile(path), bytes);
+  ExpectOpenRefusesDamage(path, bytes);
 }
 
 TEST_F(BackgroundRotationTest, AfterResetTheRotationWaitsForTheNewFilesOwnSync) {
