@@ -251,10 +251,6 @@ ABSL_FLAG(std::vector<std::string>, zero_ahead,
           "binlog Options::zero_ahead (bytes zero-filled ahead of the writer "
           "in a file that did not come from a spare; 0: off), one point "
           "each; JSON key zero_ahead");
-ABSL_FLAG(std::vector<std::string>, chained_syncs,
-          std::vector<std::string>({"4"}),
-          "binlog Options::max_chained_syncs (0: never chain), one point "
-          "each; JSON key chained_syncs");
 ABSL_FLAG(double, target_tps, 0,
           "offered commit rate in commits/s over all committers (each "
           "committer paces itself to target_tps/threads); 0: as fast as "
@@ -532,10 +528,6 @@ absl::StatusOr<PointResult> RunPoint(const PointConfig& p,
     r.files_preallocated = c1.files_preallocated - c0.files_preallocated;
     r.rotations_from_spare = c1.rotations_from_spare - c0.rotations_from_spare;
     r.rotations_waited = c1.rotations_waited - c0.rotations_waited;
-    if (c1.sync_rounds > c0.sync_rounds) {
-      r.chained_frac = static_cast<double>(c1.chained_syncs - c0.chained_syncs) /
-                       static_cast<double>(c1.sync_rounds - c0.sync_rounds);
-    }
   }
   if (c0.ack_waits >= 0) {
     r.ack_waits = c1.ack_waits - c0.ack_waits;
@@ -627,8 +619,6 @@ int Main(int argc, char** argv) {
                               10000000);
   auto zero_aheads = ParseInts("zero_ahead", absl::GetFlag(FLAGS_zero_ahead), 0,
                                1 << 30);
-  auto chains = ParseInts("chained_syncs", absl::GetFlag(FLAGS_chained_syncs),
-                          0, 64);
   std::vector<std::string> reader_threads_flag =
       absl::GetFlag(FLAGS_readers_at_threads);
   auto reader_threads =
@@ -636,7 +626,7 @@ int Main(int argc, char** argv) {
           ? absl::StatusOr<std::vector<int>>(*threads)
           : ParseInts("readers_at_threads", reader_threads_flag, 1, 4096);
   for (const auto* v : {&threads, &payloads, &syncs, &readers, &wakes,
-                        &reader_threads, &zero_aheads, &chains}) {
+                        &reader_threads, &zero_aheads}) {
     if (!v->ok()) {
       std::fprintf(stderr, "commit_bench: %s\n", v->status().ToString().c_str());
       return 2;
@@ -877,9 +867,7 @@ int Main(int argc, char** argv) {
             for (const std::string& e : absl::GetFlag(FLAGS_encryption)) {
               for (int z : *zero_aheads) {
                for (const std::string& br : absl::GetFlag(FLAGS_background_rotation)) {
-                for (int ch : *chains) {
                 PointConfig q = p;
-                q.chained_syncs = ch;
                 q.background_rotation = br;
                 q.workload = workload;
                 q.compression = c;
@@ -891,7 +879,6 @@ int Main(int argc, char** argv) {
                 // MySQL's encryption: no such points.
                 if (f == "mariadb" && (c != "none" || e == "on")) continue;
                 expanded.push_back(q);
-                }
                }
               }
             }

@@ -58,8 +58,6 @@ struct Counters {
   int64_t files_preallocated = -1;
   int64_t rotations_from_spare = -1;
   int64_t rotations_waited = -1;
-  int64_t sync_rounds = -1;
-  int64_t chained_syncs = -1;
   // binlog with --ack=semisync only.
   int64_t ack_waits = -1;
   int64_t ack_timeouts = -1;
@@ -98,7 +96,6 @@ struct PointConfig {
   std::string gtid = "anonymous";     // binlog only: anonymous, assigned
   std::string flavor = "mysql";       // binlog only: mysql, mariadb
   uint64_t zero_ahead = 8 << 20;      // binlog only: Options::zero_ahead
-  int chained_syncs = 4;              // binlog only: Options::max_chained_syncs
   std::string encryption = "off";     // binlog only: off, on
   std::string background_rotation = "on";  // binlog only: on, off
 };
@@ -315,9 +312,6 @@ struct PointResult {
   int64_t files_preallocated = -1;
   int64_t rotations_from_spare = -1;
   int64_t rotations_waited = -1;
-  // Share of sync rounds started by the previous round's thread
-  // (Options::max_chained_syncs).
-  double chained_frac = -1;
   int64_t ack_waits = -1;        // semisync: WaitForAck calls (one per group)
   int64_t ack_timeouts = -1;     // semisync: waits that timed out
   int64_t ack_async_waits = -1;  // semisync: waits skipped in async mode

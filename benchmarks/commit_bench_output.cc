@@ -95,12 +95,11 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
     absl::StrAppendFormat(
         &out,
         ",\"reader_wake_us\":%d,\"reader_wakeups_per_s\":%d,"
-        "\"zero_ahead\":%d,\"chained_syncs\":%d,\"chained_frac\":%.3f,"
-        "\"rotations\":%d,"
+        "\"zero_ahead\":%d,\"rotations\":%d,"
         "\"files_preallocated\":%d,"
         "\"rotations_from_spare\":%d,\"rotations_waited\":%d,"
         "\"new_file_p50_us\":%.1f,\"new_file_max_us\":%.1f",
-        p.reader_wake_us, p.reader_wakeups_per_s, p.zero_ahead, p.chained_syncs, r.chained_frac, r.rotations, r.files_preallocated,
+        p.reader_wake_us, p.reader_wakeups_per_s, p.zero_ahead, r.rotations, r.files_preallocated,
         r.rotations_from_spare, r.rotations_waited, r.new_file_p50_us,
         r.new_file_max_us);
     absl::StrAppendFormat(&out, ",\"ack\":\"%s\"", p.ack);

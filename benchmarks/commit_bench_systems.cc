@@ -227,7 +227,6 @@ class BinlogSystem : public System {
     }
     options.preallocate = PreallocModeOf(p_.prealloc);
     options.zero_ahead = p_.zero_ahead;
-    options.max_chained_syncs = static_cast<uint32_t>(p_.chained_syncs);
     binlog::io::ParseCodec(p_.compression, &options.compression);
     if (p_.flavor == "mariadb") options.flavor = binlog::LogFlavor::kMariaDB;
     options.background_rotation = p_.background_rotation == "on";
@@ -326,8 +325,6 @@ class BinlogSystem : public System {
     c.files_preallocated = static_cast<int64_t>(s.files_preallocated);
     c.rotations_from_spare = static_cast<int64_t>(s.rotations_from_spare);
     c.rotations_waited = static_cast<int64_t>(s.rotations_waited);
-    c.sync_rounds = static_cast<int64_t>(s.sync_rounds);
-    c.chained_syncs = static_cast<int64_t>(s.chained_syncs);
     if (acks_ != nullptr) {
       const binlog::sync::AckTracker::Stats a = acks_->stats();
       c.ack_waits = static_cast<int64_t>(a.waits);

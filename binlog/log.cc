@@ -346,10 +346,6 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
   if (o.sync_policy == SyncPolicy::kEveryNGroups && o.sync_every_n == 0) {
     return absl::InvalidArgumentError("sync_every_n must be >= 1");
   }
-  if (o.max_chained_syncs > 64) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_chained_syncs ", o.max_chained_syncs, " must be <= 64"));
-  }
   if (o.max_group_bytes < (64 << 10) || o.max_group_bytes > (1ull << 30)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_group_bytes ", o.max_group_bytes, " outside [65536, 1073741824]"));
@@ -877,7 +873,6 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
   go.sync_no_delay_count = options_.sync_no_delay_count;
   go.max_group_bytes = options_.max_group_bytes;
   go.max_unsynced_bytes = options_.max_unsynced_bytes;
-  go.max_chained_rounds = options_.max_chained_syncs;
   pipeline_ = std::make_unique<sync::GroupCommitPipeline>(this, go);
   iov_.reserve(256);
   server_version_id_ = ServerVersionId(options_.server_version);
@@ -3386,7 +3381,6 @@ LogStats BinlogImpl::stats() const {
   s.groups = ps.groups;
   s.max_group_size = ps.max_group;
   s.sync_rounds = ps.sync_rounds;
-  s.chained_syncs = ps.chained_rounds;
   s.queued_requests = ps.queued;
   s.fsyncs = fsyncs_.load(std::memory_order_relaxed);
   s.bytes_written = bytes_written_.load(std::memory_order_relaxed);

@@ -124,9 +124,6 @@ struct LogStats {
   uint64_t groups = 0;        // commit groups written (one pwritev each)
   uint64_t max_group_size = 0;
   uint64_t sync_rounds = 0;   // sync-stage rounds (one fdatasync at most)
-  // Sync rounds written and started by the thread that ran the previous
-  // round's fdatasync, with no wake-up between (Options::max_chained_syncs).
-  uint64_t chained_syncs = 0;
   uint64_t fsyncs = 0;
   uint64_t bytes_written = 0;
   uint64_t fsync_micros = 0;  // time spent in fdatasync

@@ -275,16 +275,6 @@ struct Options {
   // (binlog_group_commit_sync_no_delay_count). 0: wait the whole delay.
   uint32_t sync_no_delay_count = 0;
 
-  // When an fdatasync returns while commits are waiting for it, the thread
-  // that ran it writes and syncs them at once, without a thread wake-up
-  // between the two fdatasyncs (the disk stays busy), and another waiting
-  // committer finishes the synced group (ordered-commit callback, wake-ups).
-  // One thread does this for at most this many groups in a row; its own
-  // commit is durable and done after the first, but its Commit call returns
-  // only when it stops, up to this many fdatasyncs later. 0: never (each
-  // group's writer is woken after the previous fdatasync); 0..64.
-  uint32_t max_chained_syncs = 4;
-
   ReaderVisibility reader_visibility = ReaderVisibility::kAfterSync;
 
   // Largest commit group in bytes (LevelDB caps its write groups the same

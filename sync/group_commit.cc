@@ -99,7 +99,6 @@ absl::Status GroupCommitPipeline::Commit(CommitRequest* req) {
   req->state.store(kWaiting, std::memory_order_relaxed);
   req->next = nullptr;
   req->status = absl::OkStatus();
-  req->handed_round = nullptr;
   bool lead;
   {
     MutexLock l(&mu_);
@@ -116,7 +115,7 @@ absl::Status GroupCommitPipeline::Commit(CommitRequest* req) {
     fq_bytes_ += req->bytes;
     if (before < options_.flush_ahead_bytes &&
         fq_bytes_ >= options_.flush_ahead_bytes) {
-      flush_cv_.SignalAll();  // a flush leader waiting for the sync may go
+      flush_cv_.Signal();  // a flush leader waiting for the sync may go
     }
     lead = !flush_active_;
     if (lead) flush_active_ = true;
@@ -128,17 +127,6 @@ absl::Status GroupCommitPipeline::Commit(CommitRequest* req) {
       RunFlushLeader(req);
     } else if (st == kSyncLeader) {
       RunSyncLeader(req);
-    } else if (st == kCommitStage) {
-      req->state.store(kWaiting, std::memory_order_relaxed);
-      CommitGroup* first;
-      uint64_t round;
-      {
-        MutexLock l(&mu_);
-        first = req->handed_round;
-        round = req->handed_round_no;
-        req->handed_round = nullptr;
-      }
-      RunCommitStage(first, round, absl::OkStatus(), req);
     }
     st = Park(req);
   }
@@ -253,37 +241,16 @@ void GroupCommitPipeline::RunFlushLeader(CommitRequest* self) {
   // Gather while the disk is busy with the previous round (see
   // GroupCommitOptions::flush_ahead_bytes).
   while (sync_in_io_ && fq_bytes_ < options_.flush_ahead_bytes &&
-         error_.ok() && self->handed_round == nullptr) {
-    gathering_ = self;
+         error_.ok()) {
+    gathering_ = true;
     flush_cv_.Wait(&mu_);
   }
-  if (gathering_ == self) gathering_ = nullptr;
-  if (self->handed_round != nullptr) {
-    // Replaced by a chaining sync leader: it took the flush queue (this
-    // request with it, so the flush role is no longer ours and our state
-    // was reset to kWaiting) and left us the commit stage of its round.
-    CommitGroup* first = self->handed_round;
-    const uint64_t round = self->handed_round_no;
-    self->handed_round = nullptr;
-    mu_.Unlock();
-    RunCommitStage(first, round, absl::OkStatus(), self);
-    return;
-  }
+  gathering_ = false;
   if (!error_.ok()) {
     FailQueue(nullptr);  // self is not a Close: it fails too
     mu_.Unlock();
     return;
   }
-  const FlushOutcome o = FlushQueuedLocked();
-  // A failed group's requests (self's with it) are done: hands off.
-  if (o != FlushOutcome::kFailed) {
-    self->state.store(o == FlushOutcome::kSyncLeader ? kSyncLeader : kWaiting,
-                      std::memory_order_relaxed);
-  }
-  mu_.Unlock();
-}
-
-GroupCommitPipeline::FlushOutcome GroupCommitPipeline::FlushQueuedLocked() {
   // Take queued commits up to the first exclusive request and the group
   // bound (the first request always goes, whatever its size).
   CommitGroup* g = NewGroup();
@@ -315,7 +282,8 @@ GroupCommitPipeline::FlushOutcome GroupCommitPipeline::FlushQueuedLocked() {
     FreeGroup(g);
     FailAll(group, PoisonedStatus());
     FailQueue(nullptr);
-    return FlushOutcome::kFailed;
+    mu_.Unlock();
+    return;
   }
   unsynced_bytes_ += g->bytes;
   g->seq = next_seq_++;
@@ -327,12 +295,13 @@ GroupCommitPipeline::FlushOutcome GroupCommitPipeline::FlushQueuedLocked() {
   if (!s.ok()) {
     if (error_.ok()) error_ = Unshared(s);
     unsynced_bytes_ -= g->bytes;
-    flush_cv_.SignalAll();
+    flush_cv_.Signal();
     CommitRequest* group = g->first;
     FreeGroup(g);
     FailAll(group, s);
     FailQueue(nullptr);
-    return FlushOutcome::kFailed;
+    mu_.Unlock();
+    return;
   }
   commits_.fetch_add(g->count, std::memory_order_relaxed);
   groups_.fetch_add(1, std::memory_order_relaxed);
@@ -355,120 +324,58 @@ GroupCommitPipeline::FlushOutcome GroupCommitPipeline::FlushQueuedLocked() {
   }
   if (!sync_active_) {
     sync_active_ = true;
-    return FlushOutcome::kSyncLeader;
+    self->state.store(kSyncLeader, std::memory_order_relaxed);
+  } else {
+    self->state.store(kWaiting, std::memory_order_relaxed);
   }
-  return FlushOutcome::kWaiting;
+  mu_.Unlock();
 }
 
 void GroupCommitPipeline::RunSyncLeader(CommitRequest* self) {
-  uint32_t chained = 0;
-  for (;;) {
-    mu_.Lock();
-    if (options_.sync_delay > absl::ZeroDuration() && error_.ok()) {
-      absl::Time deadline = absl::Now() + options_.sync_delay;
-      while (options_.sync_no_delay_count == 0 ||
-             sq_txns_ < options_.sync_no_delay_count) {
-        if (sq_cv_.WaitWithDeadline(&mu_, deadline)) break;
-      }
-    }
-    CommitGroup* first = sq_head_;
-    CommitGroup* last = sq_tail_;
-    sq_head_ = sq_tail_ = nullptr;
-    sq_txns_ = 0;
-    absl::Status s = error_.ok() ? absl::OkStatus() : PoisonedStatus();
-    sync_in_io_ = s.ok() && first != nullptr;
-    const uint64_t round = next_round_++;
-    ++pending_rounds_;
-    mu_.Unlock();
-
-    if (s.ok() && first != nullptr) s = hooks_->Sync(first, last);
-
-    // The disk is free: hand the sync role on before the commit stage, so
-    // the next round's fdatasync overlaps this round's publish,
-    // ordered-commit callbacks (which may wait for replicas) and wake-ups.
-    mu_.Lock();
-    sync_in_io_ = false;
-    for (CommitGroup* g = first; g != nullptr; g = g->next) {
-      unsynced_bytes_ -= g->bytes;
-    }
-    if (!s.ok() && error_.ok()) error_ = Unshared(s);
-    sync_rounds_.fetch_add(1, std::memory_order_relaxed);
-    // Chaining (GroupCommitOptions::max_chained_rounds): rather than wake
-    // another thread to start the next round, this one starts it now and
-    // hands this round's commit stage to the heir, a committer that waits
-    // anyway: the first committer of a group already written (synced
-    // next), or the flush leader waiting for this round (its gathered
-    // commits are written, then synced, by this thread).
-    CommitRequest* heir = nullptr;
-    if (s.ok() && error_.ok() && first != nullptr &&
-        chained < options_.max_chained_rounds) {
-      if (sq_head_ != nullptr) {
-        heir = sq_head_->first;  // I3: alive, parked
-      } else if (gathering_ != nullptr) {
-        heir = gathering_;  // I3: the flush queue's head, in flush_cv_
-      }
-    }
-    if (heir != nullptr) {
-      if (chained == 0) {
-        // Our own request is in this round: the heir marks it kDone, so
-        // the kSyncLeader we were handed must go first (Commit parks on
-        // the state after this returns).
-        self->state.store(kWaiting, std::memory_order_relaxed);
-      }
-      heir->handed_round = first;
-      heir->handed_round_no = round;
-      chained_rounds_.fetch_add(1, std::memory_order_relaxed);
-      ++chained;
-      if (sq_head_ != nullptr) {
-        // Still the sync leader: sync the written groups at once. The heir
-        // runs the commit stage from Commit (kCommitStage); nothing else
-        // writes its state before its own group's commit stage, which
-        // follows this round's.
-        Hand(heir, kCommitStage);
-        // A flush leader waiting for the unsynced window may go on; one
-        // gathering goes on gathering for the next round.
-        if (gathering_ == nullptr) flush_cv_.SignalAll();
-        mu_.Unlock();
-        continue;
-      }
-      // Take the flush role from the gathering leader: its request goes
-      // into the group written below. It finds handed_round when it wakes
-      // in RunFlushLeader and runs the commit stage from there, whatever
-      // its state says by then (a failed write below marks it kDone).
-      gathering_ = nullptr;
-      heir->state.store(kWaiting, std::memory_order_relaxed);
-      flush_cv_.SignalAll();
-      // The sync role is released while writing, as for any flush (the
-      // owner's Flush may DrainSync); nothing is queued for it and no other
-      // thread writes, so it is ours again after the write (kSyncLeader)
-      // unless the write fails.
-      sync_active_ = false;
-      const FlushOutcome o = FlushQueuedLocked();
-      mu_.Unlock();
-      if (o != FlushOutcome::kSyncLeader) return;
-      continue;
-    }
-    flush_cv_.SignalAll();  // a flush leader gathering behind this round
-    if (sq_head_ != nullptr) {
-      Hand(sq_head_->first, kSyncLeader);  // I2, I3
-    } else {
-      sync_active_ = false;
-    }
-    mu_.Unlock();
-    RunCommitStage(first, round, s, self);
-    return;
-  }
-}
-
-void GroupCommitPipeline::RunCommitStage(CommitGroup* first, uint64_t round,
-                                         const absl::Status& s,
-                                         CommitRequest* self) {
   // Addresses to wake after the lock is released; per thread, so the
   // steady state allocates nothing.
   thread_local std::vector<std::atomic<uint32_t>*> wakes;
   wakes.clear();
 
-  // Rounds run GroupDone strictly in round order.
+  mu_.Lock();
+  if (options_.sync_delay > absl::ZeroDuration() && error_.ok()) {
+    absl::Time deadline = absl::Now() + options_.sync_delay;
+    while (options_.sync_no_delay_count == 0 ||
+           sq_txns_ < options_.sync_no_delay_count) {
+      if (sq_cv_.WaitWithDeadline(&mu_, deadline)) break;
+    }
+  }
+  CommitGroup* first = sq_head_;
+  CommitGroup* last = sq_tail_;
+  sq_head_ = sq_tail_ = nullptr;
+  sq_txns_ = 0;
+  absl::Status s = error_.ok() ? absl::OkStatus() : PoisonedStatus();
+  sync_in_io_ = s.ok() && first != nullptr;
+  const uint64_t round = next_round_++;
+  ++pending_rounds_;
+  mu_.Unlock();
+
+  if (s.ok() && first != nullptr) s = hooks_->Sync(first, last);
+
+  // The disk is free: hand the sync role on before the commit stage, so the
+  // next round's fdatasync overlaps this round's publish, ordered-commit
+  // callbacks (which may wait for replicas) and wake-ups.
+  mu_.Lock();
+  sync_in_io_ = false;
+  for (CommitGroup* g = first; g != nullptr; g = g->next) {
+    unsynced_bytes_ -= g->bytes;
+  }
+  flush_cv_.Signal();  // a flush leader gathering behind this round
+  if (!s.ok() && error_.ok()) error_ = Unshared(s);
+  sync_rounds_.fetch_add(1, std::memory_order_relaxed);
+  if (sq_head_ != nullptr) {
+    Hand(sq_head_->first, kSyncLeader);  // I2, I3
+  } else {
+    sync_active_ = false;
+  }
+  mu_.Unlock();
+
+  // Commit stage: rounds run GroupDone strictly in round order.
   WaitForCommitTurn(round);
   if (s.ok()) {
     for (CommitGroup* g = first; g != nullptr; g = g->next) {
@@ -538,10 +445,9 @@ GroupCommitPipeline::Stats GroupCommitPipeline::stats() const {
   s.groups = groups_.load(std::memory_order_relaxed);
   s.max_group = max_group_.load(std::memory_order_relaxed);
   s.sync_rounds = sync_rounds_.load(std::memory_order_relaxed);
-  s.chained_rounds = chained_rounds_.load(std::memory_order_relaxed);
   MutexLock l(&mu_);
   s.queued = draining_;
-  s.flush_leader_waiting = gathering_ != nullptr;
+  s.flush_leader_waiting = gathering_;
   for (CommitRequest* r = fq_head_; r != nullptr; r = r->next) ++s.queued;
   return s;
 }

@@ -25,12 +25,6 @@
 //     not the next round's fdatasync nor its publication.
 //   While a round is in fdatasync, the next flush leader gathers (and, for
 //   large groups, writes) the next group: stages overlap.
-//   Chaining: when the round's fdatasync returns while the flush leader is
-//   still gathering, the sync leader writes and syncs the gathered group
-//   itself, with no wake-up between the two fdatasyncs, and the flush
-//   leader it replaced runs the finished round's commit stage instead
-//   (GroupCommitOptions::max_chained_rounds bounds how long one thread
-//   goes on).
 //   A thread committing alone is flush leader, then sync leader, of its own
 //   one-transaction group: no hand-off to another thread.
 //
@@ -78,8 +72,6 @@
 namespace binlog {
 namespace sync {
 
-struct CommitGroup;
-
 // One committer's request, on the committer's stack.
 struct CommitRequest {
   void* payload = nullptr;       // the owner's data (a transaction)
@@ -96,10 +88,6 @@ struct CommitRequest {
   // Internal.
   std::function<absl::Status()>* exclusive = nullptr;
   bool closes = false;  // the exclusive operation is Close()
-  // A flush leader replaced by a chaining sync leader: the round whose
-  // commit stage it runs (GroupCommitOptions::max_chained_rounds).
-  CommitGroup* handed_round = nullptr;
-  uint64_t handed_round_no = 0;
   absl::Status status;
   CommitRequest* next = nullptr;
   std::atomic<uint32_t> state{0};
@@ -159,19 +147,6 @@ struct GroupCommitOptions {
   // Stop waiting once this many transactions are in the round
   // (binlog_group_commit_sync_no_delay_count). Zero: no count limit.
   uint32_t sync_no_delay_count = 0;
-  // Chaining. When a sync round's Hooks::Sync returns while the flush
-  // leader is waiting for it (gathering, see flush_ahead_bytes) and no
-  // flushed group is queued, the thread that ran the round does not wake
-  // the flush leader to write: it takes the flush queue itself, calls
-  // Hooks::Flush and then Hooks::Sync for it at once, and hands the
-  // finished round's commit stage (GroupDone, releasing its committers) to
-  // the flush leader it replaced. The disk goes from one fdatasync to the
-  // next without a thread wake-up in between. A thread chains at most this
-  // many rounds per Commit call: its own commit is done when its first
-  // round's commit stage runs, but the call returns only when it stops
-  // chaining, so this bounds the extra latency of that one commit.
-  // 0: never chain (the flush leader is woken to write).
-  uint32_t max_chained_rounds = 4;
 };
 
 class GroupCommitPipeline {
@@ -214,10 +189,8 @@ class GroupCommitPipeline {
     uint64_t groups = 0;
     uint64_t max_group = 0;
     uint64_t sync_rounds = 0;
-    // Sync rounds written and started by the thread that ran the previous
-    // round (max_chained_rounds).
-    uint64_t chained_rounds = 0;
-    // The flush leader is waiting for the sync round to end (gathering).
+    // The flush leader is waiting for the sync round to end (gathering, see
+    // flush_ahead_bytes).
     bool flush_leader_waiting = false;
     // Requests waiting now: in the flush queue, or (exclusive operations,
     // a flush that rotates) waiting for earlier groups to finish.
@@ -231,23 +204,12 @@ class GroupCommitPipeline {
     kFlushLeader = 1,
     kSyncLeader = 2,
     kDone = 3,
-    kCommitStage = 4,  // run the commit stage of request.handed_round
   };
 
   uint32_t Park(CommitRequest* req);
   void Hand(CommitRequest* req, State s);
   void RunFlushLeader(CommitRequest* self);
   void RunSyncLeader(CommitRequest* self);
-  // Flushes a group taken from the head of the flush queue (the flush
-  // role's work after gathering). Called and returns with mu_ held, but
-  // releases it around Hooks::Flush. kFailed: the group failed and its
-  // requests are done; kSyncLeader: the caller now holds the sync role.
-  enum class FlushOutcome { kFailed, kSyncLeader, kWaiting };
-  FlushOutcome FlushQueuedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The commit stage of sync round `round` (groups first..., status s):
-  // GroupDone in round order, then every request of the round is done.
-  void RunCommitStage(CommitGroup* first, uint64_t round, const absl::Status& s,
-                      CommitRequest* self) ABSL_LOCKS_EXCLUDED(mu_);
   static absl::Status Unshared(const absl::Status& s);
   void FailAll(CommitRequest* first, const absl::Status& s)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -294,9 +256,7 @@ class GroupCommitPipeline {
   bool flush_active_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_active_ ABSL_GUARDED_BY(mu_) = false;
   bool sync_in_io_ ABSL_GUARDED_BY(mu_) = false;  // inside Hooks::Sync
-  // The flush leader, while it waits for the sync round to end (a chaining
-  // sync leader may replace it).
-  CommitRequest* gathering_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool gathering_ ABSL_GUARDED_BY(mu_) = false;   // the flush leader waits for it
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint32_t draining_ ABSL_GUARDED_BY(mu_) = 0;  // threads in WaitDrained
@@ -315,7 +275,6 @@ class GroupCommitPipeline {
   std::atomic<uint64_t> groups_{0};
   std::atomic<uint64_t> max_group_{0};
   std::atomic<uint64_t> sync_rounds_{0};
-  std::atomic<uint64_t> chained_rounds_{0};
 };
 
 }  // namespace sync

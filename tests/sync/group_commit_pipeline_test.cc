@@ -1,6 +1,5 @@
-// GroupCommitPipeline against fake hooks: the role hand-offs, chaining
-// (GroupCommitOptions::max_chained_rounds) and the stage order under many
-// committers. The deterministic tests hold Hooks::Sync at a gate and move
+// GroupCommitPipeline against fake hooks: the role hand-offs and the stage
+// order under many committers. The deterministic tests hold Hooks::Sync at a gate and move
 // the pipeline one step at a time; the stress test checks every invariant
 // the hooks can observe, with a watchdog that fails (instead of hanging)
 // if a commit is ever lost.
@@ -168,136 +167,81 @@ class Committer {
   std::thread thread_;
 };
 
-GroupCommitOptions Opts(uint32_t chain) {
-  GroupCommitOptions o;
-  o.max_chained_rounds = chain;
-  return o;
+// A thread committing alone is flush leader, sync leader and commit stage
+// of its own group.
+TEST(GroupCommitPipelineTest, LoneCommitterDoesEveryStageItself) {
+  FakeLog log(/*gated=*/false);
+  GroupCommitPipeline p(&log, GroupCommitOptions());
+  Committer a(&p, 100);
+  a.Join();
+  EXPECT_TRUE(a.status().ok());
+  ASSERT_EQ(log.flush_threads().size(), 1u);
+  EXPECT_EQ(log.flush_threads()[0], a.id());
+  EXPECT_EQ(log.sync_threads()[0], a.id());
+  EXPECT_EQ(log.done_threads()[0], a.id());
+  EXPECT_EQ(a.req().end, 100u);
 }
 
-// A holds round 1's Sync; B arrives and gathers behind it (the flush
-// leader waiting for the round); C queues behind B. When round 1 ends,
-// A writes {B, C} and syncs them itself, and B runs round 1's commit stage.
-TEST(GroupCommitPipelineTest, ChainingSyncLeaderWritesTheGatheredGroup) {
+// A holds round 1's Sync; B arrives and, below flush_ahead_bytes, waits
+// for the round as flush leader, gathering C behind it. When round 1 ends,
+// B writes {B, C} as one group and syncs it, and A runs round 1's commit
+// stage and returns.
+TEST(GroupCommitPipelineTest, FlushLeaderGathersDuringTheSyncAndWritesAfterIt) {
   FakeLog log(/*gated=*/true);
-  GroupCommitPipeline p(&log, Opts(/*chain=*/4));
+  GroupCommitPipeline p(&log, GroupCommitOptions());
   Committer a(&p, 100);
   log.AwaitSyncStarted(1);
   Committer b(&p, 10);
   AwaitState([&] { return p.stats().flush_leader_waiting; });
   Committer c(&p, 10);
   AwaitState([&] { return p.stats().queued == 2; });
+  EXPECT_EQ(log.flush_threads().size(), 1u) << "nothing written during the sync";
   log.ReleaseSync();
   log.AwaitSyncStarted(2);
-  // Round 1 (A) is done by B, while A is already in round 2's Sync.
-  AwaitState([&] { return log.done_end() == 100; });
-  EXPECT_EQ(log.done_threads()[0], b.id());
-  EXPECT_FALSE(a.returned()) << "A is still syncing round 2";
+  a.Join();
+  EXPECT_TRUE(a.status().ok());
+  EXPECT_FALSE(b.returned());
   std::vector<std::thread::id> flushes = log.flush_threads();
-  ASSERT_EQ(flushes.size(), 2u);
-  EXPECT_EQ(flushes[1], a.id()) << "the gathered group was written by A";
-  EXPECT_EQ(log.sync_threads()[1], a.id());
+  ASSERT_EQ(flushes.size(), 2u) << "B and C form one group";
+  EXPECT_EQ(flushes[1], b.id());
+  EXPECT_EQ(log.sync_threads()[1], b.id());
+  EXPECT_EQ(log.done_threads()[0], a.id());
   EXPECT_EQ(b.req().start, 100u);
   EXPECT_EQ(c.req().start, 110u);
   log.ReleaseSync();
-  a.Join();
   b.Join();
   c.Join();
-  EXPECT_TRUE(a.status().ok());
   EXPECT_TRUE(b.status().ok());
   EXPECT_TRUE(c.status().ok());
   EXPECT_EQ(log.done_end(), 120u);
-  EXPECT_EQ(p.stats().chained_rounds, 1u);
   EXPECT_EQ(p.stats().sync_rounds, 2u);
+  EXPECT_EQ(p.stats().groups, 2u);
 }
 
-// The same sequence without chaining: B is woken and writes its group.
-TEST(GroupCommitPipelineTest, WithoutChainingTheFlushLeaderWrites) {
+// At flush_ahead_bytes queued, the flush leader writes during the sync
+// instead; the round that ends hands the sync role to that group's first
+// committer.
+TEST(GroupCommitPipelineTest, EnoughQueuedBytesAreWrittenDuringTheSync) {
   FakeLog log(/*gated=*/true);
-  GroupCommitPipeline p(&log, Opts(/*chain=*/0));
-  Committer a(&p, 100);
-  log.AwaitSyncStarted(1);
-  Committer b(&p, 10);
-  AwaitState([&] { return p.stats().flush_leader_waiting; });
-  log.ReleaseSync();
-  log.AwaitSyncStarted(2);
-  a.Join();  // A ran round 1's commit stage and returned
-  EXPECT_EQ(log.flush_threads()[1], b.id());
-  EXPECT_EQ(log.sync_threads()[1], b.id());
-  EXPECT_EQ(log.done_threads()[0], a.id());
-  log.ReleaseSync();
-  b.Join();
-  EXPECT_TRUE(b.status().ok());
-  EXPECT_EQ(p.stats().chained_rounds, 0u);
-}
-
-// A group already written when the round ends (flush_ahead_bytes 0: the
-// flush leader writes during the sync) is synced by the same thread at
-// once; that group's first committer runs the finished round's commit
-// stage.
-TEST(GroupCommitPipelineTest, ChainingSyncsAnAlreadyWrittenGroup) {
-  FakeLog log(/*gated=*/true);
-  GroupCommitOptions o = Opts(/*chain=*/4);
-  o.flush_ahead_bytes = 0;
+  GroupCommitOptions o;
+  o.flush_ahead_bytes = 64;
   GroupCommitPipeline p(&log, o);
   Committer a(&p, 100);
   log.AwaitSyncStarted(1);
-  Committer b(&p, 10);
+  Committer b(&p, 64);
   AwaitState([&] { return log.flush_threads().size() == 2; });
-  AwaitState([&] { return !p.stats().flush_leader_waiting; });
+  EXPECT_EQ(log.flush_threads()[1], b.id());
+  EXPECT_EQ(log.syncs_started(), 1u) << "round 1 still holds the disk";
   log.ReleaseSync();
   log.AwaitSyncStarted(2);
-  EXPECT_EQ(log.sync_threads()[1], a.id());
-  AwaitState([&] { return log.done_end() == 100; });
-  EXPECT_EQ(log.done_threads()[0], b.id());
-  EXPECT_FALSE(a.returned());
-  log.ReleaseSync();
+  EXPECT_EQ(log.sync_threads()[1], b.id());
   a.Join();
+  log.ReleaseSync();
   b.Join();
   EXPECT_TRUE(a.status().ok());
   EXPECT_TRUE(b.status().ok());
-  EXPECT_EQ(p.stats().chained_rounds, 1u);
-}
-
-// One thread chains at most max_chained_rounds rounds: with 2, A syncs
-// rounds 1-3, then runs round 3's commit stage itself and returns, and D
-// (gathering behind round 3) writes and syncs round 4.
-TEST(GroupCommitPipelineTest, ChainingStopsAfterMaxChainedRounds) {
-  FakeLog log(/*gated=*/true);
-  GroupCommitPipeline p(&log, Opts(/*chain=*/2));
-  Committer a(&p, 100);
-  log.AwaitSyncStarted(1);
-  Committer b(&p, 10);
-  AwaitState([&] { return p.stats().flush_leader_waiting; });
-  log.ReleaseSync();
-  log.AwaitSyncStarted(2);
-  Committer c(&p, 10);
-  AwaitState([&] { return p.stats().flush_leader_waiting; });
-  log.ReleaseSync();
-  log.AwaitSyncStarted(3);
-  Committer d(&p, 10);
-  AwaitState([&] { return p.stats().flush_leader_waiting; });
-  // A's own commit was done in round 1, but its call goes on.
-  EXPECT_FALSE(a.returned());
-  log.ReleaseSync();
-  a.Join();
-  log.AwaitSyncStarted(4);
-  std::vector<std::thread::id> syncs = log.sync_threads();
-  EXPECT_EQ(syncs[0], a.id());
-  EXPECT_EQ(syncs[1], a.id());
-  EXPECT_EQ(syncs[2], a.id());
-  EXPECT_EQ(syncs[3], d.id());
-  log.ReleaseSync();
-  b.Join();
-  c.Join();
-  d.Join();
-  std::vector<std::thread::id> done = log.done_threads();
-  ASSERT_EQ(done.size(), 4u);
-  EXPECT_EQ(done[0], b.id());  // round 1, handed to B
-  EXPECT_EQ(done[1], c.id());  // round 2, handed to C
-  EXPECT_EQ(done[2], a.id());  // round 3: A stopped chaining
-  EXPECT_EQ(done[3], d.id());
-  EXPECT_EQ(p.stats().chained_rounds, 2u);
-  for (const Committer* x : {&a, &b, &c, &d}) EXPECT_TRUE(x->status().ok());
+  EXPECT_EQ(log.done_threads()[0], a.id());
+  EXPECT_EQ(log.done_threads()[1], b.id());
 }
 
 // Many committers against a disk of random latency, for every combination
@@ -307,20 +251,17 @@ TEST(GroupCommitPipelineTest, ChainingStopsAfterMaxChainedRounds) {
 // A lost hand-off shows up as a watchdog failure, not a hang.
 TEST(GroupCommitPipelineTest, StressEveryCommitReturnsAfterItsSyncAndGroupDone) {
   struct Case {
-    uint32_t chain;
     uint64_t flush_ahead;
     uint64_t max_unsynced;
   };
-  const Case cases[] = {{0, 256 << 10, 0}, {4, 256 << 10, 0}, {4, 0, 0},
-                        {64, 0, 0},        {1, 64, 0},         {4, 0, 2000},
-                        {64, 256 << 10, 2000}};
+  const Case cases[] = {{256 << 10, 0}, {0, 0}, {64, 0}, {0, 2000},
+                        {256 << 10, 2000}};
   for (const Case& k : cases) {
-    SCOPED_TRACE(testing::Message() << "chain " << k.chain << " flush_ahead "
-                                    << k.flush_ahead << " max_unsynced "
-                                    << k.max_unsynced);
+    SCOPED_TRACE(testing::Message() << "flush_ahead " << k.flush_ahead
+                                    << " max_unsynced " << k.max_unsynced);
     FakeLog log(/*gated=*/false);
     log.set_delay_us(200);
-    GroupCommitOptions o = Opts(k.chain);
+    GroupCommitOptions o;
     o.flush_ahead_bytes = k.flush_ahead;
     o.max_unsynced_bytes = k.max_unsynced;
     GroupCommitPipeline p(&log, o);
@@ -336,11 +277,10 @@ TEST(GroupCommitPipelineTest, StressEveryCommitReturnsAfterItsSyncAndGroupDone) 
         GroupCommitPipeline::Stats s = p.stats();
         std::fprintf(stderr,
                      "watchdog: %d of %d committers finished after 60 s; "
-                     "commits %llu rounds %llu chained %llu queued %llu\n",
+                     "commits %llu rounds %llu queued %llu\n",
                      finished.load(), kThreads,
                      static_cast<unsigned long long>(s.commits),
                      static_cast<unsigned long long>(s.sync_rounds),
-                     static_cast<unsigned long long>(s.chained_rounds),
                      static_cast<unsigned long long>(s.queued));
         std::abort();
       }
@@ -364,10 +304,7 @@ TEST(GroupCommitPipelineTest, StressEveryCommitReturnsAfterItsSyncAndGroupDone) 
     watchdog.join();
     GroupCommitPipeline::Stats s = p.stats();
     EXPECT_EQ(s.commits, uint64_t{kThreads} * kCommits);
-    if (k.chain == 0) {
-      EXPECT_EQ(s.chained_rounds, 0u);
-    }
-    EXPECT_LE(s.chained_rounds, s.sync_rounds);
+    EXPECT_LE(s.sync_rounds, s.groups);
   }
 }
 
