@@ -163,6 +163,17 @@ std::string ReadInChunks(SequentialReader* r, const std::vector<size_t>& sizes,
   }
 }
 
+// A file holding Pattern(size) in a new temporary directory: its path and
+// content.
+std::pair<std::string, std::string> NewPatternFile(const std::string& tag,
+                                                   uint64_t size,
+                                                   uint64_t seed = 1) {
+  std::pair<std::string, std::string> f{NewTempDir(tag) + "/f",
+                                        Pattern(size, seed)};
+  WriteWholeFile(f.first, f.second);
+  return f;
+}
+
 class SequentialReaderTest : public ::testing::TestWithParam<bool> {
  protected:
   bool prefetch() const { return GetParam(); }
@@ -175,10 +186,8 @@ INSTANTIATE_TEST_SUITE_P(PrefetchOnOff, SequentialReaderTest,
                          });
 
 TEST_P(SequentialReaderTest, ChunksOfEverySizeAcrossWindowBoundaries) {
-  std::string dir = NewTempDir("seq_chunks");
-  std::string content = Pattern(5 * kWindow + 123);
-  WriteWholeFile(dir + "/f", content);
-  auto f = FileSystem::Default()->OpenReadable(dir + "/f");
+  const auto [path, content] = NewPatternFile("seq_chunks", 5 * kWindow + 123);
+  auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   const std::vector<std::vector<size_t>> cases = {
       {1},
@@ -206,10 +215,8 @@ TEST_P(SequentialReaderTest, ChunksOfEverySizeAcrossWindowBoundaries) {
 }
 
 TEST_P(SequentialReaderTest, StraddlingRangeCopiesOnlyThatRange) {
-  std::string dir = NewTempDir("seq_straddle");
-  std::string content = Pattern(3 * kWindow);
-  WriteWholeFile(dir + "/f", content);
-  auto f = FileSystem::Default()->OpenReadable(dir + "/f");
+  const auto [path, content] = NewPatternFile("seq_straddle", 3 * kWindow);
+  auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
   r.Reset(f->get());
@@ -228,11 +235,9 @@ TEST_P(SequentialReaderTest, StraddlingRangeCopiesOnlyThatRange) {
 // already buffered plus one Read, not assembled window by window and not
 // read twice.
 TEST_P(SequentialReaderTest, RangeLargerThanTheWindowIsReadOnce) {
-  std::string dir = NewTempDir("seq_big");
   const size_t big = 40 * kWindow + 17;
-  std::string content = Pattern(big + 3 * kWindow);
-  WriteWholeFile(dir + "/f", content);
-  auto f = FileSystem::Default()->OpenReadable(dir + "/f");
+  const auto [path, content] = NewPatternFile("seq_big", big + 3 * kWindow);
+  auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
   r.Reset(f->get());
@@ -260,11 +265,9 @@ TEST_P(SequentialReaderTest, RangeLargerThanTheWindowIsReadOnce) {
 }
 
 TEST_P(SequentialReaderTest, NeverReadsAtOrPastTheLimitAndResumesWhenRaised) {
-  std::string dir = NewTempDir("seq_limit");
-  std::string content = Pattern(10 * kWindow);
-  WriteWholeFile(dir + "/f", content);
+  const auto [path, content] = NewPatternFile("seq_limit", 10 * kWindow);
   ReadFaultFs fs;
-  auto f = fs.OpenReadable(dir + "/f");
+  auto f = fs.OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
   const uint64_t limit1 = 3 * kWindow + 500;
@@ -314,11 +317,9 @@ TEST_P(SequentialReaderTest, NeverReadsAtOrPastTheLimitAndResumesWhenRaised) {
 // the limit, empty otherwise (never a read, so never an error); a caller
 // alternating InWindow and Peek reads every byte exactly as Peek alone.
 TEST_P(SequentialReaderTest, InWindowServesOnlyBufferedBytesBelowTheLimit) {
-  std::string dir = NewTempDir("seq_inwindow");
-  std::string content = Pattern(4 * kWindow);
-  WriteWholeFile(dir + "/f", content);
+  const auto [path, content] = NewPatternFile("seq_inwindow", 4 * kWindow);
   ReadFaultFs fs;
-  auto f = fs.OpenReadable(dir + "/f");
+  auto f = fs.OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
   const uint64_t limit = kWindow + 100;
@@ -378,11 +379,9 @@ TEST_P(SequentialReaderTest, InWindowServesOnlyBufferedBytesBelowTheLimit) {
 }
 
 TEST_P(SequentialReaderTest, HintsSequentialAtResetAndWillNeedAhead) {
-  std::string dir = NewTempDir("seq_hints");
-  std::string content = Pattern(6 * kWindow);
-  WriteWholeFile(dir + "/f", content);
+  const auto [path, content] = NewPatternFile("seq_hints", 6 * kWindow);
   ReadFaultFs fs;
-  auto f = fs.OpenReadable(dir + "/f");
+  auto f = fs.OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
   r.Reset(f->get());
@@ -400,11 +399,9 @@ TEST_P(SequentialReaderTest, HintsSequentialAtResetAndWillNeedAhead) {
 }
 
 TEST_P(SequentialReaderTest, DropBehindDropsOnlyConsumedBytes) {
-  std::string dir = NewTempDir("seq_drop");
-  std::string content = Pattern(8 * kWindow);
-  WriteWholeFile(dir + "/f", content);
+  const auto [path, content] = NewPatternFile("seq_drop", 8 * kWindow);
   ReadFaultFs fs;
-  auto f = fs.OpenReadable(dir + "/f");
+  auto f = fs.OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReaderOptions o = Opts(prefetch());
   o.drop_behind = true;
@@ -436,10 +433,8 @@ TEST_P(SequentialReaderTest, DropBehindDropsOnlyConsumedBytes) {
 }
 
 TEST_P(SequentialReaderTest, RandomOffsetsAndBackwardJumps) {
-  std::string dir = NewTempDir("seq_random");
-  std::string content = Pattern(7 * kWindow + 99);
-  WriteWholeFile(dir + "/f", content);
-  auto f = FileSystem::Default()->OpenReadable(dir + "/f");
+  const auto [path, content] = NewPatternFile("seq_random", 7 * kWindow + 99);
+  auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
   r.Reset(f->get());
@@ -510,10 +505,7 @@ TEST_P(SequentialReaderTest, FollowsALimitRaisedWhileReading) {
 }
 
 TEST_P(SequentialReaderTest, TruncatedUnderTheReaderWithALimitIsDataLoss) {
-  std::string dir = NewTempDir("seq_trunc_limit");
-  const std::string path = dir + "/f";
-  std::string content = Pattern(4 * kWindow);
-  WriteWholeFile(path, content);
+  const auto [path, content] = NewPatternFile("seq_trunc_limit", 4 * kWindow);
   auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
@@ -552,10 +544,7 @@ TEST_P(SequentialReaderTest, TruncatedUnderTheReaderWithALimitIsDataLoss) {
 }
 
 TEST_P(SequentialReaderTest, TruncatedUnderTheReaderToEofEndsEarly) {
-  std::string dir = NewTempDir("seq_trunc_eof");
-  const std::string path = dir + "/f";
-  std::string content = Pattern(4 * kWindow);
-  WriteWholeFile(path, content);
+  const auto [path, content] = NewPatternFile("seq_trunc_eof", 4 * kWindow);
   auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
@@ -591,10 +580,7 @@ TEST_P(SequentialReaderTest, TruncatedUnderTheReaderToEofEndsEarly) {
 }
 
 TEST_P(SequentialReaderTest, FileReplacedUnderTheReaderKeepsTheOpenFile) {
-  std::string dir = NewTempDir("seq_replace");
-  const std::string path = dir + "/f";
-  std::string content = Pattern(4 * kWindow + 5, 1);
-  WriteWholeFile(path, content);
+  const auto [path, content] = NewPatternFile("seq_replace", 4 * kWindow + 5, 1);
   auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(prefetch()));
@@ -606,8 +592,8 @@ TEST_P(SequentialReaderTest, FileReplacedUnderTheReaderKeepsTheOpenFile) {
     got.append(v.data(), v.size());
   }
   // Rename another file over it (what a rotation or a rewrite does).
-  WriteWholeFile(dir + "/g", Pattern(8 * kWindow, 2));
-  ASSERT_THAT(FileSystem::Default()->Rename(dir + "/g", path), IsOk());
+  WriteWholeFile(path + ".g", Pattern(8 * kWindow, 2));
+  ASSERT_THAT(FileSystem::Default()->Rename(path + ".g", path), IsOk());
   for (;;) {
     ASSERT_THAT(r.Peek(got.size(), 777, &v), IsOk());
     got.append(v.data(), v.size());
@@ -617,10 +603,7 @@ TEST_P(SequentialReaderTest, FileReplacedUnderTheReaderKeepsTheOpenFile) {
 }
 
 TEST_P(SequentialReaderTest, InjectedShortReadBelowTheLimitIsAClearError) {
-  std::string dir = NewTempDir("seq_short");
-  const std::string path = dir + "/f";
-  std::string content = Pattern(6 * kWindow);
-  WriteWholeFile(path, content);
+  const auto [path, content] = NewPatternFile("seq_short", 6 * kWindow);
   ReadFaultFs fs;
   const uint64_t fake_eof = 3 * kWindow + 777;
   fs.fake_eof = fake_eof;
@@ -639,10 +622,7 @@ TEST_P(SequentialReaderTest, InjectedShortReadBelowTheLimitIsAClearError) {
 }
 
 TEST_P(SequentialReaderTest, InjectedEioIsReportedAtTheBadRangeNotBefore) {
-  std::string dir = NewTempDir("seq_eio");
-  const std::string path = dir + "/f";
-  std::string content = Pattern(6 * kWindow);
-  WriteWholeFile(path, content);
+  const auto [path, content] = NewPatternFile("seq_eio", 6 * kWindow);
   ReadFaultFs fs;
   const uint64_t bad = 2 * kWindow + 4321;
   fs.eio_begin = bad;
@@ -671,10 +651,7 @@ TEST_P(SequentialReaderTest, InjectedEioIsReportedAtTheBadRangeNotBefore) {
 }
 
 TEST_P(SequentialReaderTest, OneFailedReadIsRetriedForTheNeededBytes) {
-  std::string dir = NewTempDir("seq_transient");
-  const std::string path = dir + "/f";
-  std::string content = Pattern(6 * kWindow);
-  WriteWholeFile(path, content);
+  const auto [path, content] = NewPatternFile("seq_transient", 6 * kWindow);
   ReadFaultFs fs;
   fs.fail_read_number = 2;  // the third read: a prefetch, or a refill
   auto f = fs.OpenReadable(path);
@@ -689,10 +666,8 @@ TEST_P(SequentialReaderTest, OneFailedReadIsRetriedForTheNeededBytes) {
 }
 
 TEST(SequentialReaderPrefetchTest, OnAndOffGiveIdenticalBytes) {
-  std::string dir = NewTempDir("seq_identical");
-  std::string content = Pattern(20 * kWindow + 4567, 3);
-  WriteWholeFile(dir + "/f", content);
-  auto f = FileSystem::Default()->OpenReadable(dir + "/f");
+  const auto [path, content] = NewPatternFile("seq_identical", 20 * kWindow + 4567, 3);
+  auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   for (size_t window : {kWindow, 3 * kWindow + 1000}) {
     std::string out[2];
@@ -725,12 +700,10 @@ TEST(SequentialReaderPrefetchTest, OnAndOffGiveIdenticalBytes) {
 // With slow reads and a consumer that takes longer per window than a read,
 // the next window is ready when the consumer gets there.
 TEST(SequentialReaderPrefetchTest, NextWindowIsReadWhileTheConsumerWorks) {
-  std::string dir = NewTempDir("seq_overlap");
-  std::string content = Pattern(12 * kWindow);
-  WriteWholeFile(dir + "/f", content);
+  const auto [path, content] = NewPatternFile("seq_overlap", 12 * kWindow);
   ReadFaultFs fs;
   fs.delay_us = 2000;
-  auto f = fs.OpenReadable(dir + "/f");
+  auto f = fs.OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   SequentialReader r(Opts(true));
   r.Reset(f->get());
@@ -795,10 +768,8 @@ TEST(SequentialReaderOptionsTest, PeekWithoutAFileFails) {
 // Several readers, each with its prefetch thread, over one shared file
 // object (RandomAccessFile is thread-safe), under TSan.
 TEST(SequentialReaderConcurrencyTest, ManyReadersOneFile) {
-  std::string dir = NewTempDir("seq_many");
-  std::string content = Pattern(30 * kWindow + 11, 8);
-  WriteWholeFile(dir + "/f", content);
-  auto f = FileSystem::Default()->OpenReadable(dir + "/f");
+  const auto [path, content] = NewPatternFile("seq_many", 30 * kWindow + 11, 8);
+  auto f = FileSystem::Default()->OpenReadable(path);
   ASSERT_THAT(f, IsOk());
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};

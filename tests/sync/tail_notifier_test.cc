@@ -142,11 +142,21 @@ TEST(TailNotifierTest, DeferredPublishIsDeliveredWhenTheWriterGoesIdle) {
 
 // The window: min_window with few sleepers, sleepers / wakeups_per_second
 // with many, never past max_window; fixed without a rate.
-TEST(TailNotifierTest, WindowWidensWithSleepersWithinItsBounds) {
+// Options of a widening window.
+TailNotifierOptions Widening(absl::Duration min_window,
+                             absl::Duration max_window,
+                             uint32_t wakeups_per_second) {
   TailNotifierOptions o;
-  o.min_window = absl::Milliseconds(1);
-  o.max_window = absl::Milliseconds(10);
-  o.wakeups_per_second = 8000;  // 125 us per sleeper
+  o.min_window = min_window;
+  o.max_window = max_window;
+  o.wakeups_per_second = wakeups_per_second;
+  return o;
+}
+
+TEST(TailNotifierTest, WindowWidensWithSleepersWithinItsBounds) {
+  // 8000 wake-ups per second: 125 us per sleeper.
+  TailNotifierOptions o =
+      Widening(absl::Milliseconds(1), absl::Milliseconds(10), 8000);
   TailNotifier n(o);
   EXPECT_EQ(n.WindowFor(0), absl::Milliseconds(1));
   EXPECT_EQ(n.WindowFor(1), absl::Milliseconds(1));
@@ -176,10 +186,9 @@ TEST(TailNotifierTest, WindowWidensWithSleepersWithinItsBounds) {
 // fixed 10 ms window would wake at once), and still delivered by the
 // timer once the writer goes idle.
 TEST(TailNotifierTest, ManySleepersWidenTheWindowAndStillSeeEveryPublish) {
-  TailNotifierOptions o;
-  o.min_window = absl::Milliseconds(10);
-  o.max_window = absl::Seconds(5);
-  o.wakeups_per_second = 4;  // 250 ms per sleeper
+  // 4 wake-ups per second: 250 ms per sleeper.
+  const TailNotifierOptions o =
+      Widening(absl::Milliseconds(10), absl::Seconds(5), 4);
   TailNotifier n(o);
   std::atomic<int> value{0};
   Armed a(&value), b(&value);
