@@ -768,8 +768,10 @@ TEST(SequentialReaderOptionsTest, PeekWithoutAFileFails) {
 // Several readers, each with its prefetch thread, over one shared file
 // object (RandomAccessFile is thread-safe), under TSan.
 TEST(SequentialReaderConcurrencyTest, ManyReadersOneFile) {
-  const auto [path, content] = NewPatternFile("seq_many", 30 * kWindow + 11, 8);
-  auto f = FileSystem::Default()->OpenReadable(path);
+  // Plain references, not a structured binding: the threads capture them.
+  const auto file = NewPatternFile("seq_many", 30 * kWindow + 11, 8);
+  const std::string& content = file.second;
+  auto f = FileSystem::Default()->OpenReadable(file.first);
   ASSERT_THAT(f, IsOk());
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};

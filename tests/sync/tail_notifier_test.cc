@@ -140,8 +140,6 @@ TEST(TailNotifierTest, DeferredPublishIsDeliveredWhenTheWriterGoesIdle) {
   EXPECT_EQ(n.wakeups(), 2u);
 }
 
-// The window: min_window with few sleepers, sleepers / wakeups_per_second
-// with many, never past max_window; fixed without a rate.
 // Options of a widening window.
 TailNotifierOptions Widening(absl::Duration min_window,
                              absl::Duration max_window,
@@ -153,6 +151,8 @@ TailNotifierOptions Widening(absl::Duration min_window,
   return o;
 }
 
+// The window: min_window with few sleepers, sleepers / wakeups_per_second
+// with many, never past max_window; fixed without a rate.
 TEST(TailNotifierTest, WindowWidensWithSleepersWithinItsBounds) {
   // 8000 wake-ups per second: 125 us per sleeper.
   TailNotifierOptions o =
