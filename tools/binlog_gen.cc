@@ -433,7 +433,6 @@ int Main(int argc, char** argv) {
                           static_cast<int64_t>(i + 1));
     }
     const char* kind = i % 10 == 8 ? "update" : i % 10 == 9 ? "delete" : "write";
-    TransactionBuffer* body = &txn;
     std::string begin_body;
     PutLe(&begin_body, 7, 4);   // thread id
     PutLe(&begin_body, 0, 4);   // exec time
@@ -441,9 +440,9 @@ int Main(int argc, char** argv) {
     PutLe(&begin_body, 0, 2);   // error code
     PutLe(&begin_body, 0, 2);   // status vars
     begin_body += std::string("gen\0BEGIN", 9);
-    body->AppendEvent(kQueryEvent, 1, ts, kFlagSuppressUse, begin_body);
+    txn.AppendEvent(kQueryEvent, 1, ts, kFlagSuppressUse, begin_body);
     int64_t first_row = next_row;
-    absl::Status rs = writer->BeginStatement(body, ts);
+    absl::Status rs = writer->BeginStatement(&txn, ts);
     for (uint64_t r = 0; r < f.rows && rs.ok(); ++r) {
       RowValues(next_row, &before, &keep_before);
       if (i % 10 == 8) {
@@ -461,7 +460,7 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "binlog_gen: rows: %s\n", std::string(rs.message()).c_str());
       return 1;
     }
-    AppendXid(body, ts, 1, 1000 + i);
+    AppendXid(&txn, ts, 1, 1000 + i);
     auto pos = (*log)->Commit(&txn);
     if (!pos.ok()) {
       std::fprintf(stderr, "binlog_gen: commit: %s\n",
