@@ -296,6 +296,8 @@ TEST(GroupCommitPipelineTest, FlushRolePassesToTheHeadOfTheQueue) {
   Committer a(&p, &log, 100);
   ASSERT_TRUE(log.AwaitFlushStarted(1));
   Committer b(&p, &log, 10);
+  // B queued before C starts: a thread's start does not order the queue.
+  ASSERT_TRUE(AwaitState([&] { return p.stats().queued == 1; }));
   Committer c(&p, &log, 10);
   ASSERT_TRUE(AwaitState([&] { return p.stats().queued == 2; }));
   log.Release();
