@@ -888,8 +888,24 @@ TEST_F(BackgroundRotationTest, FaultAtEachBackgroundCallPoisonsAndReopenKeepsEve
       fs_.InjectFault({calls[k].op, FaultKind::kEio, nth, path, false});
       bool failed = false;
       std::string message;
+      const bool preparation = k < first_close_call;
+      const uint64_t prepare_at = RotationOptions().max_file_size / 4 * 3;
       for (int i = 0; i < 1000 && !failed; ++i) {
         auto pos = CommitOne(log.get());
+        if (pos.ok() && preparation && pos->file_number == 1 &&
+            pos->start >= prepare_at) {
+          // This commit's group asked the thread to prepare binlog.000002.
+          // The fault is on the thread's preparation call: let it happen
+          // before the commits fill the file, or a slow thread (TSan)
+          // leaves the rotation to create the file itself and the n-th
+          // matching call becomes the committing thread's.
+          const absl::Time limit = absl::Now() + absl::Seconds(30);
+          while (fs_.faults_fired() == fired && absl::Now() < limit) {
+            std::this_thread::yield();
+          }
+          ASSERT_GT(fs_.faults_fired(), fired)
+              << "the rotation thread never made " << names[k];
+        }
         if (!pos.ok()) {
           failed = true;
           message = std::string(pos.status().message());
@@ -901,7 +917,6 @@ TEST_F(BackgroundRotationTest, FaultAtEachBackgroundCallPoisonsAndReopenKeepsEve
           break;
         }
       }
-      const bool preparation = k < first_close_call;
       if (preparation && !failed) {
         // Commits go on into binlog.000002, created by the rotation.
         EXPECT_EQ(log->stats().rotations_prepared, 0u);
