@@ -2,6 +2,11 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "binlog/gtid_scan.h"
+#include "binlog/index_file.h"
+#include "binlog/status_macros.h"
+
 namespace binlog {
 
 GtidReader::GtidReader(std::unique_ptr<Reader> reader, GtidSet have)
@@ -53,6 +58,107 @@ absl::Status GtidReader::Next(Event* ev) {
     }
     return absl::OkStatus();
   }
+}
+
+// Readers by GTID over files at rest (binlog/gtid_reader.h). The start
+// file and the errors follow Binlog::NewGtidReader / NewMariaGtidReader.
+absl::StatusOr<AtRestGtidState> ReadAtRestGtidState(const std::string& dir,
+                                                   const std::string& basename,
+                                                   LogFlavor flavor,
+                                                   io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  AtRestGtidState st;
+  BINLOG_ASSIGN_OR_RETURN(st.files, ReadIndex(fs, dir, basename));
+  if (st.files.empty()) return st;
+  const std::string first = io::JoinPath(dir, BinlogFileName(basename, st.files.front()));
+  const std::string last = io::JoinPath(dir, BinlogFileName(basename, st.files.back()));
+  if (flavor == LogFlavor::kMariaDB) {
+    BINLOG_ASSIGN_OR_RETURN(st.maria_purged, internal::FileMariaGtids(fs, first, false));
+    BINLOG_ASSIGN_OR_RETURN(st.maria_state, internal::FileMariaGtids(fs, last, true));
+  } else {
+    BINLOG_ASSIGN_OR_RETURN(st.purged, internal::FileGtids(fs, first, false));
+    BINLOG_ASSIGN_OR_RETURN(st.executed, internal::FileGtids(fs, last, true));
+  }
+  return st;
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> OpenGtidReaderAtRest(
+    const std::string& dir, const std::string& basename,
+    const AtRestGtidState& state, const GtidSet& have, const Uuid& server_uuid,
+    const ReaderOptions& options, io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  if (!state.purged.IsSubsetOf(have)) {
+    GtidSet missing = state.purged;
+    missing.Subtract(have);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged: the replica lacks GTIDs that were purged from the log: ",
+        missing.ToString()));
+  }
+  if (!server_uuid.IsZero()) {
+    GtidSet own;
+    for (const GnoInterval& iv : have.Intervals(server_uuid)) {
+      own.AddInterval(server_uuid, iv.first, iv.last);
+    }
+    if (!own.IsSubsetOf(state.executed)) {
+      own.Subtract(state.executed);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ahead: the replica has GTIDs of this server that the log never had: ",
+          own.ToString()));
+    }
+  }
+  uint64_t start = state.files.empty() ? 0 : state.files.front();
+  for (auto it = state.files.rbegin(); it != state.files.rend(); ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        GtidSet previous,
+        internal::FileGtids(fs, io::JoinPath(dir, BinlogFileName(basename, *it)), false));
+    if (previous.IsSubsetOf(have)) {
+      start = *it;
+      break;
+    }
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenDirectory(dir, basename, ro, fs));
+  return std::make_unique<GtidReader>(std::move(reader), have);
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
+    const std::string& dir, const std::string& basename,
+    const AtRestGtidState& state, const MariaGtidState& position,
+    const ReaderOptions& options, io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  for (const MariaGtidListEntry& g : position.Positions()) {
+    if (!state.maria_state.Contains(g.domain_id, g.server_id, g.seq_no)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ahead: the replica's GTID position ", g.domain_id, "-", g.server_id, "-",
+          g.seq_no, " is not in the log's binlog state (",
+          state.maria_state.StateToString(), ")"));
+    }
+  }
+  uint64_t start = 0;
+  for (auto it = state.files.rbegin(); it != state.files.rend() && start == 0; ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        MariaGtidState list,
+        internal::FileMariaGtids(fs, io::JoinPath(dir, BinlogFileName(basename, *it)), false));
+    bool covered = true;
+    for (const MariaGtidListEntry& g : list.Positions()) {
+      covered = covered && position.Contains(g.domain_id, g.server_id, g.seq_no);
+    }
+    if (covered) start = *it;
+  }
+  if (start == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged: the log purged transactions the replica at ", position.ToString(),
+        " lacks (purged state ", state.maria_purged.StateToString(), ")"));
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenDirectory(dir, basename, ro, fs));
+  return std::make_unique<GtidReader>(std::move(reader), position);
 }
 
 }  // namespace binlog

@@ -1,0 +1,130 @@
+// GTID scans of log files. See binlog/gtid_scan.h.
+
+#include "binlog/gtid_scan.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "binlog/event.h"
+#include "binlog/format.h"
+#include "binlog/reader.h"
+#include "binlog/status_macros.h"
+#include "binlog/transaction_boundary.h"
+
+namespace binlog {
+namespace internal {
+namespace {
+
+// Walks a log file for its GTID state: the header event that holds the
+// state of the files before it before it (`state_type`: Previous_gtids or Gtid_list,
+// given to `on_state`) and, with `with_transactions`, the GTID of each
+// complete transaction (`gtid_type`; `on_gtid` decodes it into a pending
+// GTID and returns false if it has none, `add` records a complete one).
+template <typename Pending, typename OnState, typename OnGtid, typename Add>
+absl::Status ScanFileGtids(io::FileSystem* fs, const std::string& path,
+                           bool with_transactions, uint8_t state_type,
+                           const char* what, OnState on_state, uint8_t gtid_type,
+                           OnGtid on_gtid, Add add) {
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kSkip;
+  ro.payloads = PayloadMode::kRaw;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenFiles({path}, ro, fs));
+  Event ev;
+  TransactionBoundaryParser parser;
+  bool have_pending = false;
+  Pending pending{};
+  bool in_header = true;
+  absl::Status s;
+  while ((s = reader->Next(&ev)).ok()) {
+    const uint8_t type = ev.header.type;
+    if (type == kFormatDescriptionEvent) {
+      parser.set_query_post_header_len(
+          reader->format_description().PostHeaderLen(kQueryEvent));
+      continue;
+    }
+    if (in_header && type == state_type) {
+      absl::Status hs = on_state(ev.body());
+      if (!hs.ok()) {
+        // Open's contract: a file that cannot be trusted is DataLoss, with
+        // the file and offset (a tagged set of MySQL 8.3+ is not ours).
+        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
+                                                ": cannot read the GTID ", what,
+                                                ": ", hs.message()));
+      }
+      continue;
+    }
+    auto r = parser.Feed(ev.header, ev.body());
+    if (r == TransactionBoundaryParser::Result::kOutside && in_header) {
+      continue;  // other header events (Binlog_checkpoint, a callback's)
+    }
+    in_header = false;
+    if (!with_transactions) break;
+    if (type == gtid_type) have_pending = on_gtid(ev, &pending);
+    if (r == TransactionBoundaryParser::Result::kEnded) {
+      if (have_pending) add(pending);
+      have_pending = false;
+    } else if (r == TransactionBoundaryParser::Result::kUnexpected) {
+      have_pending = false;
+    }
+  }
+  if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// The GTIDs of a log file: its Previous_gtids (the files before it) and,
+// with `with_transactions`, the GTIDs of its complete transactions.
+absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
+                                  bool with_transactions) {
+  GtidSet set;
+  using Pending = std::pair<Uuid, int64_t>;
+  absl::Status s = ScanFileGtids<Pending>(
+      fs, path, with_transactions, kPreviousGtidsEvent, "set of its Previous_gtids event",
+      [&](absl::string_view body) -> absl::Status {
+        absl::StatusOr<GtidSet> prev = GtidSet::DecodePreviousGtidsBody(body);
+        if (!prev.ok()) return prev.status();
+        set.Union(*prev);
+        return absl::OkStatus();
+      },
+      kGtidEvent,
+      [](const Event& ev, Pending* pending) {
+        auto g = DecodeMySqlGtidEvent(ev.body());
+        if (!g.ok() || g->gno <= 0) return false;  // anonymous: no GTID
+        *pending = {g->uuid, g->gno};
+        return true;
+      },
+      [&](const Pending& g) { set.Add(g.first, g.second); });
+  if (!s.ok()) return s;
+  return set;
+}
+
+// The MariaDB GTID state of a log file: its Gtid_list (the files before it)
+// and, with `with_transactions`, the GTIDs of its complete transactions.
+absl::StatusOr<MariaGtidState> FileMariaGtids(io::FileSystem* fs,
+                                              const std::string& path,
+                                              bool with_transactions) {
+  MariaGtidState state;
+  absl::Status s = ScanFileGtids<MariaGtidListEntry>(
+      fs, path, with_transactions, kMariaGtidListEvent, "state of its Gtid_list event",
+      [&](absl::string_view body) -> absl::Status {
+        absl::StatusOr<MariaGtidList> list = DecodeMariaGtidList(body);
+        if (!list.ok()) return list.status();
+        for (const MariaGtidListEntry& e : list->entries) state.Add(e);
+        return absl::OkStatus();
+      },
+      kMariaGtidEvent,
+      [](const Event& ev, MariaGtidListEntry* pending) {
+        auto g = DecodeMariaGtid(ev.body());
+        if (!g.ok()) return false;
+        *pending = MariaGtidListEntry{g->domain_id, ev.header.server_id, g->seq_no};
+        return true;
+      },
+      [&](const MariaGtidListEntry& g) { state.Add(g); });
+  if (!s.ok()) return s;
+  return state;
+}
+
+}  // namespace internal
+}  // namespace binlog
