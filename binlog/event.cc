@@ -51,13 +51,11 @@ uint8_t FormatDescription::PostHeaderLen(uint8_t type) const {
   return post_header_len[type - 1];
 }
 
-namespace {
-
-// Parses the leading "X.Y.Z" of a server version the way the servers do
+// The leading "X.Y.Z" of a server version, parsed the way the servers do
 // (strtoul per part): the first number must be present and followed by '.',
 // a missing or non-numeric later part is 0, and any part >= 256 makes the
 // whole version 0.0.0.
-void ParseVersion(absl::string_view v, int out[3]) {
+void ParseServerVersion(absl::string_view v, int out[3]) {
   out[0] = out[1] = out[2] = 0;
   size_t i = 0;
   for (int part = 0; part < 3; ++part) {
@@ -78,11 +76,9 @@ void ParseVersion(absl::string_view v, int out[3]) {
   }
 }
 
-}  // namespace
-
 bool ServerVersionHasChecksumAlg(absl::string_view server_version) {
   int v[3];
-  ParseVersion(server_version, v);
+  ParseServerVersion(server_version, v);
   bool maria = server_version.find("MariaDB") != absl::string_view::npos ||
                server_version.find("-maria-") != absl::string_view::npos;
   int threshold[3] = {5, 6, 1};
@@ -122,7 +118,7 @@ absl::StatusOr<FormatDescription> DecodeFormatDescription(
   if (nul != absl::string_view::npos) ver = ver.substr(0, nul);
   fd.server_version = std::string(ver);
   int parsed[3];
-  ParseVersion(fd.server_version, parsed);
+  ParseServerVersion(fd.server_version, parsed);
   if (parsed[0] == 0 && parsed[1] == 0 && parsed[2] == 0) {
     // Servers would read this as version 0.0.0 (no checksums at all). No
     // server writes such a version, and a damaged version byte would

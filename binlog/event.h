@@ -103,6 +103,11 @@ struct FormatDescription {
 absl::StatusOr<FormatDescription> DecodeFormatDescription(
     absl::string_view event);
 
+// Splits a server version string ("8.0.36-log", "10.11.19-MariaDB") into
+// its three numbers, as the servers do (do_server_version_split): {0,0,0}
+// if it does not start with "N.", or if a part is above 255.
+void ParseServerVersion(absl::string_view server_version, int out[3]);
+
 // True if "X.Y.Z..." parses to a version at or above the one where the
 // checksum algorithm byte was introduced (MySQL 5.6.1, MariaDB 5.3.0).
 bool ServerVersionHasChecksumAlg(absl::string_view server_version);

@@ -58,6 +58,12 @@ struct FdeParams {
 // (and correct) even with checksums off, as the servers write them.
 std::string EncodeFormatDescription(const FdeParams& p);
 
+// Size of a Rotate event naming `file` (header, position, name, footer).
+inline size_t RotateEventSize(absl::string_view file, bool checksums) {
+  return kHeaderSize + kRotatePostHeaderSize + file.size() +
+         (checksums ? kChecksumSize : 0);
+}
+
 // Rotate event ending at `log_pos`, naming `next_file` (position 4).
 std::string EncodeRotate(uint32_t timestamp, uint32_t server_id,
                          absl::string_view next_file, uint32_t log_pos,

@@ -48,5 +48,16 @@ absl::Status CutAndClearInUse(io::FileSystem* fs, const std::string& path,
   return cs;
 }
 
+absl::Status FinishFileClose(io::WritableFile* f, uint64_t end, bool trim, char flags_lo,
+                             const std::function<absl::Status(io::WritableFile*)>& sync) {
+  if (trim) {
+    BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+    if (size > end) BINLOG_RETURN_IF_ERROR(f->Truncate(end));
+  }
+  BINLOG_RETURN_IF_ERROR(sync(f));
+  BINLOG_RETURN_IF_ERROR(f->Write(kInUseFlagFileOffset, absl::string_view(&flags_lo, 1)));
+  return sync(f);
+}
+
 }  // namespace internal
 }  // namespace binlog

@@ -1,9 +1,10 @@
 // File: binlog/file_recovery.h (internal)
 //
-// The last step of recovering a file that was not closed cleanly, shared by
-// the binlog (binlog/log.cc) and the relay log (binlog/relay_log.cc): cut
-// the file after its last complete transaction, then clear the in-use flag
-// of its Format_description, each step durable before the next.
+// The last steps of a file's life, shared by every close of the binlog
+// (the flush stage's, the rotation thread's, recovery's) and the relay
+// log: cut the file at its end, make it durable, then clear the in-use flag
+// of its Format_description and make that durable, each step durable
+// before the next.
 //
 // Thread safety: thread-compatible (the caller owns the file).
 
@@ -11,6 +12,7 @@
 #define BINLOG_BINLOG_FILE_RECOVERY_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -27,6 +29,18 @@ namespace internal {
 // uncut. Errors: the FileSystem's.
 absl::Status CutAndClearInUse(io::FileSystem* fs, const std::string& path,
                               uint64_t size, uint64_t valid_end);
+
+// Closing a file the log wrote, whose last event (Rotate or Stop) ends at
+// `end`: cut what lies after `end` when `trim` (preallocated space: a
+// closed file with zeros after its end fails mysqlbinlog), make the file
+// durable with `sync`, clear kFlagBinlogInUse (the low flags byte becomes
+// `flags_lo`), make that durable. The end event must be durable before the
+// flag clears: pages reach the disk in any order before an fdatasync
+// returns, and a cleared flag without its end event would claim a clean
+// close for a file that ends in zeros or a torn event. Does not close `f`.
+// Errors: the first failing step's (nothing after it is done).
+absl::Status FinishFileClose(io::WritableFile* f, uint64_t end, bool trim, char flags_lo,
+                             const std::function<absl::Status(io::WritableFile*)>& sync);
 
 }  // namespace internal
 }  // namespace binlog

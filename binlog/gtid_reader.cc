@@ -106,16 +106,8 @@ absl::StatusOr<std::unique_ptr<GtidReader>> OpenGtidReaderAtRest(
           own.ToString()));
     }
   }
-  uint64_t start = state.files.empty() ? 0 : state.files.front();
-  for (auto it = state.files.rbegin(); it != state.files.rend(); ++it) {
-    BINLOG_ASSIGN_OR_RETURN(
-        GtidSet previous,
-        internal::FileGtids(fs, io::JoinPath(dir, BinlogFileName(basename, *it)), false));
-    if (previous.IsSubsetOf(have)) {
-      start = *it;
-      break;
-    }
-  }
+  BINLOG_ASSIGN_OR_RETURN(
+      uint64_t start, internal::GtidStartFile(fs, dir, basename, state.files, have));
   ReaderOptions ro = options;
   ro.start_file = start;
   ro.start_offset = 0;
@@ -137,17 +129,9 @@ absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
           state.maria_state.StateToString(), ")"));
     }
   }
-  uint64_t start = 0;
-  for (auto it = state.files.rbegin(); it != state.files.rend() && start == 0; ++it) {
-    BINLOG_ASSIGN_OR_RETURN(
-        MariaGtidState list,
-        internal::FileMariaGtids(fs, io::JoinPath(dir, BinlogFileName(basename, *it)), false));
-    bool covered = true;
-    for (const MariaGtidListEntry& g : list.Positions()) {
-      covered = covered && position.Contains(g.domain_id, g.server_id, g.seq_no);
-    }
-    if (covered) start = *it;
-  }
+  BINLOG_ASSIGN_OR_RETURN(
+      uint64_t start,
+      internal::MariaGtidStartFile(fs, dir, basename, state.files, position));
   if (start == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "purged: the log purged transactions the replica at ", position.ToString(),

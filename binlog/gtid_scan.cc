@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/index_file.h"
 #include "binlog/reader.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
@@ -124,6 +125,38 @@ absl::StatusOr<MariaGtidState> FileMariaGtids(io::FileSystem* fs,
       [&](const MariaGtidListEntry& g) { state.Add(g); });
   if (!s.ok()) return s;
   return state;
+}
+
+absl::StatusOr<uint64_t> GtidStartFile(io::FileSystem* fs, const std::string& dir,
+                                       const std::string& basename,
+                                       const std::vector<uint64_t>& files,
+                                       const GtidSet& have) {
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        GtidSet previous,
+        FileGtids(fs, io::JoinPath(dir, BinlogFileName(basename, *it)),
+                  /*with_transactions=*/false));
+    if (previous.IsSubsetOf(have)) return *it;
+  }
+  return files.empty() ? 0 : files.front();
+}
+
+absl::StatusOr<uint64_t> MariaGtidStartFile(io::FileSystem* fs, const std::string& dir,
+                                            const std::string& basename,
+                                            const std::vector<uint64_t>& files,
+                                            const MariaGtidState& position) {
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    BINLOG_ASSIGN_OR_RETURN(
+        MariaGtidState list,
+        FileMariaGtids(fs, io::JoinPath(dir, BinlogFileName(basename, *it)),
+                       /*with_transactions=*/false));
+    bool covered = true;
+    for (const MariaGtidListEntry& g : list.Positions()) {
+      covered = covered && position.Contains(g.domain_id, g.server_id, g.seq_no);
+    }
+    if (covered) return *it;
+  }
+  return 0;
 }
 
 }  // namespace internal

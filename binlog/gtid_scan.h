@@ -7,7 +7,9 @@
 #ifndef BINLOG_BINLOG_GTID_SCAN_H_
 #define BINLOG_BINLOG_GTID_SCAN_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "binlog/gtid.h"
@@ -26,6 +28,24 @@ absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
 absl::StatusOr<MariaGtidState> FileMariaGtids(io::FileSystem* fs,
                                               const std::string& path,
                                               bool with_transactions);
+
+// The start-file rules of the GTID readers, live and at rest (binlog/
+// gtid_reader.h), over the log `dir`/`basename` whose files are `files`
+// (numbers, oldest first):
+// MySQL: back from the newest file, the first whose Previous_gtids the
+// replica's `have` contains (every transaction before it is then in
+// `have`); the oldest file if none.
+absl::StatusOr<uint64_t> GtidStartFile(io::FileSystem* fs, const std::string& dir,
+                                       const std::string& basename,
+                                       const std::vector<uint64_t>& files,
+                                       const GtidSet& have);
+// MariaDB: back from the newest file, the first whose Gtid_list the
+// replica's `position` covers in every domain; 0 if none does (the log
+// purged transactions the replica lacks).
+absl::StatusOr<uint64_t> MariaGtidStartFile(io::FileSystem* fs, const std::string& dir,
+                                            const std::string& basename,
+                                            const std::vector<uint64_t>& files,
+                                            const MariaGtidState& position);
 
 }  // namespace internal
 }  // namespace binlog

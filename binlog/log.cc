@@ -105,7 +105,7 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
         "NewGtidReader takes a MySQL GTID set: a kMariaDB log serves "
         "replicas by GTID position with NewMariaGtidReader");
   }
-  GtidSet purged = impl_->purged_gtids();
+  GtidSet purged = impl_->gtids().purged();
   if (!purged.IsSubsetOf(have)) {
     GtidSet missing = purged;
     missing.Subtract(have);
@@ -119,7 +119,7 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
     for (const GnoInterval& iv : have.Intervals(self)) {
       own.AddInterval(self, iv.first, iv.last);
     }
-    GtidSet executed = impl_->executed_gtids();
+    GtidSet executed = impl_->gtids().executed();
     if (!own.IsSubsetOf(executed)) {
       own.Subtract(executed);
       return absl::FailedPreconditionError(absl::StrCat(
@@ -127,20 +127,11 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
           own.ToString()));
     }
   }
-  // Back from the newest file: the first whose Previous_gtids the replica
-  // has; every transaction before that file is then in `have`.
-  std::vector<LogFileInfo> files = ListFiles();
-  uint64_t start = files.empty() ? 0 : files.front().number;
-  for (auto it = files.rbegin(); it != files.rend(); ++it) {
-    BINLOG_ASSIGN_OR_RETURN(
-        GtidSet previous,
-        internal::FileGtids(impl_->fs(), io::JoinPath(impl_->dir_, it->name),
-                  /*with_transactions=*/false));
-    if (previous.IsSubsetOf(have)) {
-      start = it->number;
-      break;
-    }
-  }
+  std::vector<uint64_t> numbers;
+  for (const LogFileInfo& f : ListFiles()) numbers.push_back(f.number);
+  BINLOG_ASSIGN_OR_RETURN(
+      uint64_t start, internal::GtidStartFile(impl_->fs(), impl_->dir_, impl_->basename_,
+                                              numbers, have));
   ReaderOptions ro = options;
   ro.start_file = start;
   ro.start_offset = 0;
@@ -155,7 +146,7 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
         "NewMariaGtidReader needs a log with Options::flavor kMariaDB "
         "(use NewGtidReader with a GTID set)");
   }
-  const MariaGtidState state = impl_->mariadb_gtid_state();
+  const MariaGtidState state = impl_->gtids().mariadb_state();
   for (const MariaGtidListEntry& g : position.Positions()) {
     if (!state.Contains(g.domain_id, g.server_id, g.seq_no)) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -163,26 +154,15 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
           " is not in the log's binlog state (", state.StateToString(), ")"));
     }
   }
-  // Back from the newest file: the first whose Gtid_list the replica's
-  // position covers in every domain; the transactions before it are then
-  // the replica's already.
-  std::vector<LogFileInfo> files = ListFiles();
-  uint64_t start = 0;
-  for (auto it = files.rbegin(); it != files.rend() && start == 0; ++it) {
-    BINLOG_ASSIGN_OR_RETURN(
-        MariaGtidState list,
-        internal::FileMariaGtids(impl_->fs(), io::JoinPath(impl_->dir_, it->name),
-                       /*with_transactions=*/false));
-    bool covered = true;
-    for (const MariaGtidListEntry& g : list.Positions()) {
-      covered = covered && position.Contains(g.domain_id, g.server_id, g.seq_no);
-    }
-    if (covered) start = it->number;
-  }
+  std::vector<uint64_t> numbers;
+  for (const LogFileInfo& f : ListFiles()) numbers.push_back(f.number);
+  BINLOG_ASSIGN_OR_RETURN(
+      uint64_t start, internal::MariaGtidStartFile(impl_->fs(), impl_->dir_,
+                                                   impl_->basename_, numbers, position));
   if (start == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the log purged transactions the replica at ", position.ToString(),
-        " lacks (purged state ", impl_->mariadb_purged_gtid_state().StateToString(),
+        " lacks (purged state ", impl_->gtids().mariadb_purged().StateToString(),
         ")"));
   }
   ReaderOptions ro = options;
@@ -193,18 +173,18 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
 }
 
 absl::Status Binlog::AcquireGtid(const Uuid& uuid, int64_t gno) {
-  return impl_->AcquireGtid(uuid, gno);
+  return impl_->gtids().Acquire(uuid, gno);
 }
 void Binlog::ReleaseGtid(const Uuid& uuid, int64_t gno) {
-  impl_->ReleaseGtid(uuid, gno);
+  impl_->gtids().Release(uuid, gno);
 }
-GtidSet Binlog::executed_gtids() const { return impl_->executed_gtids(); }
-GtidSet Binlog::purged_gtids() const { return impl_->purged_gtids(); }
+GtidSet Binlog::executed_gtids() const { return impl_->gtids().executed(); }
+GtidSet Binlog::purged_gtids() const { return impl_->gtids().purged(); }
 MariaGtidState Binlog::mariadb_gtid_state() const {
-  return impl_->mariadb_gtid_state();
+  return impl_->gtids().mariadb_state();
 }
 MariaGtidState Binlog::mariadb_purged_gtid_state() const {
-  return impl_->mariadb_purged_gtid_state();
+  return impl_->gtids().mariadb_purged();
 }
 uint64_t Binlog::CommitClock() const { return impl_->CommitClock(); }
 

@@ -4,6 +4,7 @@
 // binlog/log_impl.h.
 
 #include "binlog/log_impl.h"
+#include "binlog/transaction_internal.h"
 
 #include <algorithm>
 #include <atomic>
@@ -47,41 +48,21 @@ absl::StatusOr<std::unique_ptr<io::WritableFile>> BinlogImpl::CreateLogFile(
   *from_spare = false;
   *name_durable = false;
   created_allocated_ = false;
-  if (background_rotation_) {
-    sync::MutexLock l(&rot_mu_);
-    if (prepared_file_ != nullptr && prepared_number_ == number) {
-      *from_spare = prepared_from_spare_;
-      created_allocated_ = prepared_allocated_;
+  if (rotation_ != nullptr) {
+    std::unique_ptr<io::WritableFile> prepared =
+        rotation_->TakePrepared(number, from_spare, &created_allocated_);
+    if (prepared != nullptr) {
       *name_durable = true;
-      prepared_number_ = 0;
-      rotations_prepared_.fetch_add(1, std::memory_order_relaxed);
-      return std::move(prepared_file_);
+      return prepared;
     }
   }
   // At Open no spare can be ready yet (and asking would start preparing
-  // spares for a log that may never fill its first file).
-  if (preallocator_ != nullptr && startup_file_created_) {
-    auto spare = preallocator_->TakeReady();
-    if (spare.ok()) {
-      // The spare is sized, synced and its name durable; give it its final
-      // name (made durable by the caller's directory fsync).
-      BINLOG_RETURN_IF_ERROR(fs_->Rename(*spare, path));
-      *from_spare = true;
-      return fs_->OpenWritable(path, io::OpenMode::kOpenExisting);
-    }
-  }
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
-                          fs_->OpenWritable(path, io::OpenMode::kCreateNew));
-  if (preallocator_ != nullptr) {
-    // No spare to come from (the first file after Open, or the background
-    // thread was late). Reserving the space with fallocate is a
-    // metadata-only operation, so at least the file size does not change on
-    // every commit. Best effort: without fallocate the file simply grows.
-    startup_file_created_ = true;
-    created_allocated_ =
-        f->Allocate(0, preallocated_size_, /*keep_size=*/false).ok();
-  }
-  return f;
+  // spares for a log that may never fill its first file). Otherwise no
+  // spare to come from means the background thread was late.
+  const bool use_spare = startup_file_created_;
+  if (preallocator_ != nullptr) startup_file_created_ = true;
+  return io::CreateLogFileOrTakeSpare(fs_, preallocator_.get(), path, preallocated_size_,
+                                      use_spare, from_spare, &created_allocated_);
 }
 
 absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool deferred) {
@@ -95,11 +76,7 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool def
     // The 512-byte encryption header first; from here on `file` takes the
     // plain stream (offsets exclude the header) and encrypts it.
     std::string key_id, key;
-    {
-      sync::MutexLock l(&key_mu_);
-      key_id = master_key_id_;
-      key = master_key_;
-    }
+    keys_->Current(&key_id, &key);
     auto enc = StartEncryptedFile(std::move(file), key_id, key, base_fs_);
     if (!enc.ok()) return enc.status();
     file = std::move(*enc);
@@ -121,9 +98,9 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool def
   header_buf_.Clear();
   const bool mariadb = options_.flavor == LogFlavor::kMariaDB;
   if (options_.file_header) {
-    GtidSet previous = executed_gtids();
+    GtidSet previous = gtids_.executed();
     MariaGtidState maria_previous;
-    if (mariadb) maria_previous = mariadb_gtid_state();
+    if (mariadb) maria_previous = gtids_.mariadb_state();
     FileHeaderContext ctx{number, name, &previous,
                           mariadb ? &maria_previous : nullptr};
     absl::Status s = options_.file_header(ctx, &header_buf_);
@@ -138,16 +115,12 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool def
     // earlier group's ordered-commit callback (the engine commits) returned,
     // so no earlier file holds a transaction crash recovery must find.
     AppendMariaGtidList(&header_buf_, now, options_.server_id,
-                        mariadb_gtid_state());
+                        gtids_.mariadb_state());
     AppendBinlogCheckpoint(&header_buf_, now, options_.server_id, name);
   } else {
     // Previous_gtids: the GTIDs of every file before this one (8 zero
     // bytes of body without GTIDs, as MySQL writes it with GTIDs off).
-    std::string body;
-    {
-      sync::MutexLock l(&gtid_mu_);
-      body = executed_.EncodePreviousGtidsBody();
-    }
+    std::string body = gtids_.PreviousGtidsBody();
     header_buf_.AppendEvent(kPreviousGtidsEvent, options_.server_id, now, 0, body);
   }
   uint64_t header_start = kMagicSize + fde.size();
@@ -160,8 +133,8 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool def
         ", more than half of max_file_size (", options_.max_file_size, ")"));
   }
   if (!header_buf_.empty()) {
-    header_buf_.Seal();
-    header_buf_.Place(header_start);
+    TransactionBufferInternal::Seal(&header_buf_);
+    TransactionBufferInternal::Place(&header_buf_, header_start);
   }
   absl::string_view parts[3] = {absl::string_view(kBinlogMagic, kMagicSize),
                                 fde, header_buf_.data()};
@@ -179,18 +152,9 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool def
     file->Close().IgnoreError();  // the write/sync error is the one to report
     return s;
   }
-  {
-    sync::MutexLock il(&index_mu_);
-    live_->AddFile(number);
-    if (deferred) {
-      // Readers may follow the Rotate event to it; the index file names it
-      // once its header is durable (FinishBackgroundClose). A crash before
-      // that leaves it unindexed: Open adopts it if it holds transactions.
-      unindexed_file_ = number;
-    } else {
-      s = WriteIndexLocked();
-    }
-  }
+  // Deferred: readers may follow the Rotate event to it; the index file
+  // names it once its header is durable (the rotation thread's close).
+  s = index_.AddFile(number, deferred);
   if (!s.ok()) {
     file->Close().IgnoreError();
     return s;
@@ -202,8 +166,7 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool def
     largest_header_.store(header_end_, std::memory_order_relaxed);
   }
   groups_since_sync_ = 0;
-  seq_in_file_ = 0;  // logical clocks restart in every file (MySQL)
-  last_isolated_ = 0;
+  clock_.StartFile(number);  // logical clocks restart in every file (MySQL)
   if (at_startup) {
     // Nothing committed in this file yet; never 0, which a transaction's
     // commit parent uses for "not captured".
@@ -240,22 +203,13 @@ void BinlogImpl::StopFrontier() {
   frontier_.reset();
 }
 
-absl::Status BinlogImpl::WriteIndexLocked() {
-  std::vector<uint64_t> files = live_->Files();
-  if (unindexed_file_ != 0 && !files.empty() && files.back() == unindexed_file_) {
-    files.pop_back();  // its header is not durable yet
-  }
-  return WriteIndex(fs_, dir_handle_.get(), dir_, basename_, files);
-}
-
 absl::Status BinlogImpl::CloseActiveFile(bool rotate, uint64_t next_number) {
   // Nothing more is zero-filled: the end event and the cut come next.
   StopFrontier();
   std::string ev;
   if (rotate) {
     std::string next = BinlogFileName(basename_, next_number);
-    size_t size = kHeaderSize + kRotatePostHeaderSize + next.size() +
-                  (options_.checksums ? kChecksumSize : 0);
+    size_t size = RotateEventSize(next, options_.checksums);
     ev = EncodeRotate(Now(), options_.server_id, next,
                       static_cast<uint32_t>(end_ + size), options_.checksums);
   } else {
@@ -265,36 +219,15 @@ absl::Status BinlogImpl::CloseActiveFile(bool rotate, uint64_t next_number) {
   }
   BINLOG_RETURN_IF_ERROR(active_->Write(end_, ev));
   end_ += ev.size();
-  if (options_.trim_preallocated) {
-    // Cut preallocated space after the last event before clearing the
-    // in-use flag: a closed file with zeros after its end fails mysqlbinlog,
-    // while an in-use file with zeros is read correctly (and recovery would
-    // cut them).
-    BINLOG_ASSIGN_OR_RETURN(uint64_t size, active_->Size());
-    if (size > end_) BINLOG_RETURN_IF_ERROR(active_->Truncate(end_));
-  }
-  // The end event (and the cut) must be durable before the flag clears:
-  // pages reach the disk in any order before an fdatasync returns, and a
-  // cleared flag without its Rotate/Stop event would claim a clean close
-  // for a file that ends in zeros or a torn event, which recovery then
-  // leaves alone.
-  BINLOG_RETURN_IF_ERROR(SyncNow());
-  const char cleared = 0;  // FDE flags low byte with kFlagBinlogInUse clear
-  BINLOG_RETURN_IF_ERROR(
-      active_->Write(kInUseFlagFileOffset, absl::string_view(&cleared, 1)));
-  BINLOG_RETURN_IF_ERROR(SyncNow());
+  // Zeros after the end cut (trim_preallocated), the end event durable,
+  // then the in-use flag cleared (FDE flags low byte) and durable.
+  BINLOG_RETURN_IF_ERROR(FinishFileClose(
+      active_.get(), end_, options_.trim_preallocated, /*flags_lo=*/0,
+      [this](io::WritableFile* f) { return syncs_.TimedSync(f); }));
+  synced_end_ = end_;
+  groups_since_sync_ = 0;
   absl::Status s = active_->Close();
   active_.reset();
-  return s;
-}
-
-absl::Status BinlogImpl::TimedSync() {
-  absl::Time t0 = absl::Now();
-  absl::Status s = active_->Sync();
-  fsync_micros_.fetch_add(
-      static_cast<uint64_t>(absl::ToInt64Microseconds(absl::Now() - t0)),
-      std::memory_order_relaxed);
-  fsyncs_.fetch_add(1, std::memory_order_relaxed);
   return s;
 }
 
@@ -326,10 +259,10 @@ absl::Status BinlogImpl::RotateNow(bool from_flush) {
     }
   }
   rotations_.fetch_add(1, std::memory_order_relaxed);
-  if (!(from_flush && background_rotation_)) {
+  if (!(from_flush && rotation_ != nullptr)) {
     BINLOG_RETURN_IF_ERROR(CloseActiveFile(/*rotate=*/true, next));
     BINLOG_RETURN_IF_ERROR(StartNewFile(next, /*at_startup=*/false));
-    KickExpiry();  // a file was closed: it may be old enough already
+    retention_->Kick();  // a file was closed: it may be old enough already
     return absl::OkStatus();
   }
   // Off the commit path: here only the old file's Rotate event and the new
@@ -342,13 +275,12 @@ absl::Status BinlogImpl::RotateNow(bool from_flush) {
   // two-phase-commit scan.
   StopFrontier();
   std::string name = BinlogFileName(basename_, next);
-  size_t size = kHeaderSize + kRotatePostHeaderSize + name.size() +
-                (options_.checksums ? kChecksumSize : 0);
+  size_t size = RotateEventSize(name, options_.checksums);
   std::string ev = EncodeRotate(Now(), options_.server_id, name,
                                 static_cast<uint32_t>(end_ + size), options_.checksums);
   BINLOG_RETURN_IF_ERROR(active_->Write(end_, ev));
   end_ += ev.size();
-  auto job = std::make_unique<PendingClose>();
+  auto job = std::make_unique<RotationWorker::PendingClose>();
   job->old_number = active_number_;
   job->old_end = end_;
   job->old_file = std::move(active_);
@@ -360,13 +292,7 @@ absl::Status BinlogImpl::RotateNow(bool from_flush) {
     return s;
   }
   job->new_number = next;
-  {
-    sync::MutexLock l(&rot_mu_);
-    rot_close_ = std::move(job);
-    rot_closing_ = true;
-    rot_cv_.SignalAll();
-  }
-  rotations_in_background_.fetch_add(1, std::memory_order_relaxed);
+  rotation_->HandOffClose(std::move(job));
   return absl::OkStatus();
 }
 
@@ -392,6 +318,40 @@ absl::Status BinlogImpl::Rotate() {
     if (!s.ok()) pipeline_->Poison(s);
     return s;
   });
+}
+
+absl::Status BinlogImpl::RotateEncryptionKey() {
+  if (!options_.encryption) {
+    return absl::FailedPreconditionError(
+        "RotateEncryptionKey: the log is not encrypted (Options::encryption)");
+  }
+  if (closed_.load(std::memory_order_acquire)) {
+    return absl::FailedPreconditionError("RotateEncryptionKey after Close");
+  }
+  sync::MutexLock rl(keys_->rotation_mu());
+  BINLOG_RETURN_IF_ERROR(keys_->Use(keys_->seqno() + 1));
+  // New files (from this rotation on) use the new key.
+  BINLOG_RETURN_IF_ERROR(Rotate());
+  std::string id, key;
+  keys_->Current(&id, &key);
+  // Then every older file's password is re-encrypted under it, one header
+  // (one 512-byte write + fdatasync) at a time. Each file is readable with
+  // its old key until its header is replaced, and with the new one after.
+  // Under the removal lock: no purge removes, and no Reset replaces, a file
+  // between the read of its header and the write of the new one (a Reset
+  // reuses file names: the header of its new file must not get an old
+  // file's password).
+  sync::MutexLock removal_lock(retention_->removal_mu());
+  for (uint64_t n : live_->Files()) {
+    std::string path = PathOf(n);
+    auto h = ReadEncryptionHeader(base_fs_, path);
+    if (absl::IsNotFound(h.status())) continue;  // plain, or purged before
+    if (!h.ok()) return h.status();
+    if (h->key_id == id) continue;
+    BINLOG_RETURN_IF_ERROR(
+        RewrapFileHeader(base_fs_, path, options_.keyring, id, key));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status BinlogImpl::Reset(uint64_t first) {
@@ -429,16 +389,18 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
   // No background close or preparation under way, and no prepared file
   // left to collide with the new numbering.
   BINLOG_RETURN_IF_ERROR(WaitRotationIdle());
-  DiscardPreparedFile();
+  if (rotation_ != nullptr) {
+    rotation_->DiscardPrepared();
+    // File numbers start over: a rotation's wait for the new file's first
+    // sync compares against this (the pipeline is drained here).
+    rotation_->ResetNumbering();
+  }
   prepare_requested_for_ = 0;
-  // File numbers start over: a rotation's wait for the new file's first
-  // sync compares against this (the pipeline is drained here).
-  synced_file_.store(0, std::memory_order_seq_cst);
-  sync::MutexLock rl(&removal_mu_);
+  sync::MutexLock rl(retention_->removal_mu());
   {
-    sync::MutexLock il(&index_mu_);
+    sync::MutexLock il(index_.mu());
     // Purges that looked at the old files must not act on the new ones.
-    reset_generation_.fetch_add(1, std::memory_order_acq_rel);
+    retention_->StartNewGeneration();
     // Nothing more is zero-filled in the file about to be removed (also
     // if the reset fails here: the log is then poisoned).
     StopFrontier();
@@ -454,21 +416,10 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
       if (!r.ok() && !absl::IsNotFound(r)) return r;
     }
     live_->ResetFiles();
-    BINLOG_RETURN_IF_ERROR(WriteIndexLocked());
+    BINLOG_RETURN_IF_ERROR(index_.WriteLocked());
   }
-  {
-    sync::MutexLock l(&last_event_mu_);
-    last_event_time_.clear();
-  }
-  {
-    sync::MutexLock l(&gtid_mu_);
-    executed_ = GtidSet();
-    purged_ = GtidSet();
-    next_auto_gno_ = 1;
-    maria_state_ = MariaGtidState();
-    maria_purged_ = MariaGtidState();
-  }
-  BINLOG_RETURN_IF_ERROR(RecordSyncPolicy(first, {}));
+  gtids_.Clear();
+  BINLOG_RETURN_IF_ERROR(index_.RecordSyncPolicy(options_, first, {}));
   BINLOG_RETURN_IF_ERROR(StartNewFile(first, /*at_startup=*/true));
   BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, ResetIntentFileName(basename_))));
   return dir_handle_->Sync();
@@ -481,7 +432,7 @@ absl::Status BinlogImpl::CloseInPipeline() {
   // First the last rotation's background close (it indexes the active file).
   absl::Status rs = WaitRotationIdle();
   {
-    sync::MutexLock il(&index_mu_);
+    sync::MutexLock il(index_.mu());
     closed_.store(true, std::memory_order_release);
   }
   // Nothing is written after Close, not even zeros past the end (also
@@ -515,14 +466,14 @@ absl::Status BinlogImpl::CloseInPipeline() {
     active_->Close().IgnoreError();  // the error to report is `s`
     active_.reset();
   }
-  StopRotationThread();  // removes a prepared file no rotation used
+  if (rotation_ != nullptr) rotation_->Stop();  // removes a prepared file no rotation used
   if (preallocator_ != nullptr) preallocator_->Stop();  // removes spares
   lock_.reset();
   return s;
 }
 
 absl::Status BinlogImpl::Close() {
-  StopExpiry();
+  retention_->StopExpiry();
   return pipeline_->Close([this]() { return CloseInPipeline(); });
 }
 
@@ -566,23 +517,22 @@ LogStats BinlogImpl::stats() const {
   s.max_group_size = ps.max_group;
   s.sync_rounds = ps.sync_rounds;
   s.queued_requests = ps.queued;
-  s.fsyncs = fsyncs_.load(std::memory_order_relaxed);
+  s.fsyncs = syncs_.fsyncs.load(std::memory_order_relaxed);
   s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
-  s.fsync_micros = fsync_micros_.load(std::memory_order_relaxed);
+  s.fsync_micros = syncs_.micros.load(std::memory_order_relaxed);
   s.rotations = rotations_.load(std::memory_order_relaxed);
   s.files_preallocated =
       preallocator_ != nullptr ? preallocator_->files_prepared() : 0;
   s.rotations_from_spare = rotations_from_spare_.load(std::memory_order_relaxed);
   s.rotations_waited = rotations_waited_.load(std::memory_order_relaxed);
-  s.rotations_in_background = rotations_in_background_.load(std::memory_order_relaxed);
-  s.rotations_prepared = rotations_prepared_.load(std::memory_order_relaxed);
+  if (rotation_ != nullptr) {
+    s.rotations_in_background = rotation_->closes();
+    s.rotations_prepared = rotation_->prepared_taken();
+  }
   s.zero_fill_chunks = zero_fill_chunks_.load(std::memory_order_relaxed);
   s.rejected_commits = rejected_.load(std::memory_order_relaxed);
-  s.files_expired = files_expired_.load(std::memory_order_relaxed);
-  {
-    sync::MutexLock l(&expiry_error_mu_);
-    s.last_expiry_error = last_expiry_error_;
-  }
+  s.files_expired = retention_->files_expired();
+  s.last_expiry_error = retention_->last_expiry_error();
   return s;
 }
 

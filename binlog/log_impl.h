@@ -80,10 +80,19 @@
 #include <vector>
 
 #include "binlog/gtid.h"
+#include "binlog/gtid_state.h"
+#include "binlog/index_file.h"
 #include "binlog/live_log.h"
 #include "binlog/log.h"
+#include "binlog/log_index.h"
+#include "binlog/log_recovery.h"
+#include "binlog/logical_clock.h"
+#include "binlog/master_keys.h"
 #include "binlog/options.h"
+#include "binlog/retention.h"
+#include "binlog/rotation_worker.h"
 #include "binlog/status_macros.h"
+#include "binlog/sync_counters.h"
 #include "binlog/transaction.h"
 #include "binlog/xid_recovery.h"
 #include "io/file_system.h"
@@ -107,45 +116,31 @@ constexpr size_t kSpillChunk = 4 << 20;
 // largest header seen so far (Previous_gtids grows with the GTID state).
 constexpr uint64_t kHeaderSlack = 64 << 10;
 
-// Everything behind a Binlog. See the design comment at the top.
+// Everything behind a Binlog: the commit pipeline (the flush, sync and
+// commit stages, and the active file they write) and the owners it wires
+// together. See the design comment at the top and binlog/README.md.
 class BinlogImpl final : public sync::GroupCommitHooks {
  public:
   BinlogImpl(std::string dir, std::string basename, const Options& options);
-  ~BinlogImpl() override {
-    StopExpiry();
-    StopRotationThread();
-    StopFrontier();
-  }
+  ~BinlogImpl() override;
 
   // Open = BeginOpen (no writes a crash could need again; scans the last
   // file, into *scan when not null) + FinishOpen (cut, flag, new file).
-  absl::Status OpenImpl() {
-    BINLOG_RETURN_IF_ERROR(BeginOpen(nullptr));
-    return FinishOpen();
-  }
   absl::Status BeginOpen(XidRecoveryScan* scan);
   absl::Status FinishOpen();
   // After BeginOpen: the last file was not closed cleanly.
-  bool needs_recovery() const { return open_cut_pending_; }
+  bool needs_recovery() const { return plan_.cut.pending; }
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
-  TransactionBufferOptions TransactionBufferOptionsFor() const {
-    TransactionBufferOptions o;
-    o.checksums = options_.checksums;
-    o.spill_dir = options_.transaction_spill_dir.empty() ? dir_
-                                                         : options_.transaction_spill_dir;
-    // The caller's file system (which outlives the buffer as documented),
-    // not the log's own decrypting wrapper; the spill file is encrypted by
-    // the buffer itself when the log is.
-    o.file_system = base_fs_;
-    o.encrypt_spill = options_.encryption;
-    o.memory_limit = options_.transaction_memory_limit;
-    o.max_size = options_.max_transaction_size;
-    return o;
-  }
+  TransactionBufferOptions TransactionBufferOptionsFor() const;
   absl::Status Sync();
   absl::Status Rotate();
-  absl::StatusOr<int> PurgeTo(uint64_t file_number);
-  absl::StatusOr<PurgeResult> PurgeBefore(absl::Time cutoff);
+  absl::Status RotateEncryptionKey();
+  absl::StatusOr<int> PurgeTo(uint64_t file_number) {
+    return retention_->PurgeTo(file_number);
+  }
+  absl::StatusOr<PurgeResult> PurgeBefore(absl::Time cutoff) {
+    return retention_->PurgeBefore(cutoff);
+  }
   absl::Status Reset(uint64_t first_file_number);
   absl::Status Close();
   std::vector<LogFileInfo> ListFiles() const;
@@ -157,73 +152,50 @@ class BinlogImpl final : public sync::GroupCommitHooks {
 
   const std::shared_ptr<LiveLog>& live() const { return live_; }
   io::FileSystem* fs() const { return fs_; }
+  GtidState& gtids() { return gtids_; }
+  const GtidState& gtids() const { return gtids_; }
+  uint64_t CommitClock() const {
+    return commit_clock_.load(std::memory_order_acquire);
+  }
 
   const std::string dir_;
   const std::string basename_;
   RecoveryReport recovery_;
 
  private:
-  // Automatic expiry.
-  sync::Mutex expiry_mu_;
-  sync::CondVar expiry_cv_;
-  bool expiry_stop_ ABSL_GUARDED_BY(expiry_mu_) = false;
-  bool expiry_kicked_ ABSL_GUARDED_BY(expiry_mu_) = false;
-  std::thread expiry_thread_ ABSL_GUARDED_BY(expiry_mu_);
-  std::atomic<uint64_t> files_expired_{0};
-  mutable sync::Mutex expiry_error_mu_;
-  std::string last_expiry_error_ ABSL_GUARDED_BY(expiry_error_mu_);
-  // Bumped by every Reset (under index_mu_): a purge that looked at the
-  // files of an earlier generation does nothing.
-  std::atomic<uint64_t> reset_generation_{0};
-  // Held by a purge's file removals and by a whole Reset.
-  sync::Mutex removal_mu_;
-  sync::Mutex last_event_mu_;
-  std::map<uint64_t, uint32_t> last_event_time_ ABSL_GUARDED_BY(last_event_mu_);
-
-  // Between BeginOpen and FinishOpen.
-  uint64_t reset_first_ = 0;  // an interrupted Reset's first file number
-  std::vector<uint64_t> open_numbers_;
-  uint64_t open_max_number_ = 0;
-  bool open_cut_pending_ = false;  // the last file needs CutLastFile
-  std::string cut_path_;
-  uint64_t cut_size_ = 0;
-  uint64_t cut_valid_end_ = 0;
+  // What BeginOpen found and FinishOpen acts on.
+  struct OpenPlan {
+    uint64_t reset_first = 0;  // an interrupted Reset's first file number
+    std::vector<uint64_t> numbers;  // the indexed files
+    uint64_t max_number = 0;        // new files number past it
+    LastFileCut cut;                // what recovery cuts of the last file
+  };
 
   // sync::GroupCommitHooks: the flush and sync stages.
   absl::Status Flush(sync::CommitGroup* g) override;
   absl::Status Sync(sync::CommitGroup* first, sync::CommitGroup* last) override;
   void GroupDone(sync::CommitGroup* g) override;
 
-  absl::Status CreateLogDirectory();
-  absl::Status RecordSyncPolicy(uint64_t first_new_file,
-                                const std::vector<uint64_t>& indexed);
-  // Scans the last file (read-only): what recovery will cut, and with
-  // `scan`, what two-phase-commit recovery needs. CutLastFile then cuts
-  // and clears the in-use flag.
-  absl::Status ScanLastFile(uint64_t number, XidRecoveryScan* scan);
-  absl::Status ScanCheckpointedFiles(const std::vector<uint64_t>& numbers,
-                                     const std::string& checkpoint,
-                                     XidRecoveryScan* scan);
-  absl::Status CutLastFile();
+  // Open (log_open.cc).
   // Finishes a Reset a crash interrupted (its intent record exists).
   absl::Status FinishInterruptedReset(uint64_t first, std::vector<uint64_t>* on_disk);
-  absl::Status ResetNow(uint64_t first);
-  // Deletes the files below `file_number` that may go (see PurgeTo).
-  absl::StatusOr<PurgeResult> PurgeUpTo(uint64_t file_number, uint64_t generation);
-  // The timestamp of the last event of closed file `number` (cached: a
-  // closed file does not change).
-  absl::StatusOr<uint32_t> LastEventTime(uint64_t number, uint64_t generation);
-  absl::StatusOr<bool> EndEventTime(const std::string& path, uint32_t* ts);
-  // Automatic expiry (Options::expire_after).
-  void StartExpiry();
-  void StopExpiry();
-  void KickExpiry();
-  void ExpiryLoop();
-  absl::Status CheckBeyondTornTail(const std::string& path, uint64_t bad_at,
-                                   uint64_t window, bool checksums);
+  absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
+  // Recovery of a rotation done off the commit path.
+  absl::Status AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint64_t n,
+                                  bool* adopted);
+  RecoveryContext RecoveryContextFor() const;
+
+  // The commit path (log_write.cc).
   absl::Status WriteGroup(uint64_t offset);
   absl::Status WriteGroupStreaming(uint64_t offset);
   void PublishSynced(sync::CommitGroup* last);
+  absl::Status AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
+                              uint64_t commit_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtids_.mu());
+  void FillTransactions(sync::CommitGroup* g,
+                        std::vector<CommittedTransaction>* out) const;
+
+  // File lifecycle (log_files.cc).
   // deferred: a rotation off the commit path (Options::background_rotation):
   // the header is written but not synced, the file is listed for readers
   // but not yet in the index file, and nothing is published (the group
@@ -231,72 +203,27 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status StartNewFile(uint64_t number, bool at_startup, bool deferred = false);
   absl::Status CloseActiveFile(bool rotate, uint64_t next_number);
   absl::Status CloseInPipeline();
+  absl::Status ResetNow(uint64_t first);
   // from_flush: a rotation Flush started because the file is full (the
   // group that follows syncs the new file); only those may go off the
   // commit path.
   absl::Status RotateNow(bool from_flush = false);
-  // Options::background_rotation: the rotation thread's work.
-  struct PendingClose {
-    std::unique_ptr<io::WritableFile> old_file;
-    uint64_t old_number = 0;
-    uint64_t old_end = 0;  // after its Rotate event
-    uint64_t new_number = 0;  // the active file (header not yet synced)
-  };
-  void StartRotationThread();
-  void StopRotationThread();
-  void RotationLoop();
-  // Waits until no background close or file preparation is in progress;
-  // returns the error of a background close that failed (the log must
-  // then write nothing more).
-  absl::Status WaitRotationIdle();
-  absl::Status FinishBackgroundClose(PendingClose* job);
-  absl::Status PrepareNextFile(uint64_t number, std::unique_ptr<io::WritableFile>* file,
-                               bool* from_spare, bool* allocated);
-  void DiscardPreparedFile();
-  // Recovery of a rotation done off the commit path.
-  absl::Status AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint64_t n,
-                                  bool* adopted);
-  absl::Status CloseUnclosedFile(uint64_t number, uint64_t next_number);
+  // Waits until the rotation thread (if any) is idle; its sticky error.
+  absl::Status WaitRotationIdle() {
+    return rotation_ != nullptr ? rotation_->WaitIdle() : absl::OkStatus();
+  }
   absl::Status SyncNow();
-  absl::Status TimedSync();  // fdatasync of active_, counted in stats()
+  absl::Status TimedSync() { return syncs_.TimedSync(active_.get()); }
   void StopFrontier();
-  absl::Status WriteIndexLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(index_mu_);
   uint32_t Now() const;
   // *name_durable: the file was prepared ahead (its directory entry is
   // durable already).
   absl::StatusOr<std::unique_ptr<io::WritableFile>> CreateLogFile(
       uint64_t number, const std::string& path, bool* from_spare, bool* name_durable);
-  absl::Status RemoveInterruptedRotation(uint64_t number, bool* removed);
-  absl::Status LoadMasterKey();
-  absl::Status UseMasterKey(uint32_t seqno);
-
- public:
-  absl::Status RotateEncryptionKey();
-
- private:
   absl::Status PoisonedStatus(const absl::Status& cause) const;
-  absl::Status RecoverGtidState(const std::vector<uint64_t>& numbers);
-  absl::Status AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
-                              uint64_t commit_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtid_mu_);
-  absl::Status AssignMariaIdentity(TransactionBuffer* txn, uint64_t now_us,
-                                   uint64_t commit_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(gtid_mu_);
-  void FillTransactions(sync::CommitGroup* g,
-                        std::vector<CommittedTransaction>* out) const;
-
- public:
-  absl::Status AcquireGtid(const Uuid& uuid, int64_t gno);
-  void ReleaseGtid(const Uuid& uuid, int64_t gno);
-  GtidSet executed_gtids() const;
-  GtidSet purged_gtids() const;
-  MariaGtidState mariadb_gtid_state() const;
-  MariaGtidState mariadb_purged_gtid_state() const;
-  uint64_t CommitClock() const {
-    return commit_clock_.load(std::memory_order_acquire);
+  std::string PathOf(uint64_t number) const {
+    return io::JoinPath(dir_, BinlogFileName(basename_, number));
   }
-
- private:
 
   Options options_;
   // With a keyring, fs_ is crypt_fs_: binlog files read and written in
@@ -304,17 +231,18 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   io::FileSystem* base_fs_;
   std::unique_ptr<io::FileSystem> crypt_fs_;
   io::FileSystem* fs_;
-  // The master key new files are encrypted with (Options::encryption).
-  // Written by Open and RotateEncryptionKey, read by the flush stage's
-  // rotation (StartNewFile): never during a commit's write.
-  mutable sync::Mutex key_mu_;
-  std::string master_key_id_ ABSL_GUARDED_BY(key_mu_);
-  std::string master_key_ ABSL_GUARDED_BY(key_mu_);
-  // Serializes RotateEncryptionKey calls.
-  sync::Mutex key_rotation_mu_;
   std::shared_ptr<LiveLog> live_;
   std::unique_ptr<io::FileLock> lock_;
   std::unique_ptr<io::Directory> dir_handle_;
+  OpenPlan plan_;  // between BeginOpen and FinishOpen
+
+  // The owners (see binlog/README.md).
+  LogIndex index_;
+  GtidState gtids_;
+  std::unique_ptr<MasterKeys> keys_;       // with Options::keyring
+  std::unique_ptr<Retention> retention_;
+  std::unique_ptr<RotationWorker> rotation_;  // Options::background_rotation
+  SyncCounters syncs_;
 
   // Stopped (not destroyed) by Close, so stats() may read it at any time.
   std::unique_ptr<io::Preallocator> preallocator_;
@@ -325,41 +253,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   bool created_allocated_ = false;
   std::unique_ptr<sync::GroupCommitPipeline> pipeline_;
 
-  // Serializes index rewrites (rotation and purge).
-  mutable sync::Mutex index_mu_;
-
-  // The file the index file must not name yet: the newest one, after a
-  // rotation off the commit path, until its header is durable.
-  uint64_t unindexed_file_ ABSL_GUARDED_BY(index_mu_) = 0;
-
-  // Options::background_rotation with SyncPolicy::kEveryGroup (set at Open).
-  bool background_rotation_ = false;
-  std::thread rotation_thread_;
-  // Guards the rot_ and prepared_ members below.
-  sync::Mutex rot_mu_;
-  sync::CondVar rot_cv_;
-  bool rot_stop_ = false;
-  std::unique_ptr<PendingClose> rot_close_;  // queued for the thread
-  bool rot_closing_ = false;     // a close queued or in progress
-  bool rot_preparing_ = false;   // a preparation in progress
-  // Set by WaitRotationIdle: a close still waiting for the new file's
-  // first sync gives up (the group that should have synced it failed).
-  bool rot_give_up_ = false;
-  // The newest file a sync-stage fdatasync succeeded on (its header and
-  // groups durable); the rotation thread waits for it.
-  std::atomic<uint64_t> synced_file_{0};
-  std::atomic<bool> rot_waits_for_sync_{false};
-  uint64_t rot_prepare_number_ = 0;  // requested, not yet served
-  absl::Status rot_error_;
-  std::atomic<bool> rot_failed_{false};
-  std::unique_ptr<io::WritableFile> prepared_file_;
-  uint64_t prepared_number_ = 0;
-  bool prepared_from_spare_ = false;
-  bool prepared_allocated_ = false;
   // Flush stage: the file number a preparation was last requested for.
   uint64_t prepare_requested_for_ = 0;
-  std::atomic<uint64_t> rotations_in_background_{0};
-  std::atomic<uint64_t> rotations_prepared_{0};
 
   // Flush-stage state (one thread at a time by the pipeline's roles).
   std::unique_ptr<io::WritableFile> active_;
@@ -383,6 +278,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   // a spilled transaction, outside the serial section.
   std::once_flag spill_chunk_once_;
   std::unique_ptr<char[]> spill_chunk_;
+  // The logical clock of the active file (flush stage).
+  LogicalClock clock_;
   // Sync-stage state.
   uint64_t synced_end_ = 0;
   uint32_t groups_since_sync_ = 0;
@@ -402,20 +299,6 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   // only makes the later per-request check in Flush do the refusing).
   std::atomic<uint64_t> largest_header_{0};
 
-  // GTID state. gtid_mu_ is taken by the flush stage once per group that
-  // carries CommitGtids (never during I/O), and briefly by AcquireGtid and
-  // the accessors.
-  mutable sync::Mutex gtid_mu_;
-  GtidSet executed_ ABSL_GUARDED_BY(gtid_mu_);
-  GtidSet purged_ ABSL_GUARDED_BY(gtid_mu_);
-  std::set<std::pair<Uuid, int64_t>> owned_ ABSL_GUARDED_BY(gtid_mu_);
-  int64_t next_auto_gno_ ABSL_GUARDED_BY(gtid_mu_) = 1;
-  // kMariaDB: the binlog GTID state and the purged files' state.
-  MariaGtidState maria_state_ ABSL_GUARDED_BY(gtid_mu_);
-  MariaGtidState maria_purged_ ABSL_GUARDED_BY(gtid_mu_);
-  // Flush-stage state: the logical clocks of the active file.
-  int64_t seq_in_file_ = 0;
-  int64_t last_isolated_ = 0;
   uint32_t server_version_id_ = 0;  // immediate_server_version, e.g. 80036
   // (file << 32) | highest sequence_number whose ordered-commit callback
   // returned. Stored (release) by the commit stage, which runs one round at
@@ -427,9 +310,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   std::vector<CommittedTransaction> done_txns_;
 
   // Counters: written by the stage that owns them, read by stats().
-  std::atomic<uint64_t> fsyncs_{0};
   std::atomic<uint64_t> bytes_written_{0};
-  std::atomic<uint64_t> fsync_micros_{0};
   std::atomic<uint64_t> rotations_{0};
   std::atomic<uint64_t> rotations_from_spare_{0};
   std::atomic<uint64_t> rotations_waited_{0};

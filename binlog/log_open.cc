@@ -4,6 +4,7 @@
 // file with transactions), an interrupted purge. See binlog/log_impl.h.
 
 #include "binlog/log_impl.h"
+#include "binlog/log_directory.h"
 
 #include <algorithm>
 #include <atomic>
@@ -40,20 +41,6 @@
 #include "sync/mutex.h"
 
 namespace binlog {
-namespace {
-
-// The directory that holds `path` ("." for a relative name without '/').
-std::string ParentDirectory(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-
-}  // namespace
-
 namespace internal {
 
 BinlogImpl::BinlogImpl(std::string dir, std::string basename,
@@ -68,7 +55,24 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
                     : nullptr),
       fs_(crypt_fs_ != nullptr ? crypt_fs_.get() : base_fs_),
       live_(std::make_shared<LiveLog>(dir_, basename_, WakeOptions(options))),
+      index_(fs_, dir_, basename_, live_.get()),
+      gtids_(options),
       header_buf_(options.checksums) {
+  if (options_.keyring != nullptr) {
+    keys_ = std::make_unique<MasterKeys>(options_.keyring, options_.server_uuid);
+  }
+  Retention::Deps rd;
+  rd.fs = fs_;
+  rd.dir = dir_;
+  rd.basename = basename_;
+  rd.flavor = options_.flavor;
+  rd.live = live_.get();
+  rd.index = &index_;
+  rd.gtids = &gtids_;
+  rd.closed = &closed_;
+  rd.expire_after = options_.expire_after;
+  rd.now = [this] { return Now(); };
+  retention_ = std::make_unique<Retention>(std::move(rd));
   sync::GroupCommitOptions go;
   go.sync_delay = absl::Microseconds(options_.sync_delay_us);
   go.sync_no_delay_count = options_.sync_no_delay_count;
@@ -77,6 +81,38 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
   pipeline_ = std::make_unique<sync::GroupCommitPipeline>(this, go);
   iov_.reserve(256);
   server_version_id_ = ServerVersionId(options_.server_version);
+}
+
+BinlogImpl::~BinlogImpl() {
+  retention_->StopExpiry();
+  if (rotation_ != nullptr) rotation_->Stop();
+  StopFrontier();
+}
+
+TransactionBufferOptions BinlogImpl::TransactionBufferOptionsFor() const {
+  TransactionBufferOptions o;
+  o.checksums = options_.checksums;
+  o.spill_dir = options_.transaction_spill_dir.empty() ? dir_
+                                                       : options_.transaction_spill_dir;
+  // The caller's file system (which outlives the buffer as documented),
+  // not the log's own decrypting wrapper; the spill file is encrypted by
+  // the buffer itself when the log is.
+  o.file_system = base_fs_;
+  o.encrypt_spill = options_.encryption;
+  o.memory_limit = options_.transaction_memory_limit;
+  o.max_size = options_.max_transaction_size;
+  return o;
+}
+
+RecoveryContext BinlogImpl::RecoveryContextFor() const {
+  RecoveryContext ctx;
+  ctx.fs = fs_;
+  ctx.dir = dir_;
+  ctx.basename = basename_;
+  ctx.mode = options_.recovery_mode;
+  ctx.server_id = options_.server_id;
+  ctx.now = [this] { return Now(); };
+  return ctx;
 }
 
 uint32_t BinlogImpl::Now() const {
@@ -90,25 +126,13 @@ absl::Status BinlogImpl::PoisonedStatus(const absl::Status& cause) const {
       cause.ToString()));
 }
 
-absl::Status BinlogImpl::CreateLogDirectory() {
-  BINLOG_ASSIGN_OR_RETURN(bool existed, fs_->Exists(dir_));
-  if (existed) return absl::OkStatus();
-  if (!options_.create_if_missing) {
-    return absl::NotFoundError(absl::StrCat("no directory ", dir_));
-  }
-  BINLOG_RETURN_IF_ERROR(fs_->CreateDirectory(dir_));
-  // The new directory's entry lives in its parent: without this fsync a
-  // power cut can take the directory, and every file in it, away.
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::Directory> parent,
-                          fs_->OpenDirectory(ParentDirectory(dir_)));
-  return parent->Sync();
-}
 
 absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
-  BINLOG_RETURN_IF_ERROR(CreateLogDirectory());
+  BINLOG_RETURN_IF_ERROR(CreateLogDirectory(fs_, dir_, options_.create_if_missing));
   BINLOG_ASSIGN_OR_RETURN(
       lock_, fs_->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock"))));
   BINLOG_ASSIGN_OR_RETURN(dir_handle_, fs_->OpenDirectory(dir_));
+  index_.set_directory(dir_handle_.get());
   BINLOG_ASSIGN_OR_RETURN(std::vector<std::string> names,
                           fs_->ListDirectory(dir_));
   std::vector<uint64_t> on_disk;
@@ -175,7 +199,7 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
     }
   }
   uint64_t max_number = numbers.empty() ? 0 : numbers.back();
-  if (reset_first_ != 0) max_number = reset_first_ - 1;
+  if (plan_.reset_first != 0) max_number = plan_.reset_first - 1;
   for (uint64_t n : on_disk) {
     if (n == max_number + 1 && !std::binary_search(numbers.begin(), numbers.end(), n)) {
       bool removed = false;
@@ -198,7 +222,7 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
       // other file there is left alone (an operator's copy, say).
       const std::string path = io::JoinPath(dir_, BinlogFileName(basename_, n));
       uint32_t ts = 0;
-      absl::StatusOr<bool> closed = EndEventTime(path, &ts);
+      absl::StatusOr<bool> closed = ClosedFileEndTime(fs_, basename_, path, &ts);
       if (closed.ok() && *closed) {
         BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
         BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
@@ -214,27 +238,29 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
       max_number = std::max(max_number, n);
     }
   }
-  open_numbers_ = std::move(numbers);
-  if (!open_numbers_.empty()) {
-    BINLOG_RETURN_IF_ERROR(ScanLastFile(open_numbers_.back(), scan));
+  plan_.numbers = std::move(numbers);
+  if (!plan_.numbers.empty()) {
+    BINLOG_RETURN_IF_ERROR(
+        ScanLastFile(RecoveryContextFor(), plan_.numbers, scan, &recovery_, &plan_.cut));
   }
-  open_max_number_ = max_number;
+  plan_.max_number = max_number;
   return absl::OkStatus();
 }
 
 absl::Status BinlogImpl::FinishOpen() {
-  if (open_cut_pending_) {
-    BINLOG_RETURN_IF_ERROR(CutLastFile());
-    open_cut_pending_ = false;
+  if (plan_.cut.pending) {
+    BINLOG_RETURN_IF_ERROR(
+        CutAndClearInUse(fs_, plan_.cut.path, plan_.cut.size, plan_.cut.valid_end));
+    plan_.cut.pending = false;
   }
-  const std::vector<uint64_t> numbers = std::move(open_numbers_);
-  const uint64_t max_number = open_max_number_;
+  const std::vector<uint64_t> numbers = std::move(plan_.numbers);
+  const uint64_t max_number = plan_.max_number;
   live_->SetFiles(numbers);
-  BINLOG_RETURN_IF_ERROR(RecoverGtidState(numbers));
+  BINLOG_RETURN_IF_ERROR(gtids_.Recover(fs_, dir_, basename_, numbers));
   if (max_number + 1 > kMaxFileNumber) {
     return absl::ResourceExhaustedError("binlog file numbers exhausted");
   }
-  BINLOG_RETURN_IF_ERROR(RecordSyncPolicy(max_number + 1, numbers));
+  BINLOG_RETURN_IF_ERROR(index_.RecordSyncPolicy(options_, max_number + 1, numbers));
   if (options_.preallocate != io::PreallocMode::kNone) {
     io::PreallocatorOptions po;
     po.fs = fs_;
@@ -249,52 +275,37 @@ absl::Status BinlogImpl::FinishOpen() {
     po.spares = options_.preallocated_files;
     BINLOG_ASSIGN_OR_RETURN(preallocator_, io::Preallocator::Start(po));
   }
-  if (options_.encryption) BINLOG_RETURN_IF_ERROR(LoadMasterKey());
+  if (options_.encryption) {
+    std::vector<std::string> paths;
+    for (uint64_t n : live_->Files()) paths.push_back(PathOf(n));
+    BINLOG_RETURN_IF_ERROR(keys_->LoadNewest(base_fs_, paths));
+  }
   // No pipeline activity yet: this thread owns the flush-stage state.
   BINLOG_RETURN_IF_ERROR(StartNewFile(max_number + 1, /*at_startup=*/true));
-  background_rotation_ = options_.background_rotation &&
-                         options_.sync_policy == SyncPolicy::kEveryGroup;
-  StartRotationThread();
-  if (reset_first_ != 0) {
+  if (options_.background_rotation && options_.sync_policy == SyncPolicy::kEveryGroup) {
+    RotationWorker::Deps wd;
+    wd.fs = fs_;
+    wd.dir = dir_handle_.get();
+    wd.dir_path = dir_;
+    wd.basename = basename_;
+    wd.preallocator = preallocator_.get();
+    wd.preallocated_size = preallocated_size_;
+    wd.trim_preallocated = options_.trim_preallocated;
+    wd.index = &index_;
+    wd.syncs = &syncs_;
+    // A file was closed: it may be old enough already.
+    wd.on_file_closed = [this] { retention_->Kick(); };
+    rotation_ = std::make_unique<RotationWorker>(std::move(wd));
+    rotation_->Start();
+  }
+  if (plan_.reset_first != 0) {
     // The interrupted Reset is done: its first file is indexed.
     BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, ResetIntentFileName(basename_))));
     BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
-    reset_first_ = 0;
+    plan_.reset_first = 0;
   }
-  StartExpiry();
+  retention_->StartExpiry();
   return absl::OkStatus();
-}
-
-absl::Status BinlogImpl::RecordSyncPolicy(uint64_t first_new_file,
-                                          const std::vector<uint64_t>& indexed) {
-  // A missing or unreadable record file is rewritten: it only loses the
-  // bound for older files (recovery then cuts as for an unknown policy).
-  auto read = ReadSyncRecords(fs_, dir_, basename_);
-  std::vector<FileSyncRecord> records;
-  if (read.ok()) records = std::move(*read);
-  FileSyncRecord now;
-  now.first_file = first_new_file;
-  now.sync_policy = SyncPolicyName(options_.sync_policy);
-  now.unsynced_window = options_.max_unsynced_bytes;
-  if (read.ok() && !records.empty() &&
-      records.back().first_file <= first_new_file &&
-      records.back().sync_policy == now.sync_policy &&
-      records.back().unsynced_window == now.unsynced_window) {
-    return absl::OkStatus();  // the last record already covers the new file
-  }
-  // Records for files no longer in the log are dropped (the last one that
-  // starts at or before the oldest file still covers it).
-  uint64_t oldest = indexed.empty() ? first_new_file : indexed.front();
-  std::vector<FileSyncRecord> kept;
-  for (size_t i = 0; i < records.size(); ++i) {
-    bool superseded = i + 1 < records.size() && records[i + 1].first_file <= oldest;
-    if (!superseded && records[i].first_file < first_new_file) {
-      kept.push_back(records[i]);
-    }
-  }
-  kept.push_back(now);
-  // Durable before the new file exists: its commits rely on it.
-  return WriteSyncRecords(fs_, dir_handle_.get(), dir_, basename_, kept);
 }
 
 absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* removed) {
@@ -347,21 +358,11 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   if (got == 0 || (zeros_after && magic_prefix < kMagicSize)) {
     ours_and_empty = true;  // empty or zero-filled spare, or a torn magic
   } else if (got == kMagicSize && std::memcmp(head, kBinlogMagic, kMagicSize) == 0) {
-    ReaderOptions ro;
-    auto reader = Reader::OpenFiles({path}, ro, fs_);
-    if (!reader.ok()) return reader.status();
-    Event ev;
     // A file with our magic and no complete event at all (a torn
     // Format_description) holds no transaction either.
-    ours_and_empty = true;
-    while ((*reader)->Next(&ev).ok()) {
-      uint8_t t = ev.header.type;
-      if (t != kFormatDescriptionEvent && t != kPreviousGtidsEvent &&
-          t != kMariaGtidListEvent && t != kMariaBinlogCheckpointEvent) {
-        ours_and_empty = false;
-        break;
-      }
-    }
+    ours_and_empty = HoldsOnlyHeaderEvents(
+        fs_, path, {kFormatDescriptionEvent, kPreviousGtidsEvent, kMariaGtidListEvent,
+                    kMariaBinlogCheckpointEvent});
   }
   if (!ours_and_empty) return absl::OkStatus();
   BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
@@ -420,101 +421,14 @@ absl::Status BinlogImpl::AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint
     }
     if (!found) return absl::OkStatus();
   } else {
-    BINLOG_RETURN_IF_ERROR(CloseUnclosedFile(prev, n));
+    BINLOG_RETURN_IF_ERROR(CloseUnclosedFile(RecoveryContextFor(), prev, n));
     recovery_.closed_files.push_back(BinlogFileName(basename_, prev));
   }
   numbers->push_back(n);
-  BINLOG_RETURN_IF_ERROR(WriteIndex(fs_, dir_handle_.get(), dir_, basename_, *numbers));
+  BINLOG_RETURN_IF_ERROR(index_.WriteExactly(*numbers));
   recovery_.adopted_files.push_back(name);
   *adopted = true;
   return absl::OkStatus();
-}
-
-absl::Status BinlogImpl::CloseUnclosedFile(uint64_t number, uint64_t next_number) {
-  // The file a rotation off the commit path left: every group in it was
-  // synced before the rotation, so only its Rotate event can be missing or
-  // torn. Cut whatever follows its last complete transaction, write the
-  // Rotate event if it is not there, then clear the flag (each durable
-  // before the next, as a clean close does).
-  const std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
-  const std::string next = BinlogFileName(basename_, next_number);
-  ReaderOptions ro;
-  ro.checksum_mode = ChecksumMode::kVerify;
-  ro.payloads = PayloadMode::kRaw;
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                          Reader::OpenFiles({path}, ro, fs_));
-  Event ev;
-  BINLOG_RETURN_IF_ERROR(reader->Next(&ev));
-  const FormatDescription fde = reader->format_description();
-  TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
-  uint64_t valid_end = ev.end_offset;
-  bool ends_with_rotate = false;
-  bool unexpected = false;  // an event the writer never writes there
-  uint64_t pending = 0;
-  absl::Status s;
-  for (;;) {
-    s = reader->Next(&ev);
-    if (!s.ok()) break;
-    auto r = parser.Feed(ev.header, ev.body());
-    if (r == TransactionBoundaryParser::Result::kUnexpected) {
-      unexpected = true;
-      break;
-    }
-    if (ev.header.type == kRotateEvent) {
-      // Only the Rotate event naming the next file ends it (without
-      // checksums a torn one can pass the reader's checks).
-      absl::string_view body = ev.body();
-      if (body.size() < kRotatePostHeaderSize ||
-          body.substr(kRotatePostHeaderSize) != next) {
-        unexpected = true;
-        break;
-      }
-    }
-    if (r == TransactionBoundaryParser::Result::kOutside ||
-        r == TransactionBoundaryParser::Result::kEnded) {
-      valid_end = ev.end_offset;
-      pending = 0;
-      ends_with_rotate = ev.header.type == kRotateEvent;
-    } else {
-      ++pending;
-    }
-  }
-  if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;  // I/O
-  const bool damaged =
-      unexpected || (!s.ok() && (!absl::IsOutOfRange(s) || !reader->torn_tails().empty()));
-  reader.reset();
-  if (pending > 0) {
-    return absl::DataLossError(absl::StrCat(
-        path, " is not the last file of the log but ends inside a transaction "
-        "at offset ", valid_end, ": a file is left only after its last group was synced"));
-  }
-  const size_t rotate_len = kHeaderSize + kRotatePostHeaderSize + next.size() +
-                            (fde.has_checksums() ? kChecksumSize : 0);
-  if (damaged && options_.recovery_mode == RecoveryMode::kTornTailOnly) {
-    // Only the Rotate event was unsynced at the crash: damage with a valid
-    // event more than one Rotate event past it is not a torn tail.
-    BINLOG_RETURN_IF_ERROR(
-        CheckBeyondTornTail(path, valid_end, rotate_len, fde.has_checksums()));
-  }
-  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
-  if (!ends_with_rotate) {
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
-                            fs_->OpenWritable(path, io::OpenMode::kOpenExisting));
-    std::string rot = EncodeRotate(Now(), options_.server_id, next,
-                                   static_cast<uint32_t>(valid_end + rotate_len),
-                                   fde.has_checksums());
-    absl::Status ws = absl::OkStatus();
-    if (size > valid_end) ws = f->Truncate(valid_end);
-    if (ws.ok()) ws = f->Write(valid_end, rot);
-    if (ws.ok()) ws = f->Sync();
-    absl::Status cs = f->Close();
-    BINLOG_RETURN_IF_ERROR(ws);
-    BINLOG_RETURN_IF_ERROR(cs);
-    valid_end += rot.size();
-    // An encrypted file's write leaves its guard bytes after the event.
-    BINLOG_ASSIGN_OR_RETURN(size, fs_->FileSize(path));
-  }
-  return CutAndClearInUse(fs_, path, size, valid_end);
 }
 
 absl::Status BinlogImpl::FinishInterruptedReset(uint64_t first,
@@ -523,8 +437,8 @@ absl::Status BinlogImpl::FinishInterruptedReset(uint64_t first,
     BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n))));
   }
   on_disk->clear();
-  BINLOG_RETURN_IF_ERROR(WriteIndex(fs_, dir_handle_.get(), dir_, basename_, {}));
-  reset_first_ = first;
+  BINLOG_RETURN_IF_ERROR(index_.WriteExactly({}));
+  plan_.reset_first = first;
   return absl::OkStatus();
 }
 

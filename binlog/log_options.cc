@@ -107,18 +107,9 @@ std::string DefaultServerVersion(LogFlavor flavor) {
 
 // "8.0.36-log" -> 80036, as MySQL writes immediate_server_version.
 uint32_t ServerVersionId(absl::string_view v) {
-  uint32_t parts[3] = {0, 0, 0};
-  int i = 0;
-  for (char c : v) {
-    if (c >= '0' && c <= '9') {
-      parts[i] = parts[i] * 10 + static_cast<uint32_t>(c - '0');
-    } else if (c == '.' && i < 2) {
-      ++i;
-    } else {
-      break;
-    }
-  }
-  return parts[0] * 10000 + parts[1] * 100 + parts[2];
+  int parts[3];
+  ParseServerVersion(v, parts);
+  return static_cast<uint32_t>(parts[0] * 10000 + parts[1] * 100 + parts[2]);
 }
 
 // Options with the flavor's defaults filled in.

@@ -1,8 +1,8 @@
-// BinlogImpl: the recovery scan of the last file (what Open cuts, and
-// what two-phase-commit recovery needs), the torn-tail bound, and the
-// scan of earlier files a Binlog_checkpoint names. See binlog/log_impl.h.
+// Recovery of a log's files after a crash: the last-file scan, the
+// torn-tail bound, the checkpointed files, and the close of an unclosed
+// file. See binlog/log_recovery.h.
 
-#include "binlog/log_impl.h"
+#include "binlog/log_recovery.h"
 
 #include <algorithm>
 #include <atomic>
@@ -40,18 +40,84 @@
 
 namespace binlog {
 namespace internal {
+namespace {
 
-absl::Status BinlogImpl::CheckBeyondTornTail(const std::string& path,
-                                             uint64_t bad_at, uint64_t window,
-                                             bool checksums) {
+absl::Status ScanCheckpointedFiles(
+    const RecoveryContext& ctx, const std::vector<uint64_t>& numbers, const std::string& checkpoint,
+    XidRecoveryScan* scan) {
+  uint64_t from = 0;
+  if (!ParseBinlogFileName(ctx.basename, checkpoint, &from) ||
+      !std::binary_search(numbers.begin(), numbers.end(), from)) {
+    return absl::NotFoundError(absl::StrCat(
+        "the Binlog_checkpoint event of ", BinlogFileName(ctx.basename, numbers.back()),
+        " names ", checkpoint, ", which is not a file of the log: recovery cannot "
+        "know which transactions of it reached the engine"));
+  }
+  for (uint64_t n : numbers) {
+    if (n < from || n == numbers.back()) continue;
+    std::string name = BinlogFileName(ctx.basename, n);
+    std::string path = io::JoinPath(ctx.dir, name);
+    ReaderOptions ro;
+    ro.checksum_mode = ChecksumMode::kVerify;
+    ro.payloads = PayloadMode::kRaw;
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                            Reader::OpenFiles({path}, ro, ctx.fs));
+    Event ev;
+    absl::Status s = reader->Next(&ev);
+    if (!s.ok()) {
+      return absl::DataLossError(absl::StrCat(path, ": Format_description unreadable: ",
+                                              s.message()));
+    }
+    const uint8_t qlen = reader->format_description().PostHeaderLen(kQueryEvent);
+    TransactionBoundaryParser parser(qlen);
+    internal::XidCollector collector(scan, qlen);
+    for (;;) {
+      s = reader->Next(&ev);
+      if (!s.ok()) break;
+      auto r = parser.Feed(ev.header, ev.body());
+      if (r == TransactionBoundaryParser::Result::kUnexpected) {
+        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
+                                                ": event does not fit a transaction"));
+      }
+      if (r == TransactionBoundaryParser::Result::kOutside) continue;
+      if (r == TransactionBoundaryParser::Result::kStarted) collector.Drop();
+      absl::Status as = collector.Add(ev.header, ev.body());
+      if (!as.ok()) {
+        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
+                                                as.message()));
+      }
+      if (r == TransactionBoundaryParser::Result::kEnded) {
+        absl::Status cs = collector.Commit();
+        if (!cs.ok()) {
+          return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
+                                                  cs.message()));
+        }
+      }
+    }
+    if (!absl::IsOutOfRange(s)) return s;
+    if (!reader->torn_tails().empty()) {
+      const TornTail& t = reader->torn_tails().front();
+      if (!t.zeros) {
+        return absl::DataLossError(absl::StrCat(path, ": offset ", t.offset, ": ", t.reason));
+      }
+    }
+    scan->files.push_back(name);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckBeyondTornTail(io::FileSystem* fs, const std::string& path,
+                                 uint64_t bad_at, uint64_t window, bool checksums) {
   // A torn write under kEveryGroup damages at most the window after the
   // last completed fdatasync, which ends at or before the first bad event
   // (or inside it: the event may straddle the sync point). So a valid event
   // that ends beyond bad_at + that event's size + window was durable before
   // the crash, and the damage before it is not a torn tail.
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
-                          fs_->OpenReadable(path));
-  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
+                          fs->OpenReadable(path));
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs->FileSize(path));
   char hdr[kHeaderSize];
   size_t got = 0;
   uint64_t bad_size = kHeaderSize;
@@ -145,9 +211,11 @@ absl::Status BinlogImpl::CheckBeyondTornTail(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
-  std::string name = BinlogFileName(basename_, number);
-  std::string path = io::JoinPath(dir_, name);
+absl::Status ScanLastFile(const RecoveryContext& ctx, const std::vector<uint64_t>& numbers,
+                          XidRecoveryScan* scan, RecoveryReport* report, LastFileCut* cut) {
+  const uint64_t number = numbers.back();
+  std::string name = BinlogFileName(ctx.basename, number);
+  std::string path = io::JoinPath(ctx.dir, name);
   ReaderOptions ro;
   ro.checksum_mode = ChecksumMode::kVerify;
   // A complete, checksum-valid Transaction_payload ends its transaction;
@@ -155,7 +223,7 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
   // transaction because of its content).
   ro.payloads = PayloadMode::kRaw;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                          Reader::OpenFiles({path}, ro, fs_));
+                          Reader::OpenFiles({path}, ro, ctx.fs));
   Event ev;
   absl::Status s = reader->Next(&ev);
   if (!s.ok()) {
@@ -173,7 +241,7 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
     // Without checksums a torn Transaction_payload can look complete; only
     // decompressing it (sizes and frame checked) tells. Rescan decoded.
     ro.payloads = PayloadMode::kDecoded;
-    BINLOG_ASSIGN_OR_RETURN(reader, Reader::OpenFiles({path}, ro, fs_));
+    BINLOG_ASSIGN_OR_RETURN(reader, Reader::OpenFiles({path}, ro, ctx.fs));
     BINLOG_RETURN_IF_ERROR(reader->Next(&ev));
   }
 
@@ -268,33 +336,33 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
   reader.reset();
 
   // Which bound the writer kept for this file (see RecoveryMode).
-  auto records = ReadSyncRecords(fs_, dir_, basename_);
+  auto records = ReadSyncRecords(ctx.fs, ctx.dir, ctx.basename);
   const FileSyncRecord* rec =
       records.ok() ? SyncRecordFor(*records, number) : nullptr;
-  recovery_.sync_policy = rec != nullptr ? rec->sync_policy : "unknown";
-  if (damaged && options_.recovery_mode == RecoveryMode::kTornTailOnly &&
+  report->sync_policy = rec != nullptr ? rec->sync_policy : "unknown";
+  if (damaged && ctx.mode == RecoveryMode::kTornTailOnly &&
       rec != nullptr && rec->sync_policy == "every_group") {
-    BINLOG_RETURN_IF_ERROR(CheckBeyondTornTail(path, bad_at, rec->unsynced_window,
+    BINLOG_RETURN_IF_ERROR(CheckBeyondTornTail(ctx.fs, path, bad_at, rec->unsynced_window,
                                                fde.has_checksums()));
   }
 
-  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path));
-  recovery_.recovered = true;
-  recovery_.file_name = name;
-  recovery_.valid_end = valid_end;
-  recovery_.bytes_cut = size > valid_end ? size - valid_end : 0;
-  recovery_.events_cut = pending;
-  recovery_.partial_event_cut = partial && recovery_.bytes_cut > 0;
-  recovery_.reason = recovery_.bytes_cut > 0 ? reason : "clean end";
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, ctx.fs->FileSize(path));
+  report->recovered = true;
+  report->file_name = name;
+  report->valid_end = valid_end;
+  report->bytes_cut = size > valid_end ? size - valid_end : 0;
+  report->events_cut = pending;
+  report->partial_event_cut = partial && report->bytes_cut > 0;
+  report->reason = report->bytes_cut > 0 ? reason : "clean end";
 
   if (scan != nullptr) {
     scan->valid_end = valid_end;
-    scan->bytes_to_cut = recovery_.bytes_cut;
-    scan->reason = recovery_.reason;
+    scan->bytes_to_cut = report->bytes_cut;
+    scan->reason = report->reason;
     if (!checkpoint.empty() && checkpoint != name) {
       // A MariaDB-flavor file whose checkpoint names an earlier file:
       // transactions there may lack their engine commit too.
-      BINLOG_RETURN_IF_ERROR(ScanCheckpointedFiles(open_numbers_, checkpoint, scan));
+      BINLOG_RETURN_IF_ERROR(ScanCheckpointedFiles(ctx, numbers, checkpoint, scan));
     }
     scan->files.push_back(name);
     for (uint64_t x : last.xids) scan->xids.insert(x);
@@ -312,79 +380,98 @@ absl::Status BinlogImpl::ScanLastFile(uint64_t number, XidRecoveryScan* scan) {
     scan->mariadb_gtids.insert(scan->mariadb_gtids.end(), last.mariadb_gtids.begin(),
                                last.mariadb_gtids.end());
   }
-  open_cut_pending_ = true;
-  cut_path_ = path;
-  cut_size_ = size;
-  cut_valid_end_ = valid_end;
+  cut->pending = true;
+  cut->path = path;
+  cut->size = size;
+  cut->valid_end = valid_end;
   return absl::OkStatus();
 }
 
-absl::Status BinlogImpl::CutLastFile() {
-  return CutAndClearInUse(fs_, cut_path_, cut_size_, cut_valid_end_);
-}
-
-absl::Status BinlogImpl::ScanCheckpointedFiles(
-    const std::vector<uint64_t>& numbers, const std::string& checkpoint,
-    XidRecoveryScan* scan) {
-  uint64_t from = 0;
-  if (!ParseBinlogFileName(basename_, checkpoint, &from) ||
-      !std::binary_search(numbers.begin(), numbers.end(), from)) {
-    return absl::NotFoundError(absl::StrCat(
-        "the Binlog_checkpoint event of ", BinlogFileName(basename_, numbers.back()),
-        " names ", checkpoint, ", which is not a file of the log: recovery cannot "
-        "know which transactions of it reached the engine"));
+absl::Status CloseUnclosedFile(const RecoveryContext& ctx, uint64_t number,
+                               uint64_t next_number) {
+  // The file a rotation off the commit path left: every group in it was
+  // synced before the rotation, so only its Rotate event can be missing or
+  // torn. Cut whatever follows its last complete transaction, write the
+  // Rotate event if it is not there, then clear the flag (each durable
+  // before the next, as a clean close does).
+  const std::string path = io::JoinPath(ctx.dir, BinlogFileName(ctx.basename, number));
+  const std::string next = BinlogFileName(ctx.basename, next_number);
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kVerify;
+  ro.payloads = PayloadMode::kRaw;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
+                          Reader::OpenFiles({path}, ro, ctx.fs));
+  Event ev;
+  BINLOG_RETURN_IF_ERROR(reader->Next(&ev));
+  const FormatDescription fde = reader->format_description();
+  TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
+  uint64_t valid_end = ev.end_offset;
+  bool ends_with_rotate = false;
+  bool unexpected = false;  // an event the writer never writes there
+  uint64_t pending = 0;
+  absl::Status s;
+  for (;;) {
+    s = reader->Next(&ev);
+    if (!s.ok()) break;
+    auto r = parser.Feed(ev.header, ev.body());
+    if (r == TransactionBoundaryParser::Result::kUnexpected) {
+      unexpected = true;
+      break;
+    }
+    if (ev.header.type == kRotateEvent) {
+      // Only the Rotate event naming the next file ends it (without
+      // checksums a torn one can pass the reader's checks).
+      absl::string_view body = ev.body();
+      if (body.size() < kRotatePostHeaderSize ||
+          body.substr(kRotatePostHeaderSize) != next) {
+        unexpected = true;
+        break;
+      }
+    }
+    if (r == TransactionBoundaryParser::Result::kOutside ||
+        r == TransactionBoundaryParser::Result::kEnded) {
+      valid_end = ev.end_offset;
+      pending = 0;
+      ends_with_rotate = ev.header.type == kRotateEvent;
+    } else {
+      ++pending;
+    }
   }
-  for (uint64_t n : numbers) {
-    if (n < from || n == numbers.back()) continue;
-    std::string name = BinlogFileName(basename_, n);
-    std::string path = io::JoinPath(dir_, name);
-    ReaderOptions ro;
-    ro.checksum_mode = ChecksumMode::kVerify;
-    ro.payloads = PayloadMode::kRaw;
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                            Reader::OpenFiles({path}, ro, fs_));
-    Event ev;
-    absl::Status s = reader->Next(&ev);
-    if (!s.ok()) {
-      return absl::DataLossError(absl::StrCat(path, ": Format_description unreadable: ",
-                                              s.message()));
-    }
-    const uint8_t qlen = reader->format_description().PostHeaderLen(kQueryEvent);
-    TransactionBoundaryParser parser(qlen);
-    internal::XidCollector collector(scan, qlen);
-    for (;;) {
-      s = reader->Next(&ev);
-      if (!s.ok()) break;
-      auto r = parser.Feed(ev.header, ev.body());
-      if (r == TransactionBoundaryParser::Result::kUnexpected) {
-        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
-                                                ": event does not fit a transaction"));
-      }
-      if (r == TransactionBoundaryParser::Result::kOutside) continue;
-      if (r == TransactionBoundaryParser::Result::kStarted) collector.Drop();
-      absl::Status as = collector.Add(ev.header, ev.body());
-      if (!as.ok()) {
-        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
-                                                as.message()));
-      }
-      if (r == TransactionBoundaryParser::Result::kEnded) {
-        absl::Status cs = collector.Commit();
-        if (!cs.ok()) {
-          return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
-                                                  cs.message()));
-        }
-      }
-    }
-    if (!absl::IsOutOfRange(s)) return s;
-    if (!reader->torn_tails().empty()) {
-      const TornTail& t = reader->torn_tails().front();
-      if (!t.zeros) {
-        return absl::DataLossError(absl::StrCat(path, ": offset ", t.offset, ": ", t.reason));
-      }
-    }
-    scan->files.push_back(name);
+  if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;  // I/O
+  const bool damaged =
+      unexpected || (!s.ok() && (!absl::IsOutOfRange(s) || !reader->torn_tails().empty()));
+  reader.reset();
+  if (pending > 0) {
+    return absl::DataLossError(absl::StrCat(
+        path, " is not the last file of the log but ends inside a transaction "
+        "at offset ", valid_end, ": a file is left only after its last group was synced"));
   }
-  return absl::OkStatus();
+  const size_t rotate_len = RotateEventSize(next, fde.has_checksums());
+  if (damaged && ctx.mode == RecoveryMode::kTornTailOnly) {
+    // Only the Rotate event was unsynced at the crash: damage with a valid
+    // event more than one Rotate event past it is not a torn tail.
+    BINLOG_RETURN_IF_ERROR(
+        CheckBeyondTornTail(ctx.fs, path, valid_end, rotate_len, fde.has_checksums()));
+  }
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, ctx.fs->FileSize(path));
+  if (!ends_with_rotate) {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
+                            ctx.fs->OpenWritable(path, io::OpenMode::kOpenExisting));
+    std::string rot = EncodeRotate(ctx.now(), ctx.server_id, next,
+                                   static_cast<uint32_t>(valid_end + rotate_len),
+                                   fde.has_checksums());
+    absl::Status ws = absl::OkStatus();
+    if (size > valid_end) ws = f->Truncate(valid_end);
+    if (ws.ok()) ws = f->Write(valid_end, rot);
+    if (ws.ok()) ws = f->Sync();
+    absl::Status cs = f->Close();
+    BINLOG_RETURN_IF_ERROR(ws);
+    BINLOG_RETURN_IF_ERROR(cs);
+    valid_end += rot.size();
+    // An encrypted file's write leaves its guard bytes after the event.
+    BINLOG_ASSIGN_OR_RETURN(size, ctx.fs->FileSize(path));
+  }
+  return CutAndClearInUse(ctx.fs, path, size, valid_end);
 }
 
 }  // namespace internal

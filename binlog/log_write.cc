@@ -3,6 +3,7 @@
 // sync stage and the commit stage. See binlog/log_impl.h.
 
 #include "binlog/log_impl.h"
+#include "binlog/transaction_internal.h"
 
 #include <algorithm>
 #include <atomic>
@@ -40,6 +41,28 @@
 
 namespace binlog {
 namespace internal {
+
+using Txn = TransactionBufferInternal;
+
+absl::Status BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
+                                        uint64_t commit_id) {
+  const Txn::Identity& id = Txn::identity(txn);
+  const CommitGtid& g = id.gtid;
+  if (id.mariadb) {
+    uint32_t domain = 0;
+    uint64_t seq_no = 0;
+    BINLOG_RETURN_IF_ERROR(gtids_.TakeMariaGtid(g, id.server_id, &domain, &seq_no));
+    Txn::AssignMariaIdentity(txn, domain, seq_no, commit_id, now_us);
+    return absl::OkStatus();
+  }
+  Uuid uuid;
+  int64_t gno = 0;
+  BINLOG_RETURN_IF_ERROR(gtids_.TakeGtid(g, &uuid, &gno));
+  int64_t seq = 0, last_committed = 0;
+  clock_.Next(Txn::commit_parent(txn), g.isolated, &seq, &last_committed);
+  Txn::AssignIdentity(txn, uuid, gno, seq, last_committed, now_us);
+  return absl::OkStatus();
+}
 
 void BinlogImpl::FillTransactions(sync::CommitGroup* g,
                                   std::vector<CommittedTransaction>* out) const {
@@ -137,7 +160,7 @@ absl::Status BinlogImpl::WriteGroupStreaming(uint64_t offset) {
         // spill_chunk_ may still be referenced by the pending pieces.
         BINLOG_RETURN_IF_ERROR(write_pending());
         size_t n = 0;
-        absl::Status rs = txn->NextSpilledPiece(spill_chunk_.get(), kSpillChunk, &n);
+        absl::Status rs = Txn::NextSpilledPiece(txn, spill_chunk_.get(), kSpillChunk, &n);
         if (!rs.ok()) {
           return absl::Status(rs.code(), absl::StrCat(
               "reading a spilled transaction back from its temporary file: ",
@@ -171,21 +194,19 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
     BINLOG_RETURN_IF_ERROR(pipeline_->DrainSync());
     BINLOG_RETURN_IF_ERROR(RotateNow(/*from_flush=*/true));
   }
-  if (rot_failed_.load(std::memory_order_acquire)) {
+  if (rotation_ != nullptr && rotation_->failed()) {
     // A background close failed: nothing more may be written.
     return WaitRotationIdle();
   }
   if (preallocator_ != nullptr && end_ >= options_.max_file_size / 2) {
     preallocator_->Request();  // the next file, prepared in the background
   }
-  if (background_rotation_ && prepare_requested_for_ <= active_number_ &&
+  if (rotation_ != nullptr && prepare_requested_for_ <= active_number_ &&
       end_ >= options_.max_file_size / 4 * 3) {
     // Once per file: the next file created and its name made durable
     // before the rotation needs it (a spare renamed if one is ready).
     prepare_requested_for_ = active_number_ + 1;
-    sync::MutexLock l(&rot_mu_);
-    rot_prepare_number_ = active_number_ + 1;
-    rot_cv_.SignalAll();
+    rotation_->RequestPrepare(active_number_ + 1);
   }
   if (options_.before_group_write) {
     // Before anything of the group is decided or written (MySQL flushes
@@ -209,11 +230,11 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
   bool placed = false;
   iov_.clear();
   spills_.clear();
-  // Identities are assigned here, in commit order, under gtid_mu_ (once per
+  // Identities are assigned here, in commit order, under GtidState::mu() (once per
   // group that carries any), with one clock read for the group.
   uint32_t identities = 0;
   for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
-    identities += static_cast<TransactionBuffer*>(r->payload)->identity_.present;
+    identities += Txn::identity(static_cast<TransactionBuffer*>(r->payload)).present;
   }
   // MariaDB's commit_id (FL_GROUP_COMMIT_ID), only for groups of more than
   // one transaction, as MariaDB writes it: the group's (file, start
@@ -222,7 +243,7 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
       identities > 1 ? (active_number_ << 32) | end_ : 0;
   const uint64_t now_us =
       identities ? static_cast<uint64_t>(absl::GetCurrentTimeNanos() / 1000) : 0;
-  if (identities) gtid_mu_.Lock();
+  if (identities) gtids_.mu()->Lock();
   for (sync::CommitRequest* r = g->first; r != nullptr; r = r->next) {
     auto* txn = static_cast<TransactionBuffer*>(r->payload);
     if (pos + r->bytes + kEndReserve > kMaxFileOffset) {
@@ -235,7 +256,7 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
       rejected_.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    if (txn->identity_.present) {
+    if (Txn::identity(txn).present) {
       absl::Status is = AssignIdentity(txn, now_us, commit_id);
       if (!is.ok()) {
         r->rejected = is;  // this transaction alone; nothing of it is written
@@ -243,7 +264,7 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
         continue;
       }
     }
-    txn->Place(pos);
+    Txn::Place(txn, pos);
     if (!placed) first = pos;
     placed = true;
     r->file = active_number_;
@@ -253,7 +274,7 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
     if (txn->spilled()) {
       // The first event (in memory), the spilled ones, the rest.
       absl::string_view d = txn->data();
-      const size_t head = txn->head_end_ - txn->front_;
+      const size_t head = Txn::head_size(txn);
       iov_.push_back(d.substr(0, head));
       spills_.push_back(SpillAt{iov_.size(), txn});
       iov_.push_back(d.substr(head));
@@ -261,8 +282,8 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
       iov_.push_back(txn->data());
     }
   }
-  if (identities) gtid_mu_.Unlock();
-  g->last_sequence_number = seq_in_file_;
+  if (identities) gtids_.mu()->Unlock();
+  g->last_sequence_number = clock_.last_sequence_number();
   if (!iov_.empty() || !spills_.empty()) {
     // The zero frontier keeps out of [.., pos) from here on, and out of
     // the 16 bytes of encrypted zeros an encrypted file's writer puts
@@ -308,14 +329,8 @@ absl::Status BinlogImpl::Sync(sync::CommitGroup* first, sync::CommitGroup* last)
   }
   synced_end_ = last->end;
   groups_since_sync_ = 0;
-  if (synced_file_.load(std::memory_order_relaxed) < last->file) {
-    // Once per file: a background close may be waiting for this sync.
-    synced_file_.store(last->file, std::memory_order_seq_cst);
-    if (rot_waits_for_sync_.load(std::memory_order_seq_cst)) {
-      sync::MutexLock l(&rot_mu_);
-      rot_cv_.SignalAll();
-    }
-  }
+  // A background close may be waiting for the new file's first sync.
+  if (rotation_ != nullptr) rotation_->OnSynced(last->file);
   PublishSynced(last);
   return absl::OkStatus();
 }
@@ -385,8 +400,8 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
   TransactionBoundaryParser parser;
   size_t first_unchecked = 0;
   if (txn->spilled()) {
-    parser = txn->spill_->parser;
-    first_unchecked = txn->head_events_ + txn->spilled_events();
+    parser = Txn::spill_parser(txn);
+    first_unchecked = Txn::first_unchecked_event(txn);
   }
   TransactionBoundaryParser::Result last = TransactionBoundaryParser::Result::kOutside;
   const absl::string_view bytes = txn->appended_data();
@@ -416,19 +431,19 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
         ") does not end it (Xid, COMMIT or ROLLBACK, a DDL statement after a "
         "GTID, XA_prepare, or a Transaction_payload); recovery would cut it"));
   }
-  if (txn->identity_.misplaced) {
+  if (Txn::identity(txn).misplaced) {
     return absl::InvalidArgumentError(
         "AppendCommitGtid must append the transaction's first event");
   }
-  if (txn->identity_.present &&
-      txn->identity_.mariadb != (options_.flavor == LogFlavor::kMariaDB)) {
+  if (Txn::identity(txn).present &&
+      Txn::identity(txn).mariadb != (options_.flavor == LogFlavor::kMariaDB)) {
     return absl::InvalidArgumentError(
-        txn->identity_.mariadb
+        Txn::identity(txn).mariadb
             ? "AppendMariaCommitGtid needs a log with Options::flavor kMariaDB"
             : "a kMariaDB log takes AppendMariaCommitGtid, not AppendCommitGtid");
   }
-  if (txn->identity_.present && txn->identity_.mariadb) {
-    const CommitGtid& g = txn->identity_.gtid;
+  if (Txn::identity(txn).present && Txn::identity(txn).mariadb) {
+    const CommitGtid& g = Txn::identity(txn).gtid;
     if (g.kind == CommitGtid::Kind::kAnonymous) {
       return absl::InvalidArgumentError(
           "MariaDB has no anonymous transactions: a MariaDB CommitGtid is "
@@ -438,7 +453,7 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
       return absl::InvalidArgumentError(
           "a MariaDB CommitGtid of kind kAssigned needs seq_no >= 1");
     }
-    if (txn->identity_.bad_xid) {
+    if (Txn::identity(txn).bad_xid) {
       return absl::InvalidArgumentError(absl::StrCat(
           "XA xid of a MariaDB CommitGtid: gtrid must be 1..64 bytes (is ",
           g.xa_gtrid.size(), "), bqual 0..64 (is ", g.xa_bqual.size(), ")"));
@@ -472,23 +487,18 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
             " must hold its XA COMMIT or XA ROLLBACK statement for that xid"));
       }
     }
-  } else if (txn->identity_.present) {
-    const CommitGtid& g = txn->identity_.gtid;
+  } else if (Txn::identity(txn).present) {
+    const CommitGtid& g = Txn::identity(txn).gtid;
     if (g.kind == CommitGtid::Kind::kAutomatic && options_.server_uuid.IsZero()) {
       return absl::InvalidArgumentError(
           "a CommitGtid of kind kAutomatic needs Options::server_uuid");
     }
     if (g.kind == CommitGtid::Kind::kAssigned) {
-      sync::MutexLock l(&gtid_mu_);
-      if (owned_.count({g.uuid, g.gno}) == 0) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "GTID ", g.uuid.ToString(), ":", g.gno,
-            " was not acquired (Binlog::AcquireGtid) or is already committed"));
-      }
+      BINLOG_RETURN_IF_ERROR(gtids_.CheckAcquired(g.uuid, g.gno));
     }
-    txn->SetServerVersion(server_version_id_);
-    if (txn->commit_parent_ == 0) {
-      txn->commit_parent_ = commit_clock_.load(std::memory_order_acquire);
+    Txn::SetServerVersion(txn, server_version_id_);
+    if (Txn::commit_parent(txn) == 0) {
+      Txn::commit_parent(txn) = commit_clock_.load(std::memory_order_acquire);
     }
   }
   // Compression (if on) and the per-byte checksum work happen here, in the
@@ -509,22 +519,22 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
   if (w != txn) {
     // The packed form carries the same identity request (its Gtid event is
     // already at its final size, transaction_length counting the payload).
-    w->identity_ = txn->identity_;
-    w->identity_.length_slot = false;
-    w->commit_parent_ = txn->commit_parent_;
-    w->cookie_ = txn->cookie_;
+    Txn::identity(w) = Txn::identity(txn);
+    Txn::identity(w).length_slot = false;
+    Txn::commit_parent(w) = Txn::commit_parent(txn);
+    Txn::cookie(w) = Txn::cookie(txn);
   }
-  w->Seal();
+  Txn::Seal(w);
   sync::CommitRequest req;
   req.payload = w;
   req.bytes = w->size();
   BINLOG_RETURN_IF_ERROR(pipeline_->Commit(&req));
-  if (w != txn) txn->assigned_ = w->assigned_;
+  if (w != txn) Txn::assigned(txn) = Txn::assigned(w);
   CommitPosition pos;
   pos.file_number = req.file;
   pos.start = req.start;
   pos.end = req.end;
-  pos.identity = txn->assigned_;
+  pos.identity = Txn::assigned(txn);
   return pos;
 }
 

@@ -159,12 +159,6 @@ bool ParseSlot(const char* slot, uint32_t slot_size, uint64_t* seq,
   return true;
 }
 
-std::string DirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
 
 }  // namespace
 
@@ -252,7 +246,7 @@ absl::Status PositionStore::Create() {
   BINLOG_RETURN_IF_ERROR(s);
   BINLOG_RETURN_IF_ERROR(fs_->Rename(tmp, path_));
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::Directory> dir,
-                          fs_->OpenDirectory(DirName(path_)));
+                          fs_->OpenDirectory(io::DirName(path_)));
   return dir->Sync();
 }
 

@@ -49,9 +49,7 @@ class StaticSource final : public LogSource {
     return 0;
   }
   std::string FileName(uint64_t n) override {
-    std::string p = FilePath(n);
-    size_t slash = p.rfind('/');
-    return slash == std::string::npos ? p : p.substr(slash + 1);
+    return io::BaseName(FilePath(n));
   }
   std::string FilePath(uint64_t n) override {
     for (const auto& f : files_) {

@@ -11,6 +11,7 @@
 #include "binlog/file_recovery.h"
 #include "binlog/format.h"
 #include "binlog/index_file.h"
+#include "binlog/log_directory.h"
 #include "binlog/reader.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
@@ -193,45 +194,11 @@ absl::StatusOr<std::unique_ptr<RelayLog>> RelayLog::Open(
   return log;
 }
 
-namespace {
-
-// True if the file at `path` holds no more than a relay file's header
-// events (Format_description, Previous_gtids, Rotate), possibly torn.
-bool HeaderOnly(io::FileSystem* fs, const std::string& path) {
-  ReaderOptions ro;
-  ro.checksum_mode = ChecksumMode::kSkip;
-  ro.payloads = PayloadMode::kRaw;
-  ro.check_log_pos = false;
-  {
-    // Created but torn before its Format_description was whole.
-    absl::StatusOr<uint64_t> size = fs->FileSize(path);
-    if (size.ok() && *size < kMagicSize + kHeaderSize) return true;
-  }
-  auto reader = Reader::OpenFiles({path}, ro, fs);
-  if (!reader.ok()) return false;
-  Event ev;
-  absl::Status s;
-  while ((s = (*reader)->Next(&ev)).ok()) {
-    const uint8_t t = ev.header.type;
-    if (t != kFormatDescriptionEvent && t != kPreviousGtidsEvent && t != kRotateEvent) {
-      return false;
-    }
-  }
-  return absl::IsOutOfRange(s) || absl::IsDataLoss(s);
-}
-
-}  // namespace
 
 absl::Status RelayLog::OpenImpl() {
   Impl* m = impl_.get();
   io::FileSystem* fs = m->fs;
-  BINLOG_ASSIGN_OR_RETURN(bool dir_exists, fs->Exists(dir_));
-  if (!dir_exists) {
-    if (!options_.create_if_missing) {
-      return absl::NotFoundError(absl::StrCat("no directory ", dir_));
-    }
-    BINLOG_RETURN_IF_ERROR(fs->CreateDirectory(dir_));
-  }
+  BINLOG_RETURN_IF_ERROR(internal::CreateLogDirectory(fs, dir_, options_.create_if_missing));
   BINLOG_ASSIGN_OR_RETURN(
       m->lock, fs->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock"))));
   BINLOG_ASSIGN_OR_RETURN(m->dir_handle, fs->OpenDirectory(dir_));
@@ -268,7 +235,9 @@ absl::Status RelayLog::OpenImpl() {
   for (const std::string& name : names) {
     uint64_t n = 0;
     if (!ParseBinlogFileName(basename_, name, &n) || indexed.count(n) != 0) continue;
-    if (!has_index && HeaderOnly(fs, io::JoinPath(dir_, name))) {
+    if (!has_index && internal::HoldsOnlyHeaderEvents(
+                          fs, io::JoinPath(dir_, name),
+                          {kFormatDescriptionEvent, kPreviousGtidsEvent, kRotateEvent})) {
       // A first Open that died before its index was durable: the header
       // is all the file got (events are appended only to indexed files).
       strays.push_back(name);
@@ -434,8 +403,7 @@ absl::Status RelayLog::StartNewFile(uint64_t number, bool at_startup) {
     header += copy;
   }
   if (!source.file.empty()) {
-    size_t size = kHeaderSize + kRotatePostHeaderSize + source.file.size() +
-                  (m->checksums ? kChecksumSize : 0);
+    size_t size = RotateEventSize(source.file, m->checksums);
     header += EncodeRotateTo(now, /*server_id=*/0, source.file, source.pos,
                              static_cast<uint32_t>(header.size() + size), 0,
                              m->checksums);
@@ -498,8 +466,7 @@ absl::Status RelayLog::RotateTo(bool next_checksums) {
   Impl* m = impl_.get();
   const uint64_t next = m->active_number + 1;
   std::string next_name = BinlogFileName(basename_, next);
-  size_t size = kHeaderSize + kRotatePostHeaderSize + next_name.size() +
-                (m->checksums ? kChecksumSize : 0);
+  size_t size = RotateEventSize(next_name, m->checksums);
   m->pending += EncodeRotateTo(NowSeconds(), options_.server_id, next_name, 4,
                                static_cast<uint32_t>(m->end() + size),
                                kFlagRelayLog, m->checksums);
@@ -615,8 +582,7 @@ absl::Status RelayLog::Append(absl::string_view event) {
       if (h.log_pos != 0) source_.pos = h.log_pos;
       m->boundary_source = m->parser.outside() ? source_ : m->boundary_source;
       if (source_.file.empty()) return absl::OkStatus();
-      size_t size = kHeaderSize + kRotatePostHeaderSize + source_.file.size() +
-                    (m->checksums ? kChecksumSize : 0);
+      size_t size = RotateEventSize(source_.file, m->checksums);
       replacement = EncodeRotateTo(h.timestamp, /*server_id=*/0, source_.file,
                                    source_.pos,
                                    static_cast<uint32_t>(m->end() + size), 0,

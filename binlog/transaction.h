@@ -71,8 +71,8 @@ namespace binlog {
 class Binlog;
 
 namespace internal {
-class BinlogImpl;
 class PayloadPacker;
+class TransactionBufferInternal;
 struct PackState;
 struct SpillState;
 }  // namespace internal
@@ -383,7 +383,7 @@ class TransactionBuffer {
   }
 
  private:
-  friend class internal::BinlogImpl;
+  friend class internal::TransactionBufferInternal;  // the log
   friend class internal::PayloadPacker;
 
   struct EventMeta {

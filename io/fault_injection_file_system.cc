@@ -67,13 +67,6 @@ std::string Normalize(const std::string& path) {
   return p;
 }
 
-std::string ParentDir(const std::string& path) {
-  std::string p = Normalize(path);
-  size_t slash = p.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return p.substr(0, slash);
-}
 
 // Writes `data` at `offset` into `content`, growing it (zeros in a hole).
 void ApplyWrite(std::string* content, uint64_t offset, absl::string_view data) {
@@ -624,7 +617,7 @@ FaultInjectionFileSystem::OpenWritable(const std::string& path,
     c.type = EntryChange::Type::kCreate;
     c.path = path;
     c.file = st;
-    RecordEntry(ParentDir(path), std::move(c));
+    RecordEntry(DirName(path), std::move(c));
   } else if (mode == OpenMode::kCreateOrTruncate) {
     sync::MutexLock fl(&st->mu);
     st->RecordResize(0);
@@ -689,7 +682,7 @@ absl::Status FaultInjectionFileSystem::Rename(const std::string& from,
   c.to = to;
   c.file = src;
   c.replaced = replaced;
-  RecordEntry(ParentDir(to), std::move(c));
+  RecordEntry(DirName(to), std::move(c));
   return absl::OkStatus();
 }
 
@@ -710,7 +703,7 @@ absl::Status FaultInjectionFileSystem::Remove(const std::string& path) {
     c.type = EntryChange::Type::kRemove;
     c.path = path;
     c.file = st;
-    RecordEntry(ParentDir(path), std::move(c));
+    RecordEntry(DirName(path), std::move(c));
   }
   return absl::OkStatus();
 }

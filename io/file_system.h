@@ -231,6 +231,13 @@ class FileSystem {
 // Joins a directory and a file name with one '/'.
 std::string JoinPath(absl::string_view dir, absl::string_view name);
 
+// The directory that holds `path`: "." for a name without '/', "/" for a
+// file in the root; trailing slashes of `path` are ignored.
+std::string DirName(absl::string_view path);
+
+// The last component of `path` (all of it without a '/').
+std::string BaseName(absl::string_view path);
+
 }  // namespace io
 }  // namespace binlog
 

@@ -450,5 +450,18 @@ std::string JoinPath(absl::string_view dir, absl::string_view name) {
   return absl::StrCat(dir, "/", name);
 }
 
+std::string DirName(absl::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  size_t slash = path.rfind('/');
+  if (slash == absl::string_view::npos) return ".";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+std::string BaseName(absl::string_view path) {
+  size_t slash = path.rfind('/');
+  return std::string(slash == absl::string_view::npos ? path : path.substr(slash + 1));
+}
+
 }  // namespace io
 }  // namespace binlog

@@ -175,5 +175,32 @@ absl::Status Preallocator::PrepareOne(uint64_t n, std::string* path) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<WritableFile>> CreateLogFileOrTakeSpare(
+    FileSystem* fs, Preallocator* preallocator, const std::string& path, uint64_t size,
+    bool use_spare, bool* from_spare, bool* allocated) {
+  *from_spare = false;
+  *allocated = false;
+  if (preallocator != nullptr && use_spare) {
+    absl::StatusOr<std::string> spare = preallocator->TakeReady();
+    if (spare.ok()) {
+      absl::Status r = fs->Rename(*spare, path);
+      if (!r.ok()) return r;
+      *from_spare = true;
+      absl::StatusOr<std::unique_ptr<WritableFile>> f =
+          fs->OpenWritable(path, OpenMode::kOpenExisting);
+      if (!f.ok()) fs->Remove(path).IgnoreError();  // the open error is the one to report
+      return f;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<WritableFile>> f =
+      fs->OpenWritable(path, OpenMode::kCreateNew);
+  if (f.ok() && preallocator != nullptr) {
+    // Reserving the space with fallocate is a metadata-only operation, so
+    // at least the file size does not change on every commit.
+    *allocated = (*f)->Allocate(0, size, /*keep_size=*/false).ok();
+  }
+  return f;
+}
+
 }  // namespace io
 }  // namespace binlog

@@ -103,6 +103,17 @@ class Preallocator {
   std::thread thread_;
 };
 
+// A new log file at `path`. With `use_spare`, a ready spare of
+// `preallocator` (sized, synced, its name durable) renamed to `path`
+// (*from_spare); else a new file, fallocated to `size` when `preallocator`
+// is not null (best effort: *allocated says whether it worked; without it
+// the file simply grows). The new name is durable only once the caller
+// syncs the directory. A renamed spare that cannot be opened is removed, so
+// nothing is left under `path`. Errors: the file system's.
+absl::StatusOr<std::unique_ptr<WritableFile>> CreateLogFileOrTakeSpare(
+    FileSystem* fs, Preallocator* preallocator, const std::string& path, uint64_t size,
+    bool use_spare, bool* from_spare, bool* allocated);
+
 }  // namespace io
 }  // namespace binlog
 

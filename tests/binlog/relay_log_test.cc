@@ -188,6 +188,29 @@ absl::Status Feed(RelayLog* relay, const Source& src, size_t from, size_t to) {
   return absl::OkStatus();
 }
 
+// A relay log created in a new directory makes the directory's entry
+// durable (its parent synced) before it reports success, as the binlog
+// does: otherwise a power cut can take the directory and every relay file
+// in it away.
+TEST(RelayLogTest, NewDirectoryIsSyncedInItsParent) {
+  std::string parent = NewTempDir("relay_newdir");
+  std::string dir = io::JoinPath(parent, "relay");
+  io::FaultInjectionFileSystem fs;
+  std::vector<std::string> dir_syncs;
+  fs.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op == io::FaultOp::kDirSync) dir_syncs.push_back(path);
+  });
+  RelayLogOptions o = DefaultRelayOptions(&fs);
+  o.create_if_missing = true;
+  auto relay = RelayLog::Open(dir, kRelayBase, o);
+  ASSERT_TRUE(relay.ok()) << relay.status();
+  fs.SetOpHook(nullptr);
+  EXPECT_NE(std::find(dir_syncs.begin(), dir_syncs.end(), parent), dir_syncs.end())
+      << "no fsync of " << parent << " after creating " << dir;
+  ASSERT_TRUE((*relay)->Close().ok());
+}
+
+
 TEST(RelayLogTest, LayoutIsMySqlsAndSourceEventsAreKeptByteForByte) {
   Source src = MakeSource(20);
   std::string dir = NewTempDir("relay_layout");

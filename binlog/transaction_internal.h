@@ -1,0 +1,72 @@
+// File: binlog/transaction_internal.h (internal)
+//
+// TransactionBufferInternal: what the log's commit path needs of a
+// TransactionBuffer beyond its public API (the identity request its first
+// event carries, the commit parent, the cookie, the identity assigned, the
+// serial-section steps Seal/Place, the spilled pieces), so that
+// binlog/transaction.h names one internal friend instead of the log's
+// classes. Not installed; not for users of the library.
+//
+// Thread safety: as TransactionBuffer's (one thread at a time; the log's
+// pipeline hands a buffer from the committing thread to the flush stage).
+
+#ifndef BINLOG_BINLOG_TRANSACTION_INTERNAL_H_
+#define BINLOG_BINLOG_TRANSACTION_INTERNAL_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "binlog/transaction.h"
+#include "binlog/transaction_boundary.h"
+#include "binlog/transaction_spill.h"
+
+namespace binlog {
+namespace internal {
+
+class TransactionBufferInternal {
+ public:
+  using Identity = TransactionBuffer::IdentityState;
+
+  static Identity& identity(TransactionBuffer* t) { return t->identity_; }
+  static uint64_t& commit_parent(TransactionBuffer* t) { return t->commit_parent_; }
+  static void*& cookie(TransactionBuffer* t) { return t->cookie_; }
+  static AssignedIdentity& assigned(TransactionBuffer* t) { return t->assigned_; }
+
+  // The bytes of the first event of a spilled transaction (in memory, with
+  // the spilled events after it).
+  static size_t head_size(const TransactionBuffer* t) { return t->head_end_ - t->front_; }
+  // Where Commit's boundary check of a spilled transaction goes on: the
+  // parser after the spilled events, and the first event not yet checked.
+  static TransactionBoundaryParser spill_parser(const TransactionBuffer* t) {
+    return t->spill_->parser;
+  }
+  static size_t first_unchecked_event(const TransactionBuffer* t) {
+    return t->head_events_ + t->spilled_events();
+  }
+
+  static void SetServerVersion(TransactionBuffer* t, uint32_t version) {
+    t->SetServerVersion(version);
+  }
+  static void Seal(TransactionBuffer* t) { t->Seal(); }
+  static void Place(TransactionBuffer* t, uint64_t start) { t->Place(start); }
+  static void AssignIdentity(TransactionBuffer* t, const Uuid& uuid, int64_t gno,
+                             int64_t sequence_number, int64_t last_committed,
+                             uint64_t timestamp_us) {
+    t->AssignIdentity(uuid, gno, sequence_number, last_committed, timestamp_us);
+  }
+  static void AssignMariaIdentity(TransactionBuffer* t, uint32_t domain_id,
+                                  uint64_t seq_no, uint64_t commit_id,
+                                  uint64_t timestamp_us) {
+    t->AssignMariaIdentity(domain_id, seq_no, commit_id, timestamp_us);
+  }
+  static absl::Status NextSpilledPiece(TransactionBuffer* t, char* buf, size_t cap,
+                                       size_t* n) {
+    return t->NextSpilledPiece(buf, cap, n);
+  }
+};
+
+}  // namespace internal
+}  // namespace binlog
+
+#endif  // BINLOG_BINLOG_TRANSACTION_INTERNAL_H_
