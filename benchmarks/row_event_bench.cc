@@ -14,6 +14,9 @@
 //   BM_RowWriter             the table described once; per transaction
 //                            Clear, BeginStatement, Insert x rows,
 //                            EndStatement into a reused TransactionBuffer
+//                            (`writeset` 1: with the key hashes of
+//                            WRITESET dependency tracking, the default;
+//                            0: RowsWriterOptions::writeset = false)
 //   BM_MemcpyFloor           one memcpy of the writer's bytes for the same
 //                            transaction into a reused buffer
 //   BM_PerStatementBaseline  per statement: a table-map object (std::string
@@ -23,6 +26,17 @@
 //                            call per column into a new std::string; both
 //                            appended to the TransactionBuffer. Written
 //                            plainly, not tuned.
+//
+//   BM_WritesetAssign        the log's serial-section share of WRITESET:
+//                            WritesetHistory::Assign for a transaction of
+//                            `hashes` (1 or 5) key hashes drawn uniformly
+//                            from `keys` distinct keys (sysbench-like
+//                            uniform updates: 1M keys; hot: 1000), history
+//                            size 25000 (MySQL's default), so the history
+//                            fills and clears as it would at 64 threads'
+//                            commit rates (the serial section sees one
+//                            transaction at a time whatever the thread
+//                            count). ns_per_txn.
 //
 // Counters: ns_per_row (wall time per row) and allocs_per_txn (operator new
 // calls per transaction, counted by this binary's operator new).
@@ -40,6 +54,7 @@
 #include "binlog/format.h"
 #include "binlog/rows_writer.h"
 #include "binlog/transaction.h"
+#include "binlog/writeset.h"
 
 namespace {
 std::atomic<uint64_t> g_allocs{0};
@@ -153,9 +168,10 @@ Fixture MakeFixture(int table) {
   return f;
 }
 
-RowsWriter MakeWriter() {
+RowsWriter MakeWriter(bool writeset = true) {
   RowsWriterOptions o;
   o.flavor = LogFlavor::kMySQL;
+  o.writeset = writeset;
   return *RowsWriter::Create(o);
 }
 
@@ -197,7 +213,7 @@ class Meter {
 void BM_RowWriter(benchmark::State& state) {
   const int rows = static_cast<int>(state.range(0));
   Fixture f = MakeFixture(static_cast<int>(state.range(1)));
-  RowsWriter w = MakeWriter();
+  RowsWriter w = MakeWriter(state.range(2) != 0);
   RowsWriter::TableHandle t = *w.DescribeTable(f.def);
   TransactionBuffer txn(true);
   int64_t id = 0;
@@ -372,7 +388,50 @@ void BM_PerStatementBaseline(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * txn.size()));
 }
 
-BENCHMARK(BM_RowWriter)->ArgsProduct({{1, 5}, {0, 1}})->ArgNames({"rows", "table"});
+void BM_WritesetAssign(benchmark::State& state) {
+  const size_t hashes = static_cast<size_t>(state.range(0));
+  const uint64_t keys = static_cast<uint64_t>(state.range(1));
+  WritesetHistory h = *WritesetHistory::Create(kDefaultWritesetHistorySize);
+  // 64K transactions' hashes, built outside the timed loop and replayed.
+  constexpr size_t kTxns = 1 << 16;
+  std::vector<uint64_t> all(kTxns * hashes);
+  const uint64_t seed = WritesetKeySeed("sbtest", "sbtest1", 0);
+  uint64_t x = 88172645463325252ULL;
+  for (uint64_t& v : all) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    v = WritesetMix(seed, x % keys);
+  }
+  h.StartFile();
+  int64_t seq = 0;
+  size_t i = 0;
+  int64_t sum_distance = 0;
+  Meter m;
+  for (auto _ : state) {
+    ++seq;
+    const int64_t lc =
+        h.Assign(absl::Span<const uint64_t>(all.data() + i * hashes, hashes),
+                 WritesetState::kComplete, seq, seq - 1);
+    sum_distance += seq - lc;
+    i = (i + 1) & (kTxns - 1);
+  }
+  m.Report(state, 1);
+  state.counters["ns_per_txn"] = state.counters["ns_per_row"];
+  state.counters.erase("ns_per_row");
+  // How far back a transaction's parent is, on average (1: serial).
+  state.counters["mean_seq_minus_lc"] =
+      static_cast<double>(sum_distance) / static_cast<double>(state.iterations());
+  state.counters["clears_per_1k_txn"] =
+      1000.0 * static_cast<double>(h.clears()) / static_cast<double>(state.iterations());
+}
+
+BENCHMARK(BM_RowWriter)
+    ->ArgsProduct({{1, 5}, {0, 1}, {0, 1}})
+    ->ArgNames({"rows", "table", "writeset"});
+BENCHMARK(BM_WritesetAssign)
+    ->ArgsProduct({{1, 5}, {1000, 1000000}})
+    ->ArgNames({"hashes", "keys"});
 BENCHMARK(BM_MemcpyFloor)->ArgsProduct({{1, 5}, {0, 1}})->ArgNames({"rows", "table"});
 BENCHMARK(BM_PerStatementBaseline)
     ->ArgsProduct({{1, 5}, {0, 1}})

@@ -120,6 +120,17 @@ enum class RowMetadata {
   kFull,     // + column names, ENUM/SET values, primary key, visibility
 };
 
+// A UNIQUE index other than the primary key, for WRITESET dependency
+// tracking (binlog/writeset.h): its columns in index order and, for each,
+// the length of a prefix index (UNIQUE (c(10))) as MySQL declares it
+// (characters for text, bytes for binary strings); 0, or `prefix` shorter
+// than `columns`: the whole value. See RowsWriter for how values are
+// hashed.
+struct KeyDef {
+  std::vector<uint32_t> columns;  // 1.. column indexes
+  std::vector<uint32_t> prefix;
+};
+
 struct TableDef {
   uint64_t table_id = 0;  // < 2^48
   std::string schema;     // <= 64 bytes
@@ -127,6 +138,20 @@ struct TableDef {
   std::vector<ColumnDef> columns;  // 1..4096
   std::vector<uint32_t> primary_key;  // column indexes (FULL; row images)
   RowMetadata metadata = RowMetadata::kMinimal;
+  // For WRITESET dependency tracking (RowsWriter); not written to the
+  // Table_map. Every unique key must be named: a key left out is a
+  // conflict the replica will not see.
+  //   primary_key_prefix: per primary-key column, a prefix length as in
+  //     KeyDef (empty: whole values).
+  //   unique_keys: every UNIQUE index other than the primary key.
+  //   foreign_key_parent: another table's foreign key references this one
+  //     (its changes can cascade where no key shows them): a transaction
+  //     that changes it falls back to commit order, as MySQL's does. A
+  //     table whose own foreign keys reference others needs nothing here
+  //     when its parents' changes go through this rule.
+  std::vector<uint32_t> primary_key_prefix;
+  std::vector<KeyDef> unique_keys;
+  bool foreign_key_parent = false;
 };
 
 // The Table_map body (no header) for `def`, as the given server writes it

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "binlog/format.h"
+#include "binlog/writeset.h"
 
 namespace binlog {
 namespace {
@@ -36,7 +37,185 @@ void Columns(size_t n, Pick pick, std::string* bits, std::vector<uint32_t>* cols
   }
 }
 
+// Collations under which a string equals only itself up to trailing
+// spaces (PAD SPACE _bin collations; NO PAD ones are stricter, so treating
+// them alike is only coarser).
+bool BinCollation(uint32_t collation) {
+  switch (collation) {
+    case 46:   // utf8mb4_bin
+    case 47:   // latin1_bin
+    case 65:   // ascii_bin
+    case 83:   // utf8mb3_bin
+    case 309:  // utf8mb4_0900_bin
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The value standing for "any value" of a key part (kAny) and for zero
+// (kReal, kDecimal): any fixed number works, it only has to be the same
+// every time.
+constexpr uint64_t kAnyPart = 0x6a09e667f3bcc908ULL;
+constexpr uint64_t kZeroPart = 0xbb67ae8584caa73bULL;
+
+bool DecimalIsZero(absl::string_view text) {
+  for (char c : text) {
+    if (c >= '1' && c <= '9') return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+absl::Status RowsWriter::MakeKeys(const TableDef& def,
+                                  const std::vector<ColumnCodec>& codecs,
+                                  std::vector<Key>* keys) {
+  const size_t n = def.columns.size();
+  auto make = [&](uint32_t number, const std::vector<uint32_t>& cols,
+                  const std::vector<uint32_t>& prefix) -> absl::Status {
+    if (cols.empty()) return absl::InvalidArgumentError("a unique key has no columns");
+    Key k;
+    k.seed = WritesetKeySeed(def.schema, def.table, number);
+    for (size_t i = 0; i < cols.size(); ++i) {
+      if (cols[i] >= n) {
+        return absl::InvalidArgumentError("a unique key names a missing column");
+      }
+      KeyPart p;
+      p.column = cols[i];
+      p.prefix = i < prefix.size() ? prefix[i] : 0;
+      const ColumnCodec& c = codecs[cols[i]];
+      const ColumnDef& d = def.columns[cols[i]];
+      switch (c.pack) {
+        case ColumnCodec::kFixedLe:
+          p.mode = KeyPart::kInteger;
+          p.mask = c.size >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * c.size)) - 1;
+          break;
+        case ColumnCodec::kFloat:
+        case ColumnCodec::kDouble:
+          p.mode = KeyPart::kReal;
+          break;
+        case ColumnCodec::kDecimal:
+          p.mode = KeyPart::kDecimal;
+          break;
+        case ColumnCodec::kPrefixed:
+          if (d.type == kColJson || d.type == kColGeometry) {
+            p.mode = KeyPart::kAny;
+          } else if (d.collation == kBinaryCollation) {
+            p.mode = d.type == kColString ? KeyPart::kBytesBinary : KeyPart::kBytes;
+          } else if (BinCollation(d.collation)) {
+            p.mode = KeyPart::kBytesPadded;
+          } else {
+            p.mode = KeyPart::kAny;
+          }
+          break;
+        default:
+          p.mode = KeyPart::kPacked;
+          break;
+      }
+      k.parts.push_back(p);
+    }
+    keys->push_back(std::move(k));
+    return absl::OkStatus();
+  };
+  keys->clear();
+  if (!def.primary_key.empty()) {
+    absl::Status s = make(0, def.primary_key, def.primary_key_prefix);
+    if (!s.ok()) return s;
+  }
+  for (size_t i = 0; i < def.unique_keys.size(); ++i) {
+    absl::Status s = make(static_cast<uint32_t>(i + 1), def.unique_keys[i].columns,
+                          def.unique_keys[i].prefix);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+bool RowsWriter::KeyHashOf(const Table& tab, const Key& key,
+                           absl::Span<const Value> row, uint64_t* hash) {
+  uint64_t h = key.seed;
+  for (const KeyPart& p : key.parts) {
+    const Value& v = row[p.column];
+    if (v.kind == Value::kNull) return false;
+    uint64_t part;
+    switch (p.mode) {
+      case KeyPart::kInteger:
+        part = v.u & p.mask;
+        break;
+      case KeyPart::kBytes:
+      case KeyPart::kBytesPadded:
+      case KeyPart::kBytesBinary: {
+        size_t size = v.s.size;
+        if (p.prefix != 0 && size > p.prefix) size = p.prefix;
+        if (p.mode != KeyPart::kBytes) {
+          while (size > 0 && (v.s.data[size - 1] == ' ' ||
+                              (p.mode == KeyPart::kBytesBinary &&
+                               v.s.data[size - 1] == '\0'))) {
+            --size;
+          }
+        }
+        part = WritesetBytes(v.s.data, size);
+        break;
+      }
+      case KeyPart::kAny:
+        part = kAnyPart;
+        break;
+      case KeyPart::kReal:
+      case KeyPart::kDecimal:
+      case KeyPart::kPacked: {
+        const ColumnCodec& c = tab.codecs[p.column];
+        if (p.mode == KeyPart::kReal) {
+          const double d = v.kind == Value::kDouble ? v.d
+                           : v.kind == Value::kUInt ? static_cast<double>(v.u)
+                                                    : static_cast<double>(v.i);
+          if (d == 0) {
+            part = kZeroPart;
+            break;
+          }
+        } else if (p.mode == KeyPart::kDecimal && DecimalIsZero(v.bytes())) {
+          part = kZeroPart;
+          break;
+        }
+        // Fixed-size encodings: at most 30 bytes (DECIMAL(65)).
+        char buf[64];
+        const int64_t size = PackedValueSize(c, v);
+        if (size <= 0 || size > static_cast<int64_t>(sizeof(buf))) {
+          part = kAnyPart;  // not reached for an accepted row
+          break;
+        }
+        PackValue(c, v, buf);
+        part = WritesetBytes(buf, static_cast<size_t>(size));
+        break;
+      }
+      default:
+        part = kAnyPart;
+        break;
+    }
+    h = WritesetMix(h, part);
+  }
+  *hash = h;
+  return true;
+}
+
+void RowsWriter::AddWriteset(const Table& tab, absl::Span<const Value> first,
+                             absl::Span<const Value> second) {
+  if (tab.def.foreign_key_parent) {
+    txn_->MarkWritesetUnusable();
+    return;
+  }
+  if (!tab.has_primary_key) {
+    txn_->MarkWritesetMissingKeys();
+    return;
+  }
+  for (const Key& k : tab.keys) {
+    uint64_t h1 = 0, h2 = 0;
+    const bool has1 = KeyHashOf(tab, k, first, &h1);
+    if (has1) txn_->AddWritesetHash(h1);
+    if (!second.empty() && KeyHashOf(tab, k, second, &h2) && (!has1 || h2 != h1)) {
+      txn_->AddWritesetHash(h2);
+    }
+  }
+}
 
 absl::StatusOr<RowsWriter> RowsWriter::Create(const RowsWriterOptions& options) {
   if (options.max_event_size < 256 || options.max_event_size > (size_t{1} << 30)) {
@@ -54,6 +233,11 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
   t.table_map = *std::move(tm);
   const size_t n = def.columns.size();
   for (const ColumnDef& c : def.columns) t.codecs.push_back(*MakeColumnCodec(c));
+  {
+    absl::Status s = MakeKeys(def, t.codecs, &t.keys);
+    if (!s.ok()) return s;
+  }
+  t.has_primary_key = !def.primary_key.empty();
   std::vector<bool> key(n, false);
   for (uint32_t k : def.primary_key) key[k] = true;
   const bool has_key = !def.primary_key.empty();
@@ -263,6 +447,9 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
         "table ", tab.def.table, " is not mapped in this statement and a Rows "
         "event was already written: name it in BeginStatement"));
   }
+
+  if (o_.writeset) AddWriteset(tab, first.values, update ? second.values
+                                                        : absl::Span<const Value>());
 
   const bool fits =
       cur_open_ && cur_table_ == t && cur_kind_ == kind &&

@@ -30,6 +30,41 @@
 // of the table in column order, whatever the image: the writer packs
 // those the image holds and ignores the rest.
 //
+// Writeset (WRITESET dependency tracking, binlog/writeset.h; option
+// `writeset`): for each row image it packs (an INSERT's row, an UPDATE's
+// before and after images, a DELETE's row) the writer adds to the
+// transaction buffer one hash per unique key of the table (the primary key,
+// key number 0, then TableDef::unique_keys[i], key number i + 1) whose
+// columns are all non-NULL (NULLs never conflict), as MySQL's server does.
+// An UPDATE whose after image has the same key value as its before image
+// adds that hash once. A row of a table without a primary key marks the
+// writeset kMissingKeys (MySQL hashes no key of such a table); a row of a
+// TableDef::foreign_key_parent table marks it unusable. The values of
+// every key column must therefore be real in every image, whatever the
+// row image (for other columns kMinimal may pass anything).
+//
+// A key hash is WritesetKeySeed(schema, table, key number) mixed
+// (WritesetMix) with each key column's canonical value, in key order:
+//   integers, ENUM, SET: the stored value (its packed bytes as an integer)
+//   FLOAT, DOUBLE: a constant for zero (0 = -0), else the packed bytes
+//   DECIMAL: a constant for zero (0 = -0.00), else the packed bytes
+//   temporal, YEAR, BIT: the packed bytes
+//   strings with the binary collation (63): VARBINARY and BLOB exact,
+//     BINARY without trailing 0x00 and spaces; strings with a _bin
+//     collation (utf8mb4_bin 46, latin1_bin 47, ascii_bin 65,
+//     utf8mb3_bin 83, utf8mb4_0900_bin 309): without trailing spaces;
+//     a prefix key takes the first `prefix` bytes first
+//   strings with any other collation (case- or accent-insensitive ones,
+//     and 0, unknown), JSON, GEOMETRY: a constant. The writer cannot know
+//     which strings such a collation calls equal ('a' = 'A ' = 'á' in
+//     utf8mb4_0900_ai_ci), so every value of that column is treated as
+//     equal: writers of the key's rows are ordered among themselves.
+// The canonical forms are never finer than the key's own equality (equal
+// keys hash equally); where they are coarser, the replica only loses
+// parallelism. A caller writing its own row events adds its own hashes
+// (TransactionBuffer::AddWritesetHash), built the same way to agree with
+// this writer's.
+//
 // Thread safety: thread-compatible; one writer per session thread. The
 // writer keeps a pointer to the TransactionBuffer of the current statement
 // (BeginStatement) until EndStatement.
@@ -55,6 +90,7 @@
 #include "binlog/flavor.h"
 #include "binlog/rows.h"
 #include "binlog/transaction.h"
+#include "binlog/writeset.h"
 
 namespace binlog {
 
@@ -68,6 +104,10 @@ struct RowsWriterOptions {
   // footer) the writer grows before starting the next; 256..2^30.
   size_t max_event_size = 8192;
   RowImage row_image = RowImage::kFull;
+  // Add each row's key hashes to the transaction's writeset (see above).
+  // false: the writer declares nothing (the log falls back to commit
+  // order for the transaction unless the caller declares a writeset).
+  bool writeset = true;
 };
 
 class RowsWriter {
@@ -122,6 +162,29 @@ class RowsWriter {
   const RowsWriterOptions& options() const { return o_; }
 
  private:
+  // How one key column's value enters its key's hash (see the file
+  // comment).
+  struct KeyPart {
+    enum Mode : uint8_t {
+      kInteger,      // the stored value masked to its size
+      kPacked,       // the packed bytes
+      kReal,         // FLOAT/DOUBLE: zero as a constant, else packed
+      kDecimal,      // zero as a constant, else packed
+      kBytes,        // exact bytes
+      kBytesPadded,  // without trailing spaces
+      kBytesBinary,  // BINARY: without trailing spaces and 0x00
+      kAny,          // a constant
+    };
+    uint32_t column = 0;
+    Mode mode = kAny;
+    uint32_t prefix = 0;  // strings: leading bytes hashed (0: all)
+    uint64_t mask = 0;    // kInteger
+  };
+  struct Key {
+    uint64_t seed = 0;  // WritesetKeySeed(schema, table, key number)
+    std::vector<KeyPart> parts;
+  };
+
   struct Table {
     TableDef def;
     std::string table_map;
@@ -130,6 +193,9 @@ class RowsWriter {
     std::string all_bits, before_bits;
     std::vector<uint32_t> all_cols, before_cols;
     uint64_t mapped_in = 0;  // statement serial that wrote its Table_map
+    // Writeset: the keys to hash, the primary key first.
+    std::vector<Key> keys;
+    bool has_primary_key = false;
   };
   struct Image {
     const std::string* bits;
@@ -160,6 +226,28 @@ class RowsWriter {
   uint8_t RowsType(RowsKind kind) const;
   void AfterImage(const Table& tab, absl::Span<const uint8_t> changed,
                   Image* im);
+  // Writeset: the hashes of a row's images into txn_.
+  void AddWriteset(const Table& tab, absl::Span<const Value> first,
+                   absl::Span<const Value> second);
+  static absl::Status MakeKeys(const TableDef& def,
+                               const std::vector<ColumnCodec>& codecs,
+                               std::vector<Key>* keys);
+
+ public:
+  // The hash of key `key` (0: the primary key, i + 1: unique_keys[i]) of
+  // described table `t` for a row of values (one per column), as the writer
+  // adds it; false if a key column is NULL (no hash). For callers that mix
+  // their own row events with this writer's, and for tests.
+  // REQUIRES: the row was accepted by the writer (its values fit).
+  bool KeyHash(TableHandle t, size_t key, absl::Span<const Value> row,
+               uint64_t* hash) const {
+    return KeyHashOf(tables_[t], tables_[t].keys[key], row, hash);
+  }
+  size_t key_count(TableHandle t) const { return tables_[t].keys.size(); }
+
+ private:
+  static bool KeyHashOf(const Table& tab, const Key& key,
+                        absl::Span<const Value> row, uint64_t* hash);
 
   RowsWriterOptions o_;
   std::vector<Table> tables_;

@@ -315,6 +315,8 @@ void TransactionBuffer::Clear() {
   assigned_ = AssignedIdentity();
   commit_parent_ = 0;
   cookie_ = nullptr;
+  writeset_.clear();
+  writeset_declared_ = WritesetDeclared::kNothing;
   if (spill_ != nullptr) {
     if (spilled_bytes_ > 0 && spill_->file != nullptr) {
       // Give the disk space back. An error is harmless: the next spill

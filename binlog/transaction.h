@@ -62,8 +62,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
+#include "binlog/writeset.h"
 #include "io/file_system.h"
 
 namespace binlog {
@@ -311,6 +313,64 @@ class TransactionBuffer {
   void set_commit_parent(uint64_t clock) { commit_parent_ = clock; }
   uint64_t commit_parent() const { return commit_parent_; }
 
+  // The transaction's writeset (binlog/writeset.h): the hashes of the
+  // unique-key values of the rows it changed, from which the log computes
+  // last_committed under WRITESET dependency tracking. RowsWriter adds them
+  // as it packs rows; a caller writing its own row events adds them itself
+  // (WritesetKeySeed/WritesetMix give the same hashes RowsWriter would).
+  // The state starts as kNone ("nothing declared": the log falls back to
+  // commit order and every later transaction depends on this one), so a
+  // transaction that nobody described can never be reordered.
+  //   AddWritesetHash: records a hash; kNone becomes kComplete unless the
+  //     writeset was marked unusable.
+  //   MarkWritesetMissingKeys: a row of a table without a primary key was
+  //     changed (commit order for this transaction; history kept).
+  //   MarkWritesetUnusable: the hashes do not describe the transaction
+  //     (DDL, statement events, a foreign-key parent table); sticky until
+  //     Clear().
+  // More than writeset_limit() hashes (default kDefaultWritesetHistorySize,
+  // MySQL's per-transaction limit) make the writeset unusable and stop
+  // recording, which bounds its memory. Clear() empties it and keeps the
+  // memory: no allocation in steady state.
+  void AddWritesetHash(uint64_t hash) {
+    if (writeset_declared_ == WritesetDeclared::kUnusable) return;
+    if (writeset_.size() >= writeset_limit_) return MarkWritesetUnusable();
+    writeset_.push_back(hash);
+    if (writeset_declared_ == WritesetDeclared::kNothing) {
+      writeset_declared_ = WritesetDeclared::kComplete;
+    }
+  }
+  void MarkWritesetMissingKeys() {
+    if (writeset_declared_ != WritesetDeclared::kUnusable) {
+      writeset_declared_ = WritesetDeclared::kMissingKeys;
+    }
+  }
+  void MarkWritesetUnusable() {
+    writeset_declared_ = WritesetDeclared::kUnusable;
+    writeset_.clear();
+  }
+  // Declares the writeset complete as it is (possibly empty: a transaction
+  // that changed no row, which then needs no dependency). No effect on a
+  // writeset already marked.
+  void DeclareWritesetComplete() {
+    if (writeset_declared_ == WritesetDeclared::kNothing) {
+      writeset_declared_ = WritesetDeclared::kComplete;
+    }
+  }
+  WritesetState writeset_state() const {
+    switch (writeset_declared_) {
+      case WritesetDeclared::kComplete: return WritesetState::kComplete;
+      case WritesetDeclared::kMissingKeys: return WritesetState::kMissingKeys;
+      default: return WritesetState::kNone;
+    }
+  }
+  absl::Span<const uint64_t> writeset() const { return writeset_; }
+  // 1.. (values below 1 are raised to 1).
+  void set_writeset_limit(size_t limit) {
+    writeset_limit_ = limit < 1 ? 1 : limit;
+  }
+  size_t writeset_limit() const { return writeset_limit_; }
+
   // A caller's pointer handed back in the ordered-commit callback (for
   // example the engine transaction to commit). Cleared by Clear().
   void set_cookie(void* cookie) { cookie_ = cookie; }
@@ -448,6 +508,14 @@ class TransactionBuffer {
   // Serial-section work: final log_pos = start + end of each event, and the
   // checksum corrected for it. Touches 8 bytes per event.
   void Place(uint64_t start);
+
+  // The writeset (see AddWritesetHash).
+  enum class WritesetDeclared : uint8_t {
+    kNothing, kComplete, kMissingKeys, kUnusable
+  };
+  std::vector<uint64_t> writeset_;
+  WritesetDeclared writeset_declared_ = WritesetDeclared::kNothing;
+  size_t writeset_limit_ = kDefaultWritesetHistorySize;
 
   bool checksums_;
   std::unique_ptr<char[]> buf_;
