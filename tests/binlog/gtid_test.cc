@@ -65,6 +65,12 @@ GtidSet Set(absl::string_view text) {
   return s.ok() ? *s : GtidSet();
 }
 
+Tag T(absl::string_view text) {
+  absl::StatusOr<Tag> t = Tag::Parse(text);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *t : Tag();
+}
+
 // --- Uuid -------------------------------------------------------------------
 
 TEST(UuidTest, ParsesEitherCaseAndPrintsLowercase) {
@@ -291,35 +297,51 @@ TEST(GtidSetTest, CountSaturates) {
   EXPECT_EQ(s.Count(), std::numeric_limits<int64_t>::max());
 }
 
-// Random sets over 3 UUIDs and GNOs 1..40, checked against a std::set model:
-// every operation, the text form and the Previous_gtids body.
+// Random sets over 5 TSIDs (3 UUIDs, two of them also tagged) and GNOs
+// 1..40, checked against a std::set model: every operation, the text form
+// and the Previous_gtids body (tagged whenever a tagged TSID is present).
 TEST(GtidSetTest, AgreesWithABruteForceModel) {
-  const Uuid uuids[3] = {U(kUuidB), U(kUuidA),
-                         U("00000000-0000-0000-0000-000000000001")};
+  constexpr int kTsids = 5;
+  const Tsid tsids[kTsids] = {Tsid(U(kUuidB)), Tsid(U(kUuidA)),
+                              Tsid(U("00000000-0000-0000-0000-000000000001")),
+                              Tsid(U(kUuidA), T("blue")), Tsid(U(kUuidB), T("x"))};
   using Model = std::set<std::pair<int, int64_t>>;
   std::mt19937 rng(13);
   auto random_set = [&](GtidSet* s, Model* m) {
     int n = static_cast<int>(rng() % 6);
     for (int i = 0; i < n; ++i) {
-      int u = static_cast<int>(rng() % 3);
+      int u = static_cast<int>(rng() % kTsids);
       int64_t first = 1 + static_cast<int64_t>(rng() % 40);
       int64_t last = std::min<int64_t>(40, first + static_cast<int64_t>(rng() % 8));
-      s->AddInterval(uuids[u], first, last);
+      if (u < 3 && rng() % 2 == 0) {
+        s->AddInterval(tsids[u].uuid, first, last);  // the untagged API
+      } else {
+        s->AddInterval(tsids[u], first, last);
+      }
       for (int64_t g = first; g <= last; ++g) m->insert({u, g});
     }
   };
   auto check = [&](const GtidSet& s, const Model& m) {
     EXPECT_EQ(s.Count(), static_cast<int64_t>(m.size()));
     EXPECT_EQ(s.empty(), m.empty());
-    for (int u = 0; u < 3; ++u) {
+    bool tagged = false;
+    for (const auto& [u, g] : m) tagged = tagged || u >= 3;
+    EXPECT_EQ(s.HasTags(), tagged);
+    for (int u = 0; u < kTsids; ++u) {
       int64_t free = 1;
       while (m.count({u, free})) ++free;
-      EXPECT_EQ(s.FirstFreeGno(uuids[u]), free);
+      EXPECT_EQ(s.FirstFreeGno(tsids[u]), free);
+      if (u < 3) {
+        EXPECT_EQ(s.FirstFreeGno(tsids[u].uuid), free);
+      }
       for (int64_t g = 1; g <= 41; ++g) {
-        ASSERT_EQ(s.Contains(uuids[u], g), m.count({u, g}) == 1) << u << ":" << g;
+        ASSERT_EQ(s.Contains(tsids[u], g), m.count({u, g}) == 1) << u << ":" << g;
+        if (u < 3) {
+          ASSERT_EQ(s.Contains(tsids[u].uuid, g), m.count({u, g}) == 1);
+        }
       }
       // Normalized: sorted, disjoint, not adjacent.
-      const std::vector<GnoInterval>& ivs = s.Intervals(uuids[u]);
+      const std::vector<GnoInterval>& ivs = s.Intervals(tsids[u]);
       for (size_t i = 0; i < ivs.size(); ++i) {
         EXPECT_LE(ivs[i].first, ivs[i].last);
         if (i > 0) {
@@ -864,12 +886,6 @@ TEST(MariaGtidStateTest, GtidListBodyRoundTrips) {
 // --- Hostile input -------------------------------------------------------------
 
 // --- Tags (MySQL 8.3+) ---------------------------------------------------------
-
-Tag T(absl::string_view text) {
-  absl::StatusOr<Tag> t = Tag::Parse(text);
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() ? *t : Tag();
-}
 
 TEST(TagTest, ParseNormalizesAsMySqlDoes) {
   EXPECT_EQ(T("Blue_1").str(), "blue_1");
