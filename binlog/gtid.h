@@ -316,7 +316,10 @@ absl::StatusOr<MySqlGtidEvent> DecodeAnyMySqlGtidEvent(uint8_t type,
                                                        absl::string_view body);
 
 // The 8.0 body of `g` (every field, original timestamp and version written
-// only when they differ from the immediate ones, as MySQL does).
+// only when they differ from the immediate ones, as MySQL does). The type
+// 33/34 layout has no tag: a GTID with a tag goes out as type 42
+// (EncodeMySqlGtidTaggedEventBody), as MySQL writes it; this encoder
+// ignores `tag`.
 // `transaction_length` is written as given. Size: 42 + 7 (+7) + 1..9 + 4
 // (+4) bytes.
 std::string EncodeMySqlGtidEventBody(const MySqlGtidEvent& g);
