@@ -115,6 +115,34 @@ class ByteReader {
     return ok;
   }
 
+  // A variable-length integer of MySQL's field serialization (format.h,
+  // VarlenSize): the first byte's trailing one bits, plus one, give the
+  // length, 1..9 bytes. Values written longer than needed are accepted, as
+  // MySQL's reader accepts them.
+  bool Varlen(uint64_t* v) {
+    if (remaining() < 1) return false;
+    const uint8_t first = static_cast<uint8_t>(data_[pos_]);
+    size_t n = 1;
+    while (n < 9 && (first >> (n - 1)) & 1) ++n;
+    if (n > remaining()) return false;
+    uint64_t x = 0;
+    if (n == 9) {
+      for (size_t i = 0; i < 8; ++i) {
+        x |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + 1 + i]))
+             << (8 * i);
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        x |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + i]))
+             << (8 * i);
+      }
+      x >>= n;
+    }
+    pos_ += n;
+    *v = x;
+    return true;
+  }
+
  private:
   absl::string_view data_;
   size_t pos_ = 0;

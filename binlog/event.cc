@@ -4,6 +4,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "binlog/byte_reader.h"
 #include "binlog/checksum.h"
 
 namespace binlog {
@@ -165,6 +166,58 @@ absl::StatusOr<RotateInfo> DecodeRotate(absl::string_view body) {
   if (name.size() > 511) name = name.substr(0, 511);
   r.next_file = std::string(name);
   return r;
+}
+
+namespace {
+// Heartbeat_log_event_v2 field types (MySQL's codecs::binary::Heartbeat).
+constexpr uint64_t kHbEndMark = 0;
+constexpr uint64_t kHbLogFilename = 1;
+constexpr uint64_t kHbLogPosition = 2;
+}  // namespace
+
+absl::StatusOr<HeartbeatV2> DecodeHeartbeatV2(absl::string_view body) {
+  ByteReader r(body);
+  HeartbeatV2 hb;
+  for (;;) {
+    uint64_t type, length;
+    if (!r.PackedInt(&type)) {
+      return absl::DataLossError(
+          "Heartbeat_log_event_v2 ends without its end mark");
+    }
+    if (type == kHbEndMark) return hb;
+    absl::string_view value;
+    if (!r.PackedInt(&length) || !r.Bytes(length, &value)) {
+      return absl::DataLossError(absl::StrCat(
+          "Heartbeat_log_event_v2 field ", type, " runs past the event"));
+    }
+    if (type == kHbLogFilename) {
+      hb.has_log_filename = true;
+      hb.log_filename = std::string(value);
+    } else if (type == kHbLogPosition) {
+      ByteReader v(value);
+      if (!v.PackedInt(&hb.log_position)) {
+        return absl::DataLossError(
+            "Heartbeat_log_event_v2 position is not a packed integer");
+      }
+      hb.has_log_position = true;
+    }
+  }
+}
+
+std::string EncodeHeartbeatV2Body(absl::string_view log_filename,
+                                  uint64_t log_position) {
+  std::string out(3 * 9 + log_filename.size() + 2 * 9 + 1, '\0');
+  char* p = out.data();
+  p = StorePackedInt(p, kHbLogFilename);
+  p = StorePackedInt(p, log_filename.size());
+  std::memcpy(p, log_filename.data(), log_filename.size());
+  p += log_filename.size();
+  p = StorePackedInt(p, kHbLogPosition);
+  p = StorePackedInt(p, PackedIntSize(log_position));
+  p = StorePackedInt(p, log_position);
+  p = StorePackedInt(p, kHbEndMark);
+  out.resize(static_cast<size_t>(p - out.data()));
+  return out;
 }
 
 absl::StatusOr<QueryInfo> DecodeQuery(absl::string_view body,

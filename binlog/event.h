@@ -126,6 +126,26 @@ struct RotateInfo {
 };
 absl::StatusOr<RotateInfo> DecodeRotate(absl::string_view body);
 
+// Heartbeat_log_event_v2 (41, MySQL 8.0.26+): what a source sends an idle
+// replica that asked for it in its dump request; never stored in a binlog.
+// Post-header length 0. Body (binlog/FORMAT.md): fields, each a packed
+// integer type, a packed integer length and `length` bytes of value:
+// type 1 the source's binlog file name, type 2 its position (a packed
+// integer); type 0, alone, ends the fields. Unknown types are skipped by
+// their length, as MySQL's decoder does.
+struct HeartbeatV2 {
+  bool has_log_filename = false;
+  std::string log_filename;
+  bool has_log_position = false;
+  uint64_t log_position = 0;
+};
+// DataLoss if a field runs past the body or the end mark is missing; the
+// bytes after the end mark are ignored.
+absl::StatusOr<HeartbeatV2> DecodeHeartbeatV2(absl::string_view body);
+// The body MySQL 8.4's Binlog_sender writes: file name, position, end mark.
+std::string EncodeHeartbeatV2Body(absl::string_view log_filename,
+                                  uint64_t log_position);
+
 // Query event: the parts the library uses (database, statement).
 struct QueryInfo {
   uint32_t thread_id = 0;

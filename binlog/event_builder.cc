@@ -15,6 +15,15 @@ constexpr uint8_t kMySql80Phl[41] = {
     0, 13, 0, 8, 0, 0, 0, 0, 4, 0, 4, 0, 0, 0, 98, 0, 4, 26, 8, 0,
     0, 0, 8, 8, 8, 2, 0, 0, 0, 10, 10, 10, 42, 42, 0, 18, 52, 0, 10, 40, 0};
 
+// Types 1..42 as MySQL 8.4 declares them (libs/mysql/binlog/event/
+// control_events.cpp, Format_description_event's constructor): 8.0's, with
+// 0 for the V1 Rows events 23-25, 99 = 57 + 42 for type 15, and 0 for
+// Gtid_tagged_log_event.
+constexpr uint8_t kMySql84Phl[42] = {
+    0, 13, 0, 8, 0, 0, 0, 0, 4, 0, 4, 0, 0, 0, 99, 0, 4, 26, 8, 0,
+    0, 0, 0, 0, 0, 2, 0, 0, 0, 10, 10, 10, 42, 42, 0, 18, 52, 0, 10, 40,
+    0, 0};
+
 // Types 1..171 as MariaDB 10.11 declares them (reference section 4.2),
 // checked against the corpus' Format_description events in
 // tests/binlog/mariadb_flavor_test.cc.
@@ -61,6 +70,11 @@ absl::string_view MySql80PostHeaderLengths() {
                            sizeof(kMySql80Phl));
 }
 
+absl::string_view MySql84PostHeaderLengths() {
+  return absl::string_view(reinterpret_cast<const char*>(kMySql84Phl),
+                           sizeof(kMySql84Phl));
+}
+
 absl::string_view MariaDb1011PostHeaderLengths() {
   return absl::string_view(reinterpret_cast<const char*>(kMariaDb1011Phl),
                            sizeof(kMariaDb1011Phl));
@@ -80,7 +94,9 @@ std::string EncodeFormatDescription(const FdeParams& p) {
   body.push_back(static_cast<char>(kHeaderSize));
   body += std::string(p.flavor == LogFlavor::kMariaDB
                           ? MariaDb1011PostHeaderLengths()
-                          : MySql80PostHeaderLengths());
+                          : p.mysql_layout == MySqlLayout::k84
+                                ? MySql84PostHeaderLengths()
+                                : MySql80PostHeaderLengths());
   body.push_back(static_cast<char>(p.checksums ? 1 : 0));
   size_t size = kHeaderSize + body.size() + kChecksumSize;
   uint16_t flags = p.in_use ? kFlagBinlogInUse : 0;

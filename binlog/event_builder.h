@@ -31,6 +31,12 @@ namespace binlog {
 // including the server's quirk of 40 for TRANSACTION_PAYLOAD_EVENT.
 absl::string_view MySql80PostHeaderLengths();
 
+// The MySQL 8.4 post-header length array (42 entries, types 1-42), as 8.4's
+// Format_description_event constructor declares it: 8.0's with 0 for the
+// V1 Rows events 23-25 (removed in 8.4.0), 99 for Format_description
+// itself (57 + 42 event types) and 0 for Gtid_tagged_log_event (42).
+absl::string_view MySql84PostHeaderLengths();
+
 // The MariaDB 10.2 - 11.x post-header length array (171 entries, types
 // 1-171), byte for byte as MariaDB 10.11.19 writes it (reference 4.2; the
 // corpus in tests/data/mariadb). Its Query entry is 13, Gtid (162) 19.
@@ -40,9 +46,13 @@ struct FdeParams {
   uint32_t timestamp = 0;
   uint32_t server_id = 1;
   std::string server_version = "8.0.36";
-  // kMySQL: MySql80PostHeaderLengths(); kMariaDB:
+  // kMySQL: MySql80PostHeaderLengths() or MySql84PostHeaderLengths() (by
+  // mysql_layout; a 122- or 123-byte event); kMariaDB:
   // MariaDb1011PostHeaderLengths() (a 252-byte event, as MariaDB 10.2+).
   LogFlavor flavor = LogFlavor::kMySQL;
+  // For kMySQL: the release whose Format_description to write. MySQL 8.4
+  // writes server versions "8.4.x" (set server_version to match).
+  MySqlLayout mysql_layout = MySqlLayout::k80;
   uint32_t create_timestamp = 0;  // non-zero only for the first file after start
   bool checksums = true;
   bool in_use = true;             // sets kFlagBinlogInUse in the header flags

@@ -20,6 +20,16 @@ enum class LogFlavor {
   kMariaDB,  // MariaDB 10.11
 };
 
+// Which MySQL release's file layout a kMySQL log writes. The two differ in
+// the Format_description (binlog/FORMAT.md "MySQL 8.4 files"): 8.4 declares
+// 42 event types (Gtid_tagged_log_event, 42, has post-header length 0) and
+// post-header length 0 for the V1 Rows events 23-25 it no longer knows; the
+// server version string is the caller's (FdeParams::server_version).
+enum class MySqlLayout {
+  k80,  // MySQL 8.0.26 - 8.2: 41 post-header lengths, a 122-byte event
+  k84,  // MySQL 8.4 LTS: 42 post-header lengths, a 123-byte event
+};
+
 }  // namespace binlog
 
 #endif  // BINLOG_BINLOG_FLAVOR_H_

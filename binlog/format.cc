@@ -100,4 +100,23 @@ char* StorePackedInt(char* p, uint64_t v) {
   return p + 9;
 }
 
+size_t VarlenSize(uint64_t v) {
+  int bits = 0;
+  for (uint64_t x = v; x != 0; x >>= 1) ++bits;
+  if (bits <= 7) return 1;
+  if (bits > 56) return 9;
+  return static_cast<size_t>((bits + 6) / 7);
+}
+
+char* StoreVarlen(char* p, uint64_t v) {
+  const size_t k = VarlenSize(v);
+  if (k == 9) {
+    *p = static_cast<char>(0xff);
+    StoreLe64(p + 1, v);
+    return p + 9;
+  }
+  StoreLeN(p, (v << k) | ((uint64_t{1} << (k - 1)) - 1), k);
+  return p + k;
+}
+
 }  // namespace binlog

@@ -202,6 +202,26 @@ inline void StoreLeN(char* p, uint64_t v, size_t n) {
 size_t PackedIntSize(uint64_t v);
 char* StorePackedInt(char* p, uint64_t v);
 
+// Variable-length unsigned integers of MySQL's field serialization
+// (libs/mysql/serialization, 8.3+: Gtid_tagged_log_event and the tags of an
+// encoded GTID set; binlog/FORMAT.md "Tagged GTIDs"). A value of up to 56
+// bits takes k = max(1, ceil(bits / 7)) bytes and is stored as the k-byte
+// little-endian number (v << k) | (2^(k-1) - 1): the count of trailing one
+// bits of the first byte, plus one, is the length. Wider values take 9
+// bytes: 0xFF, then the 8-byte little-endian value. VarlenSize is the
+// length (1..9); StoreVarlen writes it and returns the end. The decoder is
+// ByteReader::Varlen. Signed values are zigzag-mapped first
+// (VarlenZigZag: x >= 0 -> 2x, x < 0 -> -2x - 1).
+size_t VarlenSize(uint64_t v);
+char* StoreVarlen(char* p, uint64_t v);
+inline uint64_t VarlenZigZag(int64_t x) {
+  return x >= 0 ? static_cast<uint64_t>(x) << 1
+                : ((~static_cast<uint64_t>(x)) << 1) | 1;
+}
+inline int64_t VarlenUnZigZag(uint64_t u) {
+  return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
+}
+
 }  // namespace binlog
 
 #endif  // BINLOG_BINLOG_FORMAT_H_

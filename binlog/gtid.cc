@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -159,6 +160,51 @@ bool operator<(const Uuid& a, const Uuid& b) {
 }
 
 // ---------------------------------------------------------------------------
+// Tag, Tsid
+
+namespace {
+
+bool IsTagChar(char c, size_t pos) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+         (pos > 0 && c >= '0' && c <= '9');
+}
+
+// `text` (already stripped) checked against the grammar and lowered.
+absl::StatusOr<std::string> NormalizeTag(absl::string_view text) {
+  if (text.size() > kMaxTagLength) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tag '", text, "' is longer than ", kMaxTagLength, " characters"));
+  }
+  std::string out(text);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!IsTagChar(out[i], i)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tag '", text, "': ",
+          i == 0 && absl::ascii_isdigit(static_cast<unsigned char>(out[i]))
+              ? "a tag starts with a letter or '_'"
+              : "letters, digits and '_' only"));
+    }
+    out[i] = absl::ascii_tolower(static_cast<unsigned char>(out[i]));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Tag> Tag::Parse(absl::string_view text) {
+  absl::StatusOr<std::string> n = NormalizeTag(absl::StripAsciiWhitespace(text));
+  if (!n.ok()) return n.status();
+  Tag t;
+  t.text_ = std::move(*n);
+  return t;
+}
+
+std::string Tsid::ToString() const {
+  if (tag.empty()) return uuid.ToString();
+  return absl::StrCat(uuid.ToString(), ":", tag.str());
+}
+
+// ---------------------------------------------------------------------------
 // GtidSet
 
 absl::StatusOr<GtidSet> GtidSet::Parse(absl::string_view text) {
@@ -181,8 +227,28 @@ absl::StatusOr<GtidSet> GtidSet::Parse(absl::string_view text) {
       return absl::InvalidArgumentError(absl::StrCat(
           "GTID set '", text, "': '", part, "' has no interval"));
     }
+    Tsid tsid(*uuid);
+    bool tsid_has_interval = true;  // the untagged start needs none after a tag
     for (size_t i = 1; i < fields.size(); ++i) {
       absl::string_view iv = absl::StripAsciiWhitespace(fields[i]);
+      // A letter or '_' first: a tag (MySQL 8.3+), for the intervals after it.
+      if (!iv.empty() &&
+          (absl::ascii_isalpha(static_cast<unsigned char>(iv[0])) ||
+           iv[0] == '_')) {
+        if (!tsid_has_interval) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "GTID set '", text, "': tag '", tsid.tag.str(),
+              "' has no interval"));
+        }
+        absl::StatusOr<Tag> tag = Tag::Parse(iv);
+        if (!tag.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("GTID set '", text, "': ", tag.status().message()));
+        }
+        tsid.tag = std::move(*tag);
+        tsid_has_interval = false;
+        continue;
+      }
       // Digits only: MySQL's strtoll would also take signs and hex, which
       // no server prints. Spaces around '-' are allowed, as MySQL skips them.
       int64_t first = 0, last = 0;
@@ -199,14 +265,9 @@ absl::StatusOr<GtidSet> GtidSet::Parse(absl::string_view text) {
                           kMax, &last);
       }
       if (!ok) {
-        // A letter first: a tag (MySQL 8.3+ "uuid:tag:1-3").
-        bool tag = !iv.empty() &&
-                   (absl::ascii_isalpha(static_cast<unsigned char>(iv[0])) ||
-                    iv[0] == '_');
         return absl::InvalidArgumentError(absl::StrCat(
-            "GTID set '", text, "': '", iv, "' ",
-            tag ? "is a tag (tagged GTIDs are not supported)"
-                : "is not an interval n or n-m"));
+            "GTID set '", text, "': '", iv, "' is not an interval n or n-m",
+            " nor a tag"));
       }
       if (last < first) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -216,7 +277,12 @@ absl::StatusOr<GtidSet> GtidSet::Parse(absl::string_view text) {
         return absl::InvalidArgumentError(absl::StrCat(
             "GTID set '", text, "': interval '", iv, "' outside 1 .. 2^63-2"));
       }
-      set.AddInterval(*uuid, first, last);
+      set.AddInterval(tsid, first, last);
+      tsid_has_interval = true;
+    }
+    if (!tsid_has_interval) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GTID set '", text, "': tag '", tsid.tag.str(), "' has no interval"));
     }
   }
   return set;
@@ -224,9 +290,14 @@ absl::StatusOr<GtidSet> GtidSet::Parse(absl::string_view text) {
 
 std::string GtidSet::ToString(absl::string_view separator) const {
   std::string s;
-  for (const auto& [uuid, ivs] : sets_) {
-    if (!s.empty()) s.append(separator.data(), separator.size());
-    s += uuid.ToString();
+  const Uuid* prev = nullptr;
+  for (const auto& [tsid, ivs] : sets_) {
+    if (prev == nullptr || *prev != tsid.uuid) {
+      if (prev != nullptr) s.append(separator.data(), separator.size());
+      s += tsid.uuid.ToString();
+      prev = &tsid.uuid;
+    }
+    if (!tsid.tag.empty()) absl::StrAppend(&s, ":", tsid.tag.str());
     for (const GnoInterval& iv : ivs) {
       if (iv.first == iv.last) {
         absl::StrAppend(&s, ":", iv.first);
@@ -240,7 +311,7 @@ std::string GtidSet::ToString(absl::string_view separator) const {
 
 int64_t GtidSet::Count() const {
   int64_t n = 0;
-  for (const auto& [uuid, ivs] : sets_) {
+  for (const auto& [tsid, ivs] : sets_) {
     for (const GnoInterval& iv : ivs) {
       int64_t add = iv.last - iv.first + 1;
       if (n > std::numeric_limits<int64_t>::max() - add) {
@@ -252,21 +323,38 @@ int64_t GtidSet::Count() const {
   return n;
 }
 
-void GtidSet::Add(const Uuid& uuid, int64_t gno) { AddInterval(uuid, gno, gno); }
+bool GtidSet::HasTags() const {
+  for (const auto& [tsid, ivs] : sets_) {
+    if (!tsid.tag.empty()) return true;
+  }
+  return false;
+}
+
+void GtidSet::Add(const Uuid& uuid, int64_t gno) { AddInterval(Tsid(uuid), gno, gno); }
 
 void GtidSet::AddInterval(const Uuid& uuid, int64_t first, int64_t last) {
-  InsertInterval(&sets_[uuid], first, last);
+  AddInterval(Tsid(uuid), first, last);
+}
+
+void GtidSet::Add(const Tsid& tsid, int64_t gno) { AddInterval(tsid, gno, gno); }
+
+void GtidSet::AddInterval(const Tsid& tsid, int64_t first, int64_t last) {
+  InsertInterval(&sets_[tsid], first, last);
 }
 
 bool GtidSet::Contains(const Uuid& uuid, int64_t gno) const {
-  auto it = sets_.find(uuid);
+  return Contains(Tsid(uuid), gno);
+}
+
+bool GtidSet::Contains(const Tsid& tsid, int64_t gno) const {
+  auto it = sets_.find(tsid);
   return it != sets_.end() && IntervalsContain(it->second, gno);
 }
 
 void GtidSet::Union(const GtidSet& other) {
   if (&other == this) return;  // the loop below would grow what it walks
-  for (const auto& [uuid, ivs] : other.sets_) {
-    std::vector<GnoInterval>& mine = sets_[uuid];
+  for (const auto& [tsid, ivs] : other.sets_) {
+    std::vector<GnoInterval>& mine = sets_[tsid];
     for (const GnoInterval& iv : ivs) InsertInterval(&mine, iv.first, iv.last);
   }
 }
@@ -276,8 +364,8 @@ void GtidSet::Subtract(const GtidSet& other) {
     sets_.clear();
     return;
   }
-  for (const auto& [uuid, ivs] : other.sets_) {
-    auto it = sets_.find(uuid);
+  for (const auto& [tsid, ivs] : other.sets_) {
+    auto it = sets_.find(tsid);
     if (it == sets_.end()) continue;
     for (const GnoInterval& iv : ivs) RemoveInterval(&it->second, iv.first, iv.last);
     if (it->second.empty()) sets_.erase(it);
@@ -285,8 +373,8 @@ void GtidSet::Subtract(const GtidSet& other) {
 }
 
 bool GtidSet::IsSubsetOf(const GtidSet& other) const {
-  for (const auto& [uuid, ivs] : sets_) {
-    auto it = other.sets_.find(uuid);
+  for (const auto& [tsid, ivs] : sets_) {
+    auto it = other.sets_.find(tsid);
     if (it == other.sets_.end()) return false;
     const std::vector<GnoInterval>& theirs = it->second;
     for (const GnoInterval& iv : ivs) {
@@ -303,8 +391,8 @@ bool GtidSet::IsSubsetOf(const GtidSet& other) const {
 }
 
 bool GtidSet::Intersects(const GtidSet& other) const {
-  for (const auto& [uuid, ivs] : sets_) {
-    auto it = other.sets_.find(uuid);
+  for (const auto& [tsid, ivs] : sets_) {
+    auto it = other.sets_.find(tsid);
     if (it == other.sets_.end()) continue;
     for (const GnoInterval& a : ivs) {
       for (const GnoInterval& b : it->second) {
@@ -316,7 +404,11 @@ bool GtidSet::Intersects(const GtidSet& other) const {
 }
 
 int64_t GtidSet::FirstFreeGno(const Uuid& uuid) const {
-  auto it = sets_.find(uuid);
+  return FirstFreeGno(Tsid(uuid));
+}
+
+int64_t GtidSet::FirstFreeGno(const Tsid& tsid) const {
+  auto it = sets_.find(tsid);
   if (it == sets_.end() || it->second.empty() || it->second.front().first > 1) {
     return 1;
   }
@@ -324,26 +416,61 @@ int64_t GtidSet::FirstFreeGno(const Uuid& uuid) const {
 }
 
 const std::vector<GnoInterval>& GtidSet::Intervals(const Uuid& uuid) const {
-  auto it = sets_.find(uuid);
+  return Intervals(Tsid(uuid));
+}
+
+const std::vector<GnoInterval>& GtidSet::Intervals(const Tsid& tsid) const {
+  auto it = sets_.find(tsid);
   return it == sets_.end() ? EmptyIntervals() : it->second;
 }
 
 std::vector<Uuid> GtidSet::Uuids() const {
   std::vector<Uuid> out;
-  for (const auto& [uuid, ivs] : sets_) out.push_back(uuid);
+  for (const auto& [tsid, ivs] : sets_) {
+    if (out.empty() || out.back() != tsid.uuid) out.push_back(tsid.uuid);
+  }
   return out;
 }
 
-std::string GtidSet::EncodePreviousGtidsBody() const {
+std::vector<Tsid> GtidSet::Tsids() const {
+  std::vector<Tsid> out;
+  out.reserve(sets_.size());
+  for (const auto& [tsid, ivs] : sets_) out.push_back(tsid);
+  return out;
+}
+
+namespace {
+// The first word of a tagged GTID-set encoding: format byte 1 at both ends,
+// the entry count in between (Gtid_set::encode of MySQL 8.3+).
+constexpr uint64_t kTaggedFormat = 1;
+}  // namespace
+
+size_t GtidSet::PreviousGtidsBodySize() const {
+  const bool tagged = HasTags();
   size_t size = 8;
-  for (const auto& [uuid, ivs] : sets_) size += 16 + 8 + 16 * ivs.size();
-  std::string out(size, '\0');
+  for (const auto& [tsid, ivs] : sets_) {
+    size += 16 + 8 + 16 * ivs.size();
+    if (tagged) size += VarlenSize(tsid.tag.str().size()) + tsid.tag.str().size();
+  }
+  return size;
+}
+
+std::string GtidSet::EncodePreviousGtidsBody() const {
+  const bool tagged = HasTags();
+  std::string out(PreviousGtidsBodySize(), '\0');
   char* p = out.data();
-  StoreLe64(p, sets_.size());
+  const uint64_t n = sets_.size();
+  StoreLe64(p, tagged ? (kTaggedFormat << 56) | (n << 8) | kTaggedFormat : n);
   p += 8;
-  for (const auto& [uuid, ivs] : sets_) {
-    std::memcpy(p, uuid.bytes, 16);
+  for (const auto& [tsid, ivs] : sets_) {
+    std::memcpy(p, tsid.uuid.bytes, 16);
     p += 16;
+    if (tagged) {
+      const std::string& t = tsid.tag.str();
+      p = StoreVarlen(p, t.size());
+      std::memcpy(p, t.data(), t.size());
+      p += t.size();
+    }
     StoreLe64(p, ivs.size());
     p += 8;
     for (const GnoInterval& iv : ivs) {
@@ -361,25 +488,51 @@ absl::StatusOr<GtidSet> GtidSet::DecodePreviousGtidsBody(absl::string_view body)
   if (!r.Le64(&head)) {
     return absl::DataLossError("Previous_gtids event shorter than 8 bytes");
   }
-  if ((head >> 56) == 1 && (head & 0xff) == 1) {
-    return absl::InvalidArgumentError(
-        "Previous_gtids event in the tagged format of MySQL 8.3+ (tagged "
-        "GTIDs are not supported)");
-  }
-  if (head > r.remaining() / 24) {
+  const uint64_t format = head >> 56;
+  if (format > kTaggedFormat) {
     return absl::DataLossError(absl::StrCat(
-        "Previous_gtids event announces ", head, " UUIDs; it has room for ",
-        r.remaining() / 24));
+        "Previous_gtids event in an unknown GTID set format ", format));
+  }
+  const bool tagged = format == kTaggedFormat;
+  // Untagged: the count is the low 56 bits (the format byte is 0). Tagged:
+  // bits 8..55; the low byte repeats the format and is not checked, as
+  // MySQL does not check it.
+  const uint64_t count = tagged ? (head >> 8) & 0xffffffffffffull : head;
+  // An entry takes at least 24 bytes (25 tagged).
+  const size_t min_entry = tagged ? 25 : 24;
+  if (count > r.remaining() / min_entry) {
+    return absl::DataLossError(absl::StrCat(
+        "Previous_gtids event announces ", count, " UUIDs; it has room for ",
+        r.remaining() / min_entry));
   }
   GtidSet set;
-  for (uint64_t i = 0; i < head; ++i) {
+  for (uint64_t i = 0; i < count; ++i) {
     absl::string_view sid;
-    uint64_t n;
-    if (!r.Bytes(16, &sid) || !r.Le64(&n) || n > r.remaining() / 16) {
+    if (!r.Bytes(16, &sid)) {
       return absl::DataLossError("Previous_gtids event ends inside a UUID set");
     }
-    Uuid uuid;
-    std::memcpy(uuid.bytes, sid.data(), 16);
+    Tsid tsid;
+    std::memcpy(tsid.uuid.bytes, sid.data(), 16);
+    if (tagged) {
+      uint64_t len;
+      absl::string_view text;
+      if (!r.Varlen(&len) || len > kMaxTagLength || !r.Bytes(len, &text)) {
+        return absl::DataLossError(
+            "Previous_gtids event holds a malformed tag (longer than 32 "
+            "characters or past the end)");
+      }
+      absl::StatusOr<std::string> t = NormalizeTag(text);
+      if (!t.ok()) {
+        return absl::DataLossError(absl::StrCat(
+            "Previous_gtids event holds a bad tag: ", t.status().message()));
+      }
+      absl::StatusOr<Tag> tag = Tag::Parse(*t);  // cannot fail: normalized
+      tsid.tag = std::move(*tag);
+    }
+    uint64_t n;
+    if (!r.Le64(&n) || n > r.remaining() / 16) {
+      return absl::DataLossError("Previous_gtids event ends inside a UUID set");
+    }
     for (uint64_t k = 0; k < n; ++k) {
       uint64_t start = 0, end = 0;
       r.Le64(&start);
@@ -388,7 +541,7 @@ absl::StatusOr<GtidSet> GtidSet::DecodePreviousGtidsBody(absl::string_view body)
         return absl::DataLossError(absl::StrCat(
             "Previous_gtids event holds a bad interval [", start, ", ", end, ")"));
       }
-      set.AddInterval(uuid, static_cast<int64_t>(start),
+      set.AddInterval(tsid, static_cast<int64_t>(start),
                       static_cast<int64_t>(end - 1));
     }
   }
@@ -400,6 +553,7 @@ absl::StatusOr<GtidSet> GtidSet::DecodePreviousGtidsBody(absl::string_view body)
 
 std::string MySqlGtidEvent::ToString() const {
   if (anonymous()) return "ANONYMOUS";
+  if (!tag.empty()) return absl::StrCat(uuid.ToString(), ":", tag.str(), ":", gno);
   return absl::StrCat(uuid.ToString(), ":", gno);
 }
 
@@ -454,6 +608,9 @@ absl::StatusOr<MySqlGtidEvent> DecodeMySqlGtidEvent(absl::string_view body) {
     g.immediate_server_version = version;
     g.original_server_version = version;
   }
+  // 8.0.33+: the group commit ticket, when set.
+  uint64_t ticket;
+  if (r.Le64(&ticket)) g.commit_group_ticket = ticket;
   return g;
 }
 
@@ -495,6 +652,264 @@ std::string EncodeMySqlGtidEventBody(const MySqlGtidEvent& g) {
   std::string out(MySqlGtidEventBodySize(g), '\0');
   EncodeMySqlGtidEventBodyTo(g, out.data());
   return out;
+}
+
+// ---------------------------------------------------------------------------
+// Gtid_tagged_log_event (42)
+
+namespace {
+
+// MySQL's serialization format version (serialization_format_version), the
+// id of a top-level message.
+constexpr uint64_t kSerializationVersion = 1;
+
+enum TaggedField : uint64_t {
+  kTfFlags = 0,
+  kTfUuid = 1,
+  kTfGno = 2,
+  kTfTag = 3,
+  kTfLastCommitted = 4,
+  kTfSequenceNumber = 5,
+  kTfImmediateTimestamp = 6,
+  kTfOriginalTimestamp = 7,
+  kTfTransactionLength = 8,
+  kTfImmediateVersion = 9,
+  kTfOriginalVersion = 10,
+  kTfCommitGroupTicket = 11,
+  kTfCount = 12,
+};
+
+// Calls put(id, kind, value) for each field present, in id order; kind is
+// 'u' (unsigned varlen), 's' (signed varlen), 'b' (the UUID bytes) or 't'
+// (the tag).
+template <typename Put>
+void ForEachTaggedField(const MySqlGtidEvent& g, Put put) {
+  put(kTfFlags, 'u', g.flags);
+  put(kTfUuid, 'b', 0);
+  put(kTfGno, 's', static_cast<uint64_t>(g.gno));
+  put(kTfTag, 't', 0);
+  put(kTfLastCommitted, 's', static_cast<uint64_t>(g.last_committed));
+  put(kTfSequenceNumber, 's', static_cast<uint64_t>(g.sequence_number));
+  put(kTfImmediateTimestamp, 'u', g.immediate_commit_timestamp);
+  if (g.original_commit_timestamp != g.immediate_commit_timestamp) {
+    put(kTfOriginalTimestamp, 'u', g.original_commit_timestamp);
+  }
+  put(kTfTransactionLength, 'u', g.transaction_length);
+  put(kTfImmediateVersion, 'u', g.immediate_server_version);
+  if (g.original_server_version != g.immediate_server_version) {
+    put(kTfOriginalVersion, 'u', g.original_server_version);
+  }
+  if (g.commit_group_ticket != 0) put(kTfCommitGroupTicket, 'u', g.commit_group_ticket);
+}
+
+size_t TaggedFieldsSize(const MySqlGtidEvent& g) {
+  size_t n = 0;
+  ForEachTaggedField(g, [&](uint64_t id, char kind, uint64_t v) {
+    n += VarlenSize(id);
+    switch (kind) {
+      case 'u': n += VarlenSize(v); break;
+      case 's': n += VarlenSize(VarlenZigZag(static_cast<int64_t>(v))); break;
+      case 'b':
+        for (uint8_t b : g.uuid.bytes) n += VarlenSize(b);
+        break;
+      case 't': n += VarlenSize(g.tag.str().size()) + g.tag.str().size(); break;
+    }
+  });
+  return n;
+}
+
+// The message size field: the whole message, this field included. MySQL
+// computes the field's own length from the fields' size; the two agree
+// unless the fields take 125-127 bytes, where the total needs one byte
+// more; the length written here is always the real one.
+uint64_t TaggedMessageSize(size_t fields) {
+  const uint64_t fixed = VarlenSize(kSerializationVersion) + VarlenSize(0) + fields;
+  uint64_t total = fixed + VarlenSize(fields);
+  while (fixed + VarlenSize(total) != total) total = fixed + VarlenSize(total);
+  return total;
+}
+
+}  // namespace
+
+size_t MySqlGtidTaggedEventBodySize(const MySqlGtidEvent& g) {
+  return TaggedMessageSize(TaggedFieldsSize(g));
+}
+
+void EncodeMySqlGtidTaggedEventBodyTo(const MySqlGtidEvent& g, char* p) {
+  const size_t fields = TaggedFieldsSize(g);
+  p = StoreVarlen(p, kSerializationVersion);
+  p = StoreVarlen(p, TaggedMessageSize(fields));
+  p = StoreVarlen(p, 0);  // last non-ignorable field id: none
+  ForEachTaggedField(g, [&](uint64_t id, char kind, uint64_t v) {
+    p = StoreVarlen(p, id);
+    switch (kind) {
+      case 'u': p = StoreVarlen(p, v); break;
+      case 's': p = StoreVarlen(p, VarlenZigZag(static_cast<int64_t>(v))); break;
+      case 'b':
+        for (uint8_t b : g.uuid.bytes) p = StoreVarlen(p, b);
+        break;
+      case 't': {
+        const std::string& t = g.tag.str();
+        p = StoreVarlen(p, t.size());
+        std::memcpy(p, t.data(), t.size());
+        p += t.size();
+        break;
+      }
+    }
+  });
+}
+
+std::string EncodeMySqlGtidTaggedEventBody(const MySqlGtidEvent& g) {
+  std::string out(MySqlGtidTaggedEventBodySize(g), '\0');
+  EncodeMySqlGtidTaggedEventBodyTo(g, out.data());
+  return out;
+}
+
+uint64_t MySqlGtidTaggedTransactionLength(const MySqlGtidEvent& g,
+                                          uint64_t rest) {
+  MySqlGtidEvent e = g;
+  uint64_t length = rest;
+  for (;;) {
+    e.transaction_length = length;
+    const uint64_t next = rest + MySqlGtidTaggedEventBodySize(e);
+    if (next == length) return length;
+    length = next;  // grows at most by the varlen's few extra bytes
+  }
+}
+
+absl::StatusOr<MySqlGtidEvent> DecodeMySqlGtidTaggedEvent(absl::string_view body) {
+  auto bad = [](absl::string_view what) {
+    return absl::DataLossError(
+        absl::StrCat("Gtid_tagged_log_event: ", what));
+  };
+  ByteReader r(body);
+  uint64_t version, size, last_non_ignorable;
+  if (!r.Varlen(&version) || !r.Varlen(&size) || !r.Varlen(&last_non_ignorable)) {
+    return bad("ends inside its message header");
+  }
+  if (version != kSerializationVersion) {
+    return bad(absl::StrCat("serialization format version ", version,
+                            " (1 expected)"));
+  }
+  if (size < r.pos() || size > body.size()) {
+    return bad(absl::StrCat("message size ", size, " outside ", r.pos(), " .. ",
+                            body.size()));
+  }
+  if (last_non_ignorable > kTfCount) {
+    return bad(absl::StrCat("unknown non-ignorable field ",
+                            last_non_ignorable - 1));
+  }
+  MySqlGtidEvent g;
+  g.tagged = true;
+  bool has_original_ts = false, has_original_version = false;
+  bool has_gno = false;
+  for (uint64_t id = 0; id < kTfCount; ++id) {
+    // As MySQL reads it: a field is missing when the message ends where it
+    // would start or another id stands there.
+    if (r.pos() == size || r.empty()) continue;
+    ByteReader peek(r.Rest());
+    uint64_t found;
+    if (!peek.Varlen(&found)) return bad("ends inside a field id");
+    if (found != id) continue;
+    r.Skip(peek.pos());
+    uint64_t v = 0;
+    auto unsigned_max = [&](uint64_t max, absl::string_view name) -> absl::Status {
+      if (!r.Varlen(&v)) return bad(absl::StrCat("ends inside ", name));
+      if (v > max) return bad(absl::StrCat(name, " ", v, " out of range"));
+      return absl::OkStatus();
+    };
+    auto signed_field = [&](int64_t* out, absl::string_view name) -> absl::Status {
+      if (!r.Varlen(&v)) return bad(absl::StrCat("ends inside ", name));
+      *out = VarlenUnZigZag(v);
+      return absl::OkStatus();
+    };
+    absl::Status st;
+    switch (id) {
+      case kTfFlags:
+        st = unsigned_max(0xff, "gtid_flags");
+        g.flags = static_cast<uint8_t>(v);
+        break;
+      case kTfUuid:
+        for (uint8_t& b : g.uuid.bytes) {
+          st = unsigned_max(0xff, "the UUID");
+          if (!st.ok()) break;
+          b = static_cast<uint8_t>(v);
+        }
+        break;
+      case kTfGno:
+        st = signed_field(&g.gno, "gno");
+        has_gno = true;
+        break;
+      case kTfTag: {
+        absl::string_view text;
+        st = unsigned_max(kMaxTagLength, "the tag length");
+        if (st.ok() && !r.Bytes(v, &text)) st = bad("ends inside the tag");
+        if (!st.ok()) break;
+        absl::StatusOr<Tag> tag = Tag::Parse(text);
+        // Parse strips whitespace, which the grammar does not allow here.
+        if (!tag.ok() || tag->str().size() != text.size()) {
+          return bad(absl::StrCat("bad tag '", absl::CHexEscape(text), "'"));
+        }
+        g.tag = std::move(*tag);
+        break;
+      }
+      case kTfLastCommitted:
+        st = signed_field(&g.last_committed, "last_committed");
+        g.has_logical_clock = true;
+        break;
+      case kTfSequenceNumber:
+        st = signed_field(&g.sequence_number, "sequence_number");
+        g.has_logical_clock = true;
+        break;
+      case kTfImmediateTimestamp:
+        st = unsigned_max(~uint64_t{0}, "immediate_commit_timestamp");
+        g.immediate_commit_timestamp = v;
+        g.has_commit_timestamps = true;
+        break;
+      case kTfOriginalTimestamp:
+        st = unsigned_max(~uint64_t{0}, "original_commit_timestamp");
+        g.original_commit_timestamp = v;
+        has_original_ts = true;
+        break;
+      case kTfTransactionLength:
+        st = unsigned_max(~uint64_t{0}, "transaction_length");
+        g.transaction_length = v;
+        g.has_transaction_length = true;
+        break;
+      case kTfImmediateVersion:
+        st = unsigned_max(0xffffffffu, "immediate_server_version");
+        g.immediate_server_version = static_cast<uint32_t>(v);
+        g.has_server_versions = true;
+        break;
+      case kTfOriginalVersion:
+        st = unsigned_max(0xffffffffu, "original_server_version");
+        g.original_server_version = static_cast<uint32_t>(v);
+        has_original_version = true;
+        break;
+      case kTfCommitGroupTicket:
+        st = unsigned_max(~uint64_t{0}, "commit_group_ticket");
+        g.commit_group_ticket = v;
+        break;
+    }
+    if (!st.ok()) return st;
+  }
+  if (!has_original_ts) g.original_commit_timestamp = g.immediate_commit_timestamp;
+  if (!has_original_version) g.original_server_version = g.immediate_server_version;
+  if (!has_gno || g.gno < 1 || g.gno > kMaxGno) {
+    return bad(has_gno ? absl::StrCat("GNO ", g.gno, " outside 1 .. 2^63-2")
+                       : std::string("no GNO"));
+  }
+  return g;
+}
+
+absl::StatusOr<MySqlGtidEvent> DecodeAnyMySqlGtidEvent(uint8_t type,
+                                                       absl::string_view body) {
+  if (type == kGtidTaggedEvent) return DecodeMySqlGtidTaggedEvent(body);
+  if (type == kGtidEvent || type == kAnonymousGtidEvent) {
+    return DecodeMySqlGtidEvent(body);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("event type ", static_cast<int>(type), " is not a MySQL GTID event"));
 }
 
 // ---------------------------------------------------------------------------

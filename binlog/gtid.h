@@ -7,18 +7,25 @@
 //
 // Defines:
 //   Uuid               a MySQL source UUID (16 bytes, text 8-4-4-4-12)
-//   GtidSet            a MySQL GTID set: UUID -> disjoint GNO intervals, the
-//                      text form servers print ("uuid:1-5:7,uuid2:3") and
-//                      the Previous_gtids body (binlog-format reference 6.3)
+//   Tag                a GTID tag (MySQL 8.3+: "uuid:tag:gno"), normalized
+//   Tsid               a transaction source: UUID and tag (empty: untagged)
+//   GtidSet            a MySQL GTID set: (UUID, tag) -> disjoint GNO
+//                      intervals, the text form servers print
+//                      ("uuid:1-5:7:tag:1-3,uuid2:3") and the Previous_gtids
+//                      body in both encodings (untagged, and the tagged one of
+//                      8.3+; binlog-format reference 6.3, binlog/FORMAT.md)
 //   MySqlGtidEvent     the MySQL Gtid / Anonymous_gtid event body (6.4), in
 //                      the 8.0 layout (logical clocks, commit timestamps,
-//                      transaction_length, server versions)
+//                      transaction_length, server versions), and the
+//                      Gtid_tagged_log_event (42) of 8.3+, in MySQL's field
+//                      serialization (binlog/FORMAT.md "Tagged GTIDs")
 //   MariaGtid, MariaGtidList   MariaDB Gtid (162) and Gtid_list (163)
 //   MariaGtidState     MariaDB's binlog GTID state (gtid_binlog_state and
 //                      gtid_binlog_pos), as the Gtid_list event carries it
 //
-// Behaviour follows MySQL 8.0 (GTID sets, text forms, event layout) and
-// MariaDB 10.11 (its GTID events), as the reference describes them.
+// Behaviour follows MySQL 8.0 (GTID sets, text forms, event layout), MySQL
+// 8.4 (tags, the tagged encodings) and MariaDB 10.11 (its GTID events), as
+// the reference and binlog/FORMAT.md describe them.
 //
 // Errors: parsers and decoders return InvalidArgument for bad text and
 // DataLoss for malformed event bodies, with a message; none reads outside
@@ -38,6 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "binlog/format.h"
 
 namespace binlog {
 
@@ -56,6 +64,64 @@ struct Uuid {
   friend bool operator<(const Uuid& a, const Uuid& b);
 };
 
+// Longest tag MySQL accepts (mysql::gtid::tag_max_length).
+inline constexpr size_t kMaxTagLength = 32;
+
+// A GTID tag (MySQL 8.3+, WL#15294): 1 to 32 characters, a letter or '_'
+// first, then letters, digits or '_' (ASCII only). MySQL normalizes tags to
+// lower case, so "Blue_1" and "blue_1" are the same tag; a Tag holds the
+// normalized form. The empty Tag (the default) means "no tag": an untagged
+// GTID, as 8.0 knows them.
+//
+// Thread safety: a plain value.
+class Tag {
+ public:
+  Tag() = default;
+
+  // Parses a tag as MySQL does (SET gtid_next, GTID set text): ASCII
+  // whitespace around it is ignored, letters are lowered. "" (or only
+  // whitespace) is the empty tag. InvalidArgument for a character outside
+  // the grammar, a digit first, or more than kMaxTagLength characters.
+  static absl::StatusOr<Tag> Parse(absl::string_view text);
+
+  bool empty() const { return text_.empty(); }
+  // The normalized text ("" for the empty tag).
+  const std::string& str() const { return text_; }
+
+  friend bool operator==(const Tag& a, const Tag& b) { return a.text_ == b.text_; }
+  friend bool operator!=(const Tag& a, const Tag& b) { return a.text_ != b.text_; }
+  // MySQL's order: by the normalized text, byte by byte; the empty tag first.
+  friend bool operator<(const Tag& a, const Tag& b) { return a.text_ < b.text_; }
+
+ private:
+  std::string text_;
+};
+
+// A transaction source identifier (MySQL's TSID): the source UUID and a
+// tag, empty for untagged GTIDs. Each TSID has its own GNO sequence.
+// Ordered by UUID bytes, then tag (MySQL's order: a UUID's untagged GTIDs
+// first, then its tags alphabetically).
+struct Tsid {
+  Uuid uuid;
+  Tag tag;
+
+  Tsid() = default;
+  explicit Tsid(const Uuid& u) : uuid(u) {}
+  Tsid(const Uuid& u, Tag t) : uuid(u), tag(std::move(t)) {}
+
+  // "uuid" or "uuid:tag".
+  std::string ToString() const;
+
+  friend bool operator==(const Tsid& a, const Tsid& b) {
+    return a.uuid == b.uuid && a.tag == b.tag;
+  }
+  friend bool operator!=(const Tsid& a, const Tsid& b) { return !(a == b); }
+  friend bool operator<(const Tsid& a, const Tsid& b) {
+    if (a.uuid != b.uuid) return a.uuid < b.uuid;
+    return a.tag < b.tag;
+  }
+};
+
 // A closed GNO interval [first, last], 1 <= first <= last < 2^63.
 struct GnoInterval {
   int64_t first = 0;
@@ -65,26 +131,33 @@ struct GnoInterval {
   }
 };
 
-// A MySQL GTID set. Intervals per UUID are kept sorted, disjoint and not
-// adjacent (1-3 and 4-5 merge into 1-5), as the servers normalize them.
+// A MySQL GTID set. Intervals per TSID (UUID and tag) are kept sorted,
+// disjoint and not adjacent (1-3 and 4-5 merge into 1-5), as the servers
+// normalize them. The untagged API (a Uuid where a Tsid could be) works on
+// the UUID's untagged GTIDs and behaves as it did before tags existed; the
+// Tsid overloads reach tagged ones.
 class GtidSet {
  public:
   GtidSet() = default;
 
   // The text form MySQL accepts in gtid_executed / gtid_purged /
   // SOURCE_AUTO_POSITION: UUID sets separated by commas, each
-  // "uuid:interval[:interval...]", an interval "n" or "n-m" (decimal
-  // digits, 1 <= n <= m <= 2^63 - 2); spaces and newlines around the
-  // separators are ignored; "" is the empty set. Intervals may overlap or
-  // come in any order. InvalidArgument for anything else, including tagged
-  // GTIDs (8.3+, "uuid:tag:1-3"). Stricter than MySQL 8.0's parser on
-  // purpose: it silently skips an "n-m" with m < n, an empty UUID set
-  // ("a:1,,b:2", a trailing comma) and a UUID without intervals, which
-  // are refused here as likely typos.
+  // "uuid:item[:item...]" where an item is an interval "n" or "n-m"
+  // (decimal digits, 1 <= n <= m <= 2^63 - 2) or a tag (Tag::Parse's
+  // grammar, lowered) that applies to the intervals after it up to the next
+  // tag ("uuid:1-5:blue:1-3:red:7": untagged 1-5, blue 1-3, red 7). Spaces
+  // and newlines around the separators are ignored; "" is the empty set.
+  // Intervals may overlap or come in any order. InvalidArgument for
+  // anything else. Stricter than MySQL's parser on purpose: it silently
+  // skips an "n-m" with m < n, an empty UUID set ("a:1,,b:2", a trailing
+  // comma), a UUID without intervals and a tag without intervals, which are
+  // refused here as likely typos.
   static absl::StatusOr<GtidSet> Parse(absl::string_view text);
 
-  // The text form MySQL prints: UUIDs in ascending byte order, lowercase,
-  // intervals ascending, "n" for a one-GTID interval; UUID sets separated by
+  // The text form MySQL prints: UUIDs in ascending byte order, lowercase;
+  // per UUID its untagged intervals first, then each tag in ascending order
+  // followed by its intervals ("uuid:1-10:blue:1-3:red:5"); intervals
+  // ascending, "n" for a one-GTID interval; UUID sets separated by
   // `separator` (MySQL's @@gtid_executed and mysqlbinlog use ",\n"; "," is
   // the compact form). "" for the empty set.
   std::string ToString(absl::string_view separator = ",") const;
@@ -92,32 +165,54 @@ class GtidSet {
   bool empty() const { return sets_.empty(); }
   // Number of GTIDs (saturates at 2^63 - 1).
   int64_t Count() const;
+  // Whether any GTID in the set has a tag (then EncodePreviousGtidsBody
+  // writes the tagged encoding).
+  bool HasTags() const;
 
   // Adds one GTID / an interval. REQUIRES: 1 <= gno (<= last) < 2^63.
+  // The Uuid forms add untagged GTIDs.
   void Add(const Uuid& uuid, int64_t gno);
   void AddInterval(const Uuid& uuid, int64_t first, int64_t last);
+  void Add(const Tsid& tsid, int64_t gno);
+  void AddInterval(const Tsid& tsid, int64_t first, int64_t last);
 
-  bool Contains(const Uuid& uuid, int64_t gno) const;
-  // Set operations.
+  bool Contains(const Uuid& uuid, int64_t gno) const;  // untagged
+  bool Contains(const Tsid& tsid, int64_t gno) const;
+  // Set operations, over every TSID.
   void Union(const GtidSet& other);
   void Subtract(const GtidSet& other);
   bool IsSubsetOf(const GtidSet& other) const;
   bool Intersects(const GtidSet& other) const;
 
-  // The smallest GNO >= 1 of `uuid` not in the set: the next automatic GNO
-  // MySQL would assign (it fills gaps first). 2^63 - 1 (one past the largest
+  // The smallest GNO >= 1 of `uuid`'s untagged GTIDs (or of `tsid`) not in
+  // the set: the next automatic GNO MySQL would assign (it fills gaps
+  // first; each TSID has its own sequence). 2^63 - 1 (one past the largest
   // GNO) when every GNO is taken; MySQL then refuses to commit.
   int64_t FirstFreeGno(const Uuid& uuid) const;
+  int64_t FirstFreeGno(const Tsid& tsid) const;
 
-  // The intervals of `uuid` (empty if none) and every UUID, ascending.
+  // The intervals of `uuid`'s untagged GTIDs / of `tsid` (empty if none).
   const std::vector<GnoInterval>& Intervals(const Uuid& uuid) const;
+  const std::vector<GnoInterval>& Intervals(const Tsid& tsid) const;
+  // Every UUID with GTIDs (tagged or not), ascending, each once.
   std::vector<Uuid> Uuids() const;
+  // Every TSID with GTIDs, in ToString's order.
+  std::vector<Tsid> Tsids() const;
 
-  // Previous_gtids_log_event body (reference 6.3): n_sids, then per UUID
-  // the 16 bytes, n_intervals and [start, end) pairs (end exclusive).
+  // Previous_gtids_log_event body (reference 6.3; binlog/FORMAT.md), also
+  // the GTID set of COM_BINLOG_DUMP_GTID. Without tags, the untagged
+  // encoding 8.0 reads: n_sids (8 bytes), then per UUID the 16 bytes,
+  // n_intervals and [start, end) pairs (end exclusive). With any tag, MySQL
+  // 8.3+'s tagged encoding: the 8-byte word (1 << 56) | (n << 8) | 1, then
+  // per TSID the UUID, the tag (a varlen length and its characters; empty
+  // for untagged GTIDs), n_intervals and the pairs. TSIDs in ToString's
+  // order.
   std::string EncodePreviousGtidsBody() const;
-  // Decodes that body. DataLoss for a malformed body, InvalidArgument for
-  // the tagged format of MySQL 8.3+ (not supported).
+  // Size of that body.
+  size_t PreviousGtidsBodySize() const;
+  // Decodes either encoding (the top byte of the first word says which:
+  // 0 untagged, 1 tagged). DataLoss for a malformed body, an unknown
+  // format byte, or a tag outside the grammar (tags are normalized).
   static absl::StatusOr<GtidSet> DecodePreviousGtidsBody(absl::string_view body);
 
   friend bool operator==(const GtidSet& a, const GtidSet& b) {
@@ -128,10 +223,7 @@ class GtidSet {
   }
 
  private:
-  struct UuidLess {
-    bool operator()(const Uuid& a, const Uuid& b) const { return a < b; }
-  };
-  std::map<Uuid, std::vector<GnoInterval>, UuidLess> sets_;
+  std::map<Tsid, std::vector<GnoInterval>> sets_;
 };
 
 // The body of a MySQL Gtid (33) or Anonymous_gtid (34) event. Decoding
@@ -157,15 +249,77 @@ struct MySqlGtidEvent {
   bool has_server_versions = false;
   uint32_t immediate_server_version = 0;  // e.g. 80036
   uint32_t original_server_version = 0;
+  // The binlog group commit ticket (8.0.33+, written by MySQL only when
+  // non-zero). DecodeMySqlGtidEvent reads it when its 8 bytes follow the
+  // versions; EncodeMySqlGtidEventBody does not write it; the tagged codec
+  // does both.
+  uint64_t commit_group_ticket = 0;
+  // The GTID's tag. Only the Gtid_tagged_log_event (42) carries one; an
+  // event decoded from type 42 has `tagged` set (its tag is normally not
+  // empty: MySQL writes type 42 for tagged GTIDs only).
+  Tag tag;
+  bool tagged = false;
 
   bool anonymous() const { return gno == 0 && uuid.IsZero(); }
-  // "uuid:gno" or "ANONYMOUS".
+  Tsid tsid() const { return Tsid(uuid, tag); }
+  // "uuid:gno", "uuid:tag:gno" or "ANONYMOUS".
   std::string ToString() const;
 };
 absl::StatusOr<MySqlGtidEvent> DecodeMySqlGtidEvent(absl::string_view body);
 
+// Gtid_tagged_log_event (42), MySQL 8.3+: the same fields in MySQL's field
+// serialization (binlog/FORMAT.md "Tagged GTIDs"): the format version 1,
+// the message size, the last non-ignorable field id (0), then the fields
+// that are present, each a varlen field id and its value: 0 gtid_flags,
+// 1 UUID (16 varlen bytes), 2 gno (signed), 3 tag (varlen length and
+// characters), 4 last_committed, 5 sequence_number (signed),
+// 6 immediate_commit_timestamp, 7 original_commit_timestamp (only when it
+// differs), 8 transaction_length, 9 immediate_server_version,
+// 10 original_server_version (only when it differs), 11 commit_group_ticket
+// (only when non-zero).
+//
+// The decoder follows MySQL's: fields in id order, a missing one keeps its
+// default (an original_* its immediate_* value); unknown later fields are
+// skipped. DataLoss for a malformed body, a version other than 1, an
+// unknown non-ignorable field, a value out of its field's range, a GNO
+// outside 1 .. 2^63-2, or a tag outside the grammar (tags are normalized).
+// The result has `tagged` set and the has_* flags of the fields present.
+absl::StatusOr<MySqlGtidEvent> DecodeMySqlGtidTaggedEvent(absl::string_view body);
+
+// The body MySQL 8.4 writes for `g` as a Gtid_tagged_log_event: every field
+// (the has_* flags are not consulted; the original timestamp and version
+// only when they differ from the immediate ones, the ticket only when
+// non-zero), `transaction_length` as given. REQUIRES: g.tag.size() <= 32.
+std::string EncodeMySqlGtidTaggedEventBody(const MySqlGtidEvent& g);
+size_t MySqlGtidTaggedEventBodySize(const MySqlGtidEvent& g);
+void EncodeMySqlGtidTaggedEventBodyTo(const MySqlGtidEvent& g, char* out);
+
+// transaction_length for a tagged event: the value L with
+// L == `rest` + MySqlGtidTaggedEventBodySize(g with transaction_length L),
+// where `rest` is every other byte of the transaction (this event's header
+// and footer and the events after it). The body's size depends on L's
+// varlen length, so it is the fixpoint MySQL computes
+// (Gtid_event::update_tagged_transaction_length).
+uint64_t MySqlGtidTaggedTransactionLength(const MySqlGtidEvent& g,
+                                          uint64_t rest);
+
+// Whether `type` opens a MySQL transaction with its GTID: Gtid (33),
+// Anonymous_gtid (34) or Gtid_tagged (42).
+inline bool IsMySqlGtidEventType(uint8_t type) {
+  return type == kGtidEvent || type == kAnonymousGtidEvent ||
+         type == kGtidTaggedEvent;
+}
+// Decodes any of those by its event type: type 42 with
+// DecodeMySqlGtidTaggedEvent, 33 and 34 with DecodeMySqlGtidEvent.
+// InvalidArgument for another type.
+absl::StatusOr<MySqlGtidEvent> DecodeAnyMySqlGtidEvent(uint8_t type,
+                                                       absl::string_view body);
+
 // The 8.0 body of `g` (every field, original timestamp and version written
-// only when they differ from the immediate ones, as MySQL does).
+// only when they differ from the immediate ones, as MySQL does). The type
+// 33/34 layout has no tag: a GTID with a tag goes out as type 42
+// (EncodeMySqlGtidTaggedEventBody), as MySQL writes it; this encoder
+// ignores `tag`.
 // `transaction_length` is written as given. Size: 42 + 7 (+7) + 1..9 + 4
 // (+4) bytes.
 std::string EncodeMySqlGtidEventBody(const MySqlGtidEvent& g);

@@ -34,9 +34,10 @@ absl::Status GtidReader::Next(Event* ev) {
       return absl::OkStatus();
     }
     R r = parser_.Feed(ev->header, ev->body());
-    if (ev->header.type == kGtidEvent && !mariadb_) {
-      auto g = DecodeMySqlGtidEvent(ev->body());
-      skipping_ = g.ok() && g->gno > 0 && have_.Contains(g->uuid, g->gno);
+    if ((ev->header.type == kGtidEvent || ev->header.type == kGtidTaggedEvent) &&
+        !mariadb_) {
+      auto g = DecodeAnyMySqlGtidEvent(ev->header.type, ev->body());
+      skipping_ = g.ok() && g->gno > 0 && have_.Contains(g->tsid(), g->gno);
       if (skipping_) ++skipped_;
     } else if (ev->header.type == kMariaGtidEvent && mariadb_) {
       auto g = DecodeMariaGtid(ev->body());

@@ -55,7 +55,7 @@ class XidCollector {
   std::vector<uint64_t> xids_;
   std::vector<PendingXa> xa_;
   bool has_gtid_ = false;
-  Uuid uuid_;
+  Tsid tsid_;  // UUID and tag (Gtid_tagged_log_event)
   int64_t gno_ = 0;
   bool has_maria_gtid_ = false;
   MariaGtidListEntry maria_;

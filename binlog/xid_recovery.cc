@@ -169,11 +169,12 @@ absl::Status XidCollector::Add(const EventHeader& header, absl::string_view body
 absl::Status XidCollector::AddOne(const EventHeader& header,
                                   absl::string_view body) {
   switch (header.type) {
-    case kGtidEvent: {
-      absl::StatusOr<MySqlGtidEvent> g = DecodeMySqlGtidEvent(body);
+    case kGtidEvent:
+    case kGtidTaggedEvent: {
+      absl::StatusOr<MySqlGtidEvent> g = DecodeAnyMySqlGtidEvent(header.type, body);
       if (!g.ok()) return g.status();
       has_gtid_ = true;
-      uuid_ = g->uuid;
+      tsid_ = g->tsid();
       gno_ = g->gno;
       return absl::OkStatus();
     }
@@ -274,7 +275,7 @@ absl::Status XidCollector::Commit() {
       indexed_ = out_->xa.size();
     }
   }
-  if (has_gtid_ && !uuid_.IsZero() && gno_ > 0) out_->gtids.Add(uuid_, gno_);
+  if (has_gtid_ && !tsid_.uuid.IsZero() && gno_ > 0) out_->gtids.Add(tsid_, gno_);
   if (has_maria_gtid_) out_->mariadb_gtids.push_back(maria_);
   Drop();
   return absl::OkStatus();

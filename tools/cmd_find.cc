@@ -79,12 +79,13 @@ class Finder final : public FileWalker::Observer {
  private:
   void Gtid(const Event& ev) {
     const uint8_t type = ev.header.type;
-    if (type == kGtidEvent || type == kAnonymousGtidEvent) {
-      auto g = DecodeMySqlGtidEvent(ev.body());
+    if (IsMySqlGtidEventType(type)) {
+      auto g = DecodeAnyMySqlGtidEvent(type, ev.body());
       if (!g.ok()) return;
       start_gtid_ = g->ToString();
-      start_gtid_matches_ =
-          gtid_.mysql && g->gno == gtid_.gno && g->uuid == gtid_.uuid;
+      // The GTID spec names untagged GTIDs only: a tagged one is another.
+      start_gtid_matches_ = gtid_.mysql && g->gno == gtid_.gno &&
+                            g->uuid == gtid_.uuid && g->tag.empty();
     } else if (type == kMariaGtidEvent) {
       auto g = DecodeMariaGtid(ev.body());
       if (!g.ok()) return;

@@ -359,11 +359,14 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       return;
     }
     case kGtidEvent:
-    case kAnonymousGtidEvent: {
-      auto g = DecodeMySqlGtidEvent(body);
+    case kAnonymousGtidEvent:
+    case kGtidTaggedEvent: {
+      auto g = DecodeAnyMySqlGtidEvent(ev.header.type, body);
       if (!g.ok()) return error(g.status());
       if (g->anonymous()) {
         w->Word("gtid", "ANONYMOUS");
+      } else if (!g->tag.empty()) {
+        w->Word("gtid", g->ToString());  // uuid:tag:gno
       } else {
         if (last_uuid_.empty() || last_sid_ != g->uuid) {
           last_sid_ = g->uuid;
@@ -391,6 +394,16 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
         w->Num("immediate_server_version", g->immediate_server_version);
         w->Num("original_server_version", g->original_server_version);
       }
+      if (g->commit_group_ticket != 0) {
+        w->Num("commit_group_ticket", g->commit_group_ticket);
+      }
+      return;
+    }
+    case kHeartbeatEventV2: {
+      auto hb = DecodeHeartbeatV2(body);
+      if (!hb.ok()) return error(hb.status());
+      if (hb->has_log_filename) w->Str("log_file", hb->log_filename);
+      if (hb->has_log_position) w->Num("log_position", hb->log_position);
       return;
     }
     case kPreviousGtidsEvent: {

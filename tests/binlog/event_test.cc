@@ -769,5 +769,49 @@ TEST(EventBodyTest, StripsHeaderAndFooter) {
   EXPECT_EQ(EventBody(plain, false).substr(8), "b.000002");
 }
 
+// --- Heartbeat_log_event_v2 (41) ---------------------------------------------
+
+TEST(HeartbeatV2Test, BodyIsTypeLengthValueFieldsAndAnEndMark) {
+  // File name (type 1, length 13), position 1234567 (type 2: its packed
+  // form fd 87d612 takes 4 bytes), end mark 0.
+  const std::string body = absl::HexStringToBytes(
+      "010d62696e6c6f672e303030303431"
+      "0204fd87d612"
+      "00");
+  EXPECT_EQ(EncodeHeartbeatV2Body("binlog.000041", 1234567), body);
+  ASSERT_OK_AND_ASSIGN(HeartbeatV2 hb, DecodeHeartbeatV2(body));
+  EXPECT_TRUE(hb.has_log_filename);
+  EXPECT_EQ(hb.log_filename, "binlog.000041");
+  EXPECT_TRUE(hb.has_log_position);
+  EXPECT_EQ(hb.log_position, 1234567u);
+  // A small position: one byte of value.
+  ASSERT_OK_AND_ASSIGN(HeartbeatV2 small,
+                       DecodeHeartbeatV2(EncodeHeartbeatV2Body("b.1", 4)));
+  EXPECT_EQ(small.log_position, 4u);
+  EXPECT_EQ(EncodeHeartbeatV2Body("b.1", 4),
+            absl::HexStringToBytes("0103622e31""020104""00"));
+}
+
+TEST(HeartbeatV2Test, UnknownFieldsAreSkippedAndDamageIsDataLoss) {
+  // An unknown field 7 of 3 bytes before the known ones.
+  ASSERT_OK_AND_ASSIGN(
+      HeartbeatV2 hb,
+      DecodeHeartbeatV2(absl::HexStringToBytes("0703aabbcc""0103622e31""00")));
+  EXPECT_EQ(hb.log_filename, "b.1");
+  EXPECT_FALSE(hb.has_log_position);
+  const std::string good = EncodeHeartbeatV2Body("binlog.000041", 123456789);
+  // Every truncation loses the end mark or cuts a field.
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_THAT(DecodeHeartbeatV2(good.substr(0, n)),
+                StatusIs(absl::StatusCode::kDataLoss))
+        << n;
+  }
+  // A position whose value is not a packed integer (0xfb).
+  EXPECT_THAT(DecodeHeartbeatV2(absl::HexStringToBytes("0201fb00")),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("position")));
+  // Bytes after the end mark are ignored.
+  EXPECT_TRUE(DecodeHeartbeatV2(good + "xyz").ok());
+}
+
 }  // namespace
 }  // namespace binlog

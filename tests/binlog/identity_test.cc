@@ -617,5 +617,54 @@ TEST(GtidReaderTest, AReplicaGetsExactlyTheTransactionsItLacks) {
   ASSERT_TRUE((*log)->Close().ok());
 }
 
+// Tagged GTIDs (MySQL 8.4's Gtid_tagged_log_event, type 42): the reader
+// skips the ones the replica has by (UUID, tag, GNO), and the same GNO
+// untagged or under another tag is another GTID.
+TEST(GtidReaderTest, TaggedTransactionsAreSkippedByTheirTsid) {
+  std::string dir = NewTempDir("gtid_reader_tagged");
+  auto log = Binlog::Open(dir, "binlog", BaseOptions());
+  ASSERT_TRUE(log.ok());
+  const Uuid source = *Uuid::Parse("77d1902c-01da-11f1-9a41-908d6e5f6e8d");
+  TransactionBuffer t;
+  std::string file;
+  for (const char* tag : {"blue", "red"}) {
+    for (int64_t gno = 1; gno <= 3; ++gno) {
+      t.Clear();
+      MySqlGtidEvent g;
+      g.uuid = source;
+      g.tag = *Tag::Parse(tag);
+      g.gno = gno;
+      t.AppendEvent(kGtidTaggedEvent, 1, 1700000000, 0,
+                    EncodeMySqlGtidTaggedEventBody(g));
+      AppendQuery(&t, 1700000000, 1, 7, "db", "BEGIN");
+      AppendXid(&t, 1700000000, 1, static_cast<uint64_t>(gno));
+      auto p = (*log)->Commit(&t);
+      ASSERT_TRUE(p.ok()) << p.status();
+      file = io::JoinPath(dir, BinlogFileName("binlog", p->file_number));
+    }
+  }
+  ASSERT_TRUE((*log)->Close().ok());
+  auto have = GtidSet::Parse(
+      "77d1902c-01da-11f1-9a41-908d6e5f6e8d:1-3:blue:1-2:red:3");
+  ASSERT_TRUE(have.ok());
+  auto reader = Reader::OpenFiles({file}, ReaderOptions());
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  GtidReader r(std::move(*reader), *have);
+  std::vector<std::string> got;
+  Event ev;
+  absl::Status s;
+  while ((s = r.Next(&ev)).ok()) {
+    if (ev.header.type == kGtidTaggedEvent) {
+      got.push_back(DecodeMySqlGtidTaggedEvent(ev.body())->ToString());
+    }
+  }
+  EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "77d1902c-01da-11f1-9a41-908d6e5f6e8d:blue:3",
+                     "77d1902c-01da-11f1-9a41-908d6e5f6e8d:red:1",
+                     "77d1902c-01da-11f1-9a41-908d6e5f6e8d:red:2"}));
+  EXPECT_EQ(r.skipped_transactions(), 3u);
+}
+
 }  // namespace
 }  // namespace binlog

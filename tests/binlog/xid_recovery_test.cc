@@ -219,6 +219,46 @@ TEST(XidRecoveryTest, ReportsCompleteTransactionsDdlAndXaButNotATornOne) {
   ASSERT_TRUE((*log)->Close().ok());
 }
 
+// A transaction opened by a Gtid_tagged_log_event (MySQL 8.4, type 42)
+// counts with its tag: the recovered set is the TSID's, not the UUID's.
+TEST(XidRecoveryTest, ATaggedGtidEventCountsUnderItsTag) {
+  std::string dir = NewTempDir("xid_tagged");
+  io::FaultInjectionFileSystem fs;
+  Options o = BaseOptions();
+  o.file_system = &fs;
+  std::string last_path;
+  const Uuid source = *Uuid::Parse("77d1902c-01da-11f1-9a41-908d6e5f6e8d");
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer t;
+    for (uint64_t x = 1; x <= 3; ++x) {
+      t.Clear();
+      MySqlGtidEvent g;
+      g.uuid = source;
+      g.tag = *Tag::Parse("Blue");
+      g.gno = static_cast<int64_t>(x + 6);
+      g.sequence_number = static_cast<int64_t>(x);
+      t.AppendEvent(kGtidTaggedEvent, 1, kTs, 0, EncodeMySqlGtidTaggedEventBody(g));
+      AppendQuery(&t, kTs, 1, 7, "db", "BEGIN");
+      AppendQuery(&t, kTs, 1, 7, "db", "INSERT INTO t VALUES (1)");
+      AppendXid(&t, kTs, 1, x);
+      auto p = (*log)->Commit(&t);
+      ASSERT_TRUE(p.ok()) << p.status();
+      last_path = io::JoinPath(dir, BinlogFileName("binlog", p->file_number));
+    }
+    fs.Freeze();
+    EXPECT_FALSE((*log)->Close().ok());
+  }
+  std::string bytes = ReadFile(last_path);
+  WriteFile(last_path, bytes.substr(0, bytes.size() - 3));  // the third is torn
+  auto pending = Binlog::BeginRecovery(dir, "binlog", BaseOptions());
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  const XidRecoveryScan& s = (*pending)->scan();
+  EXPECT_EQ(s.xids, (std::set<uint64_t>{1, 2}));
+  EXPECT_EQ(s.gtids.ToString(), "77d1902c-01da-11f1-9a41-908d6e5f6e8d:blue:7-8");
+}
+
 TEST(XidRecoveryTest, AScanWithoutFinishLeavesTheSameSetForTheNextStart) {
   std::string dir = NewTempDir("xid_rescan");
   std::string last = CrashedLogWithEveryKind(dir, BaseOptions());
