@@ -17,15 +17,15 @@ namespace internal {
 namespace {
 
 // Walks a log file for its GTID state: the header event that holds the
-// state of the files before it before it (`state_type`: Previous_gtids or Gtid_list,
+// state of the files before it (`state_type`: Previous_gtids or Gtid_list,
 // given to `on_state`) and, with `with_transactions`, the GTID of each
-// complete transaction (`gtid_type`; `on_gtid` decodes it into a pending
+// complete transaction (an event of a type `is_gtid_type` accepts; `on_gtid` decodes it into a pending
 // GTID and returns false if it has none, `add` records a complete one).
 template <typename Pending, typename OnState, typename OnGtid, typename Add>
 absl::Status ScanFileGtids(io::FileSystem* fs, const std::string& path,
                            bool with_transactions, uint8_t state_type,
-                           const char* what, OnState on_state, uint8_t gtid_type,
-                           OnGtid on_gtid, Add add) {
+                           const char* what, OnState on_state,
+                           bool (*is_gtid_type)(uint8_t), OnGtid on_gtid, Add add) {
   ReaderOptions ro;
   ro.checksum_mode = ChecksumMode::kSkip;
   ro.payloads = PayloadMode::kRaw;
@@ -48,7 +48,7 @@ absl::Status ScanFileGtids(io::FileSystem* fs, const std::string& path,
       absl::Status hs = on_state(ev.body());
       if (!hs.ok()) {
         // Open's contract: a file that cannot be trusted is DataLoss, with
-        // the file and offset (a tagged set of MySQL 8.3+ is not ours).
+        // the file and offset.
         return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
                                                 ": cannot read the GTID ", what,
                                                 ": ", hs.message()));
@@ -61,7 +61,7 @@ absl::Status ScanFileGtids(io::FileSystem* fs, const std::string& path,
     }
     in_header = false;
     if (!with_transactions) break;
-    if (type == gtid_type) have_pending = on_gtid(ev, &pending);
+    if (is_gtid_type(type)) have_pending = on_gtid(ev, &pending);
     if (r == TransactionBoundaryParser::Result::kEnded) {
       if (have_pending) add(pending);
       have_pending = false;
@@ -80,7 +80,7 @@ absl::Status ScanFileGtids(io::FileSystem* fs, const std::string& path,
 absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
                                   bool with_transactions) {
   GtidSet set;
-  using Pending = std::pair<Uuid, int64_t>;
+  using Pending = std::pair<Tsid, int64_t>;
   absl::Status s = ScanFileGtids<Pending>(
       fs, path, with_transactions, kPreviousGtidsEvent, "set of its Previous_gtids event",
       [&](absl::string_view body) -> absl::Status {
@@ -89,11 +89,12 @@ absl::StatusOr<GtidSet> FileGtids(io::FileSystem* fs, const std::string& path,
         set.Union(*prev);
         return absl::OkStatus();
       },
-      kGtidEvent,
+      // Gtid (33) and Gtid_tagged (42); Anonymous_gtid (34) has no GTID.
+      IsMySqlGtidEventType,
       [](const Event& ev, Pending* pending) {
-        auto g = DecodeMySqlGtidEvent(ev.body());
+        auto g = DecodeAnyMySqlGtidEvent(ev.header.type, ev.body());
         if (!g.ok() || g->gno <= 0) return false;  // anonymous: no GTID
-        *pending = {g->uuid, g->gno};
+        *pending = {g->tsid(), g->gno};
         return true;
       },
       [&](const Pending& g) { set.Add(g.first, g.second); });
@@ -115,7 +116,7 @@ absl::StatusOr<MariaGtidState> FileMariaGtids(io::FileSystem* fs,
         for (const MariaGtidListEntry& e : list->entries) state.Add(e);
         return absl::OkStatus();
       },
-      kMariaGtidEvent,
+      [](uint8_t type) { return type == kMariaGtidEvent; },
       [](const Event& ev, MariaGtidListEntry* pending) {
         auto g = DecodeMariaGtid(ev.body());
         if (!g.ok()) return false;

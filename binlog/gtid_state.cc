@@ -51,40 +51,40 @@ absl::Status GtidState::Recover(io::FileSystem* fs, const std::string& dir,
   sync::MutexLock l(&mu_);
   executed_ = std::move(executed);
   purged_ = std::move(purged);
-  next_auto_gno_ = executed_.FirstFreeGno(server_uuid_);
+  next_auto_gno_ = executed_.FirstFreeGno(Tsid(server_uuid_));
   return absl::OkStatus();
 }
 
-absl::Status GtidState::Acquire(const Uuid& uuid, int64_t gno) {
-  if (gno < 1 || uuid.IsZero()) {
+absl::Status GtidState::Acquire(const Tsid& tsid, int64_t gno) {
+  if (gno < 1 || tsid.uuid.IsZero()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "GTID ", uuid.ToString(), ":", gno, " is not valid (GNO >= 1, UUID not zero)"));
+        "GTID ", tsid.ToString(), ":", gno, " is not valid (GNO >= 1, UUID not zero)"));
   }
   sync::MutexLock l(&mu_);
-  if (executed_.Contains(uuid, gno)) {
+  if (executed_.Contains(tsid, gno)) {
     return absl::AlreadyExistsError(absl::StrCat(
-        "GTID ", uuid.ToString(), ":", gno, " is already in the log"));
+        "GTID ", tsid.ToString(), ":", gno, " is already in the log"));
   }
-  if (!owned_.insert({uuid, gno}).second) {
+  if (!owned_.insert({tsid, gno}).second) {
     return absl::AlreadyExistsError(absl::StrCat(
-        "GTID ", uuid.ToString(), ":", gno, " is owned by another transaction"));
+        "GTID ", tsid.ToString(), ":", gno, " is owned by another transaction"));
   }
   return absl::OkStatus();
 }
 
-void GtidState::Release(const Uuid& uuid, int64_t gno) {
+void GtidState::Release(const Tsid& tsid, int64_t gno) {
   sync::MutexLock l(&mu_);
-  if (owned_.erase({uuid, gno}) != 0 && uuid == server_uuid_ &&
-      gno < next_auto_gno_ && !executed_.Contains(uuid, gno)) {
+  if (owned_.erase({tsid, gno}) != 0 && tsid.tag.empty() && tsid.uuid == server_uuid_ &&
+      gno < next_auto_gno_ && !executed_.Contains(tsid, gno)) {
     next_auto_gno_ = gno;  // automatic GNOs fill gaps first, as MySQL's
   }
 }
 
-absl::Status GtidState::CheckAcquired(const Uuid& uuid, int64_t gno) const {
+absl::Status GtidState::CheckAcquired(const Tsid& tsid, int64_t gno) const {
   sync::MutexLock l(&mu_);
-  if (owned_.count({uuid, gno}) == 0) {
+  if (owned_.count({tsid, gno}) == 0) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "GTID ", uuid.ToString(), ":", gno,
+        "GTID ", tsid.ToString(), ":", gno,
         " was not acquired (Binlog::AcquireGtid) or is already committed"));
   }
   return absl::OkStatus();
@@ -159,47 +159,58 @@ absl::Status GtidState::TakeMariaGtid(const CommitGtid& g, uint32_t server_id,
   return absl::OkStatus();
 }
 
-absl::Status GtidState::TakeGtid(const CommitGtid& g, Uuid* uuid, int64_t* gno) {
-  // Ownership is checked again here, where the GTID is used: between
-  // Commit's check and now another commit may have used it, or a
-  // ReleaseGtid and AcquireGtid may have handed it to someone else.
+absl::Status GtidState::TakeGtid(const CommitGtid& g, Tsid* tsid, int64_t* gno) {
+  *tsid = Tsid();
+  *gno = 0;
+  if (g.kind == CommitGtid::Kind::kAnonymous) return absl::OkStatus();
   if (g.kind == CommitGtid::Kind::kAssigned) {
-    if (executed_.Contains(g.uuid, g.gno)) {
+    // Ownership is checked again here, where the GTID is used: between
+    // Commit's check and now another commit may have used it, or a
+    // ReleaseGtid and AcquireGtid may have handed it to someone else.
+    const Tsid assigned(g.uuid, g.tag);
+    if (executed_.Contains(assigned, g.gno)) {
       return absl::AlreadyExistsError(absl::StrCat(
-          "GTID ", g.uuid.ToString(), ":", g.gno, " is already in the log"));
+          "GTID ", assigned.ToString(), ":", g.gno, " is already in the log"));
     }
-    if (owned_.erase({g.uuid, g.gno}) == 0) {
+    if (owned_.erase({assigned, g.gno}) == 0) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "GTID ", g.uuid.ToString(), ":", g.gno, " is no longer acquired"));
+          "GTID ", assigned.ToString(), ":", g.gno, " is no longer acquired"));
     }
-  } else if (g.kind == CommitGtid::Kind::kAutomatic) {
+    *tsid = assigned;
+    *gno = g.gno;
+  } else if (g.tag.empty()) {
     // Skip GNOs acquired since the last assignment (Acquire does not move
     // next_auto_gno_).
-    while (executed_.Contains(server_uuid_, next_auto_gno_) ||
-           owned_.count({server_uuid_, next_auto_gno_}) != 0) {
+    const Tsid self(server_uuid_);
+    while (executed_.Contains(self, next_auto_gno_) ||
+           owned_.count({self, next_auto_gno_}) != 0) {
       ++next_auto_gno_;
     }
     if (next_auto_gno_ >= std::numeric_limits<int64_t>::max() - 1) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "every GNO of ", server_uuid_.ToString(), " is used"));
     }
-  }
-  *uuid = Uuid();
-  *gno = 0;
-  if (g.kind == CommitGtid::Kind::kAutomatic) {
-    *uuid = server_uuid_;
+    *tsid = self;
     *gno = next_auto_gno_;
-  } else if (g.kind == CommitGtid::Kind::kAssigned) {
-    *uuid = g.uuid;
-    *gno = g.gno;
+  } else {
+    // AUTOMATIC:tag: each (uuid, tag) has its own GNO sequence, gaps
+    // filled first, as MySQL's.
+    const Tsid self(server_uuid_, g.tag);
+    int64_t next = executed_.FirstFreeGno(self);
+    while (owned_.count({self, next}) != 0 || executed_.Contains(self, next)) ++next;
+    if (next >= std::numeric_limits<int64_t>::max() - 1) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "every GNO of ", self.ToString(), " is used"));
+    }
+    *tsid = self;
+    *gno = next;
   }
-  if (*gno != 0) {
-    executed_.Add(*uuid, *gno);  // extends the last interval: no allocation
-    if (*uuid == server_uuid_) {
-      while (executed_.Contains(*uuid, next_auto_gno_) ||
-             owned_.count({*uuid, next_auto_gno_}) != 0) {
-        ++next_auto_gno_;
-      }
+  executed_.Add(*tsid, *gno);  // extends the last interval: no allocation
+  if (tsid->tag.empty() && tsid->uuid == server_uuid_) {
+    const Tsid self(server_uuid_);
+    while (executed_.Contains(self, next_auto_gno_) ||
+           owned_.count({self, next_auto_gno_}) != 0) {
+      ++next_auto_gno_;
     }
   }
   return absl::OkStatus();

@@ -52,12 +52,12 @@ class GtidState {
                        const std::string& basename,
                        const std::vector<uint64_t>& numbers);
 
-  // Binlog::AcquireGtid / ReleaseGtid.
-  absl::Status Acquire(const Uuid& uuid, int64_t gno);
-  void Release(const Uuid& uuid, int64_t gno);
+  // Binlog::AcquireGtid / ReleaseGtid (a GTID with or without a tag).
+  absl::Status Acquire(const Tsid& tsid, int64_t gno);
+  void Release(const Tsid& tsid, int64_t gno);
 
-  // Commit's check in the committing thread: `uuid:gno` is acquired.
-  absl::Status CheckAcquired(const Uuid& uuid, int64_t gno) const;
+  // Commit's check in the committing thread: `tsid:gno` is acquired.
+  absl::Status CheckAcquired(const Tsid& tsid, int64_t gno) const;
 
   GtidSet executed() const;
   GtidSet purged() const;
@@ -76,12 +76,12 @@ class GtidState {
   sync::Mutex* mu() ABSL_LOCK_RETURNED(mu_) { return &mu_; }
 
   // kMySQL: the GTID of a transaction with CommitGtid `g`: the next free
-  // GNO of the server's UUID (kAutomatic), `g`'s own (kAssigned, which must
-  // still be acquired and not executed), none for kAnonymous (*gno = 0).
-  // Adds it to the executed set. Errors (nothing changed): AlreadyExists,
-  // FailedPrecondition (no longer acquired), ResourceExhausted (every GNO
-  // used).
-  absl::Status TakeGtid(const CommitGtid& g, Uuid* uuid, int64_t* gno)
+  // GNO of the server's UUID with g.tag (kAutomatic), `g`'s own (kAssigned,
+  // which must still be acquired and not executed), none for kAnonymous
+  // (*gno = 0). Adds it to the executed set. Errors (nothing changed):
+  // AlreadyExists, FailedPrecondition (no longer acquired),
+  // ResourceExhausted (every GNO used).
+  absl::Status TakeGtid(const CommitGtid& g, Tsid* tsid, int64_t* gno)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // kMariaDB: the domain and seq_no of a transaction whose Gtid event
@@ -101,7 +101,9 @@ class GtidState {
   mutable sync::Mutex mu_;
   GtidSet executed_ ABSL_GUARDED_BY(mu_);
   GtidSet purged_ ABSL_GUARDED_BY(mu_);
-  std::set<std::pair<Uuid, int64_t>> owned_ ABSL_GUARDED_BY(mu_);
+  std::set<std::pair<Tsid, int64_t>> owned_ ABSL_GUARDED_BY(mu_);
+  // The next automatic GNO of the server's UUID without a tag (tagged
+  // automatic GNOs start from the tag's first gap each time).
   int64_t next_auto_gno_ ABSL_GUARDED_BY(mu_) = 1;
   // kMariaDB: the binlog GTID state and the purged files' state.
   MariaGtidState maria_state_ ABSL_GUARDED_BY(mu_);

@@ -75,7 +75,10 @@ absl::StatusOr<CommitPosition> Binlog::Commit(TransactionBuffer* txn) {
 }
 
 std::unique_ptr<TransactionBuffer> Binlog::NewTransactionBuffer() const {
-  return std::make_unique<TransactionBuffer>(impl_->TransactionBufferOptionsFor());
+  auto txn = std::make_unique<TransactionBuffer>(impl_->TransactionBufferOptionsFor());
+  // MySQL's per-transaction writeset limit is the history size.
+  txn->set_writeset_limit(impl_->writeset_history_size());
+  return txn;
 }
 absl::Status Binlog::Sync() { return impl_->Sync(); }
 absl::Status Binlog::Rotate() { return impl_->Rotate(); }
@@ -173,10 +176,16 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
 }
 
 absl::Status Binlog::AcquireGtid(const Uuid& uuid, int64_t gno) {
-  return impl_->gtids().Acquire(uuid, gno);
+  return impl_->gtids().Acquire(Tsid(uuid), gno);
 }
 void Binlog::ReleaseGtid(const Uuid& uuid, int64_t gno) {
-  impl_->gtids().Release(uuid, gno);
+  impl_->gtids().Release(Tsid(uuid), gno);
+}
+absl::Status Binlog::AcquireGtid(const Tsid& tsid, int64_t gno) {
+  return impl_->gtids().Acquire(tsid, gno);
+}
+void Binlog::ReleaseGtid(const Tsid& tsid, int64_t gno) {
+  impl_->gtids().Release(tsid, gno);
 }
 GtidSet Binlog::executed_gtids() const { return impl_->gtids().executed(); }
 GtidSet Binlog::purged_gtids() const { return impl_->gtids().purged(); }

@@ -305,6 +305,10 @@ class Binlog {
   // ReleaseGtid() (rollback). Thread-safe.
   absl::Status AcquireGtid(const Uuid& uuid, int64_t gno);
   void ReleaseGtid(const Uuid& uuid, int64_t gno);
+  // The same for a tagged GTID `uuid:tag:gno` (MySQL 8.4; a Tsid without a
+  // tag is the untagged GTID).
+  absl::Status AcquireGtid(const Tsid& tsid, int64_t gno);
+  void ReleaseGtid(const Tsid& tsid, int64_t gno);
 
   // The GTIDs of every transaction in the log (gtid_executed), and of the
   // transactions in purged files (gtid_purged). Recovered at Open from the

@@ -94,6 +94,7 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool def
   fp.checksums = options_.checksums;
   fp.in_use = true;
   fp.flavor = options_.flavor;
+  fp.mysql_layout = options_.mysql_layout;
   std::string fde = EncodeFormatDescription(fp);
   header_buf_.Clear();
   const bool mariadb = options_.flavor == LogFlavor::kMariaDB;

@@ -132,6 +132,7 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   bool needs_recovery() const { return plan_.cut.pending; }
   absl::StatusOr<CommitPosition> Commit(TransactionBuffer* txn);
   TransactionBufferOptions TransactionBufferOptionsFor() const;
+  size_t writeset_history_size() const { return options_.writeset_history_size; }
   absl::Status Sync();
   absl::Status Rotate();
   absl::Status RotateEncryptionKey();
@@ -184,6 +185,9 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint64_t n,
                                   bool* adopted);
   RecoveryContext RecoveryContextFor() const;
+  // FailedPrecondition if the newest file's flavor or layout is not one
+  // this log may continue (see Options::mysql_layout).
+  absl::Status CheckFilesLayout(uint64_t newest);
 
   // The commit path (log_write.cc).
   absl::Status WriteGroup(uint64_t offset);
@@ -278,7 +282,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   // a spilled transaction, outside the serial section.
   std::once_flag spill_chunk_once_;
   std::unique_ptr<char[]> spill_chunk_;
-  // The logical clock of the active file (flush stage).
+  // The logical clock of the active file (flush stage), with the writeset
+  // history under DependencyTracking::kWriteset.
   LogicalClock clock_;
   // Sync-stage state.
   uint64_t synced_end_ = 0;

@@ -57,7 +57,12 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
       live_(std::make_shared<LiveLog>(dir_, basename_, WakeOptions(options))),
       index_(fs_, dir_, basename_, live_.get()),
       gtids_(options),
-      header_buf_(options.checksums) {
+      header_buf_(options.checksums),
+      clock_(options.flavor == LogFlavor::kMySQL &&
+                     options.dependency_tracking == Options::DependencyTracking::kWriteset
+                 ? std::make_unique<WritesetHistory>(
+                       *WritesetHistory::Create(options.writeset_history_size))
+                 : nullptr) {
   if (options_.keyring != nullptr) {
     keys_ = std::make_unique<MasterKeys>(options_.keyring, options_.server_uuid);
   }
@@ -238,6 +243,7 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
       max_number = std::max(max_number, n);
     }
   }
+  if (!numbers.empty()) BINLOG_RETURN_IF_ERROR(CheckFilesLayout(numbers.back()));
   plan_.numbers = std::move(numbers);
   if (!plan_.numbers.empty()) {
     BINLOG_RETURN_IF_ERROR(
@@ -305,6 +311,42 @@ absl::Status BinlogImpl::FinishOpen() {
     plan_.reset_first = 0;
   }
   retention_->StartExpiry();
+  return absl::OkStatus();
+}
+
+absl::Status BinlogImpl::CheckFilesLayout(uint64_t newest) {
+  // The flavor and layout belong to the log's files: a log continued in
+  // another flavor would mix two servers' files in one log (and start an
+  // empty GTID state of the other kind). Upgrading MySQL 8.0 files to 8.4
+  // at the next file is what a server upgrade does; the reverse is not.
+  const std::string path = PathOf(newest);
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kSkip;
+  ro.payloads = PayloadMode::kRaw;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, Reader::OpenFiles({path}, ro, fs_));
+  Event ev;
+  if (!reader->Next(&ev).ok()) {
+    return absl::OkStatus();  // no readable header: recovery judges the file
+  }
+  const FormatDescription& fde = reader->format_description();
+  const bool file_maria = absl::StrContains(fde.server_version, "MariaDB") ||
+                          absl::StrContains(fde.server_version, "-maria-");
+  // MySQL 8.4 declares 42 post-header lengths, 8.0 41 (the version string
+  // is the caller's choice: Options::server_version).
+  const bool file_84 = !file_maria && fde.post_header_len.size() >= 42;
+  auto name = [](bool maria, bool is84) {
+    return maria ? "MariaDB" : is84 ? "MySQL 8.4" : "MySQL 8.0";
+  };
+  const bool want_maria = options_.flavor == LogFlavor::kMariaDB;
+  const bool want_84 = !want_maria && options_.mysql_layout == MySqlLayout::k84;
+  if (file_maria != want_maria || (file_84 && !want_84)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " is a ", name(file_maria, file_84), " file (server version '",
+        fde.server_version, "') but the log is opened for ", name(want_maria, want_84),
+        " files (Options::flavor, Options::mysql_layout): a log keeps the flavor of "
+        "its files (only MySQL 8.0 files may be continued as 8.4); open it with "
+        "its own, or Reset it first"));
+  }
   return absl::OkStatus();
 }
 

@@ -80,6 +80,11 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
         "server_version '", o.server_version,
         "' must parse as X.Y.Z >= 5.6.1 and be shorter than 50 bytes"));
   }
+  if (o.writeset_history_size < 1 || o.writeset_history_size > kMaxWritesetHistorySize) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "writeset_history_size ", o.writeset_history_size, " outside [1, ",
+        kMaxWritesetHistorySize, "]"));
+  }
   BINLOG_RETURN_IF_ERROR(ValidatePayloadCompression(PayloadCompression{
       o.compression, o.compression_level, o.compression_threshold}));
   if (o.encryption && o.flavor == LogFlavor::kMariaDB) {
@@ -101,8 +106,9 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
 }
 
 // Options::server_version when left empty.
-std::string DefaultServerVersion(LogFlavor flavor) {
-  return flavor == LogFlavor::kMariaDB ? "10.11.19-MariaDB-log" : "8.0.36";
+std::string DefaultServerVersion(LogFlavor flavor, MySqlLayout layout) {
+  if (flavor == LogFlavor::kMariaDB) return "10.11.19-MariaDB-log";
+  return layout == MySqlLayout::k84 ? "8.4.6" : "8.0.36";
 }
 
 // "8.0.36-log" -> 80036, as MySQL writes immediate_server_version.
@@ -116,7 +122,13 @@ uint32_t ServerVersionId(absl::string_view v) {
 Options ResolvedOptions(const Options& options) {
   Options resolved = options;
   if (resolved.server_version.empty()) {
-    resolved.server_version = DefaultServerVersion(resolved.flavor);
+    resolved.server_version = DefaultServerVersion(resolved.flavor, resolved.mysql_layout);
+  }
+  if (resolved.dependency_tracking == Options::DependencyTracking::kDefault) {
+    resolved.dependency_tracking =
+        resolved.flavor == LogFlavor::kMySQL && resolved.mysql_layout == MySqlLayout::k84
+            ? Options::DependencyTracking::kWriteset
+            : Options::DependencyTracking::kCommitOrder;
   }
   return resolved;
 }

@@ -27,7 +27,7 @@ sync::TailNotifierOptions WakeOptions(const Options& o);
 absl::Status ValidateOptions(const std::string& basename, const Options& o);
 
 // Options::server_version when left empty.
-std::string DefaultServerVersion(LogFlavor flavor);
+std::string DefaultServerVersion(LogFlavor flavor, MySqlLayout layout);
 
 // "8.0.36-log" -> 80036, as MySQL writes immediate_server_version.
 uint32_t ServerVersionId(absl::string_view v);

@@ -55,12 +55,13 @@ absl::Status BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
     Txn::AssignMariaIdentity(txn, domain, seq_no, commit_id, now_us);
     return absl::OkStatus();
   }
-  Uuid uuid;
+  Tsid tsid;
   int64_t gno = 0;
-  BINLOG_RETURN_IF_ERROR(gtids_.TakeGtid(g, &uuid, &gno));
+  BINLOG_RETURN_IF_ERROR(gtids_.TakeGtid(g, &tsid, &gno));
   int64_t seq = 0, last_committed = 0;
-  clock_.Next(Txn::commit_parent(txn), g.isolated, &seq, &last_committed);
-  Txn::AssignIdentity(txn, uuid, gno, seq, last_committed, now_us);
+  clock_.Next(Txn::commit_parent(txn), g.isolated, id.writeset, id.writeset_state, &seq,
+              &last_committed);
+  Txn::AssignIdentity(txn, tsid.uuid, gno, seq, last_committed, now_us);
   return absl::OkStatus();
 }
 
@@ -449,6 +450,10 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
           "MariaDB has no anonymous transactions: a MariaDB CommitGtid is "
           "kAutomatic or kAssigned");
     }
+    if (!g.tag.empty()) {
+      return absl::InvalidArgumentError(
+          "a MariaDB CommitGtid has no GTID tag (tags are MySQL 8.4's)");
+    }
     if (g.kind == CommitGtid::Kind::kAssigned && g.seq_no == 0) {
       return absl::InvalidArgumentError(
           "a MariaDB CommitGtid of kind kAssigned needs seq_no >= 1");
@@ -489,14 +494,29 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
     }
   } else if (Txn::identity(txn).present) {
     const CommitGtid& g = Txn::identity(txn).gtid;
+    if (!g.tag.empty() && options_.mysql_layout != MySqlLayout::k84) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GTID tag '", g.tag.str(), "': tagged GTIDs need MySQL 8.4 files "
+          "(Options::mysql_layout k84); MySQL 8.0 readers cannot read them"));
+    }
+    if (!g.tag.empty()) {
+      return absl::UnimplementedError("TAGWRITE: tagged CommitGtid writer not merged yet");
+    }
+    if (!g.tag.empty() && g.kind == CommitGtid::Kind::kAnonymous) {
+      return absl::InvalidArgumentError("an anonymous transaction has no GTID tag");
+    }
     if (g.kind == CommitGtid::Kind::kAutomatic && options_.server_uuid.IsZero()) {
       return absl::InvalidArgumentError(
           "a CommitGtid of kind kAutomatic needs Options::server_uuid");
     }
     if (g.kind == CommitGtid::Kind::kAssigned) {
-      BINLOG_RETURN_IF_ERROR(gtids_.CheckAcquired(g.uuid, g.gno));
+      BINLOG_RETURN_IF_ERROR(gtids_.CheckAcquired(Tsid(g.uuid, g.tag), g.gno));
     }
     Txn::SetServerVersion(txn, server_version_id_);
+    // The writeset travels with the identity request (to the packed form
+    // too); its hashes stay in `txn` until this call returns.
+    Txn::identity(txn).writeset = txn->writeset();
+    Txn::identity(txn).writeset_state = txn->writeset_state();
     if (Txn::commit_parent(txn) == 0) {
       Txn::commit_parent(txn) = commit_clock_.load(std::memory_order_acquire);
     }

@@ -27,6 +27,7 @@
 #include "binlog/gtid.h"
 #include "binlog/keyring.h"
 #include "binlog/transaction.h"
+#include "binlog/writeset.h"
 #include "io/file_system.h"
 #include "io/types.h"  // io::PreallocMode, io::Codec
 
@@ -121,7 +122,7 @@ using FileHeaderCallback =
 
 struct Options {
   // Whose files the log writes (binlog/format.h).
-  //   kMySQL    MySQL 8.0 files (the default).
+  //   kMySQL    MySQL files (the default), of the layout `mysql_layout`.
   //   kMariaDB  MariaDB 10.11 files, as mariadbd writes them: its
   //             Format_description (binlog v4, MariaDB's 171-entry
   //             post-header array, server_version below), then a Gtid_list
@@ -141,6 +142,43 @@ struct Options {
   //             Compression is refused (MariaDB cannot read
   //             Transaction_payload events).
   LogFlavor flavor = LogFlavor::kMySQL;
+
+  // kMySQL: which MySQL release's files (binlog/flavor.h).
+  //   k84 (the default): MySQL 8.4 LTS files: its Format_description (42
+  //     post-header lengths, server_version "8.4.6" unless set), WRITESET
+  //     logical clocks by default (dependency_tracking), tagged GTIDs
+  //     written as Gtid_tagged_log_event (type 42).
+  //   k80: MySQL 8.0 files (the 8.0.26 - 8.2 layout, server_version
+  //     "8.0.36"), for readers that predate 8.4; tagged GTIDs are refused.
+  // The layout belongs to the log's files: Open refuses (FailedPrecondition)
+  // to continue a log whose newest file has another flavor, or the 8.4
+  // layout when k80 is asked; a log of 8.0 files opened with k84 is
+  // upgraded, its next file starting with the 8.4 layout, as a server
+  // upgrade does. After Reset a log may take any flavor and layout.
+  MySqlLayout mysql_layout = MySqlLayout::k84;
+
+  // kMySQL: how the log computes each transaction's last_committed in its
+  // serial section (MySQL's binlog_transaction_dependency_tracking, which
+  // 8.4 removed, keeping only WRITESET):
+  //   kDefault: kWriteset for k84 files, kCommitOrder for k80.
+  //   kCommitOrder: the commit-order clock the transaction captured at
+  //     prepare (TransactionBuffer::set_commit_parent, or
+  //     Binlog::CommitClock at Commit).
+  //   kWriteset: that value lowered to the newest earlier transaction that
+  //     wrote one of the same unique keys (TransactionBuffer's writeset,
+  //     filled by RowsWriter or the caller; rules in binlog/writeset.h), as
+  //     MySQL 8.4 does; a transaction without a usable writeset, or an
+  //     isolated one, keeps its commit-order value and later ones depend on
+  //     it. Computed in commit order, so concurrent transactions on the
+  //     same row see each other in the order the log gives them.
+  enum class DependencyTracking { kDefault, kCommitOrder, kWriteset };
+  DependencyTracking dependency_tracking = DependencyTracking::kDefault;
+  // binlog_transaction_dependency_history_size: the most key hashes the
+  // writeset history keeps, 1..1000000 (InvalidArgument otherwise). When
+  // full it is cleared and later transactions depend on the one that filled
+  // it. Memory: 16-byte slots, at least two per entry (1 MiB at the
+  // default), allocated at Open.
+  size_t writeset_history_size = kDefaultWritesetHistorySize;
 
   // kMariaDB: MariaDB's gtid_domain_id, the domain of the GTIDs the log
   // assigns to this server's transactions (CommitGtid kAutomatic without a
@@ -204,9 +242,10 @@ struct Options {
 
   // Server version announced in the Format_description event. Must parse as
   // X.Y.Z >= 5.6.1 so that readers honour the checksum byte. Empty (the
-  // default) means the flavor's: "8.0.36" for kMySQL (the event layout is
-  // MySQL 8.0.26 - 8.2's, so a version in that range is the honest
-  // choice), "10.11.19-MariaDB-log" for kMariaDB (the MariaDB release whose
+  // default) means the flavor's: "8.4.6" for kMySQL with the k84 layout,
+  // "8.0.36" with k80 (the event layout is MySQL 8.0.26 - 8.2's, so a
+  // version in that range is the honest choice), "10.11.19-MariaDB-log"
+  // for kMariaDB (the MariaDB release whose
   // files the flavor reproduces; MariaDB readers recognize their own
   // server by "MariaDB" in the string).
   std::string server_version;

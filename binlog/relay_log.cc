@@ -48,7 +48,7 @@ struct RelayLog::Impl {
   // The Gtid event of the open transaction (added to the retrieved set at
   // its end).
   bool has_pending_gtid = false;
-  Uuid pending_uuid;
+  Tsid pending_tsid;
   int64_t pending_gno = 0;
 
   // After the last event that left no transaction open.
@@ -147,17 +147,17 @@ TransactionBoundaryParser::Result RelayLog::Impl::Observe(
   if (r == TransactionBoundaryParser::Result::kStarted ||
       r == TransactionBoundaryParser::Result::kUnexpected) {
     has_pending_gtid = false;
-    if (h.type == kGtidEvent) {
-      auto g = DecodeMySqlGtidEvent(body);
+    if (IsMySqlGtidEventType(h.type)) {
+      auto g = DecodeAnyMySqlGtidEvent(h.type, body);
       if (g.ok() && !g->anonymous()) {
         has_pending_gtid = true;
-        pending_uuid = g->uuid;
+        pending_tsid = g->tsid();
         pending_gno = g->gno;
       }
     }
   }
   if (r == TransactionBoundaryParser::Result::kEnded) {
-    if (has_pending_gtid) retrieved->Add(pending_uuid, pending_gno);
+    if (has_pending_gtid) retrieved->Add(pending_tsid, pending_gno);
     has_pending_gtid = false;
   }
   if (r == TransactionBoundaryParser::Result::kEnded ||

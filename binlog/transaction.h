@@ -170,6 +170,13 @@ struct CommitGtid {
   Kind kind = Kind::kAutomatic;
   Uuid uuid;        // MySQL kAssigned
   int64_t gno = 0;  // MySQL kAssigned
+  // MySQL 8.4 GTID tag (empty: none). kAutomatic with a tag is MySQL's
+  // SET gtid_next='AUTOMATIC:tag': Options::server_uuid with that tag and
+  // the next free GNO of that (uuid, tag); kAssigned with a tag is
+  // 'uuid:tag:gno', acquired first with Binlog::AcquireGtid(Tsid, gno).
+  // Written as a Gtid_tagged_log_event (type 42); refused by a log of
+  // MySQL 8.0 files (Options::mysql_layout k80) and by kMariaDB.
+  Tag tag;
   // MySQL FLAG_MAY_HAVE_SBR: the transaction may hold statement-based
   // events.
   bool may_have_sbr = false;
@@ -210,6 +217,7 @@ struct AssignedIdentity {
   bool assigned = false;  // the transaction had a CommitGtid
   // MySQL flavor.
   Uuid uuid;              // zero for anonymous
+  Tag tag;                // MySQL 8.4 GTID tag (empty: none)
   int64_t gno = 0;        // 0 for anonymous
   int64_t sequence_number = 0;
   int64_t last_committed = 0;
@@ -488,6 +496,10 @@ class TransactionBuffer {
     size_t length_at = 0;      // buffer offset of that placeholder
     size_t version_at = 0;     // buffer offset of immediate_server_version
     CommitGtid gtid;
+    // Set by Commit from writeset() / writeset_state() (the vector stays
+    // the caller's buffer's until Commit returns), for the flush stage.
+    absl::Span<const uint64_t> writeset;
+    WritesetState writeset_state = WritesetState::kNone;
   };
   // Commit (caller's thread): the server version into the Gtid event.
   void SetServerVersion(uint32_t version);
