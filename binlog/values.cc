@@ -1,4 +1,4 @@
-#include "tools/decode/values.h"
+#include "binlog/values.h"
 
 #include <charconv>
 #include <cmath>
@@ -7,14 +7,30 @@
 #include "absl/strings/str_cat.h"
 
 namespace binlog {
-namespace decode {
-namespace {
 
-constexpr int kDigitsPerGroup = 9;
-constexpr int kDigitsToBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-constexpr uint32_t kPow10[10] = {1,      10,      100,      1000,      10000,
-                                 100000, 1000000, 10000000, 100000000,
-                                 1000000000};
+using values_internal::kDigitsPerGroup;
+using values_internal::kDigitsToBytes;
+using values_internal::kPow10;
+
+size_t DecimalBinarySize(int precision, int scale) {
+  if (precision < 1 || precision > 65 || scale < 0 || scale > 38 ||
+      scale > precision) {
+    return 0;
+  }
+  int intg = precision - scale;
+  int intg0 = intg / kDigitsPerGroup;
+  int frac0 = scale / kDigitsPerGroup;
+  int intg0x = intg - intg0 * kDigitsPerGroup;
+  int frac0x = scale - frac0 * kDigitsPerGroup;
+  return static_cast<size_t>(intg0 * 4 + kDigitsToBytes[intg0x] + frac0 * 4 +
+                             kDigitsToBytes[frac0x]);
+}
+
+size_t TemporalFracBytes(int fsp) {
+  return fsp <= 0 ? 0 : static_cast<size_t>((fsp + 1) / 2);
+}
+
+namespace {
 
 uint64_t LoadBe(const char* p, size_t n) {
   uint64_t v = 0;
@@ -381,5 +397,4 @@ void AppendHex(absl::string_view bytes, std::string* out) {
   }
 }
 
-}  // namespace decode
 }  // namespace binlog
