@@ -84,6 +84,16 @@ void AppendFraction(uint64_t micros, int fsp, std::string* out) {
   AppendPadded(micros / kPow10[6 - fsp], fsp, out);
 }
 
+// "A<sep>BB<sep>CC": a date (A in 4 digits) or a time of day (A in 2).
+void AppendTriple(uint64_t a, int a_width, char sep, uint64_t b, uint64_t c,
+                  std::string* out) {
+  AppendPadded(a, a_width, out);
+  out->push_back(sep);
+  AppendPadded(b, 2, out);
+  out->push_back(sep);
+  AppendPadded(c, 2, out);
+}
+
 void AppendYmdHms(int64_t year, uint32_t month, uint32_t day, uint32_t hour,
                   uint32_t minute, uint32_t second, std::string* out) {
   char buf[64];
@@ -233,11 +243,7 @@ bool AppendTime2(absl::string_view bytes, int fsp, std::string* out) {
   uint64_t second = hms % (1 << 6);
   if (minute > 59 || second > 59 || micros > 999999) return false;
   if (negative) out->push_back('-');
-  AppendPadded(hour, 2, out);
-  out->push_back(':');
-  AppendPadded(minute, 2, out);
-  out->push_back(':');
-  AppendPadded(second, 2, out);
+  AppendTriple(hour, 2, ':', minute, second, out);
   AppendFraction(micros, fsp, out);
   return true;
 }
@@ -311,11 +317,7 @@ bool AppendDate(absl::string_view bytes, std::string* out) {
   uint32_t month = (v >> 5) & 15;
   uint32_t year = v >> 9;
   if (month > 12) return false;
-  AppendPadded(year, 4, out);
-  out->push_back('-');
-  AppendPadded(month, 2, out);
-  out->push_back('-');
-  AppendPadded(day, 2, out);
+  AppendTriple(year, 4, '-', month, day, out);
   return true;
 }
 
@@ -330,11 +332,7 @@ bool AppendTimeOld(absl::string_view bytes, std::string* out) {
   uint64_t minute = u / 100 % 100;
   uint64_t second = u % 100;
   if (minute > 59 || second > 59) return false;
-  AppendPadded(u / 10000, 2, out);
-  out->push_back(':');
-  AppendPadded(minute, 2, out);
-  out->push_back(':');
-  AppendPadded(second, 2, out);
+  AppendTriple(u / 10000, 2, ':', minute, second, out);
   return true;
 }
 

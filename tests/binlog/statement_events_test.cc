@@ -450,8 +450,9 @@ TEST(DecodeUserVarTest, MalformedBodiesAreDataLoss) {
 }
 
 TEST(DecodeIncidentTest, NumberAndOptionalMessage) {
-  ASSERT_OK_AND_ASSIGN(IncidentInfo i,
-                       DecodeIncident(Hex("0100 0b 4c4f53545f4556454e5453")));
+  // (`message` points into the body, which must outlive the result.)
+  const std::string body = Hex("0100 0b 4c4f53545f4556454e5453");
+  ASSERT_OK_AND_ASSIGN(IncidentInfo i, DecodeIncident(body));
   EXPECT_EQ(i.number, 1);
   EXPECT_EQ(i.message, "LOST_EVENTS");
   ASSERT_OK_AND_ASSIGN(i, DecodeIncident(Hex("0100")));
