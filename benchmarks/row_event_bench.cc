@@ -55,22 +55,8 @@
 #include "binlog/rows_writer.h"
 #include "binlog/transaction.h"
 #include "binlog/writeset.h"
-
-namespace {
-std::atomic<uint64_t> g_allocs{0};
-}  // namespace
-
-// noinline: GCC's -Wmismatched-new-delete fires when it inlines free() into
-// a caller that got the pointer from operator new.
-__attribute__((noinline)) void* operator new(size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
-__attribute__((noinline)) void operator delete(void* p, size_t) noexcept {
-  std::free(p);
-}
+#include "tests/testutil/alloc_count.h"
+#include "tests/testutil/sbtest.h"
 
 namespace binlog {
 namespace {
@@ -86,17 +72,6 @@ ColumnDef Col(ColumnType t, uint32_t length = 0, bool nullable = false) {
   return c;
 }
 
-Temporal Dt(int y, int mo, int d, int h, int mi, int s, uint32_t us) {
-  Temporal t;
-  t.year = y;
-  t.month = static_cast<uint8_t>(mo);
-  t.day = static_cast<uint8_t>(d);
-  t.hour = static_cast<uint16_t>(h);
-  t.minute = static_cast<uint8_t>(mi);
-  t.second = static_cast<uint8_t>(s);
-  t.micros = us;
-  return t;
-}
 
 // A table and one row of it (the id, column 0, varies per row).
 struct Fixture {
@@ -115,11 +90,7 @@ Fixture MakeFixture(int table) {
     return Value::Bytes(f.strings.back());
   };
   if (table == 0) {
-    f.def.schema = "sbtest";
-    f.def.table = "sbtest1";
-    f.def.columns = {Col(kColLong), Col(kColLong), Col(kColString, 480),
-                     Col(kColString, 240)};
-    f.def.primary_key = {0};
+    f.def = testutil::SbtestTable(84);
     // sysbench's c and pad: groups of 11 digits joined by '-'.
     std::string c, pad;
     for (int g = 0; g < 10; ++g) c += (g ? "-" : "") + std::string("83868641912");
@@ -151,8 +122,8 @@ Fixture MakeFixture(int table) {
              str("mary.garcia4471@mail.example.org"),
              str("Mary Garcia"),
              str("web/ios/promo"),
-             Value::Time(Dt(2024, 5, 17, 9, 31, 5, 0)),
-             Value::Time(Dt(2025, 1, 3, 18, 2, 44, 512345)),
+             Value::Time(MakeTemporal(2024, 5, 17, 9, 31, 5, 0)),
+             Value::Time(MakeTemporal(2025, 1, 3, 18, 2, 44, 512345)),
              Value::Double(1249.5),
              Value::Decimal("1249.50"),
              Value::Time(date),
@@ -192,7 +163,7 @@ inline void WriteTxn(RowsWriter* w, RowsWriter::TableHandle t,
 class Meter {
  public:
   Meter()
-      : allocs_(g_allocs.load(std::memory_order_relaxed)),
+      : allocs_(testutil::AllocationCount()),
         start_(std::chrono::steady_clock::now()) {}
   void Report(benchmark::State& state, int rows) {
     const double ns = std::chrono::duration<double, std::nano>(
@@ -201,7 +172,7 @@ class Meter {
     const double iters = static_cast<double>(state.iterations());
     state.counters["ns_per_row"] = ns / (iters * rows);
     state.counters["allocs_per_txn"] =
-        static_cast<double>(g_allocs.load(std::memory_order_relaxed) - allocs_) /
+        static_cast<double>(testutil::AllocationCount() - allocs_) /
         iters;
   }
 

@@ -26,6 +26,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -36,6 +39,15 @@
 #include "tools/server/client.h"
 #include "tools/server/server.h"
 #include "tools/server/socket.h"
+
+
+ABSL_FLAG(std::string, replicas, "0,1,8,64",
+          "comma-separated replica counts, one run each");
+ABSL_FLAG(std::string, format, "jsonl", "jsonl or text");
+ABSL_FLAG(int, threads, 64, "committing writer threads");
+ABSL_FLAG(double, seconds, 3, "length of each run");
+ABSL_FLAG(std::string, sync, "group", "group (fdatasync per group) or never");
+ABSL_FLAG(std::string, dir, "/tmp/serve_bench", "scratch directory");
 
 namespace {
 
@@ -175,37 +187,32 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<int> replica_counts = {0, 1, 8, 64};
-  std::string format = "jsonl", dir = "/tmp/serve_bench";
-  int threads = 64;
-  double seconds = 3;
-  bool sync_group = true;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view a = argv[i];
-    if (absl::ConsumePrefix(&a, "--replicas=")) {
-      replica_counts.clear();
-      for (absl::string_view p : absl::StrSplit(a, ',')) {
-        int n;
-        if (!absl::SimpleAtoi(p, &n) || n < 0) return 2;
-        replica_counts.push_back(n);
-      }
-    } else if (absl::ConsumePrefix(&a, "--format=")) {
-      format = std::string(a);
-    } else if (absl::ConsumePrefix(&a, "--threads=")) {
-      if (!absl::SimpleAtoi(a, &threads) || threads < 1) return 2;
-    } else if (absl::ConsumePrefix(&a, "--seconds=")) {
-      if (!absl::SimpleAtod(a, &seconds)) return 2;
-    } else if (absl::ConsumePrefix(&a, "--sync=")) {
-      sync_group = a == "group";
-    } else if (absl::ConsumePrefix(&a, "--dir=")) {
-      dir = std::string(a);
-    } else {
-      std::fprintf(stderr,
-                   "usage: serve_bench [--replicas=0,1,8,64] [--format=jsonl|text] "
-                   "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR]\n");
-      return 2;
-    }
+  absl::SetProgramUsageMessage(
+      "what serving replicas costs the log.\n"
+      "usage: serve_bench [--replicas=0,1,8,64] [--format=jsonl|text] "
+      "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR]");
+  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  auto usage = [](absl::string_view why) {
+    std::fprintf(stderr, "serve_bench: %s\n%s\n", std::string(why).c_str(),
+                 std::string(absl::ProgramUsageMessage()).c_str());
+    return 2;
+  };
+  if (rest.size() > 1) return usage(absl::StrCat("unexpected argument ", rest[1]));
+  std::vector<int> replica_counts;
+  for (absl::string_view p : absl::StrSplit(absl::GetFlag(FLAGS_replicas), ',')) {
+    int n;
+    if (!absl::SimpleAtoi(p, &n) || n < 0) return usage("bad --replicas");
+    replica_counts.push_back(n);
   }
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format != "jsonl" && format != "text") return usage("bad --format");
+  const int threads = absl::GetFlag(FLAGS_threads);
+  if (threads < 1) return usage("--threads must be at least 1");
+  const double seconds = absl::GetFlag(FLAGS_seconds);
+  const std::string sync = absl::GetFlag(FLAGS_sync);
+  if (sync != "group" && sync != "never") return usage("bad --sync");
+  const bool sync_group = sync == "group";
+  const std::string dir = absl::GetFlag(FLAGS_dir);
   for (int n : replica_counts) {
     Result r = RunOnce(dir, n, threads, seconds, sync_group);
     if (format == "jsonl") {

@@ -13,6 +13,7 @@
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/rows.h"
+#include "tests/testutil/sbtest.h"
 
 namespace binlog {
 namespace bench {
@@ -200,28 +201,8 @@ void DigitGroups(char* out, int groups, uint64_t (*rnd)(void*), void* ctx) {
   }
 }
 
-// sbtest1 and the wide table, described once for the RowsWriter.
-TableDef SbtestTable() {
-  TableDef t;
-  t.table_id = kSbtestTableId;
-  t.schema = "sbtest";
-  t.table = "sbtest1";
-  t.metadata = RowMetadata::kMinimal;
-  auto col = [](ColumnType type, uint32_t length) {
-    ColumnDef c;
-    c.type = type;
-    c.length = length;
-    c.nullable = false;
-    c.collation = 255;  // utf8mb4_0900_ai_ci
-    return c;
-  };
-  // CHAR(120) and CHAR(60) utf8mb4: 480 and 240 bytes at most.
-  t.columns = {col(kColLong, 0), col(kColLong, 0), col(kColString, 480),
-               col(kColString, 240)};
-  t.primary_key = {0};
-  return t;
-}
-
+// The wide table, described once for the RowsWriter (sbtest1:
+// tests/testutil/sbtest.h).
 TableDef WideTable() {
   TableDef t;
   t.table_id = kWideTableId;
@@ -252,7 +233,7 @@ void WorkloadGenerator::DescribeTables() {
   wo.server_id = o_.server_id;
   wo.max_event_size = size_t{1} << 30;  // one Rows event per statement
   rows_ = std::make_unique<RowsWriter>(*RowsWriter::Create(wo));
-  sbtest_ = *rows_->DescribeTable(SbtestTable());
+  sbtest_ = *rows_->DescribeTable(testutil::SbtestTable(kSbtestTableId));
   wide_ = *rows_->DescribeTable(WideTable());
 }
 
@@ -291,23 +272,6 @@ void WorkloadGenerator::SysbenchStatement(TransactionBuffer* txn, int i) {
   s.IgnoreError();  // every value fits its column
   rows_->EndStatement().IgnoreError();
 }
-
-namespace {
-
-Temporal Datetime(int year, int month, int day, int hour, int minute, int sec,
-                  uint32_t micros) {
-  Temporal t;
-  t.year = year;
-  t.month = static_cast<uint8_t>(month);
-  t.day = static_cast<uint8_t>(day);
-  t.hour = static_cast<uint16_t>(hour);
-  t.minute = static_cast<uint8_t>(minute);
-  t.second = static_cast<uint8_t>(sec);
-  t.micros = micros;
-  return t;
-}
-
-}  // namespace
 
 void WorkloadGenerator::WideStatement(TransactionBuffer* txn) {
   const int64_t id = static_cast<int64_t>(1 + Uniform(50000000));
@@ -372,11 +336,11 @@ void WorkloadGenerator::WideStatement(TransactionBuffer* txn) {
     v[2] = Value::Int(status);
     v[3] = Value::Bytes(email);
     v[4] = Value::Bytes(name);
-    v[5] = Value::Time(Datetime(cyear, cmon, cday, ch, cm, cs, 0));
+    v[5] = Value::Time(MakeTemporal(cyear, cmon, cday, ch, cm, cs, 0));
     v[6] = Value::Null();
     if (has_updated) {
       const uint64_t u = Rand();
-      v[6] = Value::Time(Datetime(
+      v[6] = Value::Time(MakeTemporal(
           2025, 1 + static_cast<int>(u % 12), 1 + static_cast<int>((u >> 8) % 28),
           static_cast<int>((u >> 16) % 24), static_cast<int>((u >> 24) % 60),
           static_cast<int>((u >> 32) % 60), static_cast<uint32_t>((u >> 40) % 1000000)));

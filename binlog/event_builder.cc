@@ -212,19 +212,21 @@ void AppendAnonymousGtid(TransactionBuffer* txn, uint32_t timestamp,
 
 void AppendQuery(TransactionBuffer* txn, uint32_t timestamp,
                  uint32_t server_id, uint32_t thread_id, absl::string_view db,
-                 absl::string_view query) {
+                 absl::string_view query, uint16_t event_flags) {
   AppendQueryWithStatusVars(txn, timestamp, server_id, thread_id, db, query,
-                            absl::string_view());
+                            absl::string_view(), event_flags);
 }
 
 void AppendQueryWithStatusVars(TransactionBuffer* txn, uint32_t timestamp,
                                uint32_t server_id, uint32_t thread_id,
                                absl::string_view db, absl::string_view query,
-                               absl::string_view status_vars) {
+                               absl::string_view status_vars,
+                               uint16_t event_flags) {
   size_t db_len = db.size() > 255 ? 255 : db.size();
   size_t vars = status_vars.size() > 0xffff ? 0xffff : status_vars.size();
   size_t body = kQueryPostHeaderSize + vars + db_len + 1 + query.size();
-  char* p = txn->AppendEvent(kQueryEvent, server_id, timestamp, 0, body);
+  char* p =
+      txn->AppendEvent(kQueryEvent, server_id, timestamp, event_flags, body);
   StoreLe32(p, thread_id);
   StoreLe32(p + 4, 0);  // exec time
   p[8] = static_cast<char>(db_len);

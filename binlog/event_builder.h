@@ -143,10 +143,11 @@ void AppendAnonymousGtid(TransactionBuffer* txn, uint32_t timestamp,
                          uint32_t server_id, int64_t last_committed,
                          int64_t sequence_number);
 
-// Appends a Query event with no status variables.
+// Appends a Query event with no status variables. `event_flags` go into
+// the common header (e.g. kFlagSuppressUse for a BEGIN that needs no USE).
 void AppendQuery(TransactionBuffer* txn, uint32_t timestamp,
                  uint32_t server_id, uint32_t thread_id, absl::string_view db,
-                 absl::string_view query);
+                 absl::string_view query, uint16_t event_flags = 0);
 
 // Appends a Rows_query event (29): the statement that produced the row
 // events after it (MySQL's binlog_rows_query_log_events), as a length byte
@@ -162,7 +163,8 @@ void AppendRowsQuery(TransactionBuffer* txn, uint32_t timestamp,
 void AppendQueryWithStatusVars(TransactionBuffer* txn, uint32_t timestamp,
                                uint32_t server_id, uint32_t thread_id,
                                absl::string_view db, absl::string_view query,
-                               absl::string_view status_vars);
+                               absl::string_view status_vars,
+                               uint16_t event_flags = 0);
 
 // The status variable that logs a DDL statement with its engine XID, so
 // that two-phase-commit recovery finds it: Q_DDL_LOGGED_WITH_XID (17) in

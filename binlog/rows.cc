@@ -15,11 +15,9 @@ namespace binlog {
 
 namespace {
 
-constexpr int kDigitsPerGroup = 9;
-constexpr int kDigitsToBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-constexpr uint32_t kPow10[10] = {1,      10,      100,      1000,      10000,
-                                 100000, 1000000, 10000000, 100000000,
-                                 1000000000};
+using values_internal::kDigitsPerGroup;
+using values_internal::kDigitsToBytes;
+using values_internal::kPow10;
 
 bool IsBlobFamily(uint8_t type) {
   return type == kColBlob || type == kColTinyBlob || type == kColMediumBlob ||
@@ -351,24 +349,6 @@ absl::StatusOr<std::string> EncodeTableMapBody(const TableDef& def,
 
 // ---------------------------------------------------------------------------
 // Encoding: values
-
-size_t DecimalBinarySize(int precision, int scale) {
-  if (precision < 1 || precision > 65 || scale < 0 || scale > 38 ||
-      scale > precision) {
-    return 0;
-  }
-  int intg = precision - scale;
-  int intg0 = intg / kDigitsPerGroup;
-  int frac0 = scale / kDigitsPerGroup;
-  int intg0x = intg - intg0 * kDigitsPerGroup;
-  int frac0x = scale - frac0 * kDigitsPerGroup;
-  return static_cast<size_t>(intg0 * 4 + kDigitsToBytes[intg0x] + frac0 * 4 +
-                             kDigitsToBytes[frac0x]);
-}
-
-size_t TemporalFracBytes(int fsp) {
-  return fsp <= 0 ? 0 : static_cast<size_t>((fsp + 1) / 2);
-}
 
 namespace {
 
@@ -995,11 +975,31 @@ std::string TableMap::QualifiedName() const {
   return absl::StrCat(db, ".", table);
 }
 
+namespace {
+
+// Bytes of the table id in Table_map and Rows events (MySQL 5.0's
+// post-header of 6 bytes has a 4-byte id).
+size_t TableIdSize(uint8_t post_header_len) {
+  return post_header_len == 6 ? 4 : 6;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> DecodeTableId(absl::string_view body,
+                                       uint8_t post_header_len) {
+  ByteReader r(body);
+  uint64_t id;
+  if (!r.LeN(TableIdSize(post_header_len), &id)) {
+    return Malformed("event too short for its table id");
+  }
+  return id;
+}
+
 absl::StatusOr<TableMap> DecodeTableMap(absl::string_view body,
                                         uint8_t post_header_len) {
   ByteReader r(body);
   TableMap t;
-  const size_t id_size = post_header_len == 6 ? 4 : 6;
+  const size_t id_size = TableIdSize(post_header_len);
   const size_t fixed = id_size + 2;
   if (!r.LeN(id_size, &t.table_id) || !r.Le16(&t.flags)) {
     return Malformed("Table_map event too short for its post-header");
@@ -1078,7 +1078,7 @@ absl::Status DecodeRowsEvent(uint8_t event_type, absl::string_view body,
   }
   ev.compressed = event_type >= 166;
   ByteReader r(body);
-  const size_t id_size = post_header_len == 6 ? 4 : 6;
+  const size_t id_size = TableIdSize(post_header_len);
   if (!r.LeN(id_size, &ev.table_id) || !r.Le16(&ev.flags)) {
     return Malformed("Rows event too short for its post-header");
   }

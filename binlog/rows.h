@@ -10,13 +10,16 @@
 //   ColumnDef / TableDef (describe a table) TableMap / Column (decoded)
 //   EncodeTableMapBody                      DecodeTableMap
 //   Value + PackValue / PackedValueSize     DecodeRowsEvent (images as bytes)
-//   Pack{Decimal,Time2,Datetime2,...}       DecimalBinarySize, TemporalFracBytes
+//                                           RowsDecoder (images as values:
+//                                           binlog/rows_decode.h)
+//   Pack{Decimal,Time2,Datetime2,...}       Append{Decimal,Time2,...}
+//                                           (binlog/values.h)
 //
 // binlog/rows_writer.h assembles whole statements (Table_map, Rows events
 // filled in place) on a TransactionBuffer; this header is the per-value and
 // per-event layer under it, shared with the decoders so the two can never
-// disagree about a size. Turning values into text (what binlogtool prints)
-// is presentation and stays in tools/decode.
+// disagree about a size. Printing decoded values (quoting, escaping, the
+// text and JSON lines of binlogtool) is presentation and stays in tools/.
 //
 // Decoder contract (hostile input): every length is checked against the
 // bytes left in the event; column counts are bounded by the bytes that
@@ -40,6 +43,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "binlog/flavor.h"
+#include "binlog/values.h"
 
 namespace binlog {
 
@@ -183,6 +187,24 @@ struct Temporal {
   bool negative = false;  // TIME only
 };
 
+// A Temporal from its fields, as they are (PackValue checks the ranges).
+// DATE: leave the time zero; TIME: leave the date zero.
+inline Temporal MakeTemporal(int64_t year, int64_t month, int64_t day,
+                             int64_t hour = 0, int64_t minute = 0,
+                             int64_t second = 0, int64_t micros = 0,
+                             bool negative = false) {
+  Temporal t;
+  t.year = static_cast<int32_t>(year);
+  t.month = static_cast<uint8_t>(month);
+  t.day = static_cast<uint8_t>(day);
+  t.hour = static_cast<uint16_t>(hour);
+  t.minute = static_cast<uint8_t>(minute);
+  t.second = static_cast<uint8_t>(second);
+  t.micros = static_cast<uint32_t>(micros);
+  t.negative = negative;
+  return t;
+}
+
 // One column value handed to the encoder. Which kinds a column accepts:
 //   integers, YEAR (the year, 0 or 1901..2155), ENUM (index), SET (member
 //   bits), BIT (bits): Int or UInt
@@ -294,13 +316,8 @@ bool PackTimestamp2(int64_t seconds, uint32_t micros, int fsp, char* out);
 bool PackDate(const Temporal& t, char* out);                // 3
 bool PackYear(int64_t year, char* out);                     // 1
 
-// Bytes of a binary DECIMAL(precision, scale), or 0 if precision/scale are
-// out of range: precision 1..65 and scale 0..38, scale <= precision (the
-// union of MySQL's 65/30 and MariaDB's 65/38 limits).
-size_t DecimalBinarySize(int precision, int scale);
-// Bytes of the fractional part of TIME2/DATETIME2/TIMESTAMP2 values:
-// (fsp + 1) / 2, 0 for fsp 0.
-size_t TemporalFracBytes(int fsp);
+// The value sizes DecimalBinarySize and TemporalFracBytes, and the
+// decoders of these forms to text, are in binlog/values.h.
 
 // ---------------------------------------------------------------------------
 // Decoding
@@ -347,6 +364,14 @@ struct TableMap {
 // column type sets TableMap::columns_error instead.
 absl::StatusOr<TableMap> DecodeTableMap(absl::string_view body,
                                         uint8_t post_header_len);
+
+// The table id that starts a Table_map or Rows event body, as
+// DecodeTableMap and DecodeRowsEvent read it: 4 bytes when the event
+// type's post-header length is 6 (MySQL 5.0), else 6 bytes, little-endian.
+// For callers that key a cache of decoded Table_maps by id without decoding
+// the whole event. DataLoss if the body is shorter than the id.
+absl::StatusOr<uint64_t> DecodeTableId(absl::string_view body,
+                                       uint8_t post_header_len);
 
 // True for the Rows event types decoded here (20-25, 30-32, 39, 166-171).
 bool IsRowsEvent(uint8_t event_type);

@@ -2,9 +2,12 @@
 
 #include <zlib.h>
 
+#include <cstring>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/byte_reader.h"
+#include "binlog/values.h"
 
 namespace binlog {
 namespace {
@@ -292,6 +295,101 @@ absl::StatusOr<CompressedQueryInfo> DecodeMariaCompressedQuery(
     return absl::DataLossError(absl::StrCat("compressed statement: ", s.message()));
   }
   return q;
+}
+
+// ---------------------------------------------------------------------------
+// Statement-support events
+
+absl::StatusOr<IntvarInfo> DecodeIntvar(absl::string_view body) {
+  ByteReader r(body);
+  IntvarInfo i;
+  if (!r.U8(&i.type) || !r.Le64(&i.value)) {
+    return absl::DataLossError("Intvar event shorter than 9 bytes");
+  }
+  return i;
+}
+
+const char* IntvarTypeName(uint8_t type) {
+  switch (type) {
+    case 1: return "LAST_INSERT_ID";
+    case 2: return "INSERT_ID";
+    default: return "INVALID_INT";
+  }
+}
+
+absl::StatusOr<RandInfo> DecodeRand(absl::string_view body) {
+  ByteReader r(body);
+  RandInfo i;
+  if (!r.Le64(&i.seed1) || !r.Le64(&i.seed2)) {
+    return absl::DataLossError("Rand event shorter than 16 bytes");
+  }
+  return i;
+}
+
+absl::StatusOr<UserVarInfo> DecodeUserVar(absl::string_view body) {
+  ByteReader r(body);
+  UserVarInfo u;
+  uint32_t name_len;
+  uint8_t is_null;
+  if (!r.Le32(&name_len) || !r.Bytes(name_len, &u.name) || !r.U8(&is_null)) {
+    return absl::DataLossError("User_var event ends inside its name");
+  }
+  u.is_null = is_null != 0;
+  if (u.is_null) return u;
+  uint32_t value_len;
+  absl::string_view value;
+  if (!r.U8(&u.type) || !r.Le32(&u.charset) || !r.Le32(&value_len) ||
+      !r.Bytes(value_len, &value)) {
+    return absl::DataLossError("User_var event ends inside its value");
+  }
+  uint8_t flags = 0;
+  r.U8(&flags);  // optional (5.6+): bit 0 = unsigned
+  switch (u.type) {
+    case 1: {  // REAL
+      if (value.size() != 8) return absl::DataLossError("User_var REAL value not 8 bytes");
+      uint64_t bits = 0;
+      for (size_t i = 8; i > 0; --i) bits = (bits << 8) | static_cast<uint8_t>(value[i - 1]);
+      double d;
+      std::memcpy(&d, &bits, sizeof(d));
+      AppendDouble(d, &u.value);
+      break;
+    }
+    case 2: {  // INT
+      if (value.size() != 8) return absl::DataLossError("User_var INT value not 8 bytes");
+      uint64_t v = 0;
+      for (size_t i = 8; i > 0; --i) v = (v << 8) | static_cast<uint8_t>(value[i - 1]);
+      if (flags & 1) {
+        absl::StrAppend(&u.value, v);
+      } else {
+        absl::StrAppend(&u.value, static_cast<int64_t>(v));
+      }
+      break;
+    }
+    case 4: {  // DECIMAL: precision, scale, binary decimal
+      if (value.size() < 2 ||
+          !AppendDecimal(value.substr(2), static_cast<uint8_t>(value[0]),
+                         static_cast<uint8_t>(value[1]), &u.value)) {
+        return absl::DataLossError("User_var DECIMAL value is malformed");
+      }
+      break;
+    }
+    default:  // STRING (0), ROW (3), anything else: the bytes
+      u.is_string = true;
+      u.value.assign(value.data(), value.size());
+      break;
+  }
+  return u;
+}
+
+absl::StatusOr<IncidentInfo> DecodeIncident(absl::string_view body) {
+  ByteReader r(body);
+  IncidentInfo i;
+  uint8_t len;
+  if (!r.Le16(&i.number)) return absl::DataLossError("Incident event too short");
+  if (r.U8(&len) && !r.Bytes(len, &i.message)) {
+    return absl::DataLossError("Incident message runs past the end");
+  }
+  return i;
 }
 
 }  // namespace binlog

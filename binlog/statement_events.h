@@ -3,8 +3,12 @@
 // Decoders for the parts of statement and commit events that carry a
 // transaction's identity: the Xid event (16), the XA_prepare event (38) and
 // the status variables of a Query event (2), where DDL statements carry
-// their XID (MySQL's Q_DDL_LOGGED_WITH_XID, MariaDB's Q_XID). Layouts: the
-// binlog-format reference, sections 6.5, 6.6 and 6.9. The encoders of these
+// their XID (MySQL's Q_DDL_LOGGED_WITH_XID, MariaDB's Q_XID); and for the
+// events that support a statement in statement-based logging: Intvar (5),
+// Rand (13), User_var (14), plus Incident (26). Layouts: the
+// binlog-format reference, sections 6.5, 6.6, 6.9 and 7. The library writes
+// none of the statement-support events (it logs rows), so they have no
+// encoder here. The encoders of these
 // events are in binlog/event_builder.h; the Query event's fixed part is
 // decoded by DecodeQuery (binlog/event.h), whose QueryInfo::status_vars is
 // the input of DecodeQueryStatusVars.
@@ -185,6 +189,53 @@ struct CompressedQueryInfo {
 };
 absl::StatusOr<CompressedQueryInfo> DecodeMariaCompressedQuery(
     absl::string_view body, uint8_t post_header_len);
+
+// ---------------------------------------------------------------------------
+// Statement-support events (reference section 7)
+
+// Intvar_event (5): the auto-increment value a statement used. DataLoss if
+// the body is shorter than 9 bytes.
+struct IntvarInfo {
+  uint8_t type = 0;  // 1 LAST_INSERT_ID, 2 INSERT_ID
+  uint64_t value = 0;
+};
+absl::StatusOr<IntvarInfo> DecodeIntvar(absl::string_view body);
+// "LAST_INSERT_ID", "INSERT_ID", or "INVALID_INT" (the servers' names).
+const char* IntvarTypeName(uint8_t type);
+
+// Rand_event (13): the two seeds of RAND(). DataLoss below 16 bytes.
+struct RandInfo {
+  uint64_t seed1 = 0;
+  uint64_t seed2 = 0;
+};
+absl::StatusOr<RandInfo> DecodeRand(absl::string_view body);
+
+// User_var_event (14): a user variable a statement read. `value` is the
+// value in text form: the bytes of a STRING (or ROW, or an unknown type)
+// value with is_string set; the shortest round-trip decimal of a REAL; the
+// signed or unsigned (flags bit 0, MySQL 5.6+) decimal of an INT; the
+// decimal text of a DECIMAL (precision and scale bytes, then a binary
+// decimal, as binlog/values.h reads it). DataLoss if the name or value runs
+// past the body, or a REAL/INT value is not 8 bytes, or a DECIMAL value is
+// malformed.
+struct UserVarInfo {
+  absl::string_view name;
+  bool is_null = false;
+  uint8_t type = 0;  // 0 STRING, 1 REAL, 2 INT, 3 ROW, 4 DECIMAL
+  uint32_t charset = 0;
+  bool is_string = false;  // `value` holds bytes, not a number
+  std::string value;
+};
+absl::StatusOr<UserVarInfo> DecodeUserVar(absl::string_view body);
+
+// Incident_event (26): the incident number and an optional message (a
+// 1-byte length and the text). DataLoss below 2 bytes or for a message
+// longer than the body.
+struct IncidentInfo {
+  uint16_t number = 0;  // 1 = LOST_EVENTS
+  absl::string_view message;
+};
+absl::StatusOr<IncidentInfo> DecodeIncident(absl::string_view body);
 
 }  // namespace binlog
 

@@ -33,14 +33,17 @@
 // CommitPosition Commit returned), timestamp, kind, first_row, rows, and
 // committed_us (wall clock when Commit returned, for latency tests).
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -54,6 +57,33 @@
 #include "binlog/log.h"
 #include "binlog/rows.h"
 #include "binlog/rows_writer.h"
+#include "io/file_system.h"
+
+ABSL_FLAG(std::string, dir, "", "directory of the log (required)");
+ABSL_FLAG(std::string, basename, "binlog", "base name of the binlog files");
+ABSL_FLAG(uint64_t, bytes, 0,
+          "write transactions until this many bytes (or --transactions)");
+ABSL_FLAG(uint64_t, transactions, 0, "number of transactions (or --bytes)");
+ABSL_FLAG(uint64_t, rows, 10, "rows per transaction, 1..10000");
+ABSL_FLAG(uint64_t, max_file_size, uint64_t{1} << 30,
+          "rotate at this file size (--max-file-size)");
+ABSL_FLAG(std::string, gtid, "mysql", "mysql (Gtid events) or anonymous");
+ABSL_FLAG(std::string, uuid, "3e11fa47-71ca-11e1-9e33-c80aa9429562",
+          "server UUID of the GTIDs");
+ABSL_FLAG(std::string, start_time, "",
+          "timestamp of the first transaction, seconds since the epoch "
+          "(--start-time; default: now)");
+ABSL_FLAG(uint64_t, tps, 1000, "transactions per second of log time");
+ABSL_FLAG(uint64_t, sleep_ms, 0,
+          "wall-clock pause after each transaction (--sleep-ms)");
+ABSL_FLAG(uint64_t, rotate_every, 0,
+          "rotate after every N transactions (--rotate-every)");
+ABSL_FLAG(bool, payload, false, "zstd Transaction_payload events");
+ABSL_FLAG(std::string, sync, "never", "never or group");
+ABSL_FLAG(std::string, manifest, "", "write one JSON line per transaction here");
+ABSL_FLAG(std::string, encrypt_keyring_file, "",
+          "encrypt the log; write its keys to this file "
+          "(--encrypt-keyring-file)");
 
 namespace binlog {
 namespace gen {
@@ -166,19 +196,6 @@ std::string JsonDoc(int64_t k) {
   return std::string(1, '\x00') + obj;  // type: small object
 }
 
-Temporal Tm(int64_t y, int64_t mo, int64_t d, int64_t h, int64_t mi, int64_t s,
-            int64_t us = 0, bool negative = false) {
-  Temporal t;
-  t.year = static_cast<int32_t>(y);
-  t.month = static_cast<uint8_t>(mo);
-  t.day = static_cast<uint8_t>(d);
-  t.hour = static_cast<uint16_t>(h);
-  t.minute = static_cast<uint8_t>(mi);
-  t.second = static_cast<uint8_t>(s);
-  t.micros = static_cast<uint32_t>(us);
-  t.negative = negative;
-  return t;
-}
 
 // The values of row k; the strings they point to live in `*keep`.
 void RowValues(int64_t k, std::vector<Value>* v, std::vector<std::string>* keep) {
@@ -210,12 +227,12 @@ void RowValues(int64_t k, std::vector<Value>* v, std::vector<std::string>* keep)
     v->push_back(Value::Bytes((*keep)[3]));
   }
   // day DATE: (1990 + k % 40)-(1 + k % 12)-(1 + k % 28)
-  v->push_back(Value::Time(Tm(1990 + k % 40, 1 + k % 12, 1 + k % 28, 0, 0, 0)));
+  v->push_back(Value::Time(MakeTemporal(1990 + k % 40, 1 + k % 12, 1 + k % 28, 0, 0, 0)));
   // tm TIME(3): [-](k % 839):(k % 60):(k * 7 % 60).(k % 1000), - for odd k
   v->push_back(Value::Time(
-      Tm(0, 0, 0, k % 839, k % 60, k * 7 % 60, (k % 1000) * 1000, k % 2 == 1)));
+      MakeTemporal(0, 0, 0, k % 839, k % 60, k * 7 % 60, (k % 1000) * 1000, k % 2 == 1)));
   // dt DATETIME(6)
-  v->push_back(Value::Time(Tm(2000 + k % 100, 1 + k % 12, 1 + k % 28, k % 24,
+  v->push_back(Value::Time(MakeTemporal(2000 + k % 100, 1 + k % 12, 1 + k % 28, k % 24,
                               k % 60, k * 11 % 60, k * 7919 % 1000000)));
   // ts TIMESTAMP(2)
   v->push_back(Value::Timestamp(static_cast<int64_t>(1700000000 + uk * 3601),
@@ -238,26 +255,25 @@ void RowValues(int64_t k, std::vector<Value>* v, std::vector<std::string>* keep)
   v->push_back(Value::Timestamp(static_cast<int64_t>(1600000000 + uk)));  // tsold
   // dtold DATETIME (old): (1980 + k % 20)-(1 + k % 12)-(1 + k % 28) (k % 24):(k % 60):(k % 60)
   v->push_back(Value::Time(
-      Tm(1980 + k % 20, 1 + k % 12, 1 + k % 28, k % 24, k % 60, k % 60)));
+      MakeTemporal(1980 + k % 20, 1 + k % 12, 1 + k % 28, k % 24, k % 60, k % 60)));
   // told TIME (old): [-](k % 100):(k % 60):(k * 3 % 60), - when k % 5 == 0
-  v->push_back(Value::Time(Tm(0, 0, 0, k % 100, k % 60, k * 3 % 60, 0, k % 5 == 0)));
+  v->push_back(Value::Time(MakeTemporal(0, 0, 0, k % 100, k % 60, k * 3 % 60, 0, k % 5 == 0)));
 }
 
 // ---------------------------------------------------------------------------
 
 struct Flags {
   std::string dir;
-  std::string basename = "binlog";
+  std::string basename;
   uint64_t bytes = 0;
   uint64_t transactions = 0;
-  uint64_t rows = 10;
-  uint64_t max_file_size = 1ull << 30;
+  uint64_t rows = 0;
+  uint64_t max_file_size = 0;
   bool mysql_gtid = true;
-  Uuid uuid = {{0x3e, 0x11, 0xfa, 0x47, 0x71, 0xca, 0x11, 0xe1, 0x9e, 0x33,
-               0xc8, 0x0a, 0xa9, 0x42, 0x95, 0x62}};
+  Uuid uuid;
   bool have_start_time = false;
   uint64_t start_time = 0;
-  uint64_t tps = 1000;
+  uint64_t tps = 0;
   uint64_t sleep_ms = 0;
   uint64_t rotate_every = 0;
   bool payload = false;
@@ -267,81 +283,72 @@ struct Flags {
 };
 
 int Usage(absl::string_view msg) {
-  std::fprintf(stderr,
-               "binlog_gen: %s\nusage: binlog_gen --dir=DIR (--bytes=N | "
-               "--transactions=N) [--basename=NAME] [--rows=N]\n"
-               "  [--max-file-size=N] [--gtid=mysql|anonymous] [--uuid=UUID]\n"
-               "  [--start-time=SECONDS] [--tps=N] [--sleep-ms=N]\n"
-               "  [--rotate-every=N] [--payload] [--sync=never|group]\n"
-               "  [--manifest=FILE] [--encrypt-keyring-file=FILE]\n",
-               std::string(msg).c_str());
+  std::fprintf(stderr, "binlog_gen: %s\n%s", std::string(msg).c_str(),
+               std::string(absl::ProgramUsageMessage()).c_str());
   return 2;
 }
 
-bool ParseFlags(int argc, char** argv, Flags* f, std::string* err) {
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view a = argv[i];
-    size_t eq = a.find('=');
-    absl::string_view name = a.substr(0, eq);
-    absl::string_view value = eq == absl::string_view::npos ? "" : a.substr(eq + 1);
-    auto num = [&](uint64_t* v) {
-      if (!absl::SimpleAtoi(value, v)) {
-        *err = absl::StrCat("bad number in ", a);
-        return false;
-      }
-      return true;
-    };
-    if (name == "--dir") {
-      f->dir = std::string(value);
-    } else if (name == "--basename") {
-      f->basename = std::string(value);
-    } else if (name == "--bytes") {
-      if (!num(&f->bytes)) return false;
-    } else if (name == "--transactions") {
-      if (!num(&f->transactions)) return false;
-    } else if (name == "--rows") {
-      if (!num(&f->rows)) return false;
-    } else if (name == "--max-file-size") {
-      if (!num(&f->max_file_size)) return false;
-    } else if (name == "--gtid") {
-      if (value != "mysql" && value != "anonymous") {
-        *err = "--gtid must be mysql or anonymous";
-        return false;
-      }
-      f->mysql_gtid = value == "mysql";
-    } else if (name == "--uuid") {
-      absl::StatusOr<Uuid> uuid = Uuid::Parse(value);
-      if (!uuid.ok()) {
-        *err = "bad --uuid";
-        return false;
-      }
-      f->uuid = *uuid;
-    } else if (name == "--start-time") {
-      if (!num(&f->start_time)) return false;
-      f->have_start_time = true;
-    } else if (name == "--tps") {
-      if (!num(&f->tps) || f->tps == 0) return false;
-    } else if (name == "--sleep-ms") {
-      if (!num(&f->sleep_ms)) return false;
-    } else if (name == "--rotate-every") {
-      if (!num(&f->rotate_every)) return false;
-    } else if (name == "--payload") {
-      f->payload = true;
-    } else if (name == "--sync") {
-      if (value != "never" && value != "group") {
-        *err = "--sync must be never or group";
-        return false;
-      }
-      f->sync = value == "group";
-    } else if (name == "--manifest") {
-      f->manifest = std::string(value);
-    } else if (name == "--encrypt-keyring-file") {
-      f->keyring_file = std::string(value);
-    } else {
-      *err = absl::StrCat("unknown flag ", a);
+// The command line spells multi-word flags with dashes (--max-file-size),
+// as the tests and scripts that run binlog_gen do; absl flag names are C
+// identifiers. Rewrites the name part of each "--a-b[=v]" to "--a_b[=v]"
+// (values are left alone) before absl parses the line.
+std::vector<char*> UnderscoreFlagNames(int argc, char** argv,
+                                       std::vector<std::string>* storage) {
+  storage->assign(argv, argv + argc);
+  std::vector<char*> out;
+  for (std::string& a : *storage) {
+    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+      size_t end = std::min(a.find('='), a.size());
+      std::replace(a.begin() + 2, a.begin() + end, '-', '_');
+    }
+    out.push_back(a.data());
+  }
+  return out;
+}
+
+bool ReadFlags(Flags* f, std::string* err) {
+  f->dir = absl::GetFlag(FLAGS_dir);
+  f->basename = absl::GetFlag(FLAGS_basename);
+  f->bytes = absl::GetFlag(FLAGS_bytes);
+  f->transactions = absl::GetFlag(FLAGS_transactions);
+  f->rows = absl::GetFlag(FLAGS_rows);
+  f->max_file_size = absl::GetFlag(FLAGS_max_file_size);
+  const std::string gtid = absl::GetFlag(FLAGS_gtid);
+  if (gtid != "mysql" && gtid != "anonymous") {
+    *err = "--gtid must be mysql or anonymous";
+    return false;
+  }
+  f->mysql_gtid = gtid == "mysql";
+  absl::StatusOr<Uuid> uuid = Uuid::Parse(absl::GetFlag(FLAGS_uuid));
+  if (!uuid.ok()) {
+    *err = "bad --uuid";
+    return false;
+  }
+  f->uuid = *uuid;
+  const std::string start_time = absl::GetFlag(FLAGS_start_time);
+  if (!start_time.empty()) {
+    if (!absl::SimpleAtoi(start_time, &f->start_time)) {
+      *err = absl::StrCat("bad number in --start-time=", start_time);
       return false;
     }
+    f->have_start_time = true;
   }
+  f->tps = absl::GetFlag(FLAGS_tps);
+  if (f->tps == 0) {
+    *err = "--tps must be at least 1";
+    return false;
+  }
+  f->sleep_ms = absl::GetFlag(FLAGS_sleep_ms);
+  f->rotate_every = absl::GetFlag(FLAGS_rotate_every);
+  f->payload = absl::GetFlag(FLAGS_payload);
+  const std::string sync = absl::GetFlag(FLAGS_sync);
+  if (sync != "never" && sync != "group") {
+    *err = "--sync must be never or group";
+    return false;
+  }
+  f->sync = sync == "group";
+  f->manifest = absl::GetFlag(FLAGS_manifest);
+  f->keyring_file = absl::GetFlag(FLAGS_encrypt_keyring_file);
   if (f->dir.empty()) {
     *err = "--dir is required";
     return false;
@@ -357,10 +364,35 @@ bool ParseFlags(int argc, char** argv, Flags* f, std::string* err) {
   return true;
 }
 
+// Writes `text` as the whole of `path` (created or truncated) through the
+// file system, and closes it.
+absl::Status WriteWholeFile(io::FileSystem* fs, const std::string& path,
+                            absl::string_view text) {
+  auto file = fs->OpenWritable(path, io::OpenMode::kCreateOrTruncate);
+  if (!file.ok()) return file.status();
+  absl::Status s = (*file)->Write(0, text);
+  absl::Status c = (*file)->Close();
+  return s.ok() ? c : s;
+}
+
 int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "writes a synthetic binlog.\n"
+      "usage: binlog_gen --dir=DIR (--bytes=N | --transactions=N) "
+      "[--basename=NAME] [--rows=N]\n"
+      "  [--max-file-size=N] [--gtid=mysql|anonymous] [--uuid=UUID]\n"
+      "  [--start-time=SECONDS] [--tps=N] [--sleep-ms=N]\n"
+      "  [--rotate-every=N] [--payload] [--sync=never|group]\n"
+      "  [--manifest=FILE] [--encrypt-keyring-file=FILE]\n");
+  std::vector<std::string> arg_storage;
+  std::vector<char*> args = UnderscoreFlagNames(argc, argv, &arg_storage);
+  std::vector<char*> rest =
+      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   Flags f;
   std::string err;
-  if (!ParseFlags(argc, argv, &f, &err)) return Usage(err);
+  if (rest.size() > 1) return Usage(absl::StrCat("unexpected argument ", rest[1]));
+  if (!ReadFlags(&f, &err)) return Usage(err);
+  io::FileSystem* fs = io::FileSystem::Default();
   uint64_t start = f.have_start_time
                        ? f.start_time
                        : static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
@@ -385,11 +417,11 @@ int Main(int argc, char** argv) {
   }
   auto log = Binlog::Open(f.dir, f.basename, o);
   if (log.ok() && !f.keyring_file.empty()) {
-    FILE* kf = std::fopen(f.keyring_file.c_str(), "w");
-    std::string text = KeyringFileText(keyring);
-    if (kf == nullptr || std::fwrite(text.data(), 1, text.size(), kf) != text.size() ||
-        std::fclose(kf) != 0) {
-      std::fprintf(stderr, "binlog_gen: cannot write %s\n", f.keyring_file.c_str());
+    absl::Status ks =
+        WriteWholeFile(fs, f.keyring_file, KeyringFileText(keyring));
+    if (!ks.ok()) {
+      std::fprintf(stderr, "binlog_gen: cannot write %s: %s\n",
+                   f.keyring_file.c_str(), std::string(ks.message()).c_str());
       return 1;
     }
   }
@@ -397,13 +429,18 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "binlog_gen: %s\n", std::string(log.status().message()).c_str());
     return 1;
   }
-  FILE* manifest = nullptr;
+  // The manifest: one line per transaction, visible to a reader as soon as
+  // it is written (positioned writes at the end this loop tracks).
+  std::unique_ptr<io::WritableFile> manifest;
+  uint64_t manifest_end = 0;
   if (!f.manifest.empty()) {
-    manifest = std::fopen(f.manifest.c_str(), "w");
-    if (manifest == nullptr) {
-      std::perror("binlog_gen: manifest");
+    auto m = fs->OpenWritable(f.manifest, io::OpenMode::kCreateOrTruncate);
+    if (!m.ok()) {
+      std::fprintf(stderr, "binlog_gen: manifest: %s\n",
+                   std::string(m.status().message()).c_str());
       return 1;
     }
+    manifest = std::move(*m);
   }
   RowsWriterOptions wo;
   wo.max_event_size = size_t{1} << 30;  // one Rows event per transaction
@@ -433,14 +470,8 @@ int Main(int argc, char** argv) {
                           static_cast<int64_t>(i + 1));
     }
     const char* kind = i % 10 == 8 ? "update" : i % 10 == 9 ? "delete" : "write";
-    std::string begin_body;
-    PutLe(&begin_body, 7, 4);   // thread id
-    PutLe(&begin_body, 0, 4);   // exec time
-    begin_body.push_back(3);    // db length
-    PutLe(&begin_body, 0, 2);   // error code
-    PutLe(&begin_body, 0, 2);   // status vars
-    begin_body += std::string("gen\0BEGIN", 9);
-    txn.AppendEvent(kQueryEvent, 1, ts, kFlagSuppressUse, begin_body);
+    AppendQuery(&txn, ts, /*server_id=*/1, /*thread_id=*/7, "gen", "BEGIN",
+                kFlagSuppressUse);
     int64_t first_row = next_row;
     absl::Status rs = writer->BeginStatement(&txn, ts);
     for (uint64_t r = 0; r < f.rows && rs.ok(); ++r) {
@@ -482,8 +513,13 @@ int Main(int argc, char** argv) {
           ",\"end\":", pos->end, ",\"timestamp\":", ts, ",\"kind\":\"", kind,
           "\",\"first_row\":", first_row, ",\"rows\":", f.rows,
           ",\"committed_us\":", absl::ToUnixMicros(absl::Now()), "}\n");
-      std::fputs(line.c_str(), manifest);
-      std::fflush(manifest);
+      absl::Status ms = manifest->Write(manifest_end, line);
+      if (!ms.ok()) {
+        std::fprintf(stderr, "binlog_gen: manifest: %s\n",
+                     std::string(ms.message()).c_str());
+        return 1;
+      }
+      manifest_end += line.size();
     }
     if (f.rotate_every > 0 && (i + 1) % f.rotate_every == 0) {
       absl::Status s = (*log)->Rotate();
@@ -495,7 +531,10 @@ int Main(int argc, char** argv) {
     if (f.sleep_ms > 0) absl::SleepFor(absl::Milliseconds(static_cast<int64_t>(f.sleep_ms)));
   }
   absl::Status s = (*log)->Close();
-  if (manifest != nullptr) std::fclose(manifest);
+  if (manifest != nullptr) {
+    absl::Status ms = manifest->Close();
+    if (s.ok()) s = ms;
+  }
   if (!s.ok()) {
     std::fprintf(stderr, "binlog_gen: close: %s\n", std::string(s.message()).c_str());
     return 1;

@@ -16,7 +16,8 @@
 // Everything is read through binlog::Reader, which validates each event
 // (bounds, log_pos, CRC32) before handing it out, so hostile files reach the
 // tool only as DataLoss errors or as events whose checksum is "bad". Event
-// bodies are decoded by tools/decode, whose decoders are bounds-checked.
+// bodies are decoded by the library's bounds-checked decoders; tools/ only
+// formats what they return.
 //
 // Exit status: 0 success; 1 damaged data (a DataLoss error, or problems
 // found by verify); 2 usage error or I/O error; 3 find found nothing. See

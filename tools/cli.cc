@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "binlog/index_file.h"
 
 namespace binlog {
@@ -197,6 +198,34 @@ bool ParseTimeArg(absl::string_view text, absl::Time* value) {
     }
   }
   return false;
+}
+
+bool ParseGtidSpec(absl::string_view text, GtidSpec* spec) {
+  *spec = GtidSpec();
+  size_t colon = text.rfind(':');
+  if (colon != absl::string_view::npos) {
+    absl::StatusOr<Uuid> uuid = Uuid::Parse(text.substr(0, colon));
+    if (!uuid.ok()) return false;
+    spec->uuid = *uuid;
+    if (!absl::SimpleAtoi(text.substr(colon + 1), &spec->gno) ||
+        spec->gno <= 0) {
+      return false;
+    }
+    spec->mysql = true;
+    return true;
+  }
+  std::vector<absl::string_view> parts = absl::StrSplit(text, '-');
+  if (parts.size() != 3) return false;
+  if (!absl::SimpleAtoi(parts[0], &spec->domain_id) ||
+      !absl::SimpleAtoi(parts[1], &spec->server_id) ||
+      !absl::SimpleAtoi(parts[2], &spec->seq_no)) {
+    return false;
+  }
+  for (absl::string_view p : parts) {
+    if (p.empty() || p[0] == '+' || p[0] == '-') return false;
+  }
+  spec->maria = true;
+  return true;
 }
 
 bool GetTime(const Args& args, absl::string_view name, absl::Time* value,

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "binlog/gtid.h"
 #include "binlog/options.h"
 #include "binlog/reader.h"
 #include "io/file_system.h"
@@ -93,6 +94,20 @@ bool GetSeconds(const Args& args, absl::string_view name, double* value,
 bool GetTime(const Args& args, absl::string_view name, absl::Time* value,
              std::string* error);
 bool ParseTimeArg(absl::string_view text, absl::Time* value);
+
+// A GTID given on the command line: MySQL "UUID:N" (N >= 1) or MariaDB
+// "D-S-N". Exactly one of the two forms is filled; false for anything
+// else.
+struct GtidSpec {
+  bool mysql = false;
+  Uuid uuid;
+  int64_t gno = 0;
+  bool maria = false;
+  uint32_t domain_id = 0;
+  uint32_t server_id = 0;
+  uint64_t seq_no = 0;
+};
+bool ParseGtidSpec(absl::string_view text, GtidSpec* spec);
 
 // ---------------------------------------------------------------------------
 // What to read: one directory, or a list of files.

@@ -7,7 +7,6 @@
 #include "binlog/format.h"
 #include "binlog/gtid.h"
 #include "tools/commands.h"
-#include "tools/decode/events.h"
 #include "tools/file_walker.h"
 
 namespace binlog {
@@ -30,7 +29,7 @@ struct Found {
 class Finder final : public FileWalker::Observer {
  public:
   Finder(const Source* src, bool by_time, uint32_t time,
-         const decode::GtidSpec& gtid, Progress* progress)
+         const GtidSpec& gtid, Progress* progress)
       : src_(src),
         by_time_(by_time),
         time_(time),
@@ -99,7 +98,7 @@ class Finder final : public FileWalker::Observer {
   const Source* src_;
   bool by_time_;
   uint32_t time_;
-  decode::GtidSpec gtid_;
+  GtidSpec gtid_;
   Progress* progress_;
   FileWalker* walker_ = nullptr;
   bool outside_ = true;
@@ -126,8 +125,8 @@ int RunFind(io::FileSystem* fs, const Args& args) {
   if (by_time == args.Has("--gtid")) {
     return UsageError("find", "give exactly one of --datetime and --gtid");
   }
-  decode::GtidSpec gtid;
-  if (!by_time && !decode::ParseGtidSpec(args.Get("--gtid"), &gtid)) {
+  GtidSpec gtid;
+  if (!by_time && !ParseGtidSpec(args.Get("--gtid"), &gtid)) {
     return UsageError("find", absl::StrCat("--gtid must be UUID:N (MySQL) or "
                                            "D-S-N (MariaDB), not '",
                                            args.Get("--gtid"), "'"));

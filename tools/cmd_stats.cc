@@ -8,10 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "binlog/format.h"
+#include "binlog/payload.h"
 #include "binlog/rows.h"
+#include "binlog/rows_decode.h"
 #include "tools/commands.h"
-#include "tools/decode/events.h"
-#include "tools/decode/rows.h"
 #include "tools/file_walker.h"
 
 namespace binlog {
@@ -101,7 +101,7 @@ class StatsCollector final : public FileWalker::Observer {
       // (the Reader does not expand those).
       ++payload_events_;
       payload_bytes_ += ev.header.event_size;
-      auto p = decode::DecodeTransactionPayload(ev.body());
+      auto p = DecodePayloadHeader(ev.body());
       if (p.ok()) {
         compressed_bytes_ += p->payload_size;
         if (p->has_uncompressed_size) {
@@ -129,9 +129,9 @@ class StatsCollector final : public FileWalker::Observer {
   void TableMap(const Event& ev) {
     const absl::string_view body = ev.body();
     uint8_t phl = fde_->PostHeaderLen(kTableMapEvent);
-    size_t id_size = phl == 6 ? 4 : 6;
-    if (body.size() < id_size) return;
-    uint64_t id = LoadLeN(body.data(), id_size);
+    absl::StatusOr<uint64_t> table_id = DecodeTableId(body, phl);
+    if (!table_id.ok()) return;
+    const uint64_t id = *table_id;
     auto it = tables_by_id_.find(id);
     if (it != tables_by_id_.end() && it->second.raw == body) return;
     auto t = binlog::DecodeTableMap(body, phl);
@@ -201,7 +201,7 @@ class StatsCollector final : public FileWalker::Observer {
 
   std::unordered_map<uint64_t, CachedMap> tables_by_id_;
   std::map<std::string, TableStats> tables_;
-  decode::RowsDecoder decoder_;
+  RowsDecoder decoder_;
   std::string scratch_;
 
   uint64_t payload_events_ = 0;

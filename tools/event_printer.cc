@@ -4,12 +4,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
 #include "binlog/statement_events.h"
-#include "tools/decode/events.h"
-#include "tools/decode/values.h"
+#include "binlog/payload.h"
+#include "binlog/values.h"
 
 namespace binlog {
 namespace tools {
@@ -29,13 +30,13 @@ constexpr size_t kMaxRawBody = 1024;
 
 // Formats row images for one Rows event: a JSON array of objects, or text
 // lines below the event line.
-class RowFormatter final : public decode::RowVisitor {
+class RowFormatter final : public RowVisitor {
  public:
   RowFormatter(OutputFormat format, std::string* json, std::string* lines)
       : format_(format), json_(json), lines_(lines) {}
 
   void OnImage(uint64_t row, bool after, const std::vector<uint32_t>& columns,
-               const std::vector<decode::Cell>& cells) override {
+               const std::vector<RowCell>& cells) override {
     const char* which = after ? "after" : "before";
     if (format_ == OutputFormat::kText) {
       absl::StrAppend(lines_, "  row ", row + 1, " ", which, ":");
@@ -87,33 +88,47 @@ class RowFormatter final : public decode::RowVisitor {
 
 }  // namespace
 
-void AppendCellJson(const decode::Cell& cell, std::string* out) {
+void AppendCellJson(const RowCell& cell, std::string* out) {
   switch (cell.kind) {
-    case decode::Cell::kNull: out->append("null"); return;
-    case decode::Cell::kNumber:
-    case decode::Cell::kJson: out->append(cell.text); return;
-    case decode::Cell::kText: AppendJsonString(cell.text, out); return;
-    case decode::Cell::kBytes: AppendJsonString(cell.bytes, out); return;
-    case decode::Cell::kBinary:
+    case RowCell::kNull: out->append("null"); return;
+    case RowCell::kNumber:
+    case RowCell::kJson: out->append(cell.text); return;
+    case RowCell::kText: AppendJsonString(cell.text, out); return;
+    case RowCell::kBytes: AppendJsonString(cell.bytes, out); return;
+    case RowCell::kBinary:
       out->append("{\"hex\":\"");
-      decode::AppendHex(cell.bytes, out);
+      AppendHex(cell.bytes, out);
       out->append("\"}");
       return;
   }
 }
 
-void AppendCellText(const decode::Cell& cell, std::string* out) {
+void AppendCellText(const RowCell& cell, std::string* out) {
   switch (cell.kind) {
-    case decode::Cell::kNull: out->append("NULL"); return;
-    case decode::Cell::kNumber:
-    case decode::Cell::kJson: out->append(cell.text); return;
-    case decode::Cell::kText: AppendTextString(cell.text, out); return;
-    case decode::Cell::kBytes: AppendTextString(cell.bytes, out); return;
-    case decode::Cell::kBinary:
+    case RowCell::kNull: out->append("NULL"); return;
+    case RowCell::kNumber:
+    case RowCell::kJson: out->append(cell.text); return;
+    case RowCell::kText: AppendTextString(cell.text, out); return;
+    case RowCell::kBytes: AppendTextString(cell.bytes, out); return;
+    case RowCell::kBinary:
       out->append("0x");
-      decode::AppendHex(cell.bytes, out);
+      AppendHex(cell.bytes, out);
       return;
   }
+}
+
+std::string FormatXid(uint32_t format_id, absl::string_view gtrid,
+                      absl::string_view bqual) {
+  std::string s = "X'";
+  AppendHex(gtrid, &s);
+  s += "',X'";
+  AppendHex(bqual, &s);
+  absl::StrAppend(&s, "',", format_id);
+  return s;
+}
+
+std::string CompressionTypeName(uint64_t type) {
+  return absl::AsciiStrToLower(PayloadCompressionName(type));
 }
 
 EventPrinter::EventPrinter(const PrintOptions& options) : options_(options) {}
@@ -187,7 +202,7 @@ void EventPrinter::AddPayloadFields(const Event& ev,
   w->Num("payload_events", ev.payload_events);
   if (ev.payload_index == 0 && payload != nullptr) {
     w->Word("payload_compression",
-            decode::CompressionTypeName(payload->compression_type));
+            CompressionTypeName(payload->compression_type));
     w->Num("payload_size", payload->payload_size);
     if (payload->has_uncompressed_size) {
       w->Num("payload_uncompressed_size", payload->uncompressed_size);
@@ -353,7 +368,7 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       w->Num("gtid_flags", g->flags2);
       if (g->has_commit_id) w->Num("commit_id", g->commit_id);
       if (g->has_xid) {
-        w->Str("xa_xid", decode::FormatXid(g->xid_format_id, g->xid_gtrid,
+        w->Str("xa_xid", FormatXid(g->xid_format_id, g->xid_gtrid,
                                            g->xid_bqual));
       }
       return;
@@ -431,21 +446,21 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       return;
     }
     case kIntvarEvent: {
-      auto i = decode::DecodeIntvar(body);
+      auto i = DecodeIntvar(body);
       if (!i.ok()) return error(i.status());
-      w->Word("intvar_type", decode::IntvarTypeName(i->type));
+      w->Word("intvar_type", IntvarTypeName(i->type));
       w->Num("intvar_value", i->value);
       return;
     }
     case kRandEvent: {
-      auto r = decode::DecodeRand(body);
+      auto r = DecodeRand(body);
       if (!r.ok()) return error(r.status());
       w->Num("rand_seed1", r->seed1);
       w->Num("rand_seed2", r->seed2);
       return;
     }
     case kUserVarEvent: {
-      auto u = decode::DecodeUserVar(body);
+      auto u = DecodeUserVar(body);
       if (!u.ok()) return error(u.status());
       w->Str("user_var_name", u->name);
       if (u->is_null) {
@@ -462,7 +477,7 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
       return;
     }
     case kRowsQueryEvent: {
-      auto q = decode::DecodeRowsQuery(body);
+      auto q = DecodeRowsQuery(body);
       if (!q.ok()) return error(q.status());
       w->Str("query", *q);
       return;
@@ -473,21 +488,21 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
     case kXaPrepareEvent: {
       auto x = DecodeXaPrepare(body);
       if (!x.ok()) return error(x.status());
-      w->Str("xa_xid", decode::FormatXid(x->format_id, x->gtrid, x->bqual));
+      w->Str("xa_xid", FormatXid(x->format_id, x->gtrid, x->bqual));
       w->Bool("one_phase", x->one_phase);
       return;
     }
     case kIncidentEvent: {
-      auto i = decode::DecodeIncident(body);
+      auto i = DecodeIncident(body);
       if (!i.ok()) return error(i.status());
       w->Num("incident", i->number);
       w->Str("message", i->message);
       return;
     }
     case kTransactionPayloadEvent: {
-      auto p = decode::DecodeTransactionPayload(body);
+      auto p = DecodePayloadHeader(body);
       if (!p.ok()) return error(p.status());
-      w->Word("compression", decode::CompressionTypeName(p->compression_type));
+      w->Word("compression", CompressionTypeName(p->compression_type));
       w->Num("payload_size", p->payload_size);
       if (p->has_uncompressed_size) {
         w->Num("uncompressed_size", p->uncompressed_size);
@@ -519,7 +534,7 @@ void EventPrinter::AddDetails(const Event& ev, const FormatDescription& fde,
     // An event type neither server defines: its bytes, so an operator can
     // see what it is. Not fatal: the reader has validated its framing.
     std::string hex;
-    decode::AppendHex(body.substr(0, kMaxRawBody), &hex);
+    AppendHex(body.substr(0, kMaxRawBody), &hex);
     w->Word("body_hex", hex);
     if (body.size() > kMaxRawBody) w->Bool("body_truncated", true);
   }
@@ -529,12 +544,12 @@ void EventPrinter::AddTableMap(const Event& ev, const FormatDescription& fde,
                                RecordWriter* w) {
   const absl::string_view body = ev.body();
   const uint8_t phl = fde.PostHeaderLen(kTableMapEvent);
-  const size_t id_size = phl == 6 ? 4 : 6;
-  if (body.size() < id_size) {
+  absl::StatusOr<uint64_t> table_id = DecodeTableId(body, phl);
+  if (!table_id.ok()) {
     w->Str("decode_error", "Table_map event too short for its table id");
     return;
   }
-  const uint64_t id = LoadLeN(body.data(), id_size);
+  const uint64_t id = *table_id;
   CachedTable& c = tables_[id];
   // A server writes the same Table_map before every statement on a table:
   // decode it again only when its bytes changed.
@@ -574,7 +589,7 @@ void EventPrinter::FormatColumns(CachedTable* c, OutputFormat format) {
   types = json ? "[" : "";
   for (size_t i = 0; i < m.columns.size(); ++i) {
     if (i > 0) types.push_back(',');
-    std::string name = decode::ColumnTypeName(m.columns[i]);
+    std::string name = ColumnTypeName(m.columns[i]);
     if (json) {
       AppendJsonString(name, &types);
     } else {

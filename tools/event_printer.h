@@ -8,7 +8,8 @@
 // The printer keeps the Table_map events it has seen (per table id, until
 // the next file), so that Rows events can name their table, count their
 // rows and, with decode_rows, print their row images as column values.
-// Everything it decodes comes from tools/decode, which is bounds-checked:
+// Everything it decodes comes from the library's decoders (binlog/), which
+// are bounds-checked:
 // a malformed body becomes a `decode_error` (or `rows_error`) field, never
 // a crash and never a stop of the dump.
 //
@@ -27,7 +28,7 @@
 #include "binlog/payload.h"
 #include "binlog/reader.h"
 #include "binlog/rows.h"
-#include "tools/decode/rows.h"
+#include "binlog/rows_decode.h"
 #include "tools/output.h"
 
 namespace binlog {
@@ -120,7 +121,7 @@ class EventPrinter {
   Uuid last_sid_;
   std::string last_uuid_;
   std::unordered_map<uint64_t, CachedTable> tables_;
-  decode::RowsDecoder rows_decoder_;
+  RowsDecoder rows_decoder_;
   std::string scratch_;   // inflated MariaDB compressed rows
   std::string rows_json_;
 };
@@ -129,8 +130,17 @@ class EventPrinter {
 // JSON: null, a number, a string, {"hex":"..."} for binary data, or the
 // JSON document of a JSON column. Text: NULL, a number, a quoted string,
 // 0x... for binary data, or the JSON document.
-void AppendCellJson(const decode::Cell& cell, std::string* out);
-void AppendCellText(const decode::Cell& cell, std::string* out);
+void AppendCellJson(const RowCell& cell, std::string* out);
+void AppendCellText(const RowCell& cell, std::string* out);
+
+// An XA xid as the servers print it: X'gtrid',X'bqual',format_id.
+std::string FormatXid(uint32_t format_id, absl::string_view gtrid,
+                      absl::string_view bqual);
+
+// A Transaction_payload compression type as the tool prints it: "zstd",
+// "lz4" (the library's extension), "none", or "unknown" (the library's
+// PayloadCompressionName, in lower case).
+std::string CompressionTypeName(uint64_t type);
 
 }  // namespace tools
 }  // namespace binlog

@@ -17,15 +17,9 @@
 //   UtcCache          FormatUtcIso with a one-entry cache (events of a
 //                     binlog share their timestamps), for the dump loop
 //
-// Binlog strings (queries, database names, file names inside Rotate
-// events) are bytes, not text: a server writes whatever the client sent, and
-// a damaged file holds anything. The escaper therefore never assumes UTF-8.
-// Valid UTF-8 sequences pass through; every byte that is not part of one is
-// written as \u00XX (the byte value as a code point), and so is every control
-// character (C0, DEL and C1), and U+2028/U+2029 are written as \u2028 and
-// \u2029. The output is valid JSON for any input, one record per line even
-// for consumers that split lines at U+2028 or U+0085; the price is that a
-// byte 0xE9 and the character U+00E9 written as \u00e9 cannot be told apart.
+// The escaping rules (bytes, not text; valid UTF-8 kept, everything else
+// and every control character escaped; always valid JSON, one record per
+// line) are the library's: binlog/text_escape.h.
 //
 // Thread safety: thread-compatible.
 
@@ -36,12 +30,14 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "binlog/text_escape.h"
 
 namespace binlog {
 namespace tools {
 
-// Appends `s` to `*out` as a JSON string literal, quotes included.
-void AppendJsonString(absl::string_view s, std::string* out);
+// Appends `s` to `*out` as a JSON string literal, quotes included (the
+// library's escaper, binlog/text_escape.h).
+using ::binlog::AppendJsonString;
 
 // Returns `s` as a JSON string literal.
 std::string JsonString(absl::string_view s);

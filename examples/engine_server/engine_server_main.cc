@@ -9,22 +9,24 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "absl/strings/numbers.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "examples/engine_server/engine_server.h"
 
-namespace {
+ABSL_FLAG(std::string, dir, "", "directory of the engine and its binlog (required)");
+ABSL_FLAG(int, clients, 8, "client threads");
+ABSL_FLAG(double, seconds, 5, "how long the clients run");
+ABSL_FLAG(int, rows, 3, "rows per transaction");
+ABSL_FLAG(std::string, prepare, "sync_wal_before_write",
+          "prepare durability: sync_wal_before_write or sync_each");
 
-bool Flag(const char* arg, const char* name, std::string* value) {
-  std::string prefix = absl::StrCat("--", name, "=");
-  if (std::strncmp(arg, prefix.c_str(), prefix.size()) != 0) return false;
-  *value = arg + prefix.size();
-  return true;
-}
+namespace {
 
 int Main(int argc, char** argv) {
   using binlog::examples::EngineServer;
@@ -32,41 +34,30 @@ int Main(int argc, char** argv) {
   using binlog::examples::PrepareDurability;
   EngineServerOptions o;
   o.server_uuid = *binlog::Uuid::Parse("3e11fa47-71ca-11e1-9e33-c80aa9429562");
-  int clients = 8;
-  double seconds = 5;
-  for (int i = 1; i < argc; ++i) {
-    std::string v;
-    bool ok = true;
-    if (Flag(argv[i], "dir", &v)) {
-      o.dir = v;
-    } else if (Flag(argv[i], "clients", &v)) {
-      ok = absl::SimpleAtoi(v, &clients);
-    } else if (Flag(argv[i], "seconds", &v)) {
-      ok = absl::SimpleAtod(v, &seconds);
-    } else if (Flag(argv[i], "rows", &v)) {
-      ok = absl::SimpleAtoi(v, &o.rows_per_transaction);
-    } else if (Flag(argv[i], "prepare", &v)) {
-      if (v == "sync_each") {
-        o.prepare_durability = PrepareDurability::kSyncEachPrepare;
-      } else if (v == "sync_wal_before_write") {
-        o.prepare_durability = PrepareDurability::kSyncWalBeforeGroupWrite;
-      } else {
-        ok = false;
-      }
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr,
-                   "usage: %s --dir=DIR [--clients=N] [--seconds=S] [--rows=N] "
-                   "[--prepare=sync_wal_before_write|sync_each]\n",
-                   argv[0]);
-      return 2;
-    }
-  }
-  if (o.dir.empty()) {
-    std::fprintf(stderr, "--dir is required\n");
+  absl::SetProgramUsageMessage(
+      "the example engine server: recovers, runs clients, reports.\n"
+      "usage: engine_server_main --dir=DIR [--clients=N] [--seconds=S] "
+      "[--rows=N] [--prepare=sync_wal_before_write|sync_each]");
+  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  auto usage = [](absl::string_view why) {
+    std::fprintf(stderr, "%s\n%s\n", std::string(why).c_str(),
+                 std::string(absl::ProgramUsageMessage()).c_str());
     return 2;
+  };
+  if (rest.size() > 1) return usage(absl::StrCat("unexpected argument ", rest[1]));
+  o.dir = absl::GetFlag(FLAGS_dir);
+  if (o.dir.empty()) return usage("--dir is required");
+  const int clients = absl::GetFlag(FLAGS_clients);
+  if (clients < 1) return usage("--clients must be at least 1");
+  const double seconds = absl::GetFlag(FLAGS_seconds);
+  o.rows_per_transaction = absl::GetFlag(FLAGS_rows);
+  const std::string prepare = absl::GetFlag(FLAGS_prepare);
+  if (prepare == "sync_each") {
+    o.prepare_durability = PrepareDurability::kSyncEachPrepare;
+  } else if (prepare == "sync_wal_before_write") {
+    o.prepare_durability = PrepareDurability::kSyncWalBeforeGroupWrite;
+  } else {
+    return usage("bad --prepare");
   }
   auto server = EngineServer::Open(o);
   if (!server.ok()) {

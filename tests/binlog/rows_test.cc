@@ -22,31 +22,16 @@
 #include "binlog/log.h"
 #include "binlog/reader.h"
 #include "binlog/rows.h"
+#include "binlog/rows_decode.h"
+#include "binlog/values.h"
 #include "binlog/rows_writer.h"
 #include "binlog/transaction.h"
 #include "gtest/gtest.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/testutil/alloc_count.h"
 #include "tests/testutil/corpus.h"
-#include "tools/decode/rows.h"
-#include "tools/decode/values.h"
+#include "tests/testutil/sbtest.h"
 
-// Counts allocations, for the steady-state test (not under TSan, whose
-// runtime provides operator new itself). noinline: GCC's
-// -Wmismatched-new-delete fires when it inlines free() into a caller that
-// got the pointer from operator new.
-static std::atomic<uint64_t> g_allocs{0};
-#if !defined(__SANITIZE_THREAD__)
-__attribute__((noinline)) void* operator new(size_t n) {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-__attribute__((noinline)) void operator delete(void* p) noexcept { std::free(p); }
-__attribute__((noinline)) void operator delete(void* p, size_t) noexcept {
-  std::free(p);
-}
-#define BINLOG_COUNTS_ALLOCATIONS 1
-#endif
 
 namespace binlog {
 namespace {
@@ -72,19 +57,19 @@ std::vector<Ev> Events(const TransactionBuffer& txn) {
 
 // Decodes the row events of a buffer into text, one string per image:
 // "col=value,col=value" with NULL for NULLs.
-class Collect : public decode::RowVisitor {
+class Collect : public RowVisitor {
  public:
   void OnImage(uint64_t, bool, const std::vector<uint32_t>& columns,
-               const std::vector<decode::Cell>& cells) override {
+               const std::vector<RowCell>& cells) override {
     std::string s;
     for (size_t k = 0; k < columns.size(); ++k) {
-      const decode::Cell& c = cells[k];
+      const RowCell& c = cells[k];
       if (k) s += ",";
       absl::StrAppend(&s, columns[k], "=");
       switch (c.kind) {
-        case decode::Cell::kNull: s += "NULL"; break;
-        case decode::Cell::kBytes:
-        case decode::Cell::kBinary: s.append(c.bytes.data(), c.bytes.size()); break;
+        case RowCell::kNull: s += "NULL"; break;
+        case RowCell::kBytes:
+        case RowCell::kBinary: s.append(c.bytes.data(), c.bytes.size()); break;
         default: s += c.text;
       }
     }
@@ -96,7 +81,7 @@ class Collect : public decode::RowVisitor {
 std::vector<std::string> DecodeImages(const TransactionBuffer& txn) {
   std::map<uint64_t, TableMap> maps;
   Collect out;
-  decode::RowsDecoder d;
+  RowsDecoder d;
   for (const Ev& e : Events(txn)) {
     if (e.type == kTableMapEvent) {
       auto t = DecodeTableMap(e.body, 8);
@@ -125,19 +110,6 @@ ColumnDef Col(ColumnType t, uint32_t length = 0, bool nullable = true,
   return c;
 }
 
-Temporal Tm(int y, int mo, int d, int h = 0, int mi = 0, int s = 0,
-            uint32_t us = 0, bool neg = false) {
-  Temporal t;
-  t.year = y;
-  t.month = static_cast<uint8_t>(mo);
-  t.day = static_cast<uint8_t>(d);
-  t.hour = static_cast<uint16_t>(h);
-  t.minute = static_cast<uint8_t>(mi);
-  t.second = static_cast<uint8_t>(s);
-  t.micros = us;
-  t.negative = neg;
-  return t;
-}
 
 RowsWriter MakeWriter(LogFlavor flavor, RowImage image = RowImage::kFull,
                       size_t max_event = 8192) {
@@ -185,14 +157,14 @@ TEST_P(RowsWriterTypesTest, EveryTypeReadsBackThroughTheDecoders) {
       Value::Int(INT64_MIN), Value::UInt(UINT64_MAX), Value::Double(1.5),
       Value::Double(0.1), Value::Decimal("-123456789.125"),
       Value::Decimal("12345678901234567890.0123456789"), Value::Bytes("abc"),
-      Value::Bytes(varchar), Value::Bytes(blob), Value::Time(Tm(2024, 2, 29)),
-      Value::Time(Tm(0, 0, 0, 838, 59, 59)),
-      Value::Time(Tm(0, 0, 0, 0, 0, 1, 500000, true)),
-      Value::Time(Tm(0, 0, 0, 1, 2, 3, 456000, true)),
-      Value::Time(Tm(0, 0, 0, 12, 34, 56, 789012, true)),
-      Value::Time(Tm(2024, 1, 2, 3, 4, 5)),
-      Value::Time(Tm(2000, 1, 1, 0, 0, 0, 123456)),
-      Value::Time(Tm(9999, 12, 31, 23, 59, 59, 999999)),
+      Value::Bytes(varchar), Value::Bytes(blob), Value::Time(MakeTemporal(2024, 2, 29)),
+      Value::Time(MakeTemporal(0, 0, 0, 838, 59, 59)),
+      Value::Time(MakeTemporal(0, 0, 0, 0, 0, 1, 500000, true)),
+      Value::Time(MakeTemporal(0, 0, 0, 1, 2, 3, 456000, true)),
+      Value::Time(MakeTemporal(0, 0, 0, 12, 34, 56, 789012, true)),
+      Value::Time(MakeTemporal(2024, 1, 2, 3, 4, 5)),
+      Value::Time(MakeTemporal(2000, 1, 1, 0, 0, 0, 123456)),
+      Value::Time(MakeTemporal(9999, 12, 31, 23, 59, 59, 999999)),
       Value::Timestamp(1700000000, 123456), Value::Int(2024), Value::UInt(2),
       Value::UInt(5), Value::UInt(0xABC), Value::Bytes(json)};
   std::vector<Value> nulls(row.size(), Value::Null());
@@ -260,8 +232,8 @@ TEST(PackTest, OutOfRangeValuesAreRefused) {
   EXPECT_FALSE(PackDecimal("1234.5", 4, 1, out));   // 4 integer digits > 3
   EXPECT_FALSE(PackDecimal("1.55", 4, 1, out));     // 2 fraction digits > 1
   EXPECT_FALSE(PackDecimal("1e5", 6, 0, out));
-  EXPECT_FALSE(PackTime2(Tm(0, 0, 0, 839), 0, out));
-  EXPECT_FALSE(PackDatetime2(Tm(2024, 13, 1), 0, out));
+  EXPECT_FALSE(PackTime2(MakeTemporal(0, 0, 0, 839), 0, out));
+  EXPECT_FALSE(PackDatetime2(MakeTemporal(2024, 13, 1), 0, out));
   EXPECT_FALSE(PackYear(1900, out));
   EXPECT_FALSE(PackTimestamp2(-1, 0, 0, out));
 }
@@ -407,18 +379,11 @@ TEST(RowsWriterTest, TablesNamedAtBeginAreMappedBeforeTheFirstRows) {
 }
 
 TEST(RowsWriterTest, SteadyStateAllocatesNothing) {
-#if !defined(BINLOG_COUNTS_ALLOCATIONS)
-  GTEST_SKIP() << "allocations are not counted under TSan";
-#endif
+  if (!testutil::CountsAllocations()) {
+    GTEST_SKIP() << "allocations are not counted under TSan";
+  }
   RowsWriter w = MakeWriter(LogFlavor::kMySQL);
-  TableDef t;
-  t.table_id = 1;
-  t.schema = "sbtest";
-  t.table = "sbtest1";
-  t.columns = {Col(kColLong, 0, false), Col(kColLong, 0, false),
-               Col(kColString, 480, false), Col(kColString, 240, false)};
-  t.primary_key = {0};
-  auto h = w.DescribeTable(t);
+  auto h = w.DescribeTable(testutil::SbtestTable(1));
   ASSERT_TRUE(h.ok());
   TransactionBuffer txn(true);
   const std::string c(119, '1'), pad(59, '2');
@@ -435,10 +400,10 @@ TEST(RowsWriterTest, SteadyStateAllocatesNothing) {
     return w.EndStatement().ok();
   };
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(txn_once(i));
-  const uint64_t before = g_allocs.load();
+  const uint64_t before = testutil::AllocationCount();
   bool ok = true;
   for (int i = 0; i < 1000; ++i) ok = ok && txn_once(i);
-  const uint64_t allocs = g_allocs.load() - before;
+  const uint64_t allocs = testutil::AllocationCount() - before;
   ASSERT_TRUE(ok);
   EXPECT_EQ(allocs, 0u);
 }
@@ -556,7 +521,7 @@ bool ReadImage(const TableMap& t, absl::string_view rows, size_t* pos,
       case kColYear: v = Value::Int(le == 0 ? 0 : 1900 + static_cast<int64_t>(le)); break;
       case kColDate:
       case kColNewDate:
-        v = Value::Time(Tm(static_cast<int>(le >> 9), (le >> 5) & 15, le & 31));
+        v = Value::Time(MakeTemporal(static_cast<int>(le >> 9), (le >> 5) & 15, le & 31));
         break;
       case kColTimestamp2: {
         uint64_t sec = 0;
@@ -572,8 +537,8 @@ bool ReadImage(const TableMap& t, absl::string_view rows, size_t* pos,
       case kColTime2: case kColDatetime2: {
         std::string text;
         const int fsp = static_cast<int>(c.meta);
-        bool ok = c.real_type == kColTime2 ? decode::AppendTime2(b, fsp, &text)
-                                           : decode::AppendDatetime2(b, fsp, &text);
+        bool ok = c.real_type == kColTime2 ? AppendTime2(b, fsp, &text)
+                                           : AppendDatetime2(b, fsp, &text);
         if (!ok) return false;
         int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
         unsigned long us = 0;
@@ -590,12 +555,12 @@ bool ReadImage(const TableMap& t, absl::string_view rows, size_t* pos,
           std::string f = std::string(q + consumed + 1) + "000000";
           us = std::strtoul(f.substr(0, 6).c_str(), nullptr, 10);
         }
-        v = Value::Time(Tm(y, mo, d, h, mi, s, static_cast<uint32_t>(us), neg));
+        v = Value::Time(MakeTemporal(y, mo, d, h, mi, s, static_cast<uint32_t>(us), neg));
         break;
       }
       case kColNewDecimal: {
         keep->emplace_back();
-        if (!decode::AppendDecimal(b, static_cast<int>(c.meta >> 8),
+        if (!AppendDecimal(b, static_cast<int>(c.meta >> 8),
                                    static_cast<int>(c.meta & 0xff), &keep->back())) {
           return false;
         }

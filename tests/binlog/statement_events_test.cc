@@ -25,21 +25,15 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testutil/corpus.h"
+#include "tests/testutil/hex.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace binlog {
 namespace {
 
+using ::binlog::testutil::Hex;
 using ::binlog::testutil::StatusIs;
 using ::testing::ElementsAre;
-
-std::string Hex(absl::string_view hex) {
-  std::string clean;
-  for (char c : hex) {
-    if (c != ' ' && c != '|') clean.push_back(c);
-  }
-  return absl::HexStringToBytes(clean);
-}
 
 // --- Xid ----------------------------------------------------------------------
 
@@ -363,6 +357,110 @@ TEST(MariaCompressionTest, CompressRoundTripsAndMatchesTheServersBlock) {
   }
   std::string out;
   EXPECT_TRUE(absl::IsDataLoss(MariaUncompress("\x81", 1 << 20, &out)));
+}
+
+TEST(MariaCompressionTest, UncompressReadsAServerBlockAndRefusesLengthLies) {
+  // zlib stream of "hello" (from zlib's compress()), announced length 5.
+  std::string block = Hex("81 05 789ccb48cdc9c90700062c0215");
+  std::string out;
+  ASSERT_TRUE(MariaUncompress(block, 1 << 20, &out).ok());
+  EXPECT_EQ(out, "hello");
+  // A lie about the length is refused without allocating it.
+  EXPECT_FALSE(MariaUncompress(Hex("84 7fffffff 789ccb48cdc9c90700062c0215"),
+                               size_t{1} << 30, &out)
+                   .ok());
+  EXPECT_FALSE(MariaUncompress(Hex("81 06 789ccb48cdc9c90700062c0215"),
+                               1 << 20, &out)
+                   .ok());
+}
+
+// --- Statement-support events -------------------------------------------------
+
+TEST(DecodeIntvarTest, ReadsTypeAndValue) {
+  ASSERT_OK_AND_ASSIGN(IntvarInfo i, DecodeIntvar(Hex("02 0a00000000000000")));
+  EXPECT_EQ(i.type, 2);
+  EXPECT_EQ(i.value, 10u);
+  EXPECT_STREQ(IntvarTypeName(i.type), "INSERT_ID");
+  EXPECT_STREQ(IntvarTypeName(1), "LAST_INSERT_ID");
+  EXPECT_STREQ(IntvarTypeName(7), "INVALID_INT");
+  EXPECT_THAT(DecodeIntvar(Hex("02 0a000000000000")),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
+TEST(DecodeRandTest, ReadsBothSeeds) {
+  ASSERT_OK_AND_ASSIGN(RandInfo r,
+                       DecodeRand(Hex("0100000000000000 0200000000000080")));
+  EXPECT_EQ(r.seed1, 1u);
+  EXPECT_EQ(r.seed2, 0x8000000000000002u);
+  EXPECT_THAT(DecodeRand(Hex("0100000000000000 02000000000000")),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
+// User_var bodies: name length (4), name, is_null (1), then type (1),
+// charset (4), value length (4), value, and an optional flags byte.
+TEST(DecodeUserVarTest, EveryValueTypeAsText) {
+  // @a = -1 (INT, signed), then the same bytes with the unsigned flag.
+  // (`name` points into the body, which must outlive the result.)
+  const std::string int_body =
+      Hex("01000000 61 00 02 3f000000 08000000 ffffffffffffffff 00");
+  ASSERT_OK_AND_ASSIGN(UserVarInfo u, DecodeUserVar(int_body));
+  EXPECT_EQ(u.name, "a");
+  EXPECT_FALSE(u.is_null);
+  EXPECT_FALSE(u.is_string);
+  EXPECT_EQ(u.charset, 63u);
+  EXPECT_EQ(u.value, "-1");
+  ASSERT_OK_AND_ASSIGN(
+      u, DecodeUserVar(Hex("01000000 61 00 02 3f000000 08000000 ffffffffffffffff 01")));
+  EXPECT_EQ(u.value, "18446744073709551615");
+  // REAL 0.5.
+  ASSERT_OK_AND_ASSIGN(
+      u, DecodeUserVar(Hex("01000000 62 00 01 3f000000 08000000 000000000000e03f")));
+  EXPECT_EQ(u.value, "0.5");
+  // DECIMAL(4,2) 12.34: precision, scale, then the binary decimal.
+  ASSERT_OK_AND_ASSIGN(
+      u, DecodeUserVar(Hex("01000000 63 00 04 3f000000 04000000 0402 8c22")));
+  EXPECT_EQ(u.value, "12.34");
+  // STRING 'abc' in utf8mb3 (33): the bytes as they are.
+  ASSERT_OK_AND_ASSIGN(
+      u, DecodeUserVar(Hex("01000000 64 00 00 21000000 03000000 616263")));
+  EXPECT_TRUE(u.is_string);
+  EXPECT_EQ(u.charset, 33u);
+  EXPECT_EQ(u.value, "abc");
+  // NULL: nothing after the flag.
+  const std::string null_body = Hex("01000000 65 01");
+  ASSERT_OK_AND_ASSIGN(u, DecodeUserVar(null_body));
+  EXPECT_TRUE(u.is_null);
+  EXPECT_EQ(u.name, "e");
+}
+
+TEST(DecodeUserVarTest, MalformedBodiesAreDataLoss) {
+  for (const char* hex : {
+           "",
+           "05000000 61",                                       // name
+           "01000000 61 00 02 3f000000",                        // value length
+           "01000000 61 00 02 3f000000 09000000 00",            // value
+           "01000000 61 00 01 3f000000 04000000 0000803f",      // REAL, 4 bytes
+           "01000000 61 00 02 3f000000 02000000 0100",          // INT, 2 bytes
+           "01000000 61 00 04 3f000000 01000000 04",            // DECIMAL
+           "01000000 61 00 04 3f000000 03000000 0402 8c",       // DECIMAL size
+       }) {
+    EXPECT_THAT(DecodeUserVar(Hex(hex)), StatusIs(absl::StatusCode::kDataLoss))
+        << hex;
+  }
+}
+
+TEST(DecodeIncidentTest, NumberAndOptionalMessage) {
+  // (`message` points into the body, which must outlive the result.)
+  const std::string body = Hex("0100 0b 4c4f53545f4556454e5453");
+  ASSERT_OK_AND_ASSIGN(IncidentInfo i, DecodeIncident(body));
+  EXPECT_EQ(i.number, 1);
+  EXPECT_EQ(i.message, "LOST_EVENTS");
+  ASSERT_OK_AND_ASSIGN(i, DecodeIncident(Hex("0100")));
+  EXPECT_EQ(i.number, 1);
+  EXPECT_TRUE(i.message.empty());
+  EXPECT_THAT(DecodeIncident(Hex("01")), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(DecodeIncident(Hex("0100 05 41")),
+              StatusIs(absl::StatusCode::kDataLoss));
 }
 
 }  // namespace

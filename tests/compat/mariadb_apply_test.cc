@@ -167,20 +167,6 @@ ColumnDef Col(ColumnType t, uint32_t length = 0, const char* name = "") {
   return c;
 }
 
-Temporal Tm(int y, int mo, int d, int h = 0, int mi = 0, int s = 0,
-            uint32_t us = 0, bool neg = false) {
-  Temporal t;
-  t.year = y;
-  t.month = static_cast<uint8_t>(mo);
-  t.day = static_cast<uint8_t>(d);
-  t.hour = static_cast<uint16_t>(h);
-  t.minute = static_cast<uint8_t>(mi);
-  t.second = static_cast<uint8_t>(s);
-  t.micros = us;
-  t.negative = neg;
-  return t;
-}
-
 // One column of the `types` table: its SQL, its description, how to select
 // it as text, and two values with the text the server returns for them.
 struct TypeColumn {
@@ -233,22 +219,22 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
        "62696E00FF617279", Value::Bytes("x"), "78"},
       {"tx TEXT CHARACTER SET latin1", Col(kColBlob, 2), "tx",
        Value::Bytes("some text"), "some text", Value::Bytes(""), ""},
-      {"dt0 DATE", Col(kColDate), "dt0", Value::Time(Tm(2024, 2, 29)),
-       "2024-02-29", Value::Time(Tm(1000, 1, 1)), "1000-01-01"},
-      {"t0 TIME", Col(kColTime2, 0), "t0", Value::Time(Tm(0, 0, 0, 838, 59, 59)),
-       "838:59:59", Value::Time(Tm(0, 0, 0, 12, 0, 1, 0, true)), "-12:00:01"},
+      {"dt0 DATE", Col(kColDate), "dt0", Value::Time(MakeTemporal(2024, 2, 29)),
+       "2024-02-29", Value::Time(MakeTemporal(1000, 1, 1)), "1000-01-01"},
+      {"t0 TIME", Col(kColTime2, 0), "t0", Value::Time(MakeTemporal(0, 0, 0, 838, 59, 59)),
+       "838:59:59", Value::Time(MakeTemporal(0, 0, 0, 12, 0, 1, 0, true)), "-12:00:01"},
       {"t2 TIME(2)", Col(kColTime2, 2), "t2",
-       Value::Time(Tm(0, 0, 0, 0, 0, 1, 500000, true)), "-00:00:01.50",
-       Value::Time(Tm(0, 0, 0, 23, 59, 59, 990000)), "23:59:59.99"},
+       Value::Time(MakeTemporal(0, 0, 0, 0, 0, 1, 500000, true)), "-00:00:01.50",
+       Value::Time(MakeTemporal(0, 0, 0, 23, 59, 59, 990000)), "23:59:59.99"},
       {"t6 TIME(6)", Col(kColTime2, 6), "t6",
-       Value::Time(Tm(0, 0, 0, 12, 34, 56, 789012, true)), "-12:34:56.789012",
-       Value::Time(Tm(0, 0, 0, 0, 0, 0, 1)), "00:00:00.000001"},
+       Value::Time(MakeTemporal(0, 0, 0, 12, 34, 56, 789012, true)), "-12:34:56.789012",
+       Value::Time(MakeTemporal(0, 0, 0, 0, 0, 0, 1)), "00:00:00.000001"},
       {"dtm DATETIME", Col(kColDatetime2, 0), "dtm",
-       Value::Time(Tm(2024, 1, 2, 3, 4, 5)), "2024-01-02 03:04:05",
-       Value::Time(Tm(1999, 12, 31, 23, 59, 59)), "1999-12-31 23:59:59"},
+       Value::Time(MakeTemporal(2024, 1, 2, 3, 4, 5)), "2024-01-02 03:04:05",
+       Value::Time(MakeTemporal(1999, 12, 31, 23, 59, 59)), "1999-12-31 23:59:59"},
       {"dt4 DATETIME(4)", Col(kColDatetime2, 4), "dt4",
-       Value::Time(Tm(2000, 1, 1, 0, 0, 0, 123456)), "2000-01-01 00:00:00.1234",
-       Value::Time(Tm(9999, 12, 31, 23, 59, 59, 999900)),
+       Value::Time(MakeTemporal(2000, 1, 1, 0, 0, 0, 123456)), "2000-01-01 00:00:00.1234",
+       Value::Time(MakeTemporal(9999, 12, 31, 23, 59, 59, 999900)),
        "9999-12-31 23:59:59.9999"},
       {"ts3 TIMESTAMP(3) NULL", Col(kColTimestamp2, 3), "ts3",
        Value::Timestamp(1700000000, 123456), "2023-11-14 22:13:20.123",

@@ -13,47 +13,43 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "tests/crash/engine_crash_harness.h"
 
+ABSL_FLAG(uint64_t, iterations, 20, "crash-and-restart iterations");
+ABSL_FLAG(uint64_t, seed, 0, "random seed (0: a fresh one, printed)");
+ABSL_FLAG(bool, verbose, false, "print every iteration");
+
 namespace binlog {
 namespace engine_crash {
 namespace {
 
-bool ParseFlag(const char* arg, const char* name, std::string* value) {
-  std::string prefix = absl::StrCat("--", name, "=");
-  if (std::strncmp(arg, prefix.c_str(), prefix.size()) != 0) return false;
-  *value = arg + prefix.size();
-  return true;
-}
-
 int Main(int argc, char** argv) {
+  // A child (the server under test) has its own flags, which the harness
+  // reads; it never returns from here.
   MaybeRunChild(argc, argv);
-  uint64_t iterations = 20, seed = 0;
-  bool verbose = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string v;
-    if (std::strcmp(argv[i], "--verbose") == 0) {
-      verbose = true;
-    } else if (ParseFlag(argv[i], "iterations", &v)) {
-      if (!absl::SimpleAtoi(v, &iterations)) return 2;
-    } else if (ParseFlag(argv[i], "seed", &v)) {
-      if (!absl::SimpleAtoi(v, &seed)) return 2;
-    } else {
-      std::fprintf(stderr, "usage: %s [--iterations=N] [--seed=S] [--verbose]\n",
-                   argv[0]);
-      return 2;
-    }
+  absl::SetProgramUsageMessage(
+      "kill -9 crash test of the example engine server.\n"
+      "usage: engine_crash_test [--iterations=N] [--seed=S] [--verbose]");
+  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  if (rest.size() > 1) {
+    std::fprintf(stderr, "engine_crash_test: unexpected argument %s\n%s\n",
+                 rest[1], std::string(absl::ProgramUsageMessage()).c_str());
+    return 2;
   }
+  const uint64_t iterations = absl::GetFlag(FLAGS_iterations);
+  uint64_t seed = absl::GetFlag(FLAGS_seed);
+  const bool verbose = absl::GetFlag(FLAGS_verbose);
   if (seed == 0) seed = std::random_device()() | 1;
   std::printf("engine-crash: %lu iterations, seed %lu (--seed)\n",
               static_cast<unsigned long>(iterations),

@@ -42,14 +42,14 @@ common=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I.
         -fsanitize=address,undefined -fno-sanitize-recover=all
         -Wall -Wextra)
 
-# Every library source of binlog/, io/ and sync/, and of tools/ and
-# tools/decode/ (binlogtool's commands and event decoders), globbed so new
+# Every library source of binlog/, io/ and sync/, and of tools/
+# (binlogtool's commands and printers), globbed so new
 # files are picked up without editing this list. Files with their own main()
 # (binlogtool, demo, generators) are left out; binlogtool.cc is compiled
 # separately with its main renamed, for dump_fuzzer.
 shopt -s nullglob
 lib_srcs=()
-for f in binlog/*.cc io/*.cc sync/*.cc tools/*.cc tools/decode/*.cc; do
+for f in binlog/*.cc io/*.cc sync/*.cc tools/*.cc; do
   grep -qE '^int main\(' "$f" || lib_srcs+=("$f")
 done
 shopt -u nullglob

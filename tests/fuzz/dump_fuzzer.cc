@@ -4,7 +4,7 @@
 // file with -Dmain=binlogtool_main so its real main runs here, on a file
 // holding the input: `dump --format=jsonl` and `dump --format=text`. That
 // covers the Reader in binlogtool's settings (checksums reported, payloads
-// decoded), FileWalker, the event and row decoders of tools/decode, the
+// decoded), FileWalker, the library's event and row decoders, the
 // printers and tools/output's escaping.
 //
 // stdout and stderr (the FILE* streams binlogtool writes with) go to

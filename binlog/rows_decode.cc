@@ -1,4 +1,4 @@
-#include "tools/decode/rows.h"
+#include "binlog/rows_decode.h"
 
 #include <cmath>
 #include <cstring>
@@ -6,12 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "binlog/byte_reader.h"
 #include "binlog/statement_events.h"
-#include "tools/decode/events.h"
-#include "tools/decode/json_binary.h"
-#include "tools/decode/values.h"
+#include "binlog/json_binary.h"
+#include "binlog/values.h"
 
 namespace binlog {
-namespace decode {
 namespace {
 
 absl::Status Malformed(absl::string_view what) {
@@ -100,17 +98,17 @@ uint64_t LoadBe(absl::string_view b) {
   return v;
 }
 
-void SetNumber(Cell* cell, int64_t v) {
-  cell->kind = Cell::kNumber;
+void SetNumber(RowCell* cell, int64_t v) {
+  cell->kind = RowCell::kNumber;
   absl::StrAppend(&cell->text, v);
 }
 
-void SetNumberU(Cell* cell, uint64_t v) {
-  cell->kind = Cell::kNumber;
+void SetNumberU(RowCell* cell, uint64_t v) {
+  cell->kind = RowCell::kNumber;
   absl::StrAppend(&cell->text, v);
 }
 
-void SetInteger(Cell* cell, absl::string_view b, bool is_unsigned) {
+void SetInteger(RowCell* cell, absl::string_view b, bool is_unsigned) {
   uint64_t u = LoadLe(b);
   if (is_unsigned) {
     SetNumberU(cell, u);
@@ -132,8 +130,8 @@ bool ReadPrefixed(ByteReader* r, size_t prefix_bytes, absl::string_view* out,
   return true;
 }
 
-void SetString(Cell* cell, const Column& c, absl::string_view bytes) {
-  cell->kind = c.collation == kBinaryCollation ? Cell::kBinary : Cell::kBytes;
+void SetString(RowCell* cell, const Column& c, absl::string_view bytes) {
+  cell->kind = c.collation == kBinaryCollation ? RowCell::kBinary : RowCell::kBytes;
   cell->bytes = bytes;
 }
 
@@ -160,11 +158,11 @@ absl::Status RowsDecoder::Image(const TableMap& table,
     if (!((static_cast<uint8_t>(present[i / 8]) >> (i % 8)) & 1)) continue;
     const Column& c = table.columns[i];
     const bool is_null = (static_cast<uint8_t>(nulls[k / 8]) >> (k % 8)) & 1;
-    Cell* cell = nullptr;
+    RowCell* cell = nullptr;
     if (want_cells) {
       columns_.push_back(static_cast<uint32_t>(i));
       cell = &cells_[static_cast<size_t>(k)];
-      cell->kind = Cell::kNull;
+      cell->kind = RowCell::kNull;
       cell->text.clear();
       cell->bytes = absl::string_view();
     }
@@ -202,7 +200,7 @@ absl::Status RowsDecoder::Image(const TableMap& table,
           float f;
           std::memcpy(&f, &bits, sizeof(f));
           AppendFloat(f, &cell->text);
-          cell->kind = std::isfinite(f) ? Cell::kNumber : Cell::kText;
+          cell->kind = std::isfinite(f) ? RowCell::kNumber : RowCell::kText;
         }
         break;
       }
@@ -213,7 +211,7 @@ absl::Status RowsDecoder::Image(const TableMap& table,
           double d;
           std::memcpy(&d, &bits, sizeof(d));
           AppendDouble(d, &cell->text);
-          cell->kind = std::isfinite(d) ? Cell::kNumber : Cell::kText;
+          cell->kind = std::isfinite(d) ? RowCell::kNumber : RowCell::kText;
         }
         break;
       }
@@ -237,7 +235,7 @@ absl::Status RowsDecoder::Image(const TableMap& table,
                                                  : 3;
         if (!fixed(n, &b)) return fail(kPastEnd);
         if (cell) {
-          cell->kind = Cell::kText;
+          cell->kind = RowCell::kText;
           bool ok = c.real_type == kColTimestamp ? AppendTimestampOld(b, &cell->text)
                     : c.real_type == kColDatetime ? AppendDatetimeOld(b, &cell->text)
                     : c.real_type == kColTime     ? AppendTimeOld(b, &cell->text)
@@ -256,7 +254,7 @@ absl::Status RowsDecoder::Image(const TableMap& table,
                                                      : 4;
         if (!fixed(base + TemporalFracBytes(fsp), &b)) return fail(kPastEnd);
         if (cell) {
-          cell->kind = Cell::kText;
+          cell->kind = RowCell::kText;
           bool ok = c.real_type == kColTime2 ? AppendTime2(b, fsp, &cell->text)
                     : c.real_type == kColDatetime2
                         ? AppendDatetime2(b, fsp, &cell->text)
@@ -272,7 +270,7 @@ absl::Status RowsDecoder::Image(const TableMap& table,
         if (n == 0) return fail("invalid DECIMAL precision or scale");
         if (!fixed(n, &b)) return fail(kPastEnd);
         if (cell) {
-          cell->kind = Cell::kText;
+          cell->kind = RowCell::kText;
           if (!AppendDecimal(b, precision, scale, &cell->text)) {
             return fail("invalid DECIMAL digits");
           }
@@ -292,9 +290,9 @@ absl::Status RowsDecoder::Image(const TableMap& table,
         if (cell) {
           uint64_t idx = LoadLe(b);
           if (idx == 0 && !c.enum_values.empty()) {
-            cell->kind = Cell::kText;  // the "" error value
+            cell->kind = RowCell::kText;  // the "" error value
           } else if (idx >= 1 && idx <= c.enum_values.size()) {
-            cell->kind = Cell::kText;
+            cell->kind = RowCell::kText;
             cell->text = c.enum_values[static_cast<size_t>(idx - 1)];
           } else {
             SetNumberU(cell, idx);
@@ -311,7 +309,7 @@ absl::Status RowsDecoder::Image(const TableMap& table,
                        (c.enum_values.size() >= 64 ||
                         (mask >> c.enum_values.size()) == 0);
           if (named) {
-            cell->kind = Cell::kText;
+            cell->kind = RowCell::kText;
             for (size_t bit = 0; bit < c.enum_values.size() && bit < 64; ++bit) {
               if (!((mask >> bit) & 1)) continue;
               if (!cell->text.empty()) cell->text.push_back(',');
@@ -347,17 +345,17 @@ absl::Status RowsDecoder::Image(const TableMap& table,
         }
         if (!cell) break;
         if (c.real_type == kColGeometry) {
-          cell->kind = Cell::kBinary;
+          cell->kind = RowCell::kBinary;
           cell->bytes = b;
         } else if (c.real_type == kColJson) {
           std::string error;
           if (AppendMySqlJson(b, &cell->text, &error)) {
-            cell->kind = Cell::kJson;
+            cell->kind = RowCell::kJson;
           } else {
             // Unreadable binary JSON: show the bytes rather than fail the
             // whole event (the value's extent is known).
             cell->text.clear();
-            cell->kind = Cell::kBinary;
+            cell->kind = RowCell::kBinary;
             cell->bytes = b;
           }
         } else {
@@ -498,5 +496,4 @@ absl::Status RowsDecoder::Decode(const TableMap& table, const RowsEvent& ev,
   return absl::OkStatus();
 }
 
-}  // namespace decode
 }  // namespace binlog

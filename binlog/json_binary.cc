@@ -1,15 +1,14 @@
-#include "tools/decode/json_binary.h"
+#include "binlog/json_binary.h"
 
 #include <cstdint>
 #include <cstring>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "tools/decode/values.h"
-#include "tools/output.h"
+#include "binlog/text_escape.h"
+#include "binlog/values.h"
 
 namespace binlog {
-namespace decode {
 namespace {
 
 enum JsonType : uint8_t {
@@ -94,7 +93,7 @@ class Decoder {
         std::string text;
         AppendDouble(d, &text);
         if (text == "nan" || text == "inf" || text == "-inf") {
-          tools::AppendJsonString(text, out_);
+          AppendJsonString(text, out_);
         } else {
           out_->append(text);
         }
@@ -105,7 +104,7 @@ class Decoder {
         size_t n;
         if (!VarLen(data, &len, &n)) return false;
         if (len > data.size() - n) return Fail("string past the end");
-        tools::AppendJsonString(data.substr(n, len), out_);
+        AppendJsonString(data.substr(n, len), out_);
         return true;
       }
       case kOpaque: {
@@ -183,7 +182,7 @@ class Decoder {
         if (key_off > size || key_len > size - key_off) {
           return Fail("key past the end");
         }
-        tools::AppendJsonString(region.substr(key_off, key_len), out_);
+        AppendJsonString(region.substr(key_off, key_len), out_);
         out_->push_back(':');
       }
       size_t at = 2 * w + (object ? count * key_entry : 0) + i * value_entry;
@@ -254,10 +253,10 @@ class Decoder {
         }
       }
       text += buf;
-      tools::AppendJsonString(text, out_);
+      AppendJsonString(text, out_);
       return true;
     }
-    tools::AppendJsonString(
+    AppendJsonString(
         absl::StrCat("base64:type", field_type, ":", absl::Base64Escape(data)),
         out_);
     return true;
@@ -279,5 +278,4 @@ bool AppendMySqlJson(absl::string_view bytes, std::string* out,
   return d.Value(static_cast<uint8_t>(bytes[0]), bytes.substr(1), 0);
 }
 
-}  // namespace decode
 }  // namespace binlog

@@ -1,7 +1,11 @@
-// File: tools/decode/values.h
+// File: binlog/values.h
 //
-// Text forms of the binary value encodings that MySQL and MariaDB use in
-// row images (and, for DECIMAL, in User_var events):
+// The binary value encodings that MySQL and MariaDB use in row images (and,
+// for DECIMAL, in User_var events): their sizes, and their decoders to
+// text. The encoders are beside the row codec (PackDecimal, PackTime2, ...
+// in binlog/rows.h), which shares the sizes below with these decoders.
+//   - DecimalBinarySize, TemporalFracBytes: value sizes;
+//   - Append*: the text form of one stored value, as the servers print it:
 //   - DECIMAL (MYSQL_TYPE_NEWDECIMAL): the "binary decimal" of
 //     strings/decimal.cc: groups of 9 digits in 4 bytes, big-endian, the
 //     sign in the top bit of the first byte (set = positive), every byte
@@ -12,26 +16,41 @@
 //   - the old TIME / DATE / DATETIME / TIMESTAMP / YEAR encodings;
 //   - FLOAT / DOUBLE in their shortest round-trip decimal form.
 //
-// Every function checks its input; malformed bytes give false (or an
-// error message), never a read out of bounds.
+// Every decoder checks its input; malformed bytes give false, never a read
+// out of bounds.
 //
 // Thread safety: thread-safe (no shared state).
 
-#ifndef BINLOG_TOOLS_DECODE_VALUES_H_
-#define BINLOG_TOOLS_DECODE_VALUES_H_
+#ifndef BINLOG_BINLOG_VALUES_H_
+#define BINLOG_BINLOG_VALUES_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "binlog/rows.h"
 
 namespace binlog {
-namespace decode {
 
-// Value sizes (DecimalBinarySize, TemporalFracBytes) are the library's:
-// binlog/rows.h.
+// Bytes of a binary DECIMAL(precision, scale), or 0 if precision/scale are
+// out of range: precision 1..65 and scale 0..38, scale <= precision (the
+// union of MySQL's 65/30 and MariaDB's 65/38 limits).
+size_t DecimalBinarySize(int precision, int scale);
+// Bytes of the fractional part of TIME2/DATETIME2/TIMESTAMP2 values:
+// (fsp + 1) / 2, 0 for fsp 0.
+size_t TemporalFracBytes(int fsp);
+
+namespace values_internal {
+// The binary DECIMAL layout (strings/decimal.cc): groups of 9 digits in 4
+// bytes; a partial group of n digits takes kDigitsToBytes[n] bytes. Shared
+// by the encoder (binlog/rows.cc) and the decoder (values.cc).
+inline constexpr int kDigitsPerGroup = 9;
+inline constexpr int kDigitsToBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+inline constexpr uint32_t kPow10[10] = {1,         10,        100,
+                                        1000,      10000,     100000,
+                                        1000000,   10000000,  100000000,
+                                        1000000000};
+}  // namespace values_internal
 
 // Appends the decimal text ("-123.450", "0.001", "17") of `bytes`, which
 // must be exactly DecimalBinarySize(precision, scale) bytes. False if the
@@ -74,7 +93,6 @@ void AppendUtcSeconds(int64_t seconds, std::string* out);
 // Lowercase hex of `bytes`.
 void AppendHex(absl::string_view bytes, std::string* out);
 
-}  // namespace decode
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_DECODE_VALUES_H_
+#endif  // BINLOG_BINLOG_VALUES_H_

@@ -1,14 +1,17 @@
-// File: tools/decode/rows.h
+// File: binlog/rows_decode.h
 //
-// Row values as binlogtool shows them: the presentation layer over the
-// library's row-event codec (binlog/rows.h, which decodes Table_map events
-// into binlog::TableMap and Rows events into binlog::RowsEvent, and owns
-// the value sizes).
+// The values in the row images of a Rows event: the last step of the row
+// codec (binlog/rows.h decodes Table_map events into TableMap and Rows
+// events into RowsEvent, whose images are still bytes; this header turns
+// those images into one RowCell per value). The encoder of the same values
+// is PackValue (binlog/rows.h); the text forms are binlog/values.h and
+// binlog/json_binary.h. Quoting and escaping the cells for output is the
+// caller's (binlogtool's tools/event_printer.h).
 //
 //   ColumnTypeName  "VARCHAR(256)", "DECIMAL(12,3)", ... for a column
 //   RowsDecoder     walks the images of a Rows event with its TableMap:
 //                   counts rows, and optionally turns every value into a
-//                   Cell (text or bytes, ready to print)
+//                   RowCell (text or bytes, ready to print)
 //
 // Layouts: binlog-format reference 6.7 and 6.8; value text: values.h.
 // A row image is a NULL bitmap over the columns present in the image, then
@@ -24,10 +27,15 @@
 // read out of bounds, allocate more than a small multiple of the event
 // size, or recurse without bound.
 //
-// Thread safety: thread-compatible (a RowsDecoder keeps scratch buffers).
+// Errors: DataLoss for a malformed image (naming the row and column),
+// InvalidArgument for a Rows event that does not fit its Table_map.
+// Thread safety: thread-compatible (a RowsDecoder keeps scratch buffers;
+// use one per thread). The free functions are thread-safe.
+// Lifetime: a RowCell's `bytes` points into the Rows event; the cells
+// passed to a visitor are valid only during the OnImage call.
 
-#ifndef BINLOG_TOOLS_DECODE_ROWS_H_
-#define BINLOG_TOOLS_DECODE_ROWS_H_
+#ifndef BINLOG_BINLOG_ROWS_DECODE_H_
+#define BINLOG_BINLOG_ROWS_DECODE_H_
 
 #include <cstdint>
 #include <string>
@@ -39,14 +47,13 @@
 #include "binlog/rows.h"
 
 namespace binlog {
-namespace decode {
 
 // "INT", "BIGINT UNSIGNED", "VARCHAR(256)" (the length is the maximum in
 // bytes, as the binlog carries it), "DECIMAL(12,3)", "DATETIME(6)", ...
 std::string ColumnTypeName(const Column& c);
 
 // One decoded value.
-struct Cell {
+struct RowCell {
   enum Kind : uint8_t {
     kNull,
     kNumber,  // `text` is a JSON number literal
@@ -61,7 +68,8 @@ struct Cell {
   absl::string_view bytes;  // points into the event (or its scratch)
 };
 
-// Receives decoded images. `columns` are the column indexes (0-based) of
+// Receives decoded images (RowsDecoder::Decode calls it synchronously, on
+// the caller's thread). `columns` are the column indexes (0-based) of
 // the values in `cells`, in order.
 class RowVisitor {
  public:
@@ -69,7 +77,7 @@ class RowVisitor {
   // `row` counts from 0; an UPDATE row has a before and an after image.
   virtual void OnImage(uint64_t row, bool after,
                        const std::vector<uint32_t>& columns,
-                       const std::vector<Cell>& cells) = 0;
+                       const std::vector<RowCell>& cells) = 0;
 };
 
 class RowsDecoder {
@@ -93,12 +101,11 @@ class RowsDecoder {
                      bool want_cells, uint64_t row);
 
   std::vector<uint32_t> columns_;
-  std::vector<Cell> cells_;
+  std::vector<RowCell> cells_;
   std::vector<const Column*> plan_before_;  // CountRows scratch
   std::vector<const Column*> plan_after_;
 };
 
-}  // namespace decode
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_DECODE_ROWS_H_
+#endif  // BINLOG_BINLOG_ROWS_DECODE_H_

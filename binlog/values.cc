@@ -1,4 +1,4 @@
-#include "tools/decode/values.h"
+#include "binlog/values.h"
 
 #include <charconv>
 #include <cmath>
@@ -7,14 +7,30 @@
 #include "absl/strings/str_cat.h"
 
 namespace binlog {
-namespace decode {
-namespace {
 
-constexpr int kDigitsPerGroup = 9;
-constexpr int kDigitsToBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-constexpr uint32_t kPow10[10] = {1,      10,      100,      1000,      10000,
-                                 100000, 1000000, 10000000, 100000000,
-                                 1000000000};
+using values_internal::kDigitsPerGroup;
+using values_internal::kDigitsToBytes;
+using values_internal::kPow10;
+
+size_t DecimalBinarySize(int precision, int scale) {
+  if (precision < 1 || precision > 65 || scale < 0 || scale > 38 ||
+      scale > precision) {
+    return 0;
+  }
+  int intg = precision - scale;
+  int intg0 = intg / kDigitsPerGroup;
+  int frac0 = scale / kDigitsPerGroup;
+  int intg0x = intg - intg0 * kDigitsPerGroup;
+  int frac0x = scale - frac0 * kDigitsPerGroup;
+  return static_cast<size_t>(intg0 * 4 + kDigitsToBytes[intg0x] + frac0 * 4 +
+                             kDigitsToBytes[frac0x]);
+}
+
+size_t TemporalFracBytes(int fsp) {
+  return fsp <= 0 ? 0 : static_cast<size_t>((fsp + 1) / 2);
+}
+
+namespace {
 
 uint64_t LoadBe(const char* p, size_t n) {
   uint64_t v = 0;
@@ -66,6 +82,16 @@ void AppendFraction(uint64_t micros, int fsp, std::string* out) {
   if (fsp <= 0) return;
   out->push_back('.');
   AppendPadded(micros / kPow10[6 - fsp], fsp, out);
+}
+
+// "A<sep>BB<sep>CC": a date (A in 4 digits) or a time of day (A in 2).
+void AppendTriple(uint64_t a, int a_width, char sep, uint64_t b, uint64_t c,
+                  std::string* out) {
+  AppendPadded(a, a_width, out);
+  out->push_back(sep);
+  AppendPadded(b, 2, out);
+  out->push_back(sep);
+  AppendPadded(c, 2, out);
 }
 
 void AppendYmdHms(int64_t year, uint32_t month, uint32_t day, uint32_t hour,
@@ -217,11 +243,7 @@ bool AppendTime2(absl::string_view bytes, int fsp, std::string* out) {
   uint64_t second = hms % (1 << 6);
   if (minute > 59 || second > 59 || micros > 999999) return false;
   if (negative) out->push_back('-');
-  AppendPadded(hour, 2, out);
-  out->push_back(':');
-  AppendPadded(minute, 2, out);
-  out->push_back(':');
-  AppendPadded(second, 2, out);
+  AppendTriple(hour, 2, ':', minute, second, out);
   AppendFraction(micros, fsp, out);
   return true;
 }
@@ -295,11 +317,7 @@ bool AppendDate(absl::string_view bytes, std::string* out) {
   uint32_t month = (v >> 5) & 15;
   uint32_t year = v >> 9;
   if (month > 12) return false;
-  AppendPadded(year, 4, out);
-  out->push_back('-');
-  AppendPadded(month, 2, out);
-  out->push_back('-');
-  AppendPadded(day, 2, out);
+  AppendTriple(year, 4, '-', month, day, out);
   return true;
 }
 
@@ -314,11 +332,7 @@ bool AppendTimeOld(absl::string_view bytes, std::string* out) {
   uint64_t minute = u / 100 % 100;
   uint64_t second = u % 100;
   if (minute > 59 || second > 59) return false;
-  AppendPadded(u / 10000, 2, out);
-  out->push_back(':');
-  AppendPadded(minute, 2, out);
-  out->push_back(':');
-  AppendPadded(second, 2, out);
+  AppendTriple(u / 10000, 2, ':', minute, second, out);
   return true;
 }
 
@@ -381,5 +395,4 @@ void AppendHex(absl::string_view bytes, std::string* out) {
   }
 }
 
-}  // namespace decode
 }  // namespace binlog

@@ -1,4 +1,4 @@
-// File: tools/decode/json_binary.h
+// File: binlog/json_binary.h
 //
 // MySQL's binary JSON (the storage form of a JSON column, which row images
 // carry as-is; see sql-common/json_binary.cc in MySQL 5.7+) converted to
@@ -22,23 +22,20 @@
 //
 // Thread safety: thread-safe (no shared state).
 
-#ifndef BINLOG_TOOLS_DECODE_JSON_BINARY_H_
-#define BINLOG_TOOLS_DECODE_JSON_BINARY_H_
+#ifndef BINLOG_BINLOG_JSON_BINARY_H_
+#define BINLOG_BINLOG_JSON_BINARY_H_
 
 #include <string>
 
 #include "absl/strings/string_view.h"
 
 namespace binlog {
-namespace decode {
-
 // Appends the JSON text of `bytes` to `out`. An empty value (0 bytes) is
 // JSON null, as MySQL treats it. On failure returns false with `*error`
 // set; `out` may then hold a partial value (callers discard it).
 bool AppendMySqlJson(absl::string_view bytes, std::string* out,
                      std::string* error);
 
-}  // namespace decode
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_DECODE_JSON_BINARY_H_
+#endif  // BINLOG_BINLOG_JSON_BINARY_H_
