@@ -151,6 +151,84 @@ TEST(QueriesTest, ConnectTimeStatements) {
   EXPECT_EQ(AnswerQuery("", f, &vars, now).kind, QueryResult::kError);
 }
 
+// LIKE over the system variables with patterns an attacker would send:
+// a million '%' (the matcher used to recurse once per '%' and overflow the
+// stack) and many '%' before a letter no name ends with (it used to take
+// time exponential in the number of '%').
+TEST(QueriesTest, LikePatternsOfAnyShapeAnswerInLinearTime) {
+  ServerFacts f;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  const size_t all = SystemVariables(f).size();
+  QueryResult r =
+      AnswerQuery("SHOW VARIABLES LIKE '" + std::string(1000000, '%') + "'", f, &vars, now);
+  ASSERT_EQ(r.kind, QueryResult::kResultSet);
+  EXPECT_EQ(r.rows.size(), all);
+  const absl::Time start = absl::Now();
+  for (const std::string& p : {std::string(40, '%') + "z", std::string(40, '%') + "_z",
+                               std::string("%_") + std::string(40, '%') + "_%z"}) {
+    r = AnswerQuery("SHOW VARIABLES LIKE '" + p + "'", f, &vars, now);
+    ASSERT_EQ(r.kind, QueryResult::kResultSet);
+    EXPECT_TRUE(r.rows.empty()) << p;
+  }
+  // Microseconds each; the bound is generous for sanitizer builds.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST(QueriesTest, LikeMatchesAsSqlDoes) {
+  ServerFacts f;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  auto names = [&](const std::string& pattern) {
+    std::vector<std::string> out;
+    QueryResult r = AnswerQuery("SHOW VARIABLES LIKE '" + pattern + "'", f, &vars, now);
+    for (const auto& row : r.rows) out.push_back(*row[0]);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names("server_id"), V{"server_id"});
+  EXPECT_EQ(names("SERVER_ID"), V{"server_id"});
+  EXPECT_EQ(names("server%"), (V{"server_id", "server_uuid"}));
+  EXPECT_EQ(names("%_uuid"), V{"server_uuid"});
+  EXPECT_EQ(names("_erver_i_"), V{"server_id"});
+  EXPECT_EQ(names("server_i"), V{});
+  EXPECT_EQ(names("server_id_"), V{});
+  EXPECT_EQ(names("%%server%%id%%"), (V{"server_id", "server_uuid"}));
+  EXPECT_EQ(names("%%server%%d"), (V{"server_id", "server_uuid"}));
+  EXPECT_EQ(names("gtid%mode"), V{"gtid_mode"});
+  EXPECT_EQ(names("%checksum"), V{"binlog_checksum"});
+  EXPECT_EQ(names("binlog_row_%"), (V{"binlog_row_image", "binlog_row_metadata"}));
+  EXPECT_EQ(names(""), V{});
+}
+
+// Session variables are bounded in number and in bytes; a SET past a bound
+// changes nothing.
+TEST(QueriesTest, SessionVariablesAreBounded) {
+  ServerFacts f;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  QueryLimits lim;
+  lim.max_variables = 3;
+  lim.max_variable_bytes = 100;
+  EXPECT_EQ(AnswerQuery("SET @a='x'", f, &vars, now, lim).kind, QueryResult::kOk);
+  QueryResult r = AnswerQuery("SET @b='" + std::string(200, 'y') + "'", f, &vars, now, lim);
+  EXPECT_EQ(r.kind, QueryResult::kError);
+  EXPECT_EQ(r.error_code, kErOutOfResources);
+  EXPECT_NE(r.message.find("max_session_variable_bytes"), std::string::npos) << r.message;
+  EXPECT_EQ(vars.count("b"), 0u);
+  EXPECT_EQ(AnswerQuery("SET @b='y', @c='z'", f, &vars, now, lim).kind, QueryResult::kOk);
+  r = AnswerQuery("SET @a='changed', @d='w'", f, &vars, now, lim);
+  EXPECT_EQ(r.kind, QueryResult::kError);
+  EXPECT_EQ(r.error_code, kErOutOfResources);
+  EXPECT_NE(r.message.find("max_session_variables"), std::string::npos) << r.message;
+  EXPECT_EQ(*vars["a"], "x");  // nothing of the failed SET applied
+  EXPECT_EQ(vars.count("d"), 0u);
+  // Replacing a value counts its new size only.
+  EXPECT_EQ(AnswerQuery("SET @a='" + std::string(80, 'q') + "'", f, &vars, now, lim).kind,
+            QueryResult::kOk);
+  EXPECT_EQ(vars.size(), 3u);
+}
+
 constexpr uint32_t kTs = kServedTs;
 constexpr const char* kUuid = kServedUuid;
 
