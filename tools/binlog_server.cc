@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
   for (Socket& l : listeners) runners.emplace_back([srv, &l]() { srv->Run(&l); });
   for (std::thread& t : runners) t.join();
   server->reset();  // ends the sessions
-  if (!socket_path.empty()) ::unlink(socket_path.c_str());
+  // Removes the socket file only if it is still ours.
+  for (Socket& l : listeners) l.RemoveUnixPath();
   watcher.detach();
   return 0;
 }

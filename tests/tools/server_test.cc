@@ -8,7 +8,11 @@
 #include "tests/tools/served_log.h"
 #include "tools/server/server.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -227,6 +231,61 @@ TEST(QueriesTest, SessionVariablesAreBounded) {
   EXPECT_EQ(AnswerQuery("SET @a='" + std::string(80, 'q') + "'", f, &vars, now, lim).kind,
             QueryResult::kOk);
   EXPECT_EQ(vars.size(), 3u);
+}
+
+class UnixSocketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/binlog_socket_test_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/s.sock";
+  }
+  void TearDown() override {
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(::system(cmd.c_str()), 0);
+  }
+  std::string dir_, path_;
+};
+
+// --socket=PATH replaces only a stale socket: not a regular file, not a
+// directory, not the socket of a server that is listening on it.
+TEST_F(UnixSocketTest, ListenRefusesToReplaceAnythingButAStaleSocket) {
+  {
+    std::ofstream f(path_);
+    f << "precious";
+  }
+  auto l = Socket::ListenUnix(path_);
+  EXPECT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("not a socket"), absl::string_view::npos) << l.status();
+  std::ifstream in(path_);
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "precious");
+  ASSERT_EQ(::unlink(path_.c_str()), 0);
+
+  ASSERT_EQ(::mkdir(path_.c_str(), 0700), 0);
+  EXPECT_FALSE(Socket::ListenUnix(path_).ok());
+  ASSERT_EQ(::rmdir(path_.c_str()), 0);
+
+  auto first = Socket::ListenUnix(path_);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = Socket::ListenUnix(path_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("listening"), absl::string_view::npos)
+      << second.status();
+  // The first server still owns the path.
+  auto c = Socket::ConnectUnix(path_);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(first->Accept(absl::Seconds(10)).ok());
+
+  // Closed without removing its file: a stale socket, replaced.
+  first->Close();
+  auto third = Socket::ListenUnix(path_);
+  ASSERT_TRUE(third.ok()) << third.status();
+  auto d = Socket::ConnectUnix(path_);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(third->Accept(absl::Seconds(10)).ok());
 }
 
 constexpr uint32_t kTs = kServedTs;
