@@ -3,7 +3,10 @@
 // 127.0.0.1 serving a MySQL-flavor log with GTIDs to the in-tree client
 // (client.h): authentication, bad clients, dumps by position and by GTID
 // set with every error a replica can get, compressed payloads, a live
-// tailing dump, heartbeats and shutdown.
+// tailing dump, heartbeats and shutdown; and hostile clients (huge and
+// pathological queries, silent and oversized handshakes, session variable
+// floods, password guessing, bad heartbeat periods, unix socket paths),
+// each bounded by deadlines on 127.0.0.1 or in a temporary directory.
 
 #include "tests/tools/served_log.h"
 #include "tools/server/server.h"
@@ -13,6 +16,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -233,6 +237,35 @@ TEST(QueriesTest, SessionVariablesAreBounded) {
   EXPECT_EQ(vars.size(), 3u);
 }
 
+// Reads one packet from a raw connection.
+absl::StatusOr<std::string> RawPacket(Socket* s, absl::Time deadline) {
+  char h[4];
+  absl::Status st = s->ReadFull(h, 4, deadline);
+  if (!st.ok()) return st;
+  const size_t len = static_cast<uint8_t>(h[0]) | (static_cast<uint8_t>(h[1]) << 8) |
+                     (static_cast<size_t>(static_cast<uint8_t>(h[2])) << 16);
+  std::string p(len, '\0');
+  st = s->ReadFull(p.data(), len, deadline);
+  if (!st.ok()) return st;
+  return p;
+}
+
+// The error code of an ERR packet, 0 for another packet.
+uint16_t ErrCode(const std::string& p) {
+  if (p.size() < 3 || static_cast<uint8_t>(p[0]) != 0xff) return 0;
+  return static_cast<uint16_t>(static_cast<uint8_t>(p[1]) | (static_cast<uint8_t>(p[2]) << 8));
+}
+
+// Whether the peer closes `s` before `deadline` (what it sends meanwhile
+// is read and dropped).
+bool ClosedBy(Socket* s, absl::Time deadline) {
+  char buf[4096];
+  while (true) {
+    auto n = s->ReadSome(buf, sizeof(buf), deadline);
+    if (!n.ok()) return absl::IsUnavailable(n.status());
+  }
+}
+
 class UnixSocketTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -341,13 +374,16 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
     }
   }
 
-  void StartServer(bool live = false, sync::AckTracker* acks = nullptr) {
+  void StartServer(bool live = false, sync::AckTracker* acks = nullptr,
+                   const std::function<void(ServerOptions*)>& tweak = nullptr) {
     ServerOptions so;
     so.acks = acks;
     so.dir = dir_;
     so.users = {{"repl", "pw"}, {"empty", ""}};
     so.live = live ? log_.get() : nullptr;
     so.poll_interval = absl::Milliseconds(2);
+    so.auth_failure_delay = absl::ZeroDuration();
+    if (tweak) tweak(&so);
     auto s = Server::Create(so);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
@@ -773,6 +809,196 @@ INSTANTIATE_TEST_SUITE_P(Codecs, ServerTest,
                                               : i.param == io::Codec::kZstd ? "Zstd"
                                                                             : "Lz4");
                          });
+
+
+// Clients that attack the server rather than replicate from it. These do
+// not depend on the codec: one instantiation.
+class HostileClientTest : public ServerTest {
+ protected:
+  // A connection that got the server's greeting and says nothing.
+  Socket Silent() {
+    auto s = Socket::ConnectLoopback(port_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok()) return Socket();
+    auto p = RawPacket(&*s, absl::Now() + absl::Seconds(10));
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (p.ok()) {
+      EXPECT_EQ(static_cast<uint8_t>((*p)[0]), 10) << "not a greeting: " << ErrCode(*p);
+    }
+    return std::move(*s);
+  }
+};
+
+// A query of a million '%' used to overflow the session's stack (the
+// whole server died); now a query longer than max_query_length gets 1153,
+// and with the bound raised the LIKE matcher answers it.
+TEST_P(HostileClientTest, HugeLikePatternsDoNotCrashTheServer) {
+  StartServer(false, nullptr, [](ServerOptions* o) { o->max_query_length = 3 << 20; });
+  ReplicationClient c = Replica();
+  const std::string huge = "SHOW VARIABLES LIKE '" + std::string(1000000, '%') + "'";
+  auto q = c.Query(huge);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kResultSet);
+  EXPECT_GT(q->rows.size(), 10u);
+  StopServer();
+  StartServer();  // default max_query_length
+  ReplicationClient d = Replica();
+  q = d.Query(huge);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kError);
+  EXPECT_EQ(q->error_code, kErNetPacketTooLarge);
+  q = d.Query("SELECT 1");  // the session goes on
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kResultSet);
+}
+
+// Unauthenticated connections have their own bound and a deadline for the
+// whole handshake: silent sockets can neither lock replicas out nor stay.
+TEST_P(HostileClientTest, SilentSocketsDoNotLockReplicasOut) {
+  StartServer(false, nullptr, [](ServerOptions* o) {
+    o->max_connections = 2;
+    o->max_unauthenticated_connections = 4;
+    o->handshake_timeout = absl::Seconds(3);
+  });
+  std::vector<Socket> silent;
+  for (int i = 0; i < 3; ++i) silent.push_back(Silent());
+  ReplicationClient a = Replica();  // 3 silent + 1 in the handshake: fits
+  silent.push_back(Silent());
+  // A fifth unauthenticated connection is refused at once.
+  auto extra = Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(extra.ok());
+  auto p = RawPacket(&*extra, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ErrCode(*p), kErConCount);
+  // The server drops the silent ones after the handshake timeout.
+  for (Socket& s : silent) EXPECT_TRUE(ClosedBy(&s, absl::Now() + absl::Seconds(30)));
+  ReplicationClient b = Replica();
+  // A third authenticated session is past max_connections.
+  auto c = Connect();
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("1040"), absl::string_view::npos) << c.status();
+  // Both sessions still work.
+  EXPECT_TRUE(a.Query("SELECT 1").ok());
+  EXPECT_TRUE(b.Query("SELECT 1").ok());
+}
+
+// Before authentication a header claiming 4 MiB gets 1153 and the close,
+// not a 4 MiB buffer; after it, a packet past max_packet the same.
+TEST_P(HostileClientTest, OversizedPacketsGet1153) {
+  StartServer(false, nullptr, [](ServerOptions* o) { o->max_packet = 1 << 20; });
+  auto s = Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(RawPacket(&*s, absl::Now() + absl::Seconds(10)).ok());
+  ASSERT_TRUE(s->WriteAll(std::string("\x00\x00\x40\x01", 4) + "abc",
+                          absl::Now() + absl::Seconds(10))
+                  .ok());
+  auto p = RawPacket(&*s, absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ErrCode(*p), kErNetPacketTooLarge);
+  EXPECT_TRUE(ClosedBy(&*s, absl::Now() + absl::Seconds(5)));
+
+  ReplicationClient c = Replica();
+  ASSERT_TRUE(c.socket().WriteAll(std::string("\x00\x00\x20\x00\x03", 5) + "SELECT",
+                                  absl::Now() + absl::Seconds(10))
+                  .ok());
+  auto r = c.Read(absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, kErNetPacketTooLarge);
+  EXPECT_TRUE(ClosedBy(&c.socket(), absl::Now() + absl::Seconds(5)));
+}
+
+TEST_P(HostileClientTest, SessionVariablesAreBounded) {
+  StartServer(false, nullptr, [](ServerOptions* o) { o->max_session_variable_bytes = 1000; });
+  ReplicationClient c = Replica();
+  auto q = c.Query("SET @v = '" + std::string(2000, 'x') + "'");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kError);
+  EXPECT_EQ(q->error_code, kErOutOfResources);
+  q = c.Query("SELECT @v");
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->rows.size(), 1u);
+  EXPECT_FALSE(q->rows[0][0].has_value());
+}
+
+// A failed authentication is answered only after auth_failure_delay.
+TEST_P(HostileClientTest, FailedLoginsAreDelayed) {
+  const absl::Duration delay = absl::Milliseconds(300);
+  StartServer(false, nullptr, [&](ServerOptions* o) { o->auth_failure_delay = delay; });
+  for (const char* user : {"repl", "nobody"}) {
+    const absl::Time start = absl::Now();
+    auto bad = Connect(user, "guess");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find("1045"), absl::string_view::npos) << bad.status();
+    EXPECT_GE(absl::Now() - start, delay) << user;
+  }
+  EXPECT_TRUE(Connect().ok());
+}
+
+// Out-of-range, non-finite and malformed heartbeat periods get a clear
+// error instead of an undefined conversion and a flood of heartbeats.
+TEST_P(HostileClientTest, HeartbeatPeriodIsValidated) {
+  StartServer();
+  for (const char* value : {"1e300", "'nan'", "'inf'", "-1", "'abc'", "4294968000000000"}) {
+    SCOPED_TRACE(value);
+    ReplicationClient c = Replica();
+    auto q = c.Query(absl::StrCat("SET @master_heartbeat_period=", value));
+    ASSERT_TRUE(q.ok() && q->kind == ClientReply::kOk);
+    ASSERT_TRUE(c.Dump("", 4, 0).ok());
+    ClientReply end;
+    while (true) {
+      auto r = c.Read(absl::Now() + absl::Seconds(10));
+      ASSERT_TRUE(r.ok()) << r.status();
+      if (r->kind != ClientReply::kEvent) {
+        end = *r;
+        break;
+      }
+      ASSERT_NE(static_cast<uint8_t>(r->event[4]), kHeartbeatEvent);
+    }
+    EXPECT_EQ(end.error_code, kErMasterFatalReadingBinlog);
+    EXPECT_NE(end.message.find("master_heartbeat_period"), std::string::npos) << end.message;
+  }
+  // The largest period MySQL accepts (4294967 s) is taken.
+  ReplicationClient c = Replica();
+  ASSERT_TRUE(c.Query("SET @master_heartbeat_period=4294967000000000").ok());
+  ASSERT_TRUE(c.Dump("", 4, kDumpNonBlock).ok());
+  Received got = ReadDump(&c);
+  EXPECT_EQ(got.end.kind, ClientReply::kEof) << got.end.message;
+}
+
+// Shutdown wakes every connection: a silent unauthenticated one, an idle
+// authenticated one and one waiting out a failed login's delay end at
+// once, not after their timeouts.
+TEST_P(HostileClientTest, ShutdownEndsEveryConnectionPromptly) {
+  StartServer(false, nullptr, [](ServerOptions* o) {
+    o->handshake_timeout = absl::Seconds(60);
+    o->auth_failure_delay = absl::Seconds(60);
+  });
+  Socket silent = Silent();
+  ReplicationClient idle = Replica();
+  ASSERT_TRUE(idle.Query("SELECT 1").ok());
+  std::atomic<bool> guessed{false};
+  std::thread guesser([&] {
+    EXPECT_FALSE(Connect("repl", "guess").ok());
+    guessed = true;
+  });
+  const absl::Time wait_end = absl::Now() + absl::Seconds(30);
+  while (server_->stats().auth_failures == 0 && absl::Now() < wait_end) {
+    std::this_thread::yield();  // the failure is counted before the delay
+  }
+  ASSERT_EQ(server_->stats().auth_failures, 1u);
+  const absl::Time start = absl::Now();
+  server_->Shutdown();
+  EXPECT_TRUE(ClosedBy(&silent, absl::Now() + absl::Seconds(5)));
+  auto r = idle.Read(absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->error_code, kErServerShutdown);
+  guesser.join();
+  StopServer();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+INSTANTIATE_TEST_SUITE_P(Plain, HostileClientTest, ::testing::Values(io::Codec::kNone));
 
 }  // namespace
 }  // namespace server
