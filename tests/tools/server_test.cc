@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
@@ -1024,6 +1025,47 @@ TEST_P(HostileClientTest, UnorderedGtidSetsDecodeInLinearithmicTime) {
   // GNOs the log never had: 1885, once the set is decoded.
   EXPECT_EQ(r->error_code, kErSlaveHasMoreGtidsThanMaster) << r->message;
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+// Statements that report the log's state scan the newest file: however
+// many clients send them, one scan runs at a time and serves every
+// statement that arrived before it began (so a client looping on them
+// keeps at most one core busy, and answers are never older than the
+// statement).
+TEST_P(HostileClientTest, StateStatementsShareOneScanAtATime) {
+  absl::Notification first_started, release;
+  std::atomic<int> scans{0};
+  StartServer(false, nullptr, [&](ServerOptions* o) {
+    o->on_state_scan = [&] {
+      if (scans.fetch_add(1) == 0) {
+        first_started.Notify();
+        release.WaitForNotification();
+      }
+    };
+  });
+  ReplicationClient a = Replica(), b = Replica(), c = Replica();
+  auto ask = [](ReplicationClient* client, const char* sql) {
+    auto q = client->Query(sql);
+    ASSERT_TRUE(q.ok()) << q.status();
+    EXPECT_EQ(q->kind, ClientReply::kResultSet) << q->message;
+    ASSERT_EQ(q->rows.size(), 1u);
+    EXPECT_EQ(q->rows[0].back(), absl::StrCat(kUuid, ":1-40"));
+  };
+  std::thread ta([&] { ask(&a, "SELECT @@gtid_executed"); });
+  ASSERT_TRUE(first_started.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  std::thread tb([&] { ask(&b, "SHOW MASTER STATUS"); });
+  std::thread tc([&] { ask(&c, "SELECT @@GLOBAL.gtid_executed"); });
+  const absl::Time end = absl::Now() + absl::Seconds(30);
+  while (server_->stats().state_waits < 2 && absl::Now() < end) std::this_thread::yield();
+  EXPECT_EQ(server_->stats().state_waits, 2u);
+  EXPECT_EQ(scans.load(), 1);
+  release.Notify();
+  ta.join();
+  tb.join();
+  tc.join();
+  // The two that waited arrived after the first scan began: one more scan
+  // serves both.
+  EXPECT_EQ(scans.load(), 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Plain, HostileClientTest, ::testing::Values(io::Codec::kNone));

@@ -324,7 +324,8 @@ class Session {
     QueryLimits limits;
     limits.max_variables = o_.max_session_variables;
     limits.max_variable_bytes = o_.max_session_variable_bytes;
-    QueryResult r = AnswerQuery(sql, srv_->Facts(state), &vars_, absl::Now(), limits);
+    QueryResult r = AnswerQuery(sql, state ? srv_->StateFacts() : srv_->Facts(false), &vars_,
+                                absl::Now(), limits);
     if (r.kind == QueryResult::kOk) return Send(EncodeOk());
     if (r.kind == QueryResult::kError) return SendErr(r.error_code, r.sql_state, r.message);
     std::string wire;
@@ -894,7 +895,14 @@ ServerFacts Server::Facts(bool with_state) {
   f.version = version_;
   f.port = port_;
   absl::StatusOr<AtRestGtidState> st = absl::UnavailableError("not read");
-  if (with_state) st = ReadAtRestGtidState(options_.dir, options_.basename, flavor_);
+  if (with_state) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.state_scans;
+    }
+    if (options_.on_state_scan) options_.on_state_scan();
+    st = ReadAtRestGtidState(options_.dir, options_.basename, flavor_);
+  }
   if (st.ok()) {
     f.gtid_executed = st->executed.ToString();
     f.gtid_purged = st->purged.ToString();
@@ -924,6 +932,32 @@ ServerFacts Server::Facts(bool with_state) {
     // A stable made-up UUID derived from the server id.
     f.server_uuid = absl::StrCat("00000000-0000-0000-0000-", absl::Hex(server_id_, absl::kZeroPad12));
   }
+  return f;
+}
+
+ServerFacts Server::StateFacts() {
+  std::unique_lock<std::mutex> l(facts_mu_);
+  const uint64_t ticket = ++facts_tickets_;
+  bool waited = false;
+  while (facts_scanning_ && facts_served_ < ticket) {
+    if (!waited) {
+      waited = true;
+      std::lock_guard<std::mutex> l2(mu_);
+      ++stats_.state_waits;
+    }
+    facts_cv_.wait(l);
+  }
+  if (facts_served_ >= ticket) return facts_;
+  // This scan begins after every statement that has asked so far.
+  facts_scanning_ = true;
+  const uint64_t covers = facts_tickets_;
+  l.unlock();
+  ServerFacts f = Facts(true);
+  l.lock();
+  facts_ = f;
+  facts_served_ = covers;
+  facts_scanning_ = false;
+  facts_cv_.notify_all();
   return f;
 }
 

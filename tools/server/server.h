@@ -44,7 +44,9 @@
 #define BINLOG_TOOLS_SERVER_SERVER_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -132,6 +134,10 @@ struct ServerOptions {
   // max_unauthenticated_connections / auth_failure_delay attempts per
   // second (64 per second by default).
   absl::Duration auth_failure_delay = absl::Seconds(1);
+
+  // Tests: called on a session's thread as a scan of the log's state (for
+  // the statements that report it) begins.
+  std::function<void()> on_state_scan;
 };
 
 // Counters (tests, benchmarks).
@@ -143,6 +149,11 @@ struct ServerStats {
   uint64_t bytes_sent = 0;
   uint64_t heartbeats = 0;
   uint64_t semisync_acks = 0;  // ack packets received and passed on
+  // Scans of the log's state (GTID sets, files, end of the newest file)
+  // for statements that report it, and statements that waited for a scan
+  // in progress instead of starting one.
+  uint64_t state_scans = 0;
+  uint64_t state_waits = 0;
   // CPU time of the session threads that have ended (benchmarks: the
   // server's cost per replica).
   uint64_t session_cpu_ns = 0;
@@ -190,6 +201,11 @@ class Server {
   // What queries report; `with_state`: also the GTID state, the files and
   // the end of the log (a scan of the newest file).
   ServerFacts Facts(bool with_state);
+  // Facts(true), one scan at a time: a statement waits for a scan in
+  // progress and then takes the result of the next one, which every
+  // statement that arrived before it began shares. Answers are never
+  // older than the statement; many clients cost one scan at a time.
+  ServerFacts StateFacts();
 
   const ServerOptions options_;
   LogFlavor flavor_ = LogFlavor::kMySQL;
@@ -211,6 +227,14 @@ class Server {
   int unauthenticated_ = 0;           // sessions in the handshake; guarded by mu_
   std::set<Socket*> open_;            // guarded by mu_
   ServerStats stats_;                 // guarded by mu_
+
+  // StateFacts(). Lock order: facts_mu_, then mu_.
+  std::mutex facts_mu_;
+  std::condition_variable facts_cv_;
+  bool facts_scanning_ = false;  // guarded by facts_mu_
+  uint64_t facts_tickets_ = 0;   // statements that asked; guarded by facts_mu_
+  uint64_t facts_served_ = 0;    // tickets facts_ answers; guarded by facts_mu_
+  ServerFacts facts_;            // guarded by facts_mu_
 };
 
 }  // namespace server
