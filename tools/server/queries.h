@@ -66,9 +66,9 @@ struct QueryResult {
   std::string message;
 };
 
-// Bounds on a session's user variables (ServerOptions has the defaults'
-// meaning): a SET that would pass either changes nothing and gets
-// ER_OUT_OF_RESOURCES.
+// Bounds on a session's user variables (the server passes
+// ServerOptions::max_session_variables and max_session_variable_bytes): a
+// SET that would pass either changes nothing and gets ER_OUT_OF_RESOURCES.
 struct QueryLimits {
   size_t max_variables = 64;
   size_t max_variable_bytes = 256 << 10;  // names and values

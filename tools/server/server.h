@@ -93,7 +93,8 @@ struct ServerOptions {
   size_t read_buffer = 1 << 20;
 
   // --- Limits: what one client can make the server hold or do. ----------
-  // (binlog_server's flags of the same names; tools/README.md, "Limits".)
+  // (binlog_server's flags of the same names; tools/README.md, "Security
+  // and limits".)
   //
   // At most this many authenticated sessions at once; one more gets
   // ER_CON_COUNT_ERROR (1040) right after its authentication.
