@@ -238,6 +238,45 @@ TEST(QueriesTest, SessionVariablesAreBounded) {
   EXPECT_EQ(vars.size(), 3u);
 }
 
+// Statements assembled from the grammar's pieces at random (a fixed seed):
+// every one gets an answer (a result, OK or an error), none crashes or
+// runs away, and session variables stay within their limits.
+TEST(QueriesTest, RandomStatementsAlwaysGetAnAnswer) {
+  ServerFacts f;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  QueryLimits lim;
+  lim.max_variables = 8;
+  lim.max_variable_bytes = 512;
+  const std::vector<std::string> pieces = {
+      "SELECT ", "SET ", "SHOW ", "VARIABLES ", "GLOBAL ", "LIKE ", "MASTER STATUS",
+      "BINARY LOGS", "@", "@@", "@@global.", "'", "\"", "`", "(", ")", ",", "=", ":=",
+      "%", "_", "\\", ";", "/*", "*/", " AS ", " LIMIT ", "1e300", "-1", "nan", "NULL",
+      "UNIX_TIMESTAMP()", "VERSION()", "server_id", "gtid_mode", "x", " ", "\n", "\0"};
+  uint32_t seed = 12345;
+  auto next = [&seed] {
+    seed ^= seed << 13;
+    seed ^= seed >> 17;
+    seed ^= seed << 5;
+    return seed;
+  };
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < 20000; ++i) {
+    std::string sql;
+    const int n = 1 + next() % 12;
+    for (int k = 0; k < n; ++k) {
+      const std::string& p = pieces[next() % pieces.size()];
+      sql += p.empty() ? std::string(1, '\0') : p;
+    }
+    QueryResult r = AnswerQuery(sql, f, &vars, now, lim);
+    if (r.kind == QueryResult::kError) {
+      EXPECT_NE(r.error_code, 0) << sql;
+    }
+    ASSERT_LE(vars.size(), lim.max_variables) << sql;
+  }
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+}
+
 // Reads one packet from a raw connection.
 absl::StatusOr<std::string> RawPacket(Socket* s, absl::Time deadline) {
   char h[4];
@@ -1066,6 +1105,53 @@ TEST_P(HostileClientTest, StateStatementsShareOneScanAtATime) {
   // The two that waited arrived after the first scan began: one more scan
   // serves both.
   EXPECT_EQ(scans.load(), 2);
+}
+
+// Random handshake responses and random commands after authentication,
+// each on its own connection (a fixed seed): the server answers or closes
+// each one and goes on serving.
+TEST_P(HostileClientTest, RandomPacketsNeverHurtTheServer) {
+  // A response that parses and names another plugin gets an auth switch
+  // the client never answers: the handshake timeout ends it.
+  StartServer(false, nullptr, [](ServerOptions* o) { o->handshake_timeout = absl::Seconds(1); });
+  uint32_t seed = 777;
+  auto next = [&seed] {
+    seed ^= seed << 13;
+    seed ^= seed >> 17;
+    seed ^= seed << 5;
+    return seed;
+  };
+  auto junk = [&](size_t n) {
+    std::string b;
+    for (size_t i = 0; i < n; ++i) b.push_back(static_cast<char>(next()));
+    return b;
+  };
+  for (int i = 0; i < 100; ++i) {
+    auto s = Socket::ConnectLoopback(port_);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(RawPacket(&*s, absl::Now() + absl::Seconds(10)).ok());
+    std::string body = junk(next() % 300);
+    if (i % 2 == 0 && body.size() >= 4) body[1] = static_cast<char>(body[1] | 0x02);  // 4.1
+    std::string wire;
+    uint8_t seq = 1;
+    FramePacket(body, &seq, &wire);
+    ASSERT_TRUE(s->WriteAll(wire, absl::Now() + absl::Seconds(10)).ok());
+    EXPECT_TRUE(ClosedBy(&*s, absl::Now() + absl::Seconds(10))) << i;
+  }
+  const uint8_t commands[] = {kComQuit,         kComInitDb, kComQuery, kComPing,
+                              kComBinlogDump,   kComRegisterSlave,
+                              kComBinlogDumpGtid, 0x63};
+  for (int i = 0; i < 200; ++i) {
+    ReplicationClient c = Replica();
+    std::string cmd(1, static_cast<char>(commands[next() % sizeof(commands)]));
+    cmd += junk(next() % 200);
+    ASSERT_TRUE(c.SendCommand(cmd).ok());
+    // One reply (or the close); dumps that start streaming are abandoned.
+    c.Read(absl::Now() + absl::Seconds(10)).IgnoreError();
+  }
+  ReplicationClient d = Replica();
+  ASSERT_TRUE(d.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  EXPECT_EQ(ReadDump(&d).gnos, Range(1, 40));
 }
 
 INSTANTIATE_TEST_SUITE_P(Plain, HostileClientTest, ::testing::Values(io::Codec::kNone));
