@@ -1,80 +1,144 @@
 // binlog_server: serves a binlog directory to MySQL and MariaDB replicas
 // over the replication protocol (tools/README.md, "binlog_server").
 //
-//   binlog_server --dir=DIR --basename=NAME --port=N [--socket=PATH]
-//                 --users=FILE [--server_id=N]
+//   binlog_server --dir=DIR [--basename=NAME] --port=N [--socket=PATH]
+//                 --users=FILE [--server_id=N] [limits...]
 //
 // Listens on 127.0.0.1:N (N = 0: a free port) and, with --socket, on a
 // unix socket. Prints "listening 127.0.0.1:<port>" once ready. The users
 // file has one `user:password` per line (mysql_native_password). SIGTERM
-// or SIGINT: dumps get ER_SERVER_SHUTDOWN, the process exits 0.
+// or SIGINT: dumps get ER_SERVER_SHUTDOWN, the process exits 0; a second
+// signal exits at once. The limits (--max_connections and the rest, see
+// --help) are ServerOptions' fields of the same names, with their
+// defaults.
 
 #include <signal.h>
 #include <stdio.h>
 
-#include <fstream>
+#include <cstdlib>
 #include <iostream>
+#include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "binlog/index_file.h"
+#include "io/file_system.h"
 #include "tools/server/server.h"
 #include "tools/server/socket.h"
+
+using binlog::server::ServerOptions;
+
+ABSL_FLAG(std::string, dir, "", "directory of the binlog to serve (required)");
+ABSL_FLAG(std::string, basename, "binlog", "base name of the log's files");
+ABSL_FLAG(int, port, -1,
+          "TCP port on 127.0.0.1 (0: a free port, printed); -1: none (then "
+          "--socket is required)");
+ABSL_FLAG(std::string, socket, "",
+          "unix socket path; an existing path is replaced only if it is a stale "
+          "socket (no server accepts on it)");
+ABSL_FLAG(std::string, users, "",
+          "users file, one user:password per line (required)");
+ABSL_FLAG(uint32_t, server_id, 0,
+          "server_id to report (0: the log's first Format_description's)");
+ABSL_FLAG(int, max_connections, ServerOptions().max_connections,
+          "most authenticated sessions at once (more get 1040)");
+ABSL_FLAG(int, max_unauthenticated_connections,
+          ServerOptions().max_unauthenticated_connections,
+          "most connections still in the handshake (more get 1040 at accept)");
+ABSL_FLAG(absl::Duration, handshake_timeout, ServerOptions().handshake_timeout,
+          "deadline for the whole handshake, from accept to authentication");
+ABSL_FLAG(absl::Duration, auth_failure_delay, ServerOptions().auth_failure_delay,
+          "wait before answering a failed authentication (bounds guessing to "
+          "max_unauthenticated_connections / delay per second)");
+ABSL_FLAG(uint64_t, max_handshake_packet, ServerOptions().max_handshake_packet,
+          "largest packet before authentication, bytes (past it: 1153, close)");
+ABSL_FLAG(uint64_t, max_packet, ServerOptions().max_packet,
+          "largest command packet after authentication, bytes (past it: 1153, "
+          "close)");
+ABSL_FLAG(uint64_t, max_query_length, ServerOptions().max_query_length,
+          "longest statement, bytes (past it: 1153)");
+ABSL_FLAG(uint64_t, max_session_variables, ServerOptions().max_session_variables,
+          "most user variables per session (past it: 1041)");
+ABSL_FLAG(uint64_t, max_session_variable_bytes,
+          ServerOptions().max_session_variable_bytes,
+          "most bytes of user variable names and values per session (past it: "
+          "1041)");
 
 namespace {
 
 int Usage(const std::string& why) {
-  std::cerr << "binlog_server: " << why << "\n"
-            << "usage: binlog_server --dir=DIR --basename=NAME --port=N "
-               "[--socket=PATH] --users=FILE [--server_id=N]\n";
+  std::cerr << "binlog_server: " << why << "\n" << absl::ProgramUsageMessage() << "\n";
   return 2;
+}
+
+// Reads `path` (user:password lines; '#' comments) into `users`.
+absl::Status ReadUsers(const std::string& path, std::map<std::string, std::string>* users) {
+  auto text = binlog::ReadSmallFile(binlog::io::FileSystem::Default(), path, 1 << 20);
+  if (!text.ok()) return text.status();
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty() || line[0] == '#') continue;
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": a line without ':'"));
+    }
+    (*users)[std::string(line.substr(0, colon))] = std::string(line.substr(colon + 1));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using binlog::server::Server;
-  using binlog::server::ServerOptions;
   using binlog::server::Socket;
+  absl::SetProgramUsageMessage(
+      "binlog_server --dir=DIR [--basename=NAME] --port=N [--socket=PATH] "
+      "--users=FILE [--server_id=N] [--max_connections=N ...]\n"
+      "Serves a binlog directory to MySQL and MariaDB replicas on 127.0.0.1 "
+      "and/or a unix socket (tools/README.md, binlog_server).");
+  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  if (rest.size() > 1) return Usage(absl::StrCat("unexpected argument ", rest[1]));
   ServerOptions o;
-  std::string users_file, socket_path;
-  int port = -1;
-  for (int i = 1; i < argc; ++i) {
-    absl::string_view a = argv[i];
-    uint32_t v = 0;
-    if (absl::ConsumePrefix(&a, "--dir=")) {
-      o.dir = std::string(a);
-    } else if (absl::ConsumePrefix(&a, "--basename=")) {
-      o.basename = std::string(a);
-    } else if (absl::ConsumePrefix(&a, "--port=")) {
-      if (!absl::SimpleAtoi(a, &v) || v > 65535) return Usage("bad --port");
-      port = static_cast<int>(v);
-    } else if (absl::ConsumePrefix(&a, "--socket=")) {
-      socket_path = std::string(a);
-    } else if (absl::ConsumePrefix(&a, "--users=")) {
-      users_file = std::string(a);
-    } else if (absl::ConsumePrefix(&a, "--server_id=")) {
-      if (!absl::SimpleAtoi(a, &v) || v == 0) return Usage("bad --server_id");
-      o.server_id = v;
-    } else {
-      return Usage("unknown argument " + std::string(a));
-    }
-  }
+  o.dir = absl::GetFlag(FLAGS_dir);
+  o.basename = absl::GetFlag(FLAGS_basename);
+  o.server_id = absl::GetFlag(FLAGS_server_id);
+  o.max_connections = absl::GetFlag(FLAGS_max_connections);
+  o.max_unauthenticated_connections = absl::GetFlag(FLAGS_max_unauthenticated_connections);
+  o.handshake_timeout = absl::GetFlag(FLAGS_handshake_timeout);
+  o.auth_failure_delay = absl::GetFlag(FLAGS_auth_failure_delay);
+  o.max_handshake_packet = absl::GetFlag(FLAGS_max_handshake_packet);
+  o.max_packet = absl::GetFlag(FLAGS_max_packet);
+  o.max_query_length = absl::GetFlag(FLAGS_max_query_length);
+  o.max_session_variables = absl::GetFlag(FLAGS_max_session_variables);
+  o.max_session_variable_bytes = absl::GetFlag(FLAGS_max_session_variable_bytes);
+  const int port = absl::GetFlag(FLAGS_port);
+  const std::string socket_path = absl::GetFlag(FLAGS_socket);
+  const std::string users_file = absl::GetFlag(FLAGS_users);
   if (o.dir.empty()) return Usage("--dir is required");
+  if (port < -1 || port > 65535) return Usage("--port must be -1 (none) or 0..65535");
   if (port < 0 && socket_path.empty()) return Usage("--port or --socket is required");
   if (users_file.empty()) return Usage("--users is required");
-  std::ifstream in(users_file);
-  if (!in) return Usage("cannot read --users file " + users_file);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    size_t colon = line.find(':');
-    if (colon == std::string::npos) return Usage("users file line without ':'");
-    o.users[line.substr(0, colon)] = line.substr(colon + 1);
+  if (o.max_connections < 1 || o.max_unauthenticated_connections < 1) {
+    return Usage("--max_connections and --max_unauthenticated_connections must be >= 1");
   }
+  if (o.handshake_timeout <= absl::ZeroDuration() ||
+      o.auth_failure_delay < absl::ZeroDuration()) {
+    return Usage("--handshake_timeout must be > 0 and --auth_failure_delay >= 0");
+  }
+  if (o.max_handshake_packet < 1024 || o.max_packet < 1024 || o.max_query_length < 1) {
+    return Usage("--max_handshake_packet and --max_packet must be >= 1024, "
+                 "--max_query_length >= 1");
+  }
+  absl::Status users = ReadUsers(users_file, &o.users);
+  if (!users.ok()) return Usage(absl::StrCat("cannot read --users: ", users.message()));
 
   // Signals go to a watcher thread (blocked everywhere else).
   sigset_t set;
@@ -114,12 +178,18 @@ int main(int argc, char** argv) {
     int sig = 0;
     sigwait(&set, &sig);
     srv->Shutdown();
+    // Shutdown ends every session promptly; a second signal does not
+    // wait even for that.
+    sigwait(&set, &sig);
+    std::cerr << "binlog_server: second signal, exiting without waiting\n";
+    std::_Exit(1);
   });
   std::vector<std::thread> runners;
   for (Socket& l : listeners) runners.emplace_back([srv, &l]() { srv->Run(&l); });
   for (std::thread& t : runners) t.join();
   server->reset();  // ends the sessions
-  if (!socket_path.empty()) ::unlink(socket_path.c_str());
+  // Removes the socket file only if it is still ours.
+  for (Socket& l : listeners) l.RemoveUnixPath();
   watcher.detach();
   return 0;
 }

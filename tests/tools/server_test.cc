@@ -3,12 +3,20 @@
 // 127.0.0.1 serving a MySQL-flavor log with GTIDs to the in-tree client
 // (client.h): authentication, bad clients, dumps by position and by GTID
 // set with every error a replica can get, compressed payloads, a live
-// tailing dump, heartbeats and shutdown.
+// tailing dump, heartbeats and shutdown; and hostile clients (huge and
+// pathological queries, silent and oversized handshakes, session variable
+// floods, password guessing, bad heartbeat periods, unix socket paths),
+// each bounded by deadlines on 127.0.0.1 or in a temporary directory.
 
 #include "tests/tools/served_log.h"
 #include "tools/server/server.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +24,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
@@ -151,6 +160,207 @@ TEST(QueriesTest, ConnectTimeStatements) {
   EXPECT_EQ(AnswerQuery("", f, &vars, now).kind, QueryResult::kError);
 }
 
+// LIKE over the system variables with patterns an attacker would send:
+// a million '%' (the matcher used to recurse once per '%' and overflow the
+// stack) and many '%' before a letter no name ends with (it used to take
+// time exponential in the number of '%').
+TEST(QueriesTest, LikePatternsOfAnyShapeAnswerInLinearTime) {
+  ServerFacts f;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  const size_t all = SystemVariables(f).size();
+  QueryResult r =
+      AnswerQuery("SHOW VARIABLES LIKE '" + std::string(1000000, '%') + "'", f, &vars, now);
+  ASSERT_EQ(r.kind, QueryResult::kResultSet);
+  EXPECT_EQ(r.rows.size(), all);
+  const absl::Time start = absl::Now();
+  for (const std::string& p : {std::string(40, '%') + "z", std::string(40, '%') + "_z",
+                               std::string("%_") + std::string(40, '%') + "_%z"}) {
+    r = AnswerQuery("SHOW VARIABLES LIKE '" + p + "'", f, &vars, now);
+    ASSERT_EQ(r.kind, QueryResult::kResultSet);
+    EXPECT_TRUE(r.rows.empty()) << p;
+  }
+  // Microseconds each; the bound is generous for sanitizer builds.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST(QueriesTest, LikeMatchesAsSqlDoes) {
+  ServerFacts f;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  auto names = [&](const std::string& pattern) {
+    std::vector<std::string> out;
+    QueryResult r = AnswerQuery("SHOW VARIABLES LIKE '" + pattern + "'", f, &vars, now);
+    for (const auto& row : r.rows) out.push_back(*row[0]);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(names("server_id"), V{"server_id"});
+  EXPECT_EQ(names("SERVER_ID"), V{"server_id"});
+  EXPECT_EQ(names("server%"), (V{"server_id", "server_uuid"}));
+  EXPECT_EQ(names("%_uuid"), V{"server_uuid"});
+  EXPECT_EQ(names("_erver_i_"), V{"server_id"});
+  EXPECT_EQ(names("server_i"), V{});
+  EXPECT_EQ(names("server_id_"), V{});
+  EXPECT_EQ(names("%%server%%id%%"), (V{"server_id", "server_uuid"}));
+  EXPECT_EQ(names("%%server%%d"), (V{"server_id", "server_uuid"}));
+  EXPECT_EQ(names("gtid%mode"), V{"gtid_mode"});
+  EXPECT_EQ(names("%checksum"), V{"binlog_checksum"});
+  EXPECT_EQ(names("binlog_row_%"), (V{"binlog_row_image", "binlog_row_metadata"}));
+  EXPECT_EQ(names(""), V{});
+}
+
+// Session variables are bounded in number and in bytes; a SET past a bound
+// changes nothing.
+TEST(QueriesTest, SessionVariablesAreBounded) {
+  ServerFacts f;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  QueryLimits lim;
+  lim.max_variables = 3;
+  lim.max_variable_bytes = 100;
+  EXPECT_EQ(AnswerQuery("SET @a='x'", f, &vars, now, lim).kind, QueryResult::kOk);
+  QueryResult r = AnswerQuery("SET @b='" + std::string(200, 'y') + "'", f, &vars, now, lim);
+  EXPECT_EQ(r.kind, QueryResult::kError);
+  EXPECT_EQ(r.error_code, kErOutOfResources);
+  EXPECT_NE(r.message.find("max_session_variable_bytes"), std::string::npos) << r.message;
+  EXPECT_EQ(vars.count("b"), 0u);
+  EXPECT_EQ(AnswerQuery("SET @b='y', @c='z'", f, &vars, now, lim).kind, QueryResult::kOk);
+  r = AnswerQuery("SET @a='changed', @d='w'", f, &vars, now, lim);
+  EXPECT_EQ(r.kind, QueryResult::kError);
+  EXPECT_EQ(r.error_code, kErOutOfResources);
+  EXPECT_NE(r.message.find("max_session_variables"), std::string::npos) << r.message;
+  EXPECT_EQ(*vars["a"], "x");  // nothing of the failed SET applied
+  EXPECT_EQ(vars.count("d"), 0u);
+  // Replacing a value counts its new size only.
+  EXPECT_EQ(AnswerQuery("SET @a='" + std::string(80, 'q') + "'", f, &vars, now, lim).kind,
+            QueryResult::kOk);
+  EXPECT_EQ(vars.size(), 3u);
+}
+
+// Statements assembled from the grammar's pieces at random (a fixed seed):
+// every one gets an answer (a result, OK or an error), none crashes or
+// runs away, and session variables stay within their limits.
+TEST(QueriesTest, RandomStatementsAlwaysGetAnAnswer) {
+  ServerFacts f;
+  SessionVars vars;
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  QueryLimits lim;
+  lim.max_variables = 8;
+  lim.max_variable_bytes = 512;
+  const std::vector<std::string> pieces = {
+      "SELECT ", "SET ", "SHOW ", "VARIABLES ", "GLOBAL ", "LIKE ", "MASTER STATUS",
+      "BINARY LOGS", "@", "@@", "@@global.", "'", "\"", "`", "(", ")", ",", "=", ":=",
+      "%", "_", "\\", ";", "/*", "*/", " AS ", " LIMIT ", "1e300", "-1", "nan", "NULL",
+      "UNIX_TIMESTAMP()", "VERSION()", "server_id", "gtid_mode", "x", " ", "\n", "\0"};
+  uint32_t seed = 12345;
+  auto next = [&seed] {
+    seed ^= seed << 13;
+    seed ^= seed >> 17;
+    seed ^= seed << 5;
+    return seed;
+  };
+  const absl::Time start = absl::Now();
+  for (int i = 0; i < 20000; ++i) {
+    std::string sql;
+    const int n = 1 + next() % 12;
+    for (int k = 0; k < n; ++k) {
+      const std::string& p = pieces[next() % pieces.size()];
+      sql += p.empty() ? std::string(1, '\0') : p;
+    }
+    QueryResult r = AnswerQuery(sql, f, &vars, now, lim);
+    if (r.kind == QueryResult::kError) {
+      EXPECT_NE(r.error_code, 0) << sql;
+    }
+    ASSERT_LE(vars.size(), lim.max_variables) << sql;
+  }
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+}
+
+// Reads one packet from a raw connection.
+absl::StatusOr<std::string> RawPacket(Socket* s, absl::Time deadline) {
+  char h[4];
+  absl::Status st = s->ReadFull(h, 4, deadline);
+  if (!st.ok()) return st;
+  const size_t len = static_cast<uint8_t>(h[0]) | (static_cast<uint8_t>(h[1]) << 8) |
+                     (static_cast<size_t>(static_cast<uint8_t>(h[2])) << 16);
+  std::string p(len, '\0');
+  st = s->ReadFull(p.data(), len, deadline);
+  if (!st.ok()) return st;
+  return p;
+}
+
+// The error code of an ERR packet, 0 for another packet.
+uint16_t ErrCode(const std::string& p) {
+  if (p.size() < 3 || static_cast<uint8_t>(p[0]) != 0xff) return 0;
+  return static_cast<uint16_t>(static_cast<uint8_t>(p[1]) | (static_cast<uint8_t>(p[2]) << 8));
+}
+
+// Whether the peer closes `s` before `deadline` (what it sends meanwhile
+// is read and dropped).
+bool ClosedBy(Socket* s, absl::Time deadline) {
+  char buf[4096];
+  while (true) {
+    auto n = s->ReadSome(buf, sizeof(buf), deadline);
+    if (!n.ok()) return absl::IsUnavailable(n.status());
+  }
+}
+
+class UnixSocketTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/binlog_socket_test_XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/s.sock";
+  }
+  void TearDown() override {
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(::system(cmd.c_str()), 0);
+  }
+  std::string dir_, path_;
+};
+
+// --socket=PATH replaces only a stale socket: not a regular file, not a
+// directory, not the socket of a server that is listening on it.
+TEST_F(UnixSocketTest, ListenRefusesToReplaceAnythingButAStaleSocket) {
+  {
+    std::ofstream f(path_);
+    f << "precious";
+  }
+  auto l = Socket::ListenUnix(path_);
+  EXPECT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("not a socket"), absl::string_view::npos) << l.status();
+  std::ifstream in(path_);
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "precious");
+  ASSERT_EQ(::unlink(path_.c_str()), 0);
+
+  ASSERT_EQ(::mkdir(path_.c_str(), 0700), 0);
+  EXPECT_FALSE(Socket::ListenUnix(path_).ok());
+  ASSERT_EQ(::rmdir(path_.c_str()), 0);
+
+  auto first = Socket::ListenUnix(path_);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = Socket::ListenUnix(path_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("listening"), absl::string_view::npos)
+      << second.status();
+  // The first server still owns the path.
+  auto c = Socket::ConnectUnix(path_);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(first->Accept(absl::Seconds(10)).ok());
+
+  // Closed without removing its file: a stale socket, replaced.
+  first->Close();
+  auto third = Socket::ListenUnix(path_);
+  ASSERT_TRUE(third.ok()) << third.status();
+  auto d = Socket::ConnectUnix(path_);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_TRUE(third->Accept(absl::Seconds(10)).ok());
+}
+
 constexpr uint32_t kTs = kServedTs;
 constexpr const char* kUuid = kServedUuid;
 
@@ -204,13 +414,16 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
     }
   }
 
-  void StartServer(bool live = false, sync::AckTracker* acks = nullptr) {
+  void StartServer(bool live = false, sync::AckTracker* acks = nullptr,
+                   const std::function<void(ServerOptions*)>& tweak = nullptr) {
     ServerOptions so;
     so.acks = acks;
     so.dir = dir_;
     so.users = {{"repl", "pw"}, {"empty", ""}};
     so.live = live ? log_.get() : nullptr;
     so.poll_interval = absl::Milliseconds(2);
+    so.auth_failure_delay = absl::ZeroDuration();
+    if (tweak) tweak(&so);
     auto s = Server::Create(so);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
@@ -636,6 +849,312 @@ INSTANTIATE_TEST_SUITE_P(Codecs, ServerTest,
                                               : i.param == io::Codec::kZstd ? "Zstd"
                                                                             : "Lz4");
                          });
+
+
+// Clients that attack the server rather than replicate from it. These do
+// not depend on the codec: one instantiation.
+class HostileClientTest : public ServerTest {
+ protected:
+  // A connection that got the server's greeting and says nothing.
+  Socket Silent() {
+    auto s = Socket::ConnectLoopback(port_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok()) return Socket();
+    auto p = RawPacket(&*s, absl::Now() + absl::Seconds(10));
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (p.ok()) {
+      EXPECT_EQ(static_cast<uint8_t>((*p)[0]), 10) << "not a greeting: " << ErrCode(*p);
+    }
+    return std::move(*s);
+  }
+};
+
+// A query of a million '%' used to overflow the session's stack (the
+// whole server died); now a query longer than max_query_length gets 1153,
+// and with the bound raised the LIKE matcher answers it.
+TEST_P(HostileClientTest, HugeLikePatternsDoNotCrashTheServer) {
+  StartServer(false, nullptr, [](ServerOptions* o) { o->max_query_length = 3 << 20; });
+  ReplicationClient c = Replica();
+  const std::string huge = "SHOW VARIABLES LIKE '" + std::string(1000000, '%') + "'";
+  auto q = c.Query(huge);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kResultSet);
+  EXPECT_GT(q->rows.size(), 10u);
+  StopServer();
+  StartServer();  // default max_query_length
+  ReplicationClient d = Replica();
+  q = d.Query(huge);
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kError);
+  EXPECT_EQ(q->error_code, kErNetPacketTooLarge);
+  q = d.Query("SELECT 1");  // the session goes on
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kResultSet);
+}
+
+// Unauthenticated connections have their own bound and a deadline for the
+// whole handshake: silent sockets can neither lock replicas out nor stay.
+TEST_P(HostileClientTest, SilentSocketsDoNotLockReplicasOut) {
+  StartServer(false, nullptr, [](ServerOptions* o) {
+    o->max_connections = 2;
+    o->max_unauthenticated_connections = 4;
+    o->handshake_timeout = absl::Seconds(3);
+  });
+  std::vector<Socket> silent;
+  for (int i = 0; i < 3; ++i) silent.push_back(Silent());
+  ReplicationClient a = Replica();  // 3 silent + 1 in the handshake: fits
+  silent.push_back(Silent());
+  // A fifth unauthenticated connection is refused at once.
+  auto extra = Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(extra.ok());
+  auto p = RawPacket(&*extra, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ErrCode(*p), kErConCount);
+  // The server drops the silent ones after the handshake timeout.
+  for (Socket& s : silent) EXPECT_TRUE(ClosedBy(&s, absl::Now() + absl::Seconds(30)));
+  ReplicationClient b = Replica();
+  // A third authenticated session is past max_connections.
+  auto c = Connect();
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("1040"), absl::string_view::npos) << c.status();
+  // Both sessions still work.
+  EXPECT_TRUE(a.Query("SELECT 1").ok());
+  EXPECT_TRUE(b.Query("SELECT 1").ok());
+}
+
+// Before authentication a header claiming 4 MiB gets 1153 and the close,
+// not a 4 MiB buffer; after it, a packet past max_packet the same.
+TEST_P(HostileClientTest, OversizedPacketsGet1153) {
+  StartServer(false, nullptr, [](ServerOptions* o) { o->max_packet = 1 << 20; });
+  auto s = Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(RawPacket(&*s, absl::Now() + absl::Seconds(10)).ok());
+  ASSERT_TRUE(s->WriteAll(std::string("\x00\x00\x40\x01", 4) + "abc",
+                          absl::Now() + absl::Seconds(10))
+                  .ok());
+  auto p = RawPacket(&*s, absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ErrCode(*p), kErNetPacketTooLarge);
+  EXPECT_TRUE(ClosedBy(&*s, absl::Now() + absl::Seconds(5)));
+
+  ReplicationClient c = Replica();
+  ASSERT_TRUE(c.socket().WriteAll(std::string("\x00\x00\x20\x00\x03", 5) + "SELECT",
+                                  absl::Now() + absl::Seconds(10))
+                  .ok());
+  auto r = c.Read(absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, kErNetPacketTooLarge);
+  EXPECT_TRUE(ClosedBy(&c.socket(), absl::Now() + absl::Seconds(5)));
+}
+
+TEST_P(HostileClientTest, SessionVariablesAreBounded) {
+  StartServer(false, nullptr, [](ServerOptions* o) { o->max_session_variable_bytes = 1000; });
+  ReplicationClient c = Replica();
+  auto q = c.Query("SET @v = '" + std::string(2000, 'x') + "'");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kError);
+  EXPECT_EQ(q->error_code, kErOutOfResources);
+  q = c.Query("SELECT @v");
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->rows.size(), 1u);
+  EXPECT_FALSE(q->rows[0][0].has_value());
+}
+
+// A failed authentication is answered only after auth_failure_delay.
+TEST_P(HostileClientTest, FailedLoginsAreDelayed) {
+  const absl::Duration delay = absl::Milliseconds(300);
+  StartServer(false, nullptr, [&](ServerOptions* o) { o->auth_failure_delay = delay; });
+  for (const char* user : {"repl", "nobody"}) {
+    const absl::Time start = absl::Now();
+    auto bad = Connect(user, "guess");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find("1045"), absl::string_view::npos) << bad.status();
+    EXPECT_GE(absl::Now() - start, delay) << user;
+  }
+  EXPECT_TRUE(Connect().ok());
+}
+
+// Out-of-range, non-finite and malformed heartbeat periods get a clear
+// error instead of an undefined conversion and a flood of heartbeats.
+TEST_P(HostileClientTest, HeartbeatPeriodIsValidated) {
+  StartServer();
+  for (const char* value : {"1e300", "'nan'", "'inf'", "-1", "'abc'", "4294968000000000"}) {
+    SCOPED_TRACE(value);
+    ReplicationClient c = Replica();
+    auto q = c.Query(absl::StrCat("SET @master_heartbeat_period=", value));
+    ASSERT_TRUE(q.ok() && q->kind == ClientReply::kOk);
+    ASSERT_TRUE(c.Dump("", 4, 0).ok());
+    ClientReply end;
+    while (true) {
+      auto r = c.Read(absl::Now() + absl::Seconds(10));
+      ASSERT_TRUE(r.ok()) << r.status();
+      if (r->kind != ClientReply::kEvent) {
+        end = *r;
+        break;
+      }
+      ASSERT_NE(static_cast<uint8_t>(r->event[4]), kHeartbeatEvent);
+    }
+    EXPECT_EQ(end.error_code, kErMasterFatalReadingBinlog);
+    EXPECT_NE(end.message.find("master_heartbeat_period"), std::string::npos) << end.message;
+  }
+  // The largest period MySQL accepts (4294967 s) is taken.
+  ReplicationClient c = Replica();
+  ASSERT_TRUE(c.Query("SET @master_heartbeat_period=4294967000000000").ok());
+  ASSERT_TRUE(c.Dump("", 4, kDumpNonBlock).ok());
+  Received got = ReadDump(&c);
+  EXPECT_EQ(got.end.kind, ClientReply::kEof) << got.end.message;
+}
+
+// Shutdown wakes every connection: a silent unauthenticated one, an idle
+// authenticated one and one waiting out a failed login's delay end at
+// once, not after their timeouts.
+TEST_P(HostileClientTest, ShutdownEndsEveryConnectionPromptly) {
+  StartServer(false, nullptr, [](ServerOptions* o) {
+    o->handshake_timeout = absl::Seconds(60);
+    o->auth_failure_delay = absl::Seconds(60);
+  });
+  Socket silent = Silent();
+  ReplicationClient idle = Replica();
+  ASSERT_TRUE(idle.Query("SELECT 1").ok());
+  std::atomic<bool> guessed{false};
+  std::thread guesser([&] {
+    EXPECT_FALSE(Connect("repl", "guess").ok());
+    guessed = true;
+  });
+  const absl::Time wait_end = absl::Now() + absl::Seconds(30);
+  while (server_->stats().auth_failures == 0 && absl::Now() < wait_end) {
+    std::this_thread::yield();  // the failure is counted before the delay
+  }
+  ASSERT_EQ(server_->stats().auth_failures, 1u);
+  const absl::Time start = absl::Now();
+  server_->Shutdown();
+  EXPECT_TRUE(ClosedBy(&silent, absl::Now() + absl::Seconds(5)));
+  auto r = idle.Read(absl::Now() + absl::Seconds(5));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->error_code, kErServerShutdown);
+  guesser.join();
+  StopServer();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+// A GTID set of 200,000 intervals in descending order (3.2 MB, under
+// max_packet) used to cost a quadratic number of interval moves while it
+// was decoded (each inserted at the front): a minute of CPU per request.
+TEST_P(HostileClientTest, UnorderedGtidSetsDecodeInLinearithmicTime) {
+  StartServer();
+  const int n = 200000;
+  std::string body;
+  auto le64 = [&body](uint64_t v) {
+    for (int i = 0; i < 8; ++i) body.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  le64(1);
+  const Uuid uuid = *Uuid::Parse(kUuid);
+  body.append(reinterpret_cast<const char*>(uuid.bytes), 16);
+  le64(n);
+  for (int k = n - 1; k >= 0; --k) {
+    le64(2 * static_cast<uint64_t>(k) + 1);  // [2k+1, 2k+2): GNO 2k+1
+    le64(2 * static_cast<uint64_t>(k) + 2);
+  }
+  ReplicationClient c = Replica();
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(c.DumpGtid(body, kDumpNonBlock).ok());
+  auto r = c.Read(absl::Now() + absl::Seconds(60));
+  ASSERT_TRUE(r.ok()) << r.status();
+  // GNOs the log never had: 1885, once the set is decoded.
+  EXPECT_EQ(r->error_code, kErSlaveHasMoreGtidsThanMaster) << r->message;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+}
+
+// Statements that report the log's state scan the newest file: however
+// many clients send them, one scan runs at a time and serves every
+// statement that arrived before it began (so a client looping on them
+// keeps at most one core busy, and answers are never older than the
+// statement).
+TEST_P(HostileClientTest, StateStatementsShareOneScanAtATime) {
+  absl::Notification first_started, release;
+  std::atomic<int> scans{0};
+  StartServer(false, nullptr, [&](ServerOptions* o) {
+    o->on_state_scan = [&] {
+      if (scans.fetch_add(1) == 0) {
+        first_started.Notify();
+        release.WaitForNotification();
+      }
+    };
+  });
+  ReplicationClient a = Replica(), b = Replica(), c = Replica();
+  auto ask = [](ReplicationClient* client, const char* sql) {
+    auto q = client->Query(sql);
+    ASSERT_TRUE(q.ok()) << q.status();
+    EXPECT_EQ(q->kind, ClientReply::kResultSet) << q->message;
+    ASSERT_EQ(q->rows.size(), 1u);
+    EXPECT_EQ(q->rows[0].back(), absl::StrCat(kUuid, ":1-40"));
+  };
+  std::thread ta([&] { ask(&a, "SELECT @@gtid_executed"); });
+  ASSERT_TRUE(first_started.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  std::thread tb([&] { ask(&b, "SHOW MASTER STATUS"); });
+  std::thread tc([&] { ask(&c, "SELECT @@GLOBAL.gtid_executed"); });
+  const absl::Time end = absl::Now() + absl::Seconds(30);
+  while (server_->stats().state_waits < 2 && absl::Now() < end) std::this_thread::yield();
+  EXPECT_EQ(server_->stats().state_waits, 2u);
+  EXPECT_EQ(scans.load(), 1);
+  release.Notify();
+  ta.join();
+  tb.join();
+  tc.join();
+  // The two that waited arrived after the first scan began: one more scan
+  // serves both.
+  EXPECT_EQ(scans.load(), 2);
+}
+
+// Random handshake responses and random commands after authentication,
+// each on its own connection (a fixed seed): the server answers or closes
+// each one and goes on serving.
+TEST_P(HostileClientTest, RandomPacketsNeverHurtTheServer) {
+  // A response that parses and names another plugin gets an auth switch
+  // the client never answers: the handshake timeout ends it.
+  StartServer(false, nullptr, [](ServerOptions* o) { o->handshake_timeout = absl::Seconds(1); });
+  uint32_t seed = 777;
+  auto next = [&seed] {
+    seed ^= seed << 13;
+    seed ^= seed >> 17;
+    seed ^= seed << 5;
+    return seed;
+  };
+  auto junk = [&](size_t n) {
+    std::string b;
+    for (size_t i = 0; i < n; ++i) b.push_back(static_cast<char>(next()));
+    return b;
+  };
+  for (int i = 0; i < 100; ++i) {
+    auto s = Socket::ConnectLoopback(port_);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(RawPacket(&*s, absl::Now() + absl::Seconds(10)).ok());
+    std::string body = junk(next() % 300);
+    if (i % 2 == 0 && body.size() >= 4) body[1] = static_cast<char>(body[1] | 0x02);  // 4.1
+    std::string wire;
+    uint8_t seq = 1;
+    FramePacket(body, &seq, &wire);
+    ASSERT_TRUE(s->WriteAll(wire, absl::Now() + absl::Seconds(10)).ok());
+    EXPECT_TRUE(ClosedBy(&*s, absl::Now() + absl::Seconds(10))) << i;
+  }
+  const uint8_t commands[] = {kComQuit,         kComInitDb, kComQuery, kComPing,
+                              kComBinlogDump,   kComRegisterSlave,
+                              kComBinlogDumpGtid, 0x63};
+  for (int i = 0; i < 200; ++i) {
+    ReplicationClient c = Replica();
+    std::string cmd(1, static_cast<char>(commands[next() % sizeof(commands)]));
+    cmd += junk(next() % 200);
+    ASSERT_TRUE(c.SendCommand(cmd).ok());
+    // One reply (or the close); dumps that start streaming are abandoned.
+    c.Read(absl::Now() + absl::Seconds(10)).IgnoreError();
+  }
+  ReplicationClient d = Replica();
+  ASSERT_TRUE(d.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  EXPECT_EQ(ReadDump(&d).gnos, Range(1, 40));
+}
+
+INSTANTIATE_TEST_SUITE_P(Plain, HostileClientTest, ::testing::Values(io::Codec::kNone));
 
 }  // namespace
 }  // namespace server

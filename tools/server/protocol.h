@@ -74,7 +74,10 @@ inline constexpr uint8_t kSemiSyncMagic = 0xef;
 inline constexpr uint8_t kSemiSyncNeedAck = 0x01;
 
 // Error codes the server sends (MySQL's numbering, which MariaDB shares).
+inline constexpr uint16_t kErConCount = 1040;        // ER_CON_COUNT_ERROR
+inline constexpr uint16_t kErOutOfResources = 1041;  // ER_OUT_OF_RESOURCES
 inline constexpr uint16_t kErAccessDenied = 1045;
+inline constexpr uint16_t kErNetPacketTooLarge = 1153;  // ER_NET_PACKET_TOO_LARGE
 inline constexpr uint16_t kErUnknownCom = 1047;
 inline constexpr uint16_t kErServerShutdown = 1053;
 inline constexpr uint16_t kErParse = 1064;

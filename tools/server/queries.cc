@@ -73,20 +73,35 @@ std::string Unquote(absl::string_view s) {
   return out;
 }
 
-// SQL LIKE, case-insensitive, with % and _.
+// SQL LIKE, case-insensitive: '%' matches any run of characters, '_' one.
+// Iterative, with the classic backtrack to the last '%' seen: on a
+// mismatch, that '%' absorbs one more character and matching resumes
+// after it. Earlier '%'s never need revisiting (the last one can absorb
+// whatever they would have), so the time is O(|s| * |p|) at worst and the
+// stack does not grow with the pattern.
 bool Like(absl::string_view s, absl::string_view p) {
-  if (p.empty()) return s.empty();
-  if (p[0] == '%') {
-    for (size_t i = 0; i <= s.size(); ++i) {
-      if (Like(s.substr(i), p.substr(1))) return true;
+  constexpr size_t kNone = absl::string_view::npos;
+  size_t i = 0, j = 0;
+  size_t after_star = kNone;  // pattern index just past the last '%'
+  size_t star_from = 0;       // where in `s` that '%' started absorbing
+  while (i < s.size()) {
+    if (j < p.size() && p[j] == '%') {
+      while (j < p.size() && p[j] == '%') ++j;  // a run of '%' is one '%'
+      after_star = j;
+      star_from = i;
+    } else if (j < p.size() &&
+               (p[j] == '_' || absl::ascii_tolower(p[j]) == absl::ascii_tolower(s[i]))) {
+      ++i;
+      ++j;
+    } else if (after_star != kNone) {
+      j = after_star;
+      i = ++star_from;
+    } else {
+      return false;
     }
-    return false;
   }
-  if (s.empty()) return false;
-  if (p[0] == '_' || absl::ascii_tolower(p[0]) == absl::ascii_tolower(s[0])) {
-    return Like(s.substr(1), p.substr(1));
-  }
-  return false;
+  while (j < p.size() && p[j] == '%') ++j;
+  return j == p.size();
 }
 
 std::optional<std::string> SysVar(const ServerFacts& f, absl::string_view name) {
@@ -147,7 +162,9 @@ bool Eval(absl::string_view e, const ServerFacts& f, const SessionVars& vars,
 }
 
 QueryResult Set(absl::string_view rest, const ServerFacts& f, SessionVars* vars,
-                absl::Time now) {
+                absl::Time now, const QueryLimits& limits) {
+  // Applied to a copy: a SET past a limit changes nothing.
+  SessionVars next = *vars;
   for (const std::string& item : SplitList(rest)) {
     absl::string_view a = item;
     if (absl::StartsWithIgnoreCase(a, "names ") ||
@@ -161,12 +178,27 @@ QueryResult Set(absl::string_view rest, const ServerFacts& f, SessionVars* vars,
     if (!expr.empty() && expr[0] == '=') expr.remove_prefix(1);  // ':='
     if (!name.empty() && name.back() == ':') name.pop_back();
     name = std::string(absl::StripAsciiWhitespace(name));
+    if (name.empty()) return NotSupported(absl::StrCat("SET ", rest));
     if (absl::StartsWith(name, "@@") || name[0] != '@') continue;  // session settings: ignored
     std::optional<std::string> v;
     QueryResult err;
-    if (!Eval(expr, f, *vars, now, &v, &err)) return err;
-    (*vars)[name.substr(1)] = v;
+    if (!Eval(expr, f, next, now, &v, &err)) return err;
+    next[name.substr(1)] = v;
   }
+  if (next.size() > limits.max_variables) {
+    return Error(kErOutOfResources, "HY000",
+                 absl::StrCat("more than max_session_variables (", limits.max_variables,
+                              ") user variables in this session"));
+  }
+  size_t bytes = 0;
+  for (const auto& [k, v] : next) bytes += k.size() + (v.has_value() ? v->size() : 0);
+  if (bytes > limits.max_variable_bytes) {
+    return Error(kErOutOfResources, "HY000",
+                 absl::StrCat("user variables of this session would take ", bytes,
+                              " bytes, more than max_session_variable_bytes (",
+                              limits.max_variable_bytes, ")"));
+  }
+  *vars = std::move(next);
   return QueryResult();
 }
 
@@ -240,7 +272,7 @@ std::vector<std::pair<std::string, std::string>> SystemVariables(
 }
 
 QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& f,
-                        SessionVars* vars, absl::Time now) {
+                        SessionVars* vars, absl::Time now, const QueryLimits& limits) {
   absl::string_view s = absl::StripAsciiWhitespace(sql);
   // Leading comments (/* ... */), as client libraries add.
   while (absl::StartsWith(s, "/*")) {
@@ -263,7 +295,7 @@ QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& f,
     }
   }
   if (absl::StartsWith(norm, "set ")) {
-    return Set(absl::StripAsciiWhitespace(s.substr(4)), f, vars, now);
+    return Set(absl::StripAsciiWhitespace(s.substr(4)), f, vars, now, limits);
   }
   if (absl::StartsWith(norm, "select ")) {
     return Select(absl::StripAsciiWhitespace(s.substr(7)), f, *vars, now);

@@ -66,9 +66,20 @@ struct QueryResult {
   std::string message;
 };
 
+// Bounds on a session's user variables (the server passes
+// ServerOptions::max_session_variables and max_session_variable_bytes): a
+// SET that would pass either changes nothing and gets ER_OUT_OF_RESOURCES.
+struct QueryLimits {
+  size_t max_variables = 64;
+  size_t max_variable_bytes = 256 << 10;  // names and values
+};
+
 // Answers `sql`; updates `*vars` for SET. `now` for UNIX_TIMESTAMP().
+// Time and memory are linear in the length of `sql` (LIKE patterns
+// included).
 QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& facts,
-                        SessionVars* vars, absl::Time now);
+                        SessionVars* vars, absl::Time now,
+                        const QueryLimits& limits = QueryLimits());
 
 // The system variables the server reports, name (lower case) and value.
 std::vector<std::pair<std::string, std::string>> SystemVariables(

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -9,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
@@ -26,10 +29,15 @@ namespace binlog {
 namespace server {
 namespace {
 
-// Commands here are small (the largest, a GTID set, is ~40 bytes per
-// UUID): a cap keeps a client from making the server allocate much.
-constexpr size_t kMaxCommandPacket = 4 << 20;
 constexpr size_t kFlushBytes = 1 << 20;
+// Packet buffers grow by at most this much per read, so a header claiming
+// a large packet costs memory only as its bytes arrive.
+constexpr size_t kReadChunk = 64 << 10;
+// The largest heartbeat period MySQL accepts (CHANGE REPLICATION SOURCE
+// ... SOURCE_HEARTBEAT_PERIOD: 0 to 4294967 seconds), in nanoseconds as
+// replicas send @master_heartbeat_period; a non-zero period is at least
+// 1 ms (MySQL's resolution), so no value makes a heartbeat flood.
+constexpr double kMaxHeartbeatNs = 4294967e9;
 // A CRC-failing or torn event at the tail of a file another process is
 // writing is waited for this long before it is reported as damage.
 constexpr absl::Duration kTornGrace = absl::Seconds(5);
@@ -81,16 +89,31 @@ absl::StatusOr<FileScan> ScanFile(const ServerOptions& o, uint64_t n, uint64_t p
 // One client connection.
 class Session {
  public:
-  Session(Server* srv, Socket sock, uint32_t id)
-      : srv_(srv), o_(srv->options_), sock_(std::move(sock)), id_(id) {}
+  Session(Server* srv, Socket sock, uint32_t id, absl::Time handshake_end)
+      : srv_(srv),
+        o_(srv->options_),
+        sock_(std::move(sock)),
+        id_(id),
+        handshake_end_(handshake_end) {}
 
   void Run() {
+    srv_->Register(&sock_);
+    Serve();
+    srv_->Unregister(&sock_);
+  }
+
+  // Whether the client authenticated (and counts toward max_connections).
+  bool authenticated() const { return authenticated_; }
+
+ private:
+  void Serve() {
     if (!Handshake()) return;
     while (!srv_->shutdown_.load()) {
       std::string p;
       absl::Status s = ReadCommand(&p);
       if (!s.ok()) {
-        if (absl::IsCancelled(s)) SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+        if (absl::IsCancelled(s)) SendShutdown();
+        if (absl::IsResourceExhausted(s)) SendTooLarge(o_.max_packet);
         return;
       }
       if (p.empty()) {
@@ -106,6 +129,15 @@ class Session {
           if (!Send(EncodeOk())) return;
           break;
         case kComQuery:
+          if (p.size() - 1 > o_.max_query_length) {
+            if (!SendErr(kErNetPacketTooLarge, "08S01",
+                         absl::StrCat("Query of ", p.size() - 1,
+                                      " bytes is longer than max_query_length (",
+                                      o_.max_query_length, ")"))) {
+              return;
+            }
+            break;
+          }
           if (!Query(absl::string_view(p).substr(1))) return;
           break;
         case kComRegisterSlave: {
@@ -141,10 +173,9 @@ class Session {
           if (!SendErr(kErUnknownCom, "08S01", "Unknown command")) return;
       }
     }
-    if (srv_->shutdown_.load()) SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+    if (srv_->shutdown_.load()) SendShutdown();
   }
 
- private:
   void Count(uint64_t ServerStats::*field, uint64_t n) {
     std::lock_guard<std::mutex> l(srv_->mu_);
     srv_->stats_.*field += n;
@@ -152,7 +183,9 @@ class Session {
 
   // --- packets ---------------------------------------------------------
 
-  absl::Status ReadPacket(std::string* out, absl::Time deadline) {
+  // Reads one packet (continuation packets appended) of at most `limit`
+  // bytes: ResourceExhausted past it, before the bytes are read.
+  absl::Status ReadPacket(std::string* out, absl::Time deadline, size_t limit) {
     out->clear();
     while (true) {
       char h[4];
@@ -161,26 +194,30 @@ class Session {
       size_t len = static_cast<uint8_t>(h[0]) | (static_cast<uint8_t>(h[1]) << 8) |
                    (static_cast<size_t>(static_cast<uint8_t>(h[2])) << 16);
       seq_ = static_cast<uint8_t>(h[3]) + 1;
-      if (out->size() + len > kMaxCommandPacket) {
-        return absl::ResourceExhaustedError("packet too large");
+      if (len > limit - out->size()) return absl::ResourceExhaustedError("packet too large");
+      for (size_t left = len; left > 0;) {
+        const size_t k = std::min(left, kReadChunk);
+        const size_t at = out->size();
+        out->resize(at + k);
+        s = sock_.ReadFull(out->data() + at, k, deadline);
+        if (!s.ok()) return s;
+        left -= k;
       }
-      size_t at = out->size();
-      out->resize(at + len);
-      s = sock_.ReadFull(out->data() + at, len, deadline);
-      if (!s.ok()) return s;
       if (len < kMaxPacketPayload) return absl::OkStatus();
     }
   }
 
   // Waits for the next command: Cancelled at shutdown, DeadlineExceeded
-  // after the idle timeout.
+  // after the idle timeout, ResourceExhausted past max_packet.
   absl::Status ReadCommand(std::string* out) {
     const absl::Time idle_end = absl::Now() + o_.idle_timeout;
     while (!sock_.WaitReadable(absl::Milliseconds(200))) {
       if (srv_->shutdown_.load()) return absl::CancelledError("shutdown");
       if (absl::Now() > idle_end) return absl::DeadlineExceededError("idle");
     }
-    absl::Status s = ReadPacket(out, absl::Now() + o_.handshake_timeout);
+    // Shutdown wakes readers by shutting the socket's reading side.
+    if (srv_->shutdown_.load()) return absl::CancelledError("shutdown");
+    absl::Status s = ReadPacket(out, absl::Now() + o_.handshake_timeout, o_.max_packet);
     if (s.ok()) seq_ = 1;  // responses to a command start at 1
     return s;
   }
@@ -198,9 +235,24 @@ class Session {
   bool SendErr(uint16_t code, absl::string_view state, absl::string_view msg) {
     return Send(EncodeErr(code, state, msg));
   }
+  // ER_SERVER_SHUTDOWN, once per session.
+  bool SendShutdown() {
+    if (shutdown_sent_) return false;
+    shutdown_sent_ = true;
+    return SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+  }
+  // ER_NET_PACKET_TOO_LARGE, MySQL's text for a packet past its
+  // max_allowed_packet, naming our limit.
+  bool SendTooLarge(size_t limit) {
+    return SendErr(kErNetPacketTooLarge, "08S01",
+                   absl::StrCat("Got a packet bigger than 'max_allowed_packet' bytes (",
+                                limit, ")"));
+  }
 
   // --- handshake -------------------------------------------------------
 
+  // The handshake, within handshake_end_ as a whole. false: the
+  // connection ends (the error, if any, was sent).
   bool Handshake() {
     const std::string scramble = NewScramble();
     server::Handshake h;
@@ -210,7 +262,8 @@ class Session {
     seq_ = 0;
     if (!Send(EncodeHandshake(h))) return false;
     std::string p;
-    if (!ReadPacket(&p, absl::Now() + o_.handshake_timeout).ok()) return false;
+    absl::Status s = ReadPacket(&p, handshake_end_, o_.max_handshake_packet);
+    if (!s.ok()) return HandshakeFailed(s);
     auto resp = ParseHandshakeResponse(p);
     if (!resp.ok()) {
       SendErr(kErHandshake, "08S01", "Bad handshake");
@@ -222,19 +275,37 @@ class Session {
         !(resp->auth_plugin.empty() && (token.empty() || token.size() == 20))) {
       // caching_sha2_password and others: ask for mysql_native_password.
       if (!Send(EncodeAuthSwitch("mysql_native_password", scramble))) return false;
-      if (!ReadPacket(&p, absl::Now() + o_.handshake_timeout).ok()) return false;
+      s = ReadPacket(&p, handshake_end_, o_.max_handshake_packet);
+      if (!s.ok()) return HandshakeFailed(s);
       token = p;
     }
     auto it = o_.users.find(resp->user);
     if (it == o_.users.end() || !CheckNativePassword(it->second, scramble, token)) {
       Count(&ServerStats::auth_failures, 1);
+      // The delay bounds guessing (the connection keeps its
+      // unauthenticated slot meanwhile); shutdown cuts it short.
+      srv_->WaitUnlessShutdown(o_.auth_failure_delay);
       SendErr(kErAccessDenied, "28000",
-              absl::StrCat("Access denied for user '", resp->user,
+              absl::StrCat("Access denied for user '", resp->user.substr(0, 64),
                            "'@'localhost' (using password: ",
                            token.empty() ? "NO" : "YES", ")"));
       return false;
     }
+    if (!srv_->Authenticated()) {
+      SendErr(kErConCount, "08004", "Too many connections");
+      return false;
+    }
+    authenticated_ = true;
     return Send(EncodeOk());
+  }
+
+  bool HandshakeFailed(const absl::Status& s) {
+    if (absl::IsResourceExhausted(s)) {
+      SendTooLarge(o_.max_handshake_packet);
+    } else if (srv_->shutdown_.load()) {
+      SendShutdown();
+    }
+    return false;
   }
 
   // --- queries ---------------------------------------------------------
@@ -250,7 +321,11 @@ class Session {
     if (absl::StrContains(lower, "variables") && !absl::StrContains(lower, " like ")) {
       state = true;
     }
-    QueryResult r = AnswerQuery(sql, srv_->Facts(state), &vars_, absl::Now());
+    QueryLimits limits;
+    limits.max_variables = o_.max_session_variables;
+    limits.max_variable_bytes = o_.max_session_variable_bytes;
+    QueryResult r = AnswerQuery(sql, state ? srv_->StateFacts() : srv_->Facts(false), &vars_,
+                                absl::Now(), limits);
     if (r.kind == QueryResult::kOk) return Send(EncodeOk());
     if (r.kind == QueryResult::kError) return SendErr(r.error_code, r.sql_state, r.message);
     std::string wire;
@@ -290,12 +365,32 @@ class Session {
     return !v.has_value() || !absl::EqualsIgnoreCase(*v, "NONE");
   }
 
-  absl::Duration HeartbeatPeriod() const {
+  // @master_heartbeat_period (or @source_heartbeat_period), in
+  // nanoseconds as replicas send it; unset or 0: no heartbeats.
+  // InvalidArgument for values MySQL would not take (not a number, not
+  // finite, negative, past 4294967 s).
+  absl::StatusOr<absl::Duration> HeartbeatPeriod() const {
     std::optional<std::string> v = Var("master_heartbeat_period");
     if (!v.has_value()) v = Var("source_heartbeat_period");
+    if (!v.has_value()) return absl::InfiniteDuration();
     double ns = 0;
-    if (!v.has_value() || !absl::SimpleAtod(*v, &ns) || ns <= 0) return absl::InfiniteDuration();
-    return absl::Nanoseconds(static_cast<int64_t>(ns));
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(*v), &ns) || !std::isfinite(ns) ||
+        ns < 0 || ns > kMaxHeartbeatNs) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "@master_heartbeat_period must be 0 to 4294967000000000 nanoseconds "
+          "(0 to 4294967 seconds); got '", absl::string_view(*v).substr(0, 64), "'"));
+    }
+    if (ns == 0) return absl::InfiniteDuration();
+    // In range: the conversion is defined.
+    return std::max(absl::Milliseconds(1), absl::Nanoseconds(static_cast<int64_t>(ns)));
+  }
+
+  // Starts a dump's heartbeats; false (the error sent) for a bad period.
+  bool StartHeartbeats() {
+    absl::StatusOr<absl::Duration> period = HeartbeatPeriod();
+    if (!period.ok()) return Fatal(period.status().message());
+    heartbeat_period_ = *period;
+    return true;
   }
 
   bool Fatal(absl::string_view msg) {
@@ -422,7 +517,7 @@ class Session {
   // Shutdown in the middle of a dump: what is buffered, then the error.
   bool ShutdownDump() {
     Flush();
-    SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+    SendShutdown();
     return false;
   }
 
@@ -432,7 +527,7 @@ class Session {
   bool Idle(Reader* reader, const std::string& file, uint64_t pos) {
     if (!Flush()) return false;
     if (srv_->shutdown_.load()) {
-      SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+      SendShutdown();
       return false;
     }
     const absl::Duration period = heartbeat_period_;
@@ -451,7 +546,7 @@ class Session {
     if (o_.live != nullptr && reader != nullptr) {
       absl::Status s = reader->WaitForMore(absl::Now() + wait);
       if (absl::IsCancelled(s)) {
-        SendErr(kErServerShutdown, "08S01", "Server shutdown in progress");
+        SendShutdown();
         return false;
       }
       if (sock_.WaitReadable(absl::ZeroDuration())) return ClientData();
@@ -464,8 +559,12 @@ class Session {
   // The replica sent something during a dump: a semi-sync ack, or (any
   // replica) a close. false ends the dump.
   bool ClientData() {
+    if (srv_->shutdown_.load()) {  // woken by Shutdown()
+      SendShutdown();
+      return false;
+    }
     std::string p;
-    absl::Status s = ReadPacket(&p, absl::Now() + absl::Seconds(1));
+    absl::Status s = ReadPacket(&p, absl::Now() + absl::Seconds(1), o_.max_packet);
     if (!s.ok()) return false;
     if (!semisync_) return true;
     auto ack = ParseSemiSyncAck(p);
@@ -502,7 +601,7 @@ class Session {
   }
 
   bool Dump(const BinlogDump& d) {
-    heartbeat_period_ = HeartbeatPeriod();
+    if (!StartHeartbeats()) return false;
     StartSemiSync(d.server_id);
     std::optional<std::string> connect_state = Var("slave_connect_state");
     if (srv_->flavor_ == LogFlavor::kMariaDB && connect_state.has_value()) {
@@ -662,7 +761,7 @@ class Session {
   }
 
   bool DumpGtid(const BinlogDumpGtid& d) {
-    heartbeat_period_ = HeartbeatPeriod();
+    if (!StartHeartbeats()) return false;
     StartSemiSync(d.server_id);
     if (!CheckChecksumCapability()) return false;
     if (srv_->flavor_ != LogFlavor::kMySQL) {
@@ -738,6 +837,9 @@ class Session {
   const ServerOptions& o_;
   Socket sock_;
   uint32_t id_;
+  const absl::Time handshake_end_;
+  bool authenticated_ = false;
+  bool shutdown_sent_ = false;
   uint8_t seq_ = 0;
   uint32_t caps_ = 0;
   SessionVars vars_;
@@ -793,7 +895,14 @@ ServerFacts Server::Facts(bool with_state) {
   f.version = version_;
   f.port = port_;
   absl::StatusOr<AtRestGtidState> st = absl::UnavailableError("not read");
-  if (with_state) st = ReadAtRestGtidState(options_.dir, options_.basename, flavor_);
+  if (with_state) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.state_scans;
+    }
+    if (options_.on_state_scan) options_.on_state_scan();
+    st = ReadAtRestGtidState(options_.dir, options_.basename, flavor_);
+  }
   if (st.ok()) {
     f.gtid_executed = st->executed.ToString();
     f.gtid_purged = st->purged.ToString();
@@ -826,16 +935,45 @@ ServerFacts Server::Facts(bool with_state) {
   return f;
 }
 
+ServerFacts Server::StateFacts() {
+  std::unique_lock<std::mutex> l(facts_mu_);
+  const uint64_t ticket = ++facts_tickets_;
+  bool waited = false;
+  while (facts_scanning_ && facts_served_ < ticket) {
+    if (!waited) {
+      waited = true;
+      std::lock_guard<std::mutex> l2(mu_);
+      ++stats_.state_waits;
+    }
+    facts_cv_.wait(l);
+  }
+  if (facts_served_ >= ticket) return facts_;
+  // This scan begins after every statement that has asked so far.
+  facts_scanning_ = true;
+  const uint64_t covers = facts_tickets_;
+  l.unlock();
+  ServerFacts f = Facts(true);
+  l.lock();
+  facts_ = f;
+  facts_served_ = covers;
+  facts_scanning_ = false;
+  facts_cv_.notify_all();
+  return f;
+}
+
 void Server::Run(Socket* listener) {
   while (!shutdown_.load()) {
     auto c = listener->Accept(absl::Milliseconds(200));
     if (!c.ok()) continue;
+    const absl::Time handshake_end = absl::Now() + options_.handshake_timeout;
     std::lock_guard<std::mutex> l(mu_);
     ++stats_.connections;
-    if (active_ >= options_.max_connections) {
+    // Only connections still in the handshake count here; authenticated
+    // ones count toward max_connections (Authenticated()).
+    if (unauthenticated_ >= options_.max_unauthenticated_connections) {
       uint8_t seq = 0;
       std::string wire;
-      FramePacket(EncodeErr(1040, "08004", "Too many connections"), &seq, &wire);
+      FramePacket(EncodeErr(kErConCount, "08004", "Too many connections"), &seq, &wire);
       c->WriteAll(wire, absl::Now() + absl::Seconds(1)).IgnoreError();
       continue;
     }
@@ -849,27 +987,62 @@ void Server::Run(Socket* listener) {
         ++i;
       }
     }
-    ++active_;
+    ++unauthenticated_;
     uint32_t id = next_connection_id_.fetch_add(1);
     auto done = std::make_shared<std::atomic<bool>>(false);
-    std::thread t([this, sock = std::move(*c), id, done]() mutable {
+    std::thread t([this, sock = std::move(*c), id, done, handshake_end]() mutable {
+      bool authenticated = false;
       {
-        Session session(this, std::move(sock), id);
+        Session session(this, std::move(sock), id, handshake_end);
         session.Run();
+        authenticated = session.authenticated();
       }
       timespec cpu{};
       ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
       std::lock_guard<std::mutex> l2(mu_);
       stats_.session_cpu_ns += static_cast<uint64_t>(cpu.tv_sec) * 1000000000u +
                                static_cast<uint64_t>(cpu.tv_nsec);
-      --active_;
+      if (authenticated) {
+        --active_;
+      } else {
+        --unauthenticated_;
+      }
       done->store(true);
     });
     threads_.push_back({std::move(t), std::move(done)});
   }
 }
 
-void Server::Shutdown() { shutdown_.store(true); }
+void Server::Register(Socket* s) {
+  std::lock_guard<std::mutex> l(mu_);
+  open_.insert(s);
+  if (shutdown_.load()) s->ShutdownRead();  // Shutdown() ran before: wake now
+}
+
+void Server::Unregister(Socket* s) {
+  std::lock_guard<std::mutex> l(mu_);
+  open_.erase(s);
+}
+
+bool Server::Authenticated() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (active_ >= options_.max_connections) return false;
+  --unauthenticated_;
+  ++active_;
+  return true;
+}
+
+void Server::WaitUnlessShutdown(absl::Duration d) {
+  shutdown_note_.WaitForNotificationWithTimeout(d);
+}
+
+void Server::Shutdown() {
+  if (!shutdown_.exchange(true)) shutdown_note_.Notify();
+  // Wake every session blocked reading its client (handshakes, idle
+  // sessions, dumps waiting for acks); they see shutdown_ and end.
+  std::lock_guard<std::mutex> l(mu_);
+  for (Socket* s : open_) s->ShutdownRead();
+}
 
 Server::~Server() {
   Shutdown();

@@ -30,7 +30,10 @@
 // purged, 1789 / 1885 for MySQL GTID sets needing purged transactions or
 // holding transactions the log never had, 1236 for MariaDB GTID positions,
 // 1053 at shutdown, 1235 for statements it does not answer. Malformed
-// packets end that connection only.
+// packets end that connection only; a packet past the limits
+// (ServerOptions::max_handshake_packet, max_packet) gets 1153 first, as
+// MySQL's max_allowed_packet; 1040 when the connection limits are reached;
+// 1041 for session variables past their limits.
 //
 // Thread safety: thread-safe. Run() blocks; Shutdown() may be called from
 // any thread (or a signal-watching thread) and makes Run() return after
@@ -41,16 +44,20 @@
 #define BINLOG_TOOLS_SERVER_SERVER_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "binlog/flavor.h"
 #include "binlog/log.h"
@@ -84,14 +91,54 @@ struct ServerOptions {
   sync::AckTracker* acks = nullptr;
   // Reader window for dumps.
   size_t read_buffer = 1 << 20;
-  // At most this many connections at once (more get ER_CON_COUNT_ERROR).
+
+  // --- Limits: what one client can make the server hold or do. ----------
+  // (binlog_server's flags of the same names; tools/README.md, "Security
+  // and limits".)
+  //
+  // At most this many authenticated sessions at once; one more gets
+  // ER_CON_COUNT_ERROR (1040) right after its authentication.
   int max_connections = 256;
-  // A client that sends nothing during the handshake for this long is
-  // dropped; an idle command connection is dropped after idle_timeout.
+  // At most this many connections still in the handshake (accepted, not
+  // yet authenticated); more are refused with 1040 at accept. They do not
+  // count toward max_connections, so silent sockets cannot lock replicas
+  // out: they can only fill these slots, each for at most
+  // handshake_timeout.
+  int max_unauthenticated_connections = 64;
+  // The whole handshake (greeting to authentication) must end within this
+  // (MySQL's connect_timeout, 10 s by default); the connection is closed
+  // otherwise. An authenticated connection idle for idle_timeout is
+  // dropped.
   absl::Duration handshake_timeout = absl::Seconds(10);
   absl::Duration idle_timeout = absl::Hours(8);
   // A send that makes no progress for this long ends the dump.
   absl::Duration write_timeout = absl::Seconds(60);
+  // Largest packet before authentication (a handshake response is a few
+  // hundred bytes; MySQL accepts at most 64 KiB of connection attributes)
+  // and after it (commands; the largest a replica sends is a GTID set).
+  // A longer packet gets ER_NET_PACKET_TOO_LARGE (1153) and the connection
+  // is closed, as MySQL does past max_allowed_packet. Buffers grow as the
+  // bytes arrive, not from the length a header claims.
+  size_t max_handshake_packet = 64 << 10;
+  size_t max_packet = 4 << 20;
+  // Longest COM_QUERY statement; a longer one gets 1153 (the session
+  // goes on).
+  size_t max_query_length = 256 << 10;
+  // A session holds at most this many user variables (SET @v = ...) of at
+  // most this many bytes in all (names and values); a SET past either gets
+  // ER_OUT_OF_RESOURCES (1041) and changes nothing.
+  size_t max_session_variables = 64;
+  size_t max_session_variable_bytes = 256 << 10;
+  // After a failed authentication the server waits this long before it
+  // answers 1045 and closes; the connection keeps its unauthenticated slot
+  // meanwhile, so password guessing is bounded to
+  // max_unauthenticated_connections / auth_failure_delay attempts per
+  // second (64 per second by default).
+  absl::Duration auth_failure_delay = absl::Seconds(1);
+
+  // Tests: called on a session's thread as a scan of the log's state (for
+  // the statements that report it) begins.
+  std::function<void()> on_state_scan;
 };
 
 // Counters (tests, benchmarks).
@@ -103,6 +150,11 @@ struct ServerStats {
   uint64_t bytes_sent = 0;
   uint64_t heartbeats = 0;
   uint64_t semisync_acks = 0;  // ack packets received and passed on
+  // Scans of the log's state (GTID sets, files, end of the newest file)
+  // for statements that report it, and statements that waited for a scan
+  // in progress instead of starting one.
+  uint64_t state_scans = 0;
+  uint64_t state_waits = 0;
   // CPU time of the session threads that have ended (benchmarks: the
   // server's cost per replica).
   uint64_t session_cpu_ns = 0;
@@ -119,8 +171,10 @@ class Server {
   // ListenUnix) until Shutdown(). May be called for several listeners from
   // several threads.
   void Run(Socket* listener);
-  // Ends every session (dumps get ER_SERVER_SHUTDOWN) and makes Run()
-  // return. Idempotent.
+  // Ends every session promptly (dumps and idle sessions get
+  // ER_SERVER_SHUTDOWN; connections in the handshake or in a failed
+  // login's delay are woken and closed) and makes Run() return.
+  // Idempotent.
   void Shutdown();
   // Waits until every session thread has ended (after Shutdown()).
   void Join();
@@ -136,10 +190,23 @@ class Server {
  private:
   friend class Session;
   explicit Server(const ServerOptions& o) : options_(o) {}
+  // A session's socket, woken (its reading side shut) at Shutdown().
+  void Register(Socket* s);
+  void Unregister(Socket* s);
+  // Moves a session from the unauthenticated count to the authenticated
+  // one; false (nothing changed) when max_connections are in use.
+  bool Authenticated();
+  // Waits `d`, or less if Shutdown() comes first.
+  void WaitUnlessShutdown(absl::Duration d);
   absl::Status Init();
   // What queries report; `with_state`: also the GTID state, the files and
   // the end of the log (a scan of the newest file).
   ServerFacts Facts(bool with_state);
+  // Facts(true), one scan at a time: a statement waits for a scan in
+  // progress and then takes the result of the next one, which every
+  // statement that arrived before it began shares. Answers are never
+  // older than the statement; many clients cost one scan at a time.
+  ServerFacts StateFacts();
 
   const ServerOptions options_;
   LogFlavor flavor_ = LogFlavor::kMySQL;
@@ -148,6 +215,7 @@ class Server {
   std::string version_;
   uint16_t port_ = 0;
   std::atomic<bool> shutdown_{false};
+  absl::Notification shutdown_note_;
   std::atomic<uint32_t> next_connection_id_{1};
 
   struct SessionThread {
@@ -156,8 +224,18 @@ class Server {
   };
   mutable std::mutex mu_;
   std::vector<SessionThread> threads_;  // guarded by mu_
-  int active_ = 0;                    // guarded by mu_
+  int active_ = 0;                    // authenticated sessions; guarded by mu_
+  int unauthenticated_ = 0;           // sessions in the handshake; guarded by mu_
+  std::set<Socket*> open_;            // guarded by mu_
   ServerStats stats_;                 // guarded by mu_
+
+  // StateFacts(). Lock order: facts_mu_, then mu_.
+  std::mutex facts_mu_;
+  std::condition_variable facts_cv_;
+  bool facts_scanning_ = false;  // guarded by facts_mu_
+  uint64_t facts_tickets_ = 0;   // statements that asked; guarded by facts_mu_
+  uint64_t facts_served_ = 0;    // tickets facts_ answers; guarded by facts_mu_
+  ServerFacts facts_;            // guarded by facts_mu_
 };
 
 }  // namespace server

@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -55,6 +56,10 @@ Socket& Socket::operator=(Socket&& o) noexcept {
     Close();
     fd_ = o.fd_;
     o.fd_ = -1;
+    unix_path_ = std::move(o.unix_path_);
+    o.unix_path_.clear();
+    unix_dev_ = o.unix_dev_;
+    unix_ino_ = o.unix_ino_;
   }
   return *this;
 }
@@ -78,14 +83,53 @@ absl::StatusOr<Socket> Socket::ListenLoopback(uint16_t port) {
 absl::StatusOr<Socket> Socket::ListenUnix(const std::string& path) {
   sockaddr_un a;
   if (!FillUnixAddr(path, &a)) return absl::InvalidArgumentError("socket path too long");
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("refusing to replace ", path, ": it exists and is not a socket"));
+    }
+    // A socket file: stale if nobody accepts on it. Non-blocking, so a
+    // live server with a full backlog (EAGAIN) counts as live.
+    Socket probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!probe.valid()) return Errno("socket");
+    if (::connect(probe.fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 ||
+        errno == EAGAIN || errno == EINPROGRESS) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("another server is listening on ", path));
+    }
+    if (errno != ECONNREFUSED) {
+      return Errno(absl::StrCat("refusing to replace socket ", path, ": connect"));
+    }
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return Errno(absl::StrCat("remove stale socket ", path));
+    }
+  } else if (errno != ENOENT) {
+    return Errno(absl::StrCat("lstat ", path));
+  }
   Socket s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s.valid()) return Errno("socket");
-  ::unlink(path.c_str());
   if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
     return Errno(absl::StrCat("bind ", path));
   }
   if (::listen(s.fd_, 64) != 0) return Errno("listen");
+  if (::lstat(path.c_str(), &st) == 0) {
+    s.unix_path_ = path;
+    s.unix_dev_ = static_cast<uint64_t>(st.st_dev);
+    s.unix_ino_ = static_cast<uint64_t>(st.st_ino);
+  }
   return s;
+}
+
+void Socket::RemoveUnixPath() {
+  if (unix_path_.empty()) return;
+  struct stat st;
+  if (::lstat(unix_path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+      static_cast<uint64_t>(st.st_dev) == unix_dev_ &&
+      static_cast<uint64_t>(st.st_ino) == unix_ino_) {
+    ::unlink(unix_path_.c_str());
+  }
+  unix_path_.clear();
 }
 
 absl::StatusOr<Socket> Socket::ConnectLoopback(uint16_t port) {
@@ -205,6 +249,10 @@ bool Socket::WaitReadable(absl::Duration timeout) {
 
 void Socket::Shutdown() {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
+void Socket::ShutdownRead() const {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RD);
 }
 
 void Socket::Close() {

@@ -1,7 +1,7 @@
 // File: tools/server/socket.h
 //
 // The few socket calls binlog_server needs: listen on 127.0.0.1 or a unix
-// socket, accept, and blocking reads/writes with deadlines.
+// socket, accept, blocking reads/writes with deadlines, and shutdown.
 //
 // Why here and not in io/: io/ is the library's file-system seam (the log
 // never touches a socket), and a network listener is a property of this
@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -34,15 +35,21 @@ class Socket {
   Socket() = default;
   explicit Socket(int fd) : fd_(fd) {}
   ~Socket() { Close(); }
-  Socket(Socket&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Socket(Socket&& o) noexcept { *this = std::move(o); }
   Socket& operator=(Socket&& o) noexcept;
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
 
   // A listening socket on 127.0.0.1:`port` (0: a free port; see port()).
   static absl::StatusOr<Socket> ListenLoopback(uint16_t port);
-  // A listening unix socket at `path` (an existing socket file is replaced).
+  // A listening unix socket at `path`. Something already at `path` is
+  // replaced only if it is a stale socket (connecting to it is refused:
+  // its server is gone); FailedPrecondition for anything that is not a
+  // socket and for a socket a server is listening on.
   static absl::StatusOr<Socket> ListenUnix(const std::string& path);
+  // For a ListenUnix socket: removes its file if the path still names the
+  // socket this listener bound (not one another server bound since).
+  void RemoveUnixPath();
   // A client connection (tests and the benchmark client).
   static absl::StatusOr<Socket> ConnectLoopback(uint16_t port);
   static absl::StatusOr<Socket> ConnectUnix(const std::string& path);
@@ -72,11 +79,19 @@ class Socket {
   // Shuts the connection down (wakes a reader in another thread) without
   // releasing the descriptor.
   void Shutdown();
+  // Shuts down the reading side only: a reader in another thread wakes
+  // (reads see end of file) while writes still go out (a last error
+  // packet). Safe from any thread while the socket is open.
+  void ShutdownRead() const;
   int fd() const { return fd_; }
   bool valid() const { return fd_ >= 0; }
 
  private:
   int fd_ = -1;
+  // ListenUnix: the path and the identity of the socket file it bound.
+  std::string unix_path_;
+  uint64_t unix_dev_ = 0;
+  uint64_t unix_ino_ = 0;
 };
 
 }  // namespace server

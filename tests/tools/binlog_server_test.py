@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the binlog_server binary: its flags, its unix socket
+handling and its signals (the protocol itself is server_test's).
+
+  FlagsTest     required flags, bad values and unknown flags are refused
+  SocketTest    --socket refuses a regular file and a live server's
+                socket, replaces a stale one, and is removed at exit
+  ServeTest     a client on 127.0.0.1 and on the socket gets the greeting;
+                the mariadb client (when installed) runs a query; SIGTERM
+                ends the server with status 0
+
+Every wait polls for a condition with a deadline. Started by
+binlog_server_test.sh (an sh_test, so python3 comes from PATH).
+"""
+
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+SRCDIR = os.environ["TEST_SRCDIR"]
+SERVER = os.path.join(SRCDIR, "binlog_storage", "tools", "binlog_server")
+GEN = os.path.join(SRCDIR, "binlog_storage", "tools", "binlog_gen")
+DEADLINE = 30.0
+
+
+class ServerBase(unittest.TestCase):
+    def setUp(self):
+        # Short paths: a unix socket path has at most 107 bytes.
+        self.dir = tempfile.mkdtemp(prefix="bls_", dir="/tmp")
+        self.log = os.path.join(self.dir, "log")
+        r = subprocess.run([GEN, "--dir=" + self.log, "--transactions=20"],
+                           capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.users = os.path.join(self.dir, "users")
+        with open(self.users, "w") as f:
+            f.write("# replication user\nrepl:s3cret\n")
+        self.sock = os.path.join(self.dir, "s.sock")
+        self.procs = []
+
+    def tearDown(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=DEADLINE)
+            p.stdout.close()
+            p.stderr.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_server(self, *flags):
+        """Runs binlog_server to completion (it is expected to refuse)."""
+        r = subprocess.run([SERVER] + list(flags), capture_output=True,
+                           timeout=DEADLINE)
+        return r.returncode, r.stderr.decode("utf-8", errors="replace")
+
+    def start(self, *flags):
+        """Starts binlog_server; returns it and its TCP port (None without
+        --port) once it has printed every "listening" line."""
+        p = subprocess.Popen([SERVER, "--dir=" + self.log, "--users=" + self.users]
+                             + list(flags), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.procs.append(p)
+        want = sum(1 for f in flags if f.startswith(("--port=", "--socket=")))
+        port, seen, buf = None, 0, b""
+        end = time.monotonic() + DEADLINE
+        while seen < want:
+            left = end - time.monotonic()
+            self.assertGreater(left, 0, "binlog_server did not start")
+            ready, _, _ = select.select([p.stdout], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(p.stdout.fileno(), 4096)
+            if not chunk:
+                self.fail("binlog_server exited: %r" % p.stderr.read())
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                line = line.decode()
+                if line.startswith("listening 127.0.0.1:"):
+                    port = int(line.rsplit(":", 1)[1])
+                if line.startswith("listening "):
+                    seen += 1
+        return p, port
+
+    def stop(self, p):
+        p.send_signal(signal.SIGTERM)
+        self.assertEqual(p.wait(timeout=DEADLINE), 0, p.stderr.read())
+
+    def greeting(self, family, address):
+        s = socket.socket(family, socket.SOCK_STREAM)
+        s.settimeout(DEADLINE)
+        s.connect(address)
+        data = b""
+        while len(data) < 5:
+            chunk = s.recv(4096)
+            self.assertTrue(chunk)
+            data += chunk
+        s.close()
+        return data[4]  # the protocol version byte
+
+
+class FlagsTest(ServerBase):
+    def test_refuses_bad_command_lines(self):
+        base = ["--dir=" + self.log, "--users=" + self.users]
+        for args, why in [
+            (["--users=" + self.users, "--port=0"], "--dir is required"),
+            (["--dir=" + self.log, "--port=0"], "--users is required"),
+            (base, "--port or --socket"),
+            (base + ["--port=70000"], "--port must be"),
+            (base + ["--port=0", "--max_connections=0"], "must be >= 1"),
+            (base + ["--port=0", "--handshake_timeout=0s"], "must be > 0"),
+            (base + ["--port=0", "--max_packet=10"], ">= 1024"),
+            (base + ["--port=0", "--users=" + self.dir + "/none"],
+             "cannot read --users"),
+        ]:
+            code, err = self.run_server(*args)
+            self.assertEqual(code, 2, (args, err))
+            self.assertIn(why, err, args)
+        code, err = self.run_server(*(base + ["--port=0", "--no_such_flag=1"]))
+        self.assertNotEqual(code, 0)
+        self.assertIn("no_such_flag", err)
+
+    def test_limits_are_flags(self):
+        p, port = self.start("--port=0", "--max_connections=3",
+                             "--max_unauthenticated_connections=2",
+                             "--handshake_timeout=5s", "--auth_failure_delay=10ms",
+                             "--max_handshake_packet=8192", "--max_packet=65536",
+                             "--max_query_length=1000", "--max_session_variables=8",
+                             "--max_session_variable_bytes=4096")
+        self.assertEqual(self.greeting(socket.AF_INET, ("127.0.0.1", port)), 10)
+        self.stop(p)
+
+
+class SocketTest(ServerBase):
+    def test_refuses_a_regular_file(self):
+        with open(self.sock, "w") as f:
+            f.write("precious")
+        code, err = self.run_server("--dir=" + self.log, "--users=" + self.users,
+                                    "--socket=" + self.sock)
+        self.assertEqual(code, 1, err)
+        self.assertIn("not a socket", err)
+        with open(self.sock) as f:
+            self.assertEqual(f.read(), "precious")
+
+    def test_refuses_a_live_server_and_replaces_a_stale_socket(self):
+        p, _ = self.start("--socket=" + self.sock)
+        code, err = self.run_server("--dir=" + self.log, "--users=" + self.users,
+                                    "--socket=" + self.sock)
+        self.assertEqual(code, 1, err)
+        self.assertIn("another server is listening", err)
+        # The first server still serves on its socket.
+        self.assertEqual(self.greeting(socket.AF_UNIX, self.sock), 10)
+        self.stop(p)
+        self.assertFalse(os.path.exists(self.sock), "socket left behind")
+        # A socket whose server is gone (bound, closed, not removed).
+        stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stale.bind(self.sock)
+        stale.close()
+        p, _ = self.start("--socket=" + self.sock)
+        self.assertEqual(self.greeting(socket.AF_UNIX, self.sock), 10)
+        self.stop(p)
+
+
+class ServeTest(ServerBase):
+    def test_serves_tcp_and_socket_and_stops_on_sigterm(self):
+        p, port = self.start("--port=0", "--socket=" + self.sock)
+        self.assertEqual(self.greeting(socket.AF_INET, ("127.0.0.1", port)), 10)
+        self.assertEqual(self.greeting(socket.AF_UNIX, self.sock), 10)
+        client = shutil.which("mariadb")
+        if client:
+            r = subprocess.run(
+                [client, "--no-defaults", "--socket=" + self.sock, "-urepl",
+                 "-ps3cret", "-N", "-B", "-e", "SHOW VARIABLES LIKE 'server_id'"],
+                capture_output=True, timeout=DEADLINE)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(r.stdout.decode().startswith("server_id\t"), r.stdout)
+        self.stop(p)
+        self.assertFalse(os.path.exists(self.sock))
+
+
+if __name__ == "__main__":
+    unittest.main()
