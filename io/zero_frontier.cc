@@ -59,7 +59,10 @@ void ZeroFrontier::BeforeWrite(uint64_t end) {
     } else {
       sync::MutexLock l(&mu_);
       writer_end_.store(end, std::memory_order_seq_cst);
-      while (claim_end_ > claim_begin_ && claim_begin_ < end) cv_.Wait(&mu_);
+      if (claim_end_ > claim_begin_ && claim_begin_ < end) {
+        writer_waits_.fetch_add(1, std::memory_order_release);
+        while (claim_end_ > claim_begin_ && claim_begin_ < end) cv_.Wait(&mu_);
+      }
     }
   }
   // Wake the thread if it waits and a whole chunk of work is there.

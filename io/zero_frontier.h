@@ -114,6 +114,11 @@ class ZeroFrontier {
   absl::Status status() const;
   // Chunks written and synced so far.
   uint64_t chunks() const { return chunks_.load(std::memory_order_relaxed); }
+  // BeforeWrite calls that waited for a claimed piece (counted before the
+  // wait: tests observe a writer that is blocked).
+  uint64_t writer_waits() const {
+    return writer_waits_.load(std::memory_order_acquire);
+  }
 
  private:
   void Loop();
@@ -126,6 +131,7 @@ class ZeroFrontier {
   std::atomic<uint64_t> writer_end_;
   std::atomic<bool> idle_{false};  // the thread waits for the writer
   std::atomic<uint64_t> chunks_{0};
+  std::atomic<uint64_t> writer_waits_{0};
 
   mutable sync::Mutex mu_;
   sync::CondVar cv_;  // work for the thread; a claim finished

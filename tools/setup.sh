@@ -19,6 +19,7 @@ packages=(
   liblz4-dev
   libzstd-dev
   libssl-dev        # OpenSSL libcrypto: AES for binlog encryption
+  openssl           # the openssl command: encryption_test decrypts a file with it
   libgtest-dev
   libgmock-dev
   libbenchmark-dev
@@ -38,8 +39,9 @@ packages=(
 )
 
 # Python packages of the tests (tests/tools/requirements.txt: the
-# independent replication client that reads from binlog_server). Best
-# effort: without them that test skips.
+# independent replication client that reads from binlog_server). Without
+# them python_client_test skips, and tools/test.sh fails on that skip (it is
+# not in tests/expected_skips.txt).
 python_packages() {
   local req
   req="$(dirname "$0")/../tests/tools/requirements.txt"
@@ -53,8 +55,12 @@ python_packages() {
 # BinlogSyncer reading from binlog_server), pinned by its go.mod and
 # go.sum: downloaded into the module cache, and the program built once
 # into the test's build cache (/tmp/binlog_gomysql_gocache_UID) so the
-# test, which builds it offline, starts warm. Best effort: without go or
-# the modules that test skips.
+# test, which builds it offline, starts warm. go.mod needs Go 1.21 or
+# later; Debian bookworm's golang-go is 1.19, so no package of the archive
+# provides it: a Go from elsewhere (PATH, /usr/local/go) is used when there
+# is one. Without go the test skips with "no go command", the one skip of
+# it tests/expected_skips.txt accepts; with go and without the modules it
+# skips and tools/test.sh fails.
 go_modules() {
   local dir go
   dir="$(dirname "$0")/../tests/tools/gomysql"

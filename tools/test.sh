@@ -16,11 +16,13 @@
 #
 # Ends with one line "N passed, N failed, N skipped": passed and failed
 # count test targets from bazel's per-test summary over the passes (and one
-# per install step and per fuzz target); skipped counts the test cases that
-# passing targets skipped (GTEST_SKIP, e.g. the tmpfs test where mounting is
-# not allowed), read from the targets' test.xml and listed with their
-# reasons, so a skip never passes silently. Exits non-zero if anything
-# failed.
+# per install step and per fuzz target); a FLAKY target (passed only on a
+# retry) counts as failed, and so does a pass in which no test ran. Skipped
+# counts the test cases that passing targets skipped (GTEST_SKIP), read
+# from the targets' test.xml and listed with their reasons
+# (tools/list_skipped.py); a skip that tests/expected_skips.txt does not
+# list is UNEXPECTED and counts as a failure, so a skip never passes
+# silently. Exits non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -45,23 +47,52 @@ run_pass() {
   local rc=0
   bazel test --test_summary=short --keep_going --color=no "$@" 2>&1 |
     tee "$log" || rc=$?
-  local passed failed
-  passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(PASSED|FLAKY)' "$log" || true)
+  local passed failed flaky
+  passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
+  # FLAKY: failed, then passed on a retry. A test that fails sometimes is a
+  # failing test.
+  flaky=$(grep -cE '^//[^ ]+ +(\(cached\) )?FLAKY' "$log" || true)
   failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|INCOMPLETE|REMOTE FAILURE|BUILD FAILURE|FAILED TO BUILD)' "$log" || true)
-  # Exit 4: the build succeeded but there was no test to run.
-  if [[ $rc -ne 0 && $rc -ne 4 && $failed -eq 0 ]]; then
+  if [[ $flaky -ne 0 ]]; then
+    echo "$name: $flaky FLAKY targets (passed only on a retry), counted as failed:"
+    grep -E '^//[^ ]+ +(\(cached\) )?FLAKY' "$log" || true
+    failed=$((failed + flaky))
+  fi
+  # Exit 4: the build succeeded but there was no test to run: a pass that
+  # tests nothing (a pattern or tag filter that no longer matches) fails.
+  if [[ $rc -eq 4 || $((passed + failed)) -eq 0 ]]; then
+    echo "$name: no test ran (bazel exit status $rc); counting the pass as one failure"
+    failed=$((failed + 1))
+  elif [[ $rc -ne 0 && $failed -eq 0 ]]; then
     echo "$name: bazel exited with status $rc without naming a failed test; counting the pass as one failure"
     failed=1
   fi
-  # Test cases skipped inside the targets (their test.xml), with reasons.
-  local opts=() a testlogs skipped_out skipped
+  # Test cases skipped inside the targets (their test.xml), with reasons;
+  # a skip tests/expected_skips.txt does not list fails the pass.
+  local opts=() a testlogs skipped_out skipped unexpected list_rc
   for a in "$@"; do [[ $a == --* ]] && opts+=("$a"); done
   testlogs=$(bazel info "${opts[@]}" bazel-testlogs 2>/dev/null || true)
   skipped=0
-  if [[ -n $testlogs ]]; then
-    skipped_out=$(python3 tools/list_skipped.py "$testlogs" < "$log" || true)
-    grep '^skipped: ' <<<"$skipped_out" || true
-    skipped=$(tail -n 1 <<<"$skipped_out" | grep -oE '^[0-9]+' || echo 0)
+  unexpected=0
+  if [[ -z $testlogs ]]; then
+    echo "$name: cannot locate bazel-testlogs to read the skips; counting the pass as one failure"
+    failed=$((failed + 1))
+  else
+    list_rc=0
+    skipped_out=$(python3 tools/list_skipped.py "$testlogs" tests/expected_skips.txt < "$log") || list_rc=$?
+    grep '^skipped' <<<"$skipped_out" || true
+    if [[ $list_rc -ne 0 ]]; then
+      echo "$name: tools/list_skipped.py failed (status $list_rc); counting the pass as one failure"
+      failed=$((failed + 1))
+    else
+      skipped=$(tail -n 1 <<<"$skipped_out" | grep -oE '^[0-9]+' || echo 0)
+      unexpected=$(tail -n 1 <<<"$skipped_out" | sed -nE 's/.* ([0-9]+) unexpected$/\1/p')
+      unexpected=${unexpected:-0}
+      if [[ $unexpected -ne 0 ]]; then
+        echo "$name: $unexpected unexpected skips (not in tests/expected_skips.txt), counted as failed"
+        failed=$((failed + unexpected))
+      fi
+    fi
   fi
   echo "==== $name: $passed passed, $failed failed, $skipped skipped"
   total_passed=$((total_passed + passed))

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -21,6 +20,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "absl/strings/str_split.h"
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
@@ -529,14 +530,14 @@ TEST(MariadbFlavorTest, XaAndDdlCarryTheirFlagsAndXids) {
 TEST(MariadbFlavorTest, CallerFlagsAndAGroupsXaTransactionsWithCommitId) {
   std::string dir = NewTempDir("maria_group_xa");
   Options o = MariaOptions();
-  // The first group waits in the flush stage until the three others have
-  // entered Commit, so those form one group of three.
-  std::atomic<int> entering{0};
+  // The first group waits in the flush stage until the three others are
+  // queued behind it in the pipeline (LogStats::queued_requests), so those
+  // form one group of three.
+  std::atomic<bool> release{false};
   std::atomic<int> group_calls{0};
   o.before_group_write = [&](const GroupCommitInfo&) {
     if (group_calls.fetch_add(1) == 0) {
-      while (entering.load() < 3) std::this_thread::yield();
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      while (!release.load()) std::this_thread::yield();
     }
     return absl::OkStatus();
   };
@@ -570,12 +571,23 @@ TEST(MariadbFlavorTest, CallerFlagsAndAGroupsXaTransactionsWithCommitId) {
       id.gtrid = xa.xa_gtrid;
       id.bqual = xa.xa_bqual;
       AppendQuery(&t, kTs, 1, 5, "db", absl::StrCat("XA COMMIT ", id.ToString()));
-      entering.fetch_add(1);
       auto p = (*log)->Commit(&t);
       ASSERT_TRUE(p.ok()) << p.status();
       pos[i] = *p;
     });
   }
+  // The state itself, not a delay: the three are queued (a 60 s bound
+  // turns a hand-off that never happens into a failure).
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while ((*log)->stats().queued_requests < 3) {
+    if (absl::Now() > deadline) {
+      ADD_FAILURE() << "the three committers never queued: "
+                    << (*log)->stats().queued_requests;
+      break;
+    }
+    std::this_thread::yield();
+  }
+  release = true;
   first.join();
   for (auto& t : rest) t.join();
   ASSERT_TRUE((*log)->Close().ok());

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -163,7 +164,12 @@ struct FoundTxn {
   uint64_t end = 0;
   std::string bytes;  // for damaged ones (VerifyResult::corrupted): what
                       // is wrong
+  bool checksums = true;  // its file has event checksums
 };
+
+// What VerifyLog puts in FoundTxn::bytes for a transaction that its file's
+// end cuts off.
+inline constexpr char kEndsWithItsFile[] = "ends with its file";
 
 struct ReadError {
   std::string file_name;
@@ -310,6 +316,7 @@ inline VerifyResult VerifyLog(const std::string& dir,
     }
     std::vector<EventRefLite> cur;  // the transaction being parsed
     bool in_txn = false;
+    bool file_checksums = true;
     for (;;) {
       Event ev;
       absl::Status s = (*reader)->Next(&ev);
@@ -321,6 +328,7 @@ inline VerifyResult VerifyLog(const std::string& dir,
         break;
       }
       ev.file_number = number;
+      file_checksums = (*reader)->format_description().has_checksums();
       const uint8_t type = ev.header.type;
       // Inner events of a Transaction_payload (compressed transaction) come
       // at the payload's position; the transaction ends at the payload's
@@ -352,7 +360,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
         res.corrupted.push_back(FoundTxn{
             0, number, cur[0].start, cur[3].end,
             absl::StrCat("malformed (types ", int{cur[1].type}, ",",
-                         int{cur[2].type}, ",", int{cur[3].type}, ")")});
+                         int{cur[2].type}, ",", int{cur[3].type}, ")"),
+            file_checksums});
         continue;
       }
       uint64_t id = 0;
@@ -365,7 +374,7 @@ inline VerifyResult VerifyLog(const std::string& dir,
       if (cur[2].body != expected_rq) {
         // Damaged inside (only possible without checksums): judged below.
         res.corrupted.push_back(FoundTxn{id, number, cur[0].start, cur[3].end,
-                                         "Rows_query differs"});
+                                         "Rows_query differs", file_checksums});
         continue;
       }
       FoundTxn f;
@@ -386,7 +395,8 @@ inline VerifyResult VerifyLog(const std::string& dir,
     }
     if (in_txn) {
       res.corrupted.push_back(FoundTxn{0, number, cur.front().start,
-                                       cur.back().end, "ends with its file"});
+                                       cur.back().end, kEndsWithItsFile,
+                                       file_checksums});
     }
     for (const TornTail& t : (*reader)->torn_tails()) {
       if (allow_zero_tails) {
@@ -466,6 +476,25 @@ inline VerifyResult VerifyLog(const std::string& dir,
     }
   }
   return res;
+}
+
+// Whether a power cut explains `damaged` (an unacknowledged transaction in
+// VerifyResult::corrupted, found in the file at `path`) so that no reader
+// could have seen it: only in a file without checksums (with them a reader
+// reports damage), and only when a cut tore or reordered sectors of that
+// very file (`torn_files`: the paths the power-loss simulation reverted to
+// a partial state). Never in a file no cut touched: all of it was synced
+// (e.g. a cleanly closed file). A transaction the oracle's four-event
+// parser sees cut off by its file's end is judged the same way: a torn
+// BEGIN whose text persisted as zeros reads as a complete statement to
+// the library's boundary parser, which recovery follows. A transaction the
+// library's own parser sees open at the end of a file whose flag is clear
+// is CheckClosedFilesEnd's to report, and nothing tolerates that.
+inline bool DamageExplainedByLoss(const FoundTxn& damaged,
+                                  const std::string& path,
+                                  const std::set<std::string>& torn_files) {
+  if (damaged.checksums) return false;
+  return torn_files.count(path) != 0;
 }
 
 // Checks every file named `<basename>.NNNNNN` in `dir` (indexed or not),

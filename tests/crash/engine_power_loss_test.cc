@@ -196,8 +196,13 @@ class Server {
     o.on_group_commit = [this](const GroupCommitInfo& info) {
       for (const CommittedTransaction& t : info.txns) {
         // A failed engine commit (power gone) leaves it prepared: the next
-        // start decides by the log.
-        engine_->Commit(reinterpret_cast<uintptr_t>(t.cookie)).IgnoreError();
+        // start decides by the log. Remembered: with the power on it is a
+        // failure of the run.
+        absl::Status cs = engine_->Commit(reinterpret_cast<uintptr_t>(t.cookie));
+        std::lock_guard<std::mutex> l(engine_commit_mu_);
+        if (!cs.ok() && engine_commit_error_.empty()) {
+          engine_commit_error_ = absl::StrCat("engine commit: ", cs.ToString());
+        }
       }
     };
     if (mode_.flush_engine_on_rotation) {
@@ -231,13 +236,19 @@ class Server {
     const uint64_t last = first_xid + txns;
     std::mutex acked_mu;
     std::atomic<bool> failed{false};
+    // The first failure of the workload, for *error.
+    auto fail = [&](const std::string& what, const absl::Status& s) {
+      std::lock_guard<std::mutex> l(acked_mu);
+      if (!failed.exchange(true)) *error = absl::StrCat(what, ": ", s.ToString());
+    };
     auto client = [&] {
       TransactionBuffer t;
       for (;;) {
         uint64_t xid = next.fetch_add(1);
         if (xid >= last || failed.load()) return;
-        if (!engine_->Prepare(xid).ok()) {
-          failed = true;
+        absl::Status ps = engine_->Prepare(xid);
+        if (!ps.ok()) {
+          fail(absl::StrCat("engine prepare of XID ", xid), ps);
           return;
         }
         t.Clear();
@@ -257,8 +268,9 @@ class Server {
         }
         t.set_cookie(reinterpret_cast<void*>(static_cast<uintptr_t>(xid)));
         t.set_commit_parent((*log)->CommitClock());
-        if (!(*log)->Commit(&t).ok()) {
-          failed = true;
+        auto pos = (*log)->Commit(&t);
+        if (!pos.ok()) {
+          fail(absl::StrCat("Commit of XID ", xid), pos.status());
           return;
         }
         std::lock_guard<std::mutex> l(acked_mu);
@@ -269,7 +281,18 @@ class Server {
     for (int i = 0; i < threads; ++i) ts.emplace_back(client);
     for (auto& th : ts) th.join();
     absl::Status c = (*log)->Close();
-    return Stop(!failed.load() && c.ok());
+    if (!c.ok() && !failed.load()) {
+      failed = true;
+      *error = absl::StrCat("Close: ", c.ToString());
+    }
+    {
+      std::lock_guard<std::mutex> l(engine_commit_mu_);
+      if (!engine_commit_error_.empty() && !failed.load()) {
+        failed = true;
+        *error = engine_commit_error_;
+      }
+    }
+    return Stop(!failed.load());
   }
 
  private:
@@ -283,6 +306,8 @@ class Server {
   std::string dir_;
   ServerMode mode_;
   std::unique_ptr<MarkerEngine> engine_;
+  std::mutex engine_commit_mu_;
+  std::string engine_commit_error_;  // the first failed engine commit
 };
 
 // The oracle. Empty when it holds.
@@ -371,7 +396,15 @@ SweepResult Sweep(const ServerMode& mode, int txns, int threads, uint64_t seed,
     fs.FreezeAfter(step);
     Server life(&fs, dir, mode);
     bool completed = life.Run(1, txns, threads, &acked, &error);
-    if (completed && !fs.frozen()) {  // the workload ran out of steps
+    if (!fs.frozen()) {
+      // The power was on the whole time: the run must have succeeded and
+      // acknowledged every transaction; then the workload ran out of steps.
+      if (!completed || acked.size() != static_cast<size_t>(txns)) {
+        result.first = absl::StrCat(
+            "the uncut run (", step, " steps) failed or lost commits: ",
+            acked.size(), " of ", txns, " acknowledged; error: ", error);
+        ++result.violations;
+      }
       RemoveDir(dir);
       break;
     }
@@ -385,7 +418,17 @@ SweepResult Sweep(const ServerMode& mode, int txns, int threads, uint64_t seed,
       // A second life that dies inside its recovery or first commits.
       fs.FreezeAfter(rng() % 24);
       Server again(&fs, dir, mode);
-      again.Run(100000, 4, 1, &acked, &error);
+      std::string again_error;
+      const bool again_done = again.Run(100000, 4, 1, &acked, &again_error);
+      if (!fs.frozen() && !again_done) {
+        // Failed with the power still on: not what the cut caused.
+        if (result.violations == 0) {
+          result.first = absl::StrCat("cut after step ", step,
+                                      ": the second life failed before its "
+                                      "cut: ", again_error);
+        }
+        ++result.violations;
+      }
       fs.Freeze();
       loss.seed = rng();
       if (!fs.SimulatePowerLoss(loss).ok()) std::abort();

@@ -30,6 +30,21 @@
 // A log lives through up to ten iterations before the next one starts
 // fresh.
 //
+// Liveness: a child that makes no report for 30 s is hung (a deadlock in
+// Open, recovery, or the first rotation after a kill) and fails its
+// iteration; a writer that lived 100 ms must have acknowledged a commit
+// (one that has not gets 30 s more, then fails the iteration as hung).
+// The writer reports each acknowledged transaction's bytes too, and the
+// oracle compares them (without checksums no reader would see a changed
+// Gtid or BEGIN byte).
+//
+// --plant=phantom_ack|flipped_byte makes the writer report an
+// acknowledgement for a commit it never made, or its bytes with one byte
+// changed; an iteration then holds only if it fails with exactly that
+// violation ("acknowledged missing", "differs from the bytes written"):
+// the sensitivity check of this harness (kill9_phantom_ack_test,
+// kill9_flipped_byte_test).
+//
 // The last line is "kill9: <N> iterations passed, <M> failed"; the exit
 // status is 0 only if every iteration held.
 //
@@ -44,6 +59,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -52,6 +68,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <mutex>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -83,14 +100,34 @@ enum : uint64_t {
   kRotated = 8,      // Rotate returned OK
 };
 
-// One pipe record: written with one write(2) (atomic: < PIPE_BUF).
+// One pipe record: this header, then `len` bytes (kind 1: the bytes the
+// transaction was written with). The child writes records under one mutex,
+// so they never interleave; a record the kill cut short is dropped.
 struct Record {
   uint64_t kind;  // see above
   uint64_t id;    // kind 1: transaction id; kind 2: purge target
   uint64_t file;
   uint64_t start;
   uint64_t end;
+  uint64_t len = 0;
 };
+
+// A defect the child plants to show the parent's checks can fail
+// (--plant=, kill9_crash_sensitivity_test): with one, an iteration passes
+// only if it fails with exactly the violation that plant must cause.
+enum class Plant {
+  kNone,
+  // After its first commit, the writer reports an acknowledgement for a
+  // transaction it never committed: "acknowledged ... is missing".
+  kPhantomAck,
+  // The writer reports its commits with one byte of their Gtid event
+  // flipped: "differs from the bytes written" (the bytes are compared, so
+  // damage a reader cannot see without checksums is caught).
+  kFlippedByte,
+};
+
+// Ids of the acknowledgements kPhantomAck makes up (never committed).
+constexpr uint64_t kPhantomIdBase = uint64_t{1} << 62;
 
 struct ChildConfig {
   std::string dir;
@@ -99,6 +136,7 @@ struct ChildConfig {
   uint64_t first_id = 1;
   bool recover = false;   // --mode=recover
   uint64_t pause_at = 0;  // recover: stop before this mutating call (0: no)
+  Plant plant = Plant::kNone;
 };
 
 // The writer's options for a seed (the parent uses the same ones to reopen).
@@ -119,9 +157,7 @@ Options OptionsForSeed(uint64_t seed) {
   return o;
 }
 
-void WriteRecord(int fd, const Record& r) {
-  const char* p = reinterpret_cast<const char*>(&r);
-  size_t left = sizeof(r);
+void WriteAll(int fd, const char* p, size_t left) {
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
@@ -129,6 +165,29 @@ void WriteRecord(int fd, const Record& r) {
     p += n;
     left -= static_cast<size_t>(n);
   }
+}
+
+// Records from several threads of the child, whole (header and bytes).
+std::mutex* RecordMutex() {
+  static std::mutex* mu = new std::mutex();
+  return mu;
+}
+
+void WriteRecord(int fd, Record r, absl::string_view bytes = {}) {
+  r.len = bytes.size();
+  std::lock_guard<std::mutex> l(*RecordMutex());
+  WriteAll(fd, reinterpret_cast<const char*>(&r), sizeof(r));
+  WriteAll(fd, bytes.data(), bytes.size());
+}
+
+// The bytes a writer reports for its acknowledged transaction: as written
+// (with kFlippedByte, one byte of the Gtid event's body changed).
+std::string ReportedBytes(const TransactionBuffer& txn, Plant plant) {
+  std::string b(txn.data());
+  if (plant == Plant::kFlippedByte && b.size() > kHeaderSize + 1) {
+    b[kHeaderSize + 1] ^= 0x40;
+  }
+  return b;
 }
 
 [[noreturn]] void ChildMain(const ChildConfig& c) {
@@ -142,6 +201,7 @@ void WriteRecord(int fd, const Record& r) {
     std::_Exit(2);
   }
   std::atomic<uint64_t> next_id{c.first_id};
+  std::atomic<bool> phantom_sent{false};
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
@@ -156,10 +216,20 @@ void WriteRecord(int fd, const Record& r) {
                        pos.status().ToString().c_str());
           std::_Exit(2);
         }
-        WriteRecord(c.fd, Record{1, id, pos->file_number, pos->start, pos->end});
+        // The made-up acknowledgement goes first, so a parent that has
+        // seen any acknowledgement has seen it.
+        if (c.plant == Plant::kPhantomAck && !phantom_sent.exchange(true)) {
+          WriteRecord(c.fd, Record{kAck, kPhantomIdBase + c.first_id,
+                                   pos->file_number, pos->end,
+                                   pos->end + (pos->end - pos->start)});
+        }
+        WriteRecord(c.fd, Record{kAck, id, pos->file_number, pos->start, pos->end},
+                    ReportedBytes(txn, c.plant));
         if (t != 0) continue;
         if (r() % 50 == 0 && !(*log)->Rotate().ok()) std::_Exit(2);
-        if (r() % 100 == 0) {
+        // No purge with a planted defect: a purge may remove the file of
+        // the planted acknowledgement, which the oracle then rightly skips.
+        if (r() % 100 == 0 && c.plant == Plant::kNone) {
           std::vector<LogFileInfo> files = (*log)->ListFiles();
           if (files.size() > 2) {
             uint64_t target = files[files.size() / 2].number;
@@ -210,7 +280,8 @@ void WriteRecord(int fd, const Record& r) {
                    pos.status().ToString().c_str());
       std::_Exit(2);
     }
-    WriteRecord(c.fd, Record{kAck, id, pos->file_number, pos->start, pos->end});
+    WriteRecord(c.fd, Record{kAck, id, pos->file_number, pos->start, pos->end},
+                txn.data());
     ++id;
   };
   commit();
@@ -241,22 +312,36 @@ struct Totals {
   uint64_t killed_in_first_rotation = 0;
   uint64_t killed_after = 0;
   uint64_t clean_files_checked = 0;
+  uint64_t hung = 0;                 // children that stopped reporting
+  uint64_t late_first_commit = 0;    // writers kept alive for their first ack
 };
 
-std::vector<Record> Records(const std::string& buf) {
-  std::vector<Record> out(buf.size() / sizeof(Record));
-  for (size_t i = 0; i < out.size(); ++i) {
-    std::memcpy(&out[i], buf.data() + i * sizeof(Record), sizeof(Record));
+// The whole records in `buf` (a record the kill cut short is left out),
+// each with its bytes.
+std::vector<std::pair<Record, std::string>> Records(const std::string& buf) {
+  std::vector<std::pair<Record, std::string>> out;
+  size_t at = 0;
+  while (buf.size() - at >= sizeof(Record)) {
+    Record r;
+    std::memcpy(&r, buf.data() + at, sizeof(Record));
+    if (buf.size() - at - sizeof(Record) < r.len) break;
+    out.push_back({r, buf.substr(at + sizeof(Record), r.len)});
+    at += sizeof(Record) + r.len;
   }
   return out;
 }
 
 bool HasKind(const std::string& buf, uint64_t kind) {
-  for (const Record& r : Records(buf)) {
+  for (const auto& [r, bytes] : Records(buf)) {
     if (r.kind == kind) return true;
   }
   return false;
 }
+
+// How long a child may take to reach its next report before it counts as
+// hung (a deadlock in recovery or in the first rotation after the kill).
+// Far above any step's duration on a loaded machine under sanitizers.
+constexpr absl::Duration kHungAfter = absl::Seconds(30);
 
 // Kills, reaps, drains; the acknowledgements go to `acks`.
 void KillAndCollect(pid_t pid, int fd, std::string* buf, bool exited_early,
@@ -275,10 +360,10 @@ void KillAndCollect(pid_t pid, int fd, std::string* buf, bool exited_early,
         ") before the kill; see its stderr above"));
   }
   *acked_now = 0;
-  for (const Record& r : Records(*buf)) {
+  for (auto& [r, bytes] : Records(*buf)) {
     if (r.kind == kAck) {
-      acks->Add(crash_test::AckedTxn{r.id, crash_test::Position(r.file, r.start, r.end),
-                                     std::string()});
+      acks->Add(crash_test::AckedTxn{
+          r.id, crash_test::Position(r.file, r.start, r.end), std::move(bytes)});
       ++*acked_now;
     } else if (r.kind == kPurge) {
       acks->PurgeRequested(r.id);
@@ -323,14 +408,27 @@ std::string RunRecoveringChild(const std::string& self, const std::string& dir,
   std::string buf;
   bool exited_early = false;
   // Wait for the pause point (or the end of the life), or for the entry
-  // into Open and then the delay. 30 s bound: a child that neither pauses
-  // nor finishes is hung.
-  const absl::Time limit = absl::Now() + absl::Seconds(30);
+  // into Open and then the delay. A child that makes no report for
+  // kHungAfter is hung: a violation (a deadlock in recovery, in the new
+  // file or in the first rotation would otherwise pass as "killed in Open").
+  absl::Time limit = absl::Now() + kHungAfter;
   absl::Time kill_at = absl::InfiniteFuture();
-  while (absl::Now() < limit && absl::Now() < kill_at) {
+  bool hung = false;
+  size_t seen = 0;
+  for (;;) {
+    const absl::Time now = absl::Now();
+    if (now >= kill_at) break;
+    if (now >= limit) {
+      hung = true;
+      break;
+    }
     if (!crash_test::Drain(fd, &buf, 1)) {
       exited_early = true;
       break;
+    }
+    if (buf.size() != seen) {  // a report: progress
+      seen = buf.size();
+      limit = absl::Now() + kHungAfter;
     }
     if (HasKind(buf, kPaused) || HasKind(buf, kLifeDone)) break;
     if (!at_step && kill_at == absl::InfiniteFuture() &&
@@ -353,6 +451,15 @@ std::string RunRecoveringChild(const std::string& self, const std::string& dir,
     ++totals->killed_after;
   }
   if (paused) ++totals->killed_paused;
+  if (hung) {
+    ++totals->hung;
+    violations->push_back(absl::StrCat(
+        "recovering child hung ", where, ": no report for ",
+        absl::FormatDuration(kHungAfter), " (",
+        at_step ? absl::StrCat("its pause point was call ", pause_at)
+                : "it was to be killed at a delay after entering Open",
+        ")"));
+  }
   CheckCleanFlags(dir, absl::StrCat("after killing a recovering child ", where),
                   totals, violations);
   return absl::StrCat(paused ? "paused before call " : "killed ",
@@ -362,34 +469,72 @@ std::string RunRecoveringChild(const std::string& self, const std::string& dir,
 }
 
 // One kill: returns the violations (empty if the invariants held).
+// A writer that lived this long must have acknowledged a commit.
+constexpr uint64_t kProgressAfterUs = 100000;
+
+const char* PlantName(Plant p) {
+  switch (p) {
+    case Plant::kNone: return "none";
+    case Plant::kPhantomAck: return "phantom_ack";
+    case Plant::kFlippedByte: return "flipped_byte";
+  }
+  return "?";
+}
+
 std::vector<std::string> RunIteration(const std::string& self,
                                       const std::string& dir, uint64_t seed,
                                       uint64_t first_id,
                                       crash_test::AckLog* acks, Totals* totals,
-                                      bool verbose) {
+                                      bool verbose, Plant plant) {
   std::vector<std::string> violations;
   std::mt19937_64 rng(seed);
   int fd = -1;
   pid_t pid = crash_test::StartChild(self,
                          {absl::StrCat("--dir=", dir), absl::StrCat("--seed=", seed),
-                          absl::StrCat("--first_id=", first_id)},
+                          absl::StrCat("--first_id=", first_id),
+                          absl::StrCat("--plant=", PlantName(plant))},
                          &fd);
   if (pid < 0) return {"fork failed"};
   // Kill moment: usually within 400 ms of the start; one time in ten within
-  // the first 5 ms (inside Open and its first file).
-  uint64_t delay_us = rng() % 10 == 0 ? rng() % 5000 : rng() % 400000;
+  // the first 5 ms (inside Open and its first file). A planted defect needs
+  // a commit to show, so its runs wait for one (kProgressAfterUs below).
+  const bool early = rng() % 10 == 0;
+  uint64_t delay_us = early ? rng() % 5000 : rng() % 400000;
+  if (plant != Plant::kNone) delay_us = std::max(delay_us, kProgressAfterUs);
   absl::Time kill_at = absl::Now() + absl::Microseconds(delay_us);
   std::string buf;
   bool exited_early = false;
-  while (absl::Now() < kill_at) {
-    int ms = static_cast<int>(absl::ToInt64Milliseconds(kill_at - absl::Now()));
-    if (!crash_test::Drain(fd, &buf, ms < 1 ? 1 : ms)) {
-      exited_early = true;  // EOF: the child died by itself
-      break;
+  bool stop_at_first_ack = false;
+  auto drain_until = [&](absl::Time t) {
+    while (absl::Now() < t) {
+      int ms = static_cast<int>(absl::ToInt64Milliseconds(t - absl::Now()));
+      if (!crash_test::Drain(fd, &buf, ms < 1 ? 1 : ms)) {
+        exited_early = true;  // EOF: the child died by itself
+        return;
+      }
+      if (stop_at_first_ack && HasKind(buf, kAck)) return;
     }
+  };
+  drain_until(kill_at);
+  // Progress: a writer that lived kProgressAfterUs must have acknowledged
+  // a commit. One that has not yet (a slow machine) is given kHungAfter to
+  // make its first; none by then is a hang (Open, recovery, or the first
+  // commit deadlocked) and fails the iteration.
+  bool hung = false;
+  if (!exited_early && delay_us >= kProgressAfterUs && !HasKind(buf, kAck)) {
+    ++totals->late_first_commit;
+    stop_at_first_ack = true;
+    drain_until(absl::Now() + kHungAfter);
+    hung = !exited_early && !HasKind(buf, kAck);
   }
   uint64_t acked_now = 0;
   KillAndCollect(pid, fd, &buf, exited_early, acks, &acked_now, &violations);
+  if (hung) {
+    ++totals->hung;
+    violations.push_back(absl::StrCat(
+        "the writer acknowledged nothing in ", delay_us / 1000, " ms + ",
+        absl::FormatDuration(kHungAfter), ": hung in Open or its first commit"));
+  }
   if (acked_now == 0) ++totals->killed_in_open;
   CheckCleanFlags(dir, "after killing the writer", totals, &violations);
 
@@ -468,6 +613,24 @@ bool ParseFlag(const char* arg, const char* name, std::string* value) {
   return true;
 }
 
+// Whether `violation` is the one `plant` must cause.
+bool IsPlantedViolation(Plant plant, const std::string& violation) {
+  switch (plant) {
+    case Plant::kNone:
+      return false;
+    case Plant::kPhantomAck:
+      // Phantom ids are kPhantomIdBase + first id: 4611686...
+      return absl::StartsWith(violation,
+                              absl::StrCat("acknowledged transaction ",
+                                           kPhantomIdBase / 1000000000000)) &&
+             absl::EndsWith(violation, " is missing");
+    case Plant::kFlippedByte:
+      return absl::StartsWith(violation, "acknowledged transaction ") &&
+             absl::EndsWith(violation, " differs from the bytes written");
+  }
+  return false;
+}
+
 int Main(int argc, char** argv) {
   bool child = false, verbose = false;
   uint64_t iterations = 30, seed = 0;
@@ -493,9 +656,19 @@ int Main(int argc, char** argv) {
       cc.recover = v == "recover";
     } else if (ParseFlag(argv[i], "pause_at", &v)) {
       if (!absl::SimpleAtoi(v, &cc.pause_at)) return 2;
+    } else if (ParseFlag(argv[i], "plant", &v)) {
+      if (v == "phantom_ack") {
+        cc.plant = Plant::kPhantomAck;
+      } else if (v == "flipped_byte") {
+        cc.plant = Plant::kFlippedByte;
+      } else if (v != "none") {
+        std::fprintf(stderr, "--plant: none, phantom_ack or flipped_byte\n");
+        return 2;
+      }
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--iterations=N] [--seed=S] [--verbose]\n",
+                   "usage: %s [--iterations=N] [--seed=S] [--verbose] "
+                   "[--plant=phantom_ack|flipped_byte]\n",
                    argv[0]);
       return 2;
     }
@@ -505,9 +678,12 @@ int Main(int argc, char** argv) {
 
   const std::string self = crash_test::SelfPath();
   if (seed == 0) seed = std::random_device()() | 1;
-  std::printf("kill9: %lu iterations, seed %lu (--seed)\n",
+  const Plant plant = cc.plant;
+  std::printf("kill9: %lu iterations, seed %lu (--seed)%s%s\n",
               static_cast<unsigned long>(iterations),
-              static_cast<unsigned long>(seed));
+              static_cast<unsigned long>(seed),
+              plant == Plant::kNone ? "" : ", planted defect: ",
+              plant == Plant::kNone ? "" : PlantName(plant));
   std::fflush(stdout);
   std::mt19937_64 rng(seed);
   uint64_t passed = 0, failed = 0;
@@ -525,7 +701,17 @@ int Main(int argc, char** argv) {
     uint64_t iter_seed = rng();
     std::vector<std::string> v =
         RunIteration(self, dir, iter_seed, 1 + (it + 1) * 100000000ull,
-                     &acks, &totals, verbose);
+                     &acks, &totals, verbose, plant);
+    if (plant != Plant::kNone) {
+      // The iteration holds if the harness reports the planted defect, and
+      // only it.
+      std::vector<std::string> other;
+      for (std::string& s : v) {
+        if (!IsPlantedViolation(plant, s)) other.push_back(std::move(s));
+      }
+      if (v.empty()) other.push_back("the planted defect was not reported");
+      v = std::move(other);
+    }
     if (v.empty()) {
       ++passed;
     } else {
@@ -542,9 +728,11 @@ int Main(int argc, char** argv) {
   std::printf(
       "kill9: %lu distinct acknowledged transactions checked (%lu checks "
       "counting re-checks), %lu unacknowledged complete transactions found, "
-      "%lu writer kills before the first commit\n",
+      "%lu writer kills before the first commit, %lu writers waited for "
+      "past %lu ms for their first commit, %lu hung children\n",
       ul(totals.distinct.size()), ul(totals.acked), ul(totals.unacked_found),
-      ul(totals.killed_in_open));
+      ul(totals.killed_in_open), ul(totals.late_first_commit),
+      ul(kProgressAfterUs / 1000), ul(totals.hung));
   std::printf(
       "kill9: %lu recovering children killed (%lu at their pause point): %lu "
       "in Open (recovery, new file, index), %lu in the first rotation, %lu "

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "binlog/log.h"
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
@@ -124,11 +126,14 @@ TEST(ZeroFrontierTest, AWriterInsideAClaimedChunkWaitsForIt) {
     ASSERT_TRUE(writer->Write(at, "DATA!").ok());
     written.store(true);
   });
-  // A writer that did not wait would be done long before this; the one
-  // that waits is still blocked (the piece is claimed, not written).
-  for (int i = 0; i < 200 && !written.load(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The writer must block in BeforeWrite (the piece is claimed, not
+  // written): wait for that state (writer_waits), or for a writer that did
+  // not wait to have written (a failure); 60 s bound.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (zf.writer_waits() == 0 && !written.load() && absl::Now() < deadline) {
+    std::this_thread::yield();
   }
+  EXPECT_EQ(zf.writer_waits(), 1u) << "the writer did not wait";
   EXPECT_FALSE(written.load());
   {
     std::lock_guard<std::mutex> l(pause.mu);
@@ -256,7 +261,7 @@ TEST(ZeroFrontierTest, TheLogFillsItsFirstFileAheadAndOnlyWhenAsked) {
       ASSERT_TRUE((*log)->Commit(&txn).ok());
     }
     // The frontier runs in the background: wait (bounded) for its chunks.
-    for (int i = 0; i < 5000 && ahead > 0 &&
+    for (int i = 0; i < 60000 && ahead > 0 &&
                     (*log)->stats().zero_fill_chunks < ahead / kMiB;
          ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));

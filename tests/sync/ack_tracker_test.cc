@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <random>
 #include <thread>
@@ -496,11 +497,19 @@ TEST(AckTrackerTest, NoLostWakeupsUnderStress) {
 
 // Timeouts racing with acks and async switches: every wait ends with a
 // definite result and the waiter count returns to zero (TSan checks the
-// hand-over of detached nodes, invariant I3 in ack_tracker.cc).
+// hand-over of detached nodes, invariant I3 in ack_tracker.cc). Losing
+// nothing means, per wait: one that returned kAcknowledged had its
+// position acknowledged when it returned; one that timed out had no ack
+// covering its position complete before its deadline (an Ack that returned
+// earlier must have woken it: a lost wake-up shows as such a timeout).
 void RaceTimeoutsWithAcks(bool async_on_timeout) {
-  AckTracker t(Opts(1, async_on_timeout, absl::Microseconds(300)));
+  const absl::Duration kTimeout = absl::Microseconds(300);
+  AckTracker t(Opts(1, async_on_timeout, kTimeout));
   std::atomic<uint64_t> next{1};
   std::atomic<bool> stop{false};
+  // Every ack, in order: the offset and when Ack returned.
+  std::mutex acks_mu;
+  std::vector<std::pair<uint64_t, absl::Time>> acks;
   std::thread replica([&] {
     std::mt19937 rng(42);
     uint64_t acked = 0;
@@ -509,33 +518,80 @@ void RaceTimeoutsWithAcks(bool async_on_timeout) {
       if (n > acked) {
         acked = n;
         EXPECT_OK(t.Ack(1, P(1, acked)));
+        const absl::Time done = absl::Now();
+        std::lock_guard<std::mutex> l(acks_mu);
+        acks.push_back({acked, done});
       }
       // Sometimes faster than the 300 us timeout, sometimes slower.
       absl::SleepFor(absl::Microseconds(50 + rng() % 500));
     }
   });
+  struct WaitRecord {
+    uint64_t offset = 0;
+    absl::Time started;  // before WaitForAck (its deadline is later)
+    absl::StatusCode code = absl::StatusCode::kOk;
+    AckOutcome outcome = AckOutcome::kAcknowledged;
+    AckPosition acknowledged_at_return;
+  };
+  std::vector<std::vector<WaitRecord>> records(8);
   std::vector<std::thread> committers;
-  std::atomic<uint64_t> ok{0}, timeouts{0};
   for (int c = 0; c < 8; ++c) {
-    committers.emplace_back([&] {
+    committers.emplace_back([&, c] {
       for (int i = 0; i < 200; ++i) {
-        absl::Status s = t.WaitForAck(P(1, next.fetch_add(1)));
-        if (s.ok()) {
-          ok++;
-        } else {
+        WaitRecord r;
+        r.offset = next.fetch_add(1);
+        r.started = absl::Now();
+        absl::Status s = t.WaitForAck(P(1, r.offset), &r.outcome);
+        r.acknowledged_at_return = t.acknowledged();
+        r.code = s.code();
+        if (!s.ok()) {
           EXPECT_THAT(s, StatusIs(absl::StatusCode::kDeadlineExceeded));
-          timeouts++;
         }
+        records[static_cast<size_t>(c)].push_back(r);
       }
     });
   }
   for (auto& th : committers) th.join();
   stop = true;
   replica.join();
+  uint64_t ok = 0, timeouts = 0, acknowledged = 0;
+  int shown = 0;
+  for (const auto& per_thread : records) {
+    for (const WaitRecord& r : per_thread) {
+      if (r.code == absl::StatusCode::kOk) {
+        ++ok;
+        if (r.outcome != AckOutcome::kAcknowledged) continue;
+        ++acknowledged;
+        EXPECT_TRUE(P(1, r.offset) <= r.acknowledged_at_return)
+            << "offset " << r.offset << " returned acknowledged, but the "
+            << "acknowledged position was " << r.acknowledged_at_return.offset;
+        continue;
+      }
+      ++timeouts;
+      // The first ack covering the position (acks are increasing).
+      auto it = std::lower_bound(
+          acks.begin(), acks.end(), r.offset,
+          [](const std::pair<uint64_t, absl::Time>& a, uint64_t off) {
+            return a.first < off;
+          });
+      if (it != acks.end() && it->second < r.started + kTimeout &&
+          shown++ < 5) {
+        ADD_FAILURE() << "offset " << r.offset << " timed out, but the ack of "
+                      << it->first << " returned "
+                      << absl::FormatDuration(it->second - r.started)
+                      << " after the wait began (timeout "
+                      << absl::FormatDuration(kTimeout) << "): a lost wake-up";
+      }
+    }
+  }
+  EXPECT_EQ(shown, 0) << "waits that timed out although an ack covered them";
   AckTracker::Stats s = t.stats();
   EXPECT_EQ(ok + timeouts, 1600u);
-  EXPECT_EQ(s.timeouts, timeouts.load());
-  EXPECT_EQ(s.waits_acknowledged + s.waits_async, ok.load());
+  EXPECT_EQ(s.timeouts, timeouts);
+  EXPECT_EQ(s.waits_acknowledged, acknowledged);
+  EXPECT_EQ(s.waits_acknowledged + s.waits_async, ok);
+  // The race must have happened both ways.
+  EXPECT_GT(acknowledged, 0u);
   EXPECT_EQ(t.waiting(), 0);
   std::printf("async_on_timeout %d: acknowledged %llu async %llu timeouts %llu to_async %llu "
               "to_sync %llu\n",
