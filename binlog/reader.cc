@@ -269,6 +269,23 @@ absl::Status Reader::ReadFormatDescription() {
     return Corrupt(kMagicSize, "file ends before its Format_description event");
   }
   EventHeader h = DecodeHeader(got.substr(kMagicSize, kHeaderSize));
+  if (h.type == kStartEventV3) {
+    // MySQL 3.23 (binlog v1, 13-byte headers) and 4.0-4.1 (v3; v2 in
+    // 4.0.0-4.0.1) start their files with a Start_v3 event, whose body
+    // begins with the binlog version: after 13 header bytes in v1, after
+    // 19 in v2 and v3. Not damage: a format the library does not read.
+    BINLOG_RETURN_IF_ERROR(Fill(kMagicSize, kHeaderSize + 2, limit, &got));
+    uint16_t version = 0;
+    if (got.size() >= kHeaderSize + 2) {
+      const uint16_t v3 = LoadLe16(got.data() + kHeaderSize);
+      const uint16_t v1 = LoadLe16(got.data() + 13);
+      version = (v3 == 2 || v3 == 3) ? v3 : v1 == 1 ? 1 : v3;
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        file_name_, ": unsupported binlog version ", version,
+        " (a Start_v3 event opens the file: MySQL 3.23-4.x; the library "
+        "reads binlog v4, MySQL 5.0 and later, MariaDB)"));
+  }
   if (h.type != kFormatDescriptionEvent) {
     return Corrupt(kMagicSize, absl::StrCat("first event is type ", h.type,
                                             ", not FORMAT_DESCRIPTION_EVENT"));
@@ -351,7 +368,7 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       }
       if (fde_.in_use || AllZero(p, avail)) {
         TornTail t{file_name_, pos_, avail, AllZero(p, avail), fde_.in_use,
-                   absl::StrCat("file ends inside an event header (",
+                   false, absl::StrCat("file ends inside an event header (",
                                 avail, " of 19 bytes)")};
         torn_tails_.push_back(std::move(t));
         file_done_ = true;
@@ -368,7 +385,7 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       BINLOG_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
       torn_tails_.push_back(TornTail{
           file_name_, pos_, size > pos_ ? size - pos_ : 0, true, fde_.in_use,
-          "zero bytes where an event header should be"});
+          false, "zero bytes where an event header should be"});
       file_done_ = true;
       continue;
     }
@@ -409,7 +426,7 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
                                      EventTypeName(h.type), ")");
       if (fde_.in_use) {
         torn_tails_.push_back(
-            TornTail{file_name_, pos_, avail, false, true, why});
+            TornTail{file_name_, pos_, avail, false, true, false, why});
         file_done_ = true;
         continue;
       }
@@ -432,9 +449,19 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     // A relay log's events carry the source's log_pos, not offsets in this
     // file: the check is off for files whose Format_description has the
     // relay flag, whatever the options say.
+    // A relay log written by a MySQL 5.0-5.5 replica has no relay flag: it
+    // is recognized by the source's Rotate event that such a replica writes
+    // after the file's own Format_description, with log_pos 0 and without
+    // the artificial flag (no binlog has a Rotate with log_pos 0). From
+    // there the file is read as a relay log.
+    if (h.type == kRotateEvent && h.log_pos == 0 && !fde_.relay_log &&
+        !(h.flags & kFlagArtificial) && cs != ChecksumState::kBad) {
+      fde_.relay_log = true;
+    }
     if (options_.check_log_pos && !fde_.relay_log && cs != ChecksumState::kBad &&
         h.log_pos != static_cast<uint32_t>(end) &&
-        !(h.flags & kFlagArtificial)) {
+        !(h.flags & kFlagArtificial) &&
+        !(h.log_pos == 0 && LogPosMayBeZero(fde_, h.type))) {
       return Corrupt(pos_, absl::StrCat("log_pos ", h.log_pos,
                                         " does not match the event end ", end));
     }
@@ -462,6 +489,18 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     ev->file_has_checksums = has_checksums_;
     ev->from_payload = false;
     pos_ = end;
+    if (h.type == kMariaStartEncryptionEvent &&
+        cs != ChecksumState::kBad) {
+      // MariaDB's encrypt_binlog: every event after this one is encrypted
+      // with a key of the server's key management plugin. The event itself
+      // is returned; the reader stops after it.
+      sticky_ = absl::UnimplementedError(absl::StrCat(
+          file_name_, ": offset ", end,
+          ": MariaDB-encrypted binlog (encrypt_binlog; Start_encryption "
+          "event at offset ", ev->offset,
+          "): the events after it are encrypted and the library does not "
+          "decrypt them"));
+    }
     if (h.type == kTransactionPayloadEvent && expand &&
         cs != ChecksumState::kBad) {
       return StartPayload(ev);  // its first inner event, or DataLoss
@@ -485,7 +524,7 @@ void Reader::EndFileAtRotate(uint64_t end, uint64_t limit) {
   auto size = file_->Size();
   if (size.ok() && *size > end) {
     torn_tails_.push_back(TornTail{
-        file_name_, end, *size - end, false, fde_.in_use,
+        file_name_, end, *size - end, false, fde_.in_use, /*after_rotate=*/true,
         absl::StrCat(*size - end, " bytes after the Rotate event")});
   }
 }
@@ -559,10 +598,13 @@ absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
     if (type == kFormatDescriptionEvent) break;
     // log_pos as Next() checks it: one load, and what tells a torn event
     // (followed by zeros or garbage) from a whole one without its CRC.
-    if (options_.check_log_pos &&
-        LoadLe32(p + kLogPosOffset) != static_cast<uint32_t>(pos_ + off + size) &&
-        (LoadLe16(p + kFlagsOffset) & kFlagArtificial) == 0) {
-      break;
+    if (options_.check_log_pos) {
+      const uint32_t log_pos = LoadLe32(p + kLogPosOffset);
+      if (log_pos != static_cast<uint32_t>(pos_ + off + size) &&
+          (LoadLe16(p + kFlagsOffset) & kFlagArtificial) == 0 &&
+          !(log_pos == 0 && LogPosMayBeZero(fde_, type))) {
+        break;
+      }
     }
     if (verify && !EventChecksumMatches(absl::string_view(p, size))) break;
     b->starts.push_back(static_cast<uint32_t>(off));

@@ -143,7 +143,7 @@ int RunFind(io::FileSystem* fs, const Args& args) {
   auto reader = OpenReader(fs, src, o);
   if (!reader.ok()) {
     ErrStatus("find", reader.status());
-    return absl::IsDataLoss(reader.status()) ? kExitDamaged : kExitUsage;
+    return ExitForStatus(reader.status());
   }
   Progress progress("find", SourceBytes(fs, src), /*stdout_is_output=*/false);
   Finder finder(&src, by_time, time, gtid, &progress);
@@ -173,8 +173,8 @@ int RunFind(io::FileSystem* fs, const Args& args) {
   }
   if (!s.ok()) {
     ErrStatus("find", s);
-    if (!absl::IsDataLoss(s)) return kExitUsage;
-    return f.found ? kExitOk : kExitDamaged;
+    if (!absl::IsDataLoss(s) && !absl::IsUnimplemented(s)) return kExitUsage;
+    return f.found ? kExitOk : ExitForStatus(s);
   }
   if (!f.found) {
     Err(by_time ? "binlogtool find: no transaction at or after that time\n"

@@ -224,7 +224,7 @@ int RunFollow(io::FileSystem* fs, const Args& args) {
         error_pos = pos;
       } else if (now - error_since >= kDamagePersistence) {
         ErrStatus("follow", s);
-        return absl::IsDataLoss(s) ? kExitDamaged : kExitUsage;
+        return ExitForStatus(s);
       }
     } else {
       last_error = absl::OkStatus();

@@ -102,6 +102,9 @@ absl::StatusOr<absl::string_view> DecodeRowsQuery(absl::string_view body);
 // MariaDB Binlog_checkpoint (161): binlog::DecodeBinlogCheckpoint
 // (binlog/gtid.h).
 // Incident (26).
+// The one incident number MySQL and MariaDB define (INCIDENT_LOST_EVENTS);
+// their readers reject any other as an invalid event.
+inline constexpr uint16_t kIncidentLostEvents = 1;
 struct IncidentInfo {
   uint16_t number = 0;  // 1 = LOST_EVENTS
   absl::string_view message;
