@@ -29,10 +29,17 @@ bool IsBlobFamily(uint8_t type) {
 
 // Character columns (DEFAULT_CHARSET / COLUMN_CHARSET): MySQL's
 // is_character_type. MariaDB logs JSON as LONGTEXT, a character column.
+// Columns listed in the DEFAULT_CHARSET / COLUMN_CHARSET metadata. MariaDB
+// lists every column whose binlog type info has a character set, GEOMETRY
+// included (binary, collation 63); MySQL's is_character_type leaves
+// GEOMETRY out.
 bool DefIsCharacter(ColumnType t, LogFlavor flavor) {
   return t == kColString || t == kColVarchar || t == kColVarString ||
-         IsBlobFamily(t) || (t == kColJson && flavor == LogFlavor::kMariaDB);
+         IsBlobFamily(t) ||
+         ((t == kColJson || t == kColGeometry) && flavor == LogFlavor::kMariaDB);
 }
+
+constexpr uint32_t kBinaryCollation = 63;
 
 bool DefIsEnumOrSet(ColumnType t) { return t == kColEnum || t == kColSet; }
 
@@ -86,7 +93,9 @@ void PutCharsets(const TableDef& def, LogFlavor flavor, bool enum_set,
     bool include = enum_set ? DefIsEnumOrSet(c.type)
                             : DefIsCharacter(c.type, flavor);
     if (include) {
-      colls.push_back(c.collation != 0 ? c.collation : DefaultCollation(flavor));
+      colls.push_back(c.type == kColGeometry ? kBinaryCollation
+                      : c.collation != 0     ? c.collation
+                                             : DefaultCollation(flavor));
     }
   }
   if (colls.empty()) return;
@@ -323,6 +332,14 @@ absl::StatusOr<std::string> EncodeTableMapBody(const TableDef& def,
   });
   if (!signedness.empty()) PutTlv(&out, 1, signedness);
   PutCharsets(def, flavor, false, 2, 3, &out);
+  // GEOMETRY_TYPE, right after the character sets in both servers'
+  // init_metadata_fields, MINIMAL and FULL alike: one packed integer per
+  // GEOMETRY column.
+  std::string geometry;
+  for (const ColumnDef& c : def.columns) {
+    if (c.type == kColGeometry) PutPacked(&geometry, c.geometry_type);
+  }
+  if (!geometry.empty()) PutTlv(&out, 7, geometry);
   if (def.metadata != RowMetadata::kFull) return out;
   std::string names;
   for (const ColumnDef& c : def.columns) PutPackedString(&names, c.name);

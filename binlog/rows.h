@@ -111,6 +111,11 @@ struct ColumnDef {
   uint32_t collation = 0;     // character columns (incl. ENUM/SET); 0: none
   std::string name;           // for binlog_row_metadata=FULL
   std::vector<std::string> enum_values;  // ENUM/SET member names (FULL)
+  // GEOMETRY (kColGeometry): the declared type, as the GEOMETRY_TYPE
+  // optional metadata carries it (Field::geometry_type): 0 GEOMETRY,
+  // 1 POINT, 2 LINESTRING, 3 POLYGON, 4 MULTIPOINT, 5 MULTILINESTRING,
+  // 6 MULTIPOLYGON, 7 GEOMETRYCOLLECTION.
+  uint8_t geometry_type = 0;
 };
 
 // binlog_row_metadata: what optional metadata the Table_map carries.
