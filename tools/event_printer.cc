@@ -93,7 +93,15 @@ void AppendCellJson(const decode::Cell& cell, std::string* out) {
     case decode::Cell::kNumber:
     case decode::Cell::kJson: out->append(cell.text); return;
     case decode::Cell::kText: AppendJsonString(cell.text, out); return;
-    case decode::Cell::kBytes: AppendJsonString(cell.bytes, out); return;
+    case decode::Cell::kBytes:
+      // A string column whose character set is unknown (no optional
+      // metadata): text when the bytes are UTF-8, else the bytes in hex,
+      // never \u00XX escapes a reader would take for characters.
+      if (IsValidUtf8(cell.bytes)) {
+        AppendJsonString(cell.bytes, out);
+        return;
+      }
+      [[fallthrough]];
     case decode::Cell::kBinary:
       out->append("{\"hex\":\"");
       decode::AppendHex(cell.bytes, out);
@@ -108,7 +116,12 @@ void AppendCellText(const decode::Cell& cell, std::string* out) {
     case decode::Cell::kNumber:
     case decode::Cell::kJson: out->append(cell.text); return;
     case decode::Cell::kText: AppendTextString(cell.text, out); return;
-    case decode::Cell::kBytes: AppendTextString(cell.bytes, out); return;
+    case decode::Cell::kBytes:
+      if (IsValidUtf8(cell.bytes)) {  // as in AppendCellJson
+        AppendTextString(cell.bytes, out);
+        return;
+      }
+      [[fallthrough]];
     case decode::Cell::kBinary:
       out->append("0x");
       decode::AppendHex(cell.bytes, out);
