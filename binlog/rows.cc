@@ -49,7 +49,7 @@ uint8_t BlobPrefix(const ColumnDef& c) {
     case kColTinyBlob: return 1;
     case kColBlob: return 2;
     case kColMediumBlob: return 3;
-    default: return 4;  // LONGBLOB, JSON, GEOMETRY
+    default: return 4;  // LONGBLOB, JSON, GEOMETRY, VECTOR
   }
 }
 
@@ -155,7 +155,7 @@ size_t EncodeColumnMeta(const ColumnDef& c, char* out) {
     case kColFloat: out[0] = 4; return 1;
     case kColDouble: out[0] = 8; return 1;
     case kColBlob: case kColTinyBlob: case kColMediumBlob: case kColLongBlob:
-    case kColJson: case kColGeometry:
+    case kColJson: case kColGeometry: case kColVector:
       out[0] = static_cast<char>(BlobPrefix(c));
       return 1;
     case kColTime2: case kColDatetime2: case kColTimestamp2:
@@ -261,7 +261,7 @@ absl::StatusOr<ColumnCodec> MakeColumnCodec(const ColumnDef& c) {
       k.max_len = c.length;
       break;
     case kColBlob: case kColTinyBlob: case kColMediumBlob: case kColLongBlob:
-    case kColJson: case kColGeometry:
+    case kColJson: case kColGeometry: case kColVector:
       if (c.length > 4) return bad("length-prefix size not 1..4");
       k.pack = ColumnCodec::kPrefixed;
       k.prefix = BlobPrefix(c);
@@ -775,6 +775,7 @@ bool ReadColumnMeta(ByteReader* r, Column* c) {
     case kColLongBlob:
     case kColGeometry:
     case kColJson:
+    case kColVector:
     case kColTime2:
     case kColDatetime2:
     case kColTimestamp2:
@@ -997,7 +998,7 @@ void SetSkipPlan(Column* c) {
       c->skip_prefix = c->length > 255 ? 2 : 1;
       return;
     case kColBlob: case kColTinyBlob: case kColMediumBlob: case kColLongBlob:
-    case kColGeometry: case kColJson:
+    case kColGeometry: case kColJson: case kColVector:
       if (c->meta >= 1 && c->meta <= 4) c->skip_prefix = static_cast<uint8_t>(c->meta);
       return;
     default:

@@ -247,6 +247,48 @@ INSTANTIATE_TEST_SUITE_P(Flavors, RowsWriterTypesTest,
                          ::testing::Values(LogFlavor::kMySQL,
                                            LogFlavor::kMariaDB));
 
+// MySQL 9's VECTOR (type 242): one metadata byte, the value length-prefixed
+// (4 bytes) holding little-endian float32s. Decoded as a JSON array;
+// bytes that are not whole floats as hex.
+TEST(RowsWriterTest, VectorColumnsDecodeAsArraysOfFloats) {
+  TableDef t;
+  t.table_id = 9;
+  t.schema = "db";
+  t.table = "v";
+  t.metadata = RowMetadata::kMinimal;
+  t.columns = {Col(kColLong), Col(kColVector)};
+  RowsWriter w = MakeWriter(LogFlavor::kMySQL);
+  auto h = w.DescribeTable(t);
+  ASSERT_TRUE(h.ok()) << h.status();
+  auto floats = [](std::vector<float> v) {
+    std::string b(v.size() * 4, '\0');
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &v[i], 4);
+      StoreLe32(b.data() + 4 * i, bits);
+    }
+    return b;
+  };
+  const std::string v1 = floats({1.1f, 2.2f, -0.5f});
+  TransactionBuffer txn(false);
+  ASSERT_TRUE(w.BeginStatement(&txn, 1).ok());
+  ASSERT_TRUE(w.Insert(*h, {Value::Int(1), Value::Bytes(v1)}).ok());
+  ASSERT_TRUE(w.Insert(*h, {Value::Int(2), Value::Bytes("abc")}).ok());
+  ASSERT_TRUE(w.EndStatement().ok());
+  std::vector<std::string> images = DecodeImages(txn);
+  ASSERT_EQ(images.size(), 2u);
+  EXPECT_EQ(images[0], "0=1,1=[1.1,2.2,-0.5]");
+  EXPECT_EQ(images[1], "0=2,1=abc");  // 3 bytes: not floats, kBinary
+  std::vector<Ev> evs = Events(txn);
+  ASSERT_FALSE(evs.empty());
+  ASSERT_EQ(evs[0].type, kTableMapEvent);
+  auto tm = DecodeTableMap(evs[0].body, 8);
+  ASSERT_TRUE(tm.ok()) << tm.status();
+  ASSERT_TRUE(tm->columns_error.empty()) << tm->columns_error;
+  EXPECT_EQ(tm->columns[1].type, kColVector);
+  EXPECT_EQ(tm->columns[1].meta, 4u);
+}
+
 TEST(PackTest, DecimalMatchesMySqlDocumentedBytes) {
   // strings/decimal.cc's own example: 1234567890.1234 as DECIMAL(14,4).
   char out[16];
