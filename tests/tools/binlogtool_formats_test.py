@@ -4,7 +4,8 @@
 documented layouts, tests/testutil/format_variants.h):
 
   MariaDb114Test   MariaDB 11.4+ files (log_pos 0 inside transactions):
-                   verify, list, dump and find read every event
+                   verify, list, dump and find read every event, at the
+                   offsets and with the log_pos mariadb-binlog shows
   RelayLog55Test   a MySQL 5.5 replica's relay log: read to its end
   UnreadDataTest   dump and list never exit 0 when they stop before the
                    end of a file (bytes after a Rotate event)
@@ -20,6 +21,8 @@ PATH).
 
 import json
 import os
+import re
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -115,6 +118,51 @@ class MariaDb114Test(unittest.TestCase):
         for g in (gtids[0], gtids[len(gtids) // 2], gtids[-1]):
             rc, out, err = run("find", f"--gtid={g}", self.dir)
             self.assertEqual(rc, 0, (g, out, err))
+
+
+def mariadb_binlog_events(path):
+    """(offset, end_log_pos) of each event as Debian's mariadb-binlog prints
+    them, or None without mariadb-binlog."""
+    tool = shutil.which("mariadb-binlog")
+    if tool is None:
+        return None
+    r = subprocess.run([tool, path], capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    text = r.stdout.decode("utf-8", errors="replace")
+    ats = [int(m) for m in re.findall(r"^# at (\d+)$", text, re.M)]
+    ends = [int(m) for m in re.findall(r"^#\d{6} .* end_log_pos (\d+) ", text,
+                                       re.M)]
+    return list(zip(ats, ends))
+
+
+def tool_events(path):
+    rc, out, err = run("dump", "--format=jsonl", path)
+    assert rc == 0, err
+    return [(e["pos"], e["log_pos"]) for e in jsonl(out) if "pos" in e]
+
+
+class MariaDbBinlogAgreesTest(unittest.TestCase):
+    """binlogtool and mariadb-binlog see the same events at the same
+    offsets with the same log_pos (skipped without mariadb-binlog, as the
+    other compat tests)."""
+
+    def check(self, path):
+        want = mariadb_binlog_events(path)
+        if want is None:
+            self.skipTest("mariadb-binlog not installed")
+        got = tool_events(path)
+        self.assertTrue(got)
+        self.assertEqual(got, want, path)
+
+    def test_maria114_files(self):
+        d, _ = variants()
+        for name in sorted(os.listdir(os.path.join(d, "maria114"))):
+            if not name.endswith(".index"):
+                self.check(os.path.join(d, "maria114", name))
+
+    def test_relay_log_55(self):
+        d, _ = variants()
+        self.check(os.path.join(d, "relay55", "relay-bin.000002"))
 
 
 class RelayLog55Test(unittest.TestCase):
