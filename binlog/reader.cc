@@ -26,6 +26,7 @@
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "binlog/log_source.h"
+#include "binlog/maria_encryption.h"
 #include "binlog/reader_buffers.h"
 #include "binlog/status_macros.h"
 
@@ -236,6 +237,7 @@ absl::Status Reader::OpenFile(uint64_t number) {
   file_number_ = number;
   file_name_ = source_->FileName(number);
   file_done_ = false;
+  decrypting_ = false;
   pos_ = 0;
   return ReadFormatDescription();
 }
@@ -433,6 +435,16 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       return Corrupt(pos_, why);
     }
     absl::string_view data = got;
+    if (decrypting_) {
+      // The stored event is encrypted but for its event_size: decrypted
+      // here, it is validated and returned as the server built it.
+      absl::Status d = DecryptMariaEvent(maria_key_, maria_nonce_,
+                                         static_cast<uint32_t>(pos_), got,
+                                         &buffers_->decrypted);
+      if (!d.ok()) return Corrupt(pos_, d.message());
+      data = buffers_->decrypted;
+      h = DecodeHeader(data);
+    }
     ChecksumState cs = ChecksumState::kNone;
     if (has_checksums_ && checksum_mode != ChecksumMode::kSkip) {
       if (EventChecksumMatches(data)) {
@@ -490,16 +502,30 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     ev->from_payload = false;
     pos_ = end;
     if (h.type == kMariaStartEncryptionEvent &&
-        cs != ChecksumState::kBad) {
+        cs != ChecksumState::kBad && !decrypting_) {
       // MariaDB's encrypt_binlog: every event after this one is encrypted
-      // with a key of the server's key management plugin. The event itself
-      // is returned; the reader stops after it.
-      sticky_ = absl::UnimplementedError(absl::StrCat(
-          file_name_, ": offset ", end,
-          ": MariaDB-encrypted binlog (encrypt_binlog; Start_encryption "
-          "event at offset ", ev->offset,
-          "): the events after it are encrypted and the library does not "
-          "decrypt them"));
+      // with a key of the server's key management plugin
+      // (binlog/maria_encryption.h). The event itself is returned; without
+      // the key the reader stops after it.
+      auto start = DecodeMariaStartEncryption(
+          EventBody(data, has_checksums_));
+      if (!start.ok()) return Corrupt(ev->offset, start.status().message());
+      auto key = options_.mariadb_binlog_keys.find(kMariaBinlogKeyId);
+      if (key != options_.mariadb_binlog_keys.end()) {
+        decrypting_ = true;
+        maria_key_ = key->second;
+        maria_nonce_ = start->nonce;
+      } else {
+        sticky_ = absl::UnimplementedError(absl::StrCat(
+            file_name_, ": offset ", end,
+            ": MariaDB-encrypted binlog (encrypt_binlog; Start_encryption "
+            "event at offset ", ev->offset, ", key version ",
+            start->key_version,
+            "): the events after it are encrypted; reading them needs key ",
+            kMariaBinlogKeyId, " of the server's file_key_management key "
+            "file (ReaderOptions::mariadb_binlog_keys, binlogtool "
+            "--mariadb_key_file)"));
+      }
     }
     if (h.type == kTransactionPayloadEvent && expand &&
         cs != ChecksumState::kBad) {
@@ -539,7 +565,7 @@ absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
         "read them to the payload's end first");
   }
   if (started_ && !need_fde_ && !file_done_ && !fde_pending_return_ &&
-      !fde_.relay_log) {
+      !fde_.relay_log && !decrypting_) {
     bool done = false;
     BINLOG_RETURN_IF_ERROR(FillBatch(b, bo, &done));
     if (done) return absl::OkStatus();
@@ -595,7 +621,11 @@ absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
     // a bad checksum: the batch ends before it (and a batch that would be
     // empty is read by ReadEvent, which reports or records it).
     if (size < min_size || size > kMaxEventSize || size > n - off) break;
-    if (type == kFormatDescriptionEvent) break;
+    // A Start_encryption event changes how the events after it are read
+    // (ReadEvent takes it alone).
+    if (type == kFormatDescriptionEvent || type == kMariaStartEncryptionEvent) {
+      break;
+    }
     // log_pos as Next() checks it: one load, and what tells a torn event
     // (followed by zeros or garbage) from a whole one without its CRC.
     if (options_.check_log_pos) {

@@ -69,7 +69,11 @@
 //                opens the file; "unsupported binlog version N"), or the
 //                events after a MariaDB Start_encryption event (164; the
 //                Start_encryption event itself is returned, the error
-//                comes next and stays).
+//                comes next and stays) when ReaderOptions::
+//                mariadb_binlog_keys lacks key 1. With the key, the
+//                events after it are decrypted (binlog/maria_encryption.h)
+//                and validated and returned as the server wrote them
+//                (NextBatch then returns them one per batch, decrypted).
 //   other        I/O errors from the FileSystem.
 //
 // Thread safety: not thread-safe; use one reader per thread. Any number of
@@ -319,6 +323,12 @@ class Reader {
   bool in_payload_ = false;
   size_t payload_next_ = 0;
   Event payload_event_;
+
+  // A MariaDB-encrypted file after its Start_encryption event, with the
+  // key (ReaderOptions::mariadb_binlog_keys) and the event's nonce.
+  bool decrypting_ = false;
+  std::string maria_key_;
+  std::string maria_nonce_;
 
   bool started_ = false;
   absl::Status sticky_;  // a DataLoss the reader cannot move past

@@ -66,6 +66,23 @@ void ErrStatus(absl::string_view command, const absl::Status& s) {
                    "\n"));
 }
 
+namespace {
+std::map<uint32_t, std::string>& MariaDbKeys() {
+  static auto* keys = new std::map<uint32_t, std::string>();
+  return *keys;
+}
+}  // namespace
+
+ReaderOptions BaseReaderOptions() {
+  ReaderOptions o;
+  o.mariadb_binlog_keys = MariaDbKeys();
+  return o;
+}
+
+void SetMariaDbKeys(std::map<uint32_t, std::string> keys) {
+  MariaDbKeys() = std::move(keys);
+}
+
 int ExitForStatus(const absl::Status& s) {
   if (absl::IsDataLoss(s)) return kExitDamaged;
   if (absl::IsUnimplemented(s)) return kExitUnsupported;

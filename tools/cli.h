@@ -45,6 +45,11 @@ inline constexpr int kExitUnsupported = 4;
 // kExitUnsupported for Unimplemented, kExitUsage for anything else (I/O).
 int ExitForStatus(const absl::Status& s);
 
+// The ReaderOptions every command starts from: the defaults, plus the
+// MariaDB binlog keys of --mariadb_key_file (SetMariaDbKeys).
+ReaderOptions BaseReaderOptions();
+void SetMariaDbKeys(std::map<uint32_t, std::string> keys);
+
 // For dump and list: reports on stderr every torn tail in `tails` that is
 // data the reader did not read (TornTail::unread_data: bytes after a
 // Rotate event, a torn event in a closed file) and returns kExitDamaged if

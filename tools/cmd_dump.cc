@@ -120,7 +120,7 @@ int RunDump(io::FileSystem* fs, const Args& args) {
     return UsageError("dump", "--start-position must be at least 4");
   }
 
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   // Payload events are expanded into their inner events unless --raw.
   if (args.Has("--raw")) SetRawPayloads(&o);

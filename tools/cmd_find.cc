@@ -138,7 +138,7 @@ int RunFind(io::FileSystem* fs, const Args& args) {
   int64_t secs = by_time ? absl::ToUnixSeconds(when) : 0;
   uint32_t time = secs < 0 ? 0 : secs > 0xFFFFFFFFll ? 0xFFFFFFFFu
                                                       : static_cast<uint32_t>(secs);
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   auto reader = OpenReader(fs, src, o);
   if (!reader.ok()) {

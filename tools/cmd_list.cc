@@ -214,7 +214,7 @@ int RunList(io::FileSystem* fs, const Args& args) {
       !ResolveSource(fs, args.paths, basename, &src, &error)) {
     return UsageError("list", error);
   }
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   SetRawPayloads(&o);  // count Transaction_payload events as stored
   Progress progress("list", SourceBytes(fs, src), /*stdout_is_output=*/false);

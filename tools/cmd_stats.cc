@@ -464,7 +464,7 @@ int RunStats(io::FileSystem* fs, const Args& args) {
   if (!ResolveSource(fs, args.paths, basename, &src, &error)) {
     return UsageError("stats", error);
   }
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   // Payloads expanded (the default): their rows count per table, and the
   // Reader's payload header gives the compressed size.

@@ -248,7 +248,7 @@ int RunVerify(io::FileSystem* fs, const Args& args) {
       !ResolveSource(fs, args.paths, basename, &src, &error)) {
     return UsageError("verify", error);
   }
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   o.check_log_pos = true;
   Progress progress("verify", SourceBytes(fs, src), /*stdout_is_output=*/false);

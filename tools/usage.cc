@@ -34,6 +34,10 @@ Encrypted binlog files (MySQL 8.0.14+ binlog_encryption; every command
 reads them) need --keyring_file=PATH: a text file with one master key per
 line, "<key_id> <64 hex digits>" (e.g. "MySQLReplicationKey_<uuid>_1 0a1b..."),
 '#' starts a comment line. Offsets shown are those of the plain file.
+MariaDB-encrypted binlogs (encrypt_binlog) need --mariadb_key_file=PATH:
+the key file of MariaDB's file_key_management plugin ("<id>;<hex key>"
+lines; key 1 is the binlogs'). Without it, reading stops after the
+Start_encryption event with exit status 4.
 Times are UTC: 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DDTHH:MM:SS', 'YYYY-MM-DD'
 or @SECONDS since the epoch.
 
@@ -305,7 +309,9 @@ const char* CommandUsage(absl::string_view command) {
 }
 
 std::vector<FlagSpec> CommandFlags(absl::string_view command) {
-  std::vector<FlagSpec> flags = {{"--basename", true}, {"--keyring_file", true}};
+  std::vector<FlagSpec> flags = {{"--basename", true},
+                                 {"--keyring_file", true},
+                                 {"--mariadb_key_file", true}};
   if (command != "verify") flags.push_back({"--format", true});
   if (command == "dump") {
     flags.insert(flags.end(), {{"--decode-rows", false},

@@ -11,6 +11,8 @@ documented layouts, tests/testutil/format_variants.h):
                    end of a file (bytes after a Rotate event)
   OldVersionTest   binlog v3: "unsupported binlog version 3", exit 4
   IncidentTest     an Incident event with an invalid number is a problem
+  MariaDbEncryptedTest  a real MariaDB-encrypted binlog: exit 4 without
+                   the key, every event decrypted with --mariadb_key_file
   PayloadTest      events inside a Transaction_payload carry no checksum
                    of their own: checksum "none", the payload's in
                    payload_checksum
@@ -34,6 +36,7 @@ TOOL = os.path.join(ROOT, "tools", "binlogtool")
 MAKE = os.path.join(ROOT, "tests", "tools", "make_format_variants")
 GEN = os.path.join(ROOT, "tools", "binlog_gen")
 CORPUS = os.path.join(ROOT, "tests", "data", "mariadb")
+ENCRYPTED = os.path.join(ROOT, "tests", "data", "mariadb-encrypted")
 EXIT_UNSUPPORTED = 4
 
 
@@ -239,6 +242,39 @@ class IncidentTest(unittest.TestCase):
         rc, out, err = run("verify", self.incident_file(7))
         self.assertEqual(rc, 1, out + err)
         self.assertIn("invalid incident number 7", out)
+
+
+class MariaDbEncryptedTest(unittest.TestCase):
+    def test_without_the_key_exit_4(self):
+        for cmd in ("dump", "list", "verify"):
+            rc, out, err = run(cmd, ENCRYPTED)
+            self.assertEqual(rc, EXIT_UNSUPPORTED, (cmd, out, err))
+            self.assertIn("MariaDB-encrypted binlog", out + err)
+            self.assertIn("--mariadb_key_file", out + err)
+
+    def test_with_the_key_file_every_event_reads(self):
+        key = "--mariadb_key_file=" + os.path.join(ENCRYPTED, "keys.txt")
+        rc, out, err = run("verify", key, ENCRYPTED)
+        self.assertEqual(rc, 0, out + err)
+        self.assertTrue(out.endswith("transactions: OK\n"), out)
+        rc, out, err = run("dump", "--format=jsonl", "--decode-rows", key,
+                           ENCRYPTED)
+        self.assertEqual(rc, 0, err)
+        events = jsonl(out)
+        self.assertTrue(all(e["checksum"] == "ok" for e in events
+                            if "checksum" in e))
+        rows = [e["rows"] for e in events if e.get("type") == 23]
+        self.assertEqual(rows, [[{"after": {"@1": 1, "@2": "secret one"}},
+                                 {"after": {"@1": 2, "@2": "secret two"}}]])
+
+    def test_bad_key_file_is_a_usage_error(self):
+        d = tempfile.mkdtemp(dir=os.environ.get("TEST_TMPDIR"))
+        path = os.path.join(d, "keys.txt")
+        with open(path, "w") as f:
+            f.write("1;nothex\n")
+        rc, out, err = run("list", "--mariadb_key_file=" + path, ENCRYPTED)
+        self.assertEqual(rc, 2, err)
+        self.assertIn("--mariadb_key_file", err)
 
 
 class PayloadTest(unittest.TestCase):
