@@ -94,6 +94,33 @@ bool ServerVersionHasChecksumAlg(absl::string_view server_version) {
   return true;
 }
 
+bool ServerVersionWritesUnpositionedCacheEvents(
+    absl::string_view server_version) {
+  if (server_version.find("MariaDB") == absl::string_view::npos) return false;
+  int v[3];
+  ParseVersion(server_version, v);
+  return v[0] > 11 || (v[0] == 11 && v[1] >= 4);
+}
+
+bool LogPosMayBeZero(const FormatDescription& fde, uint8_t type) {
+  if (!fde.unpositioned_cache_events) return false;
+  switch (type) {
+    case kFormatDescriptionEvent:
+    case kRotateEvent:
+    case kStopEvent:
+    case kMariaGtidListEvent:
+    case kMariaBinlogCheckpointEvent:
+    case kMariaStartEncryptionEvent:
+    case kMariaGtidEvent:
+    case kXidEvent:
+    case kXaPrepareEvent:
+    case kIncidentEvent:
+      return false;
+    default:
+      return true;
+  }
+}
+
 absl::StatusOr<FormatDescription> DecodeFormatDescription(
     absl::string_view event) {
   if (event.size() < kFdePostHeaderOffset) {
@@ -128,6 +155,8 @@ absl::StatusOr<FormatDescription> DecodeFormatDescription(
         "server version '", absl::CHexEscape(fd.server_version),
         "' in the format description does not parse as X.Y.Z"));
   }
+  fd.unpositioned_cache_events =
+      ServerVersionWritesUnpositionedCacheEvents(fd.server_version);
   fd.create_timestamp = LoadLe32(event.data() + kFdeCreateTimestampOffset);
   fd.common_header_len = static_cast<uint8_t>(event[kFdeHeaderLenOffset]);
   if (fd.common_header_len < kHeaderSize) {

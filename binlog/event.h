@@ -92,6 +92,10 @@ struct FormatDescription {
   // a relay log (binlog/relay_log.h), whose events carry the source's
   // log_pos.
   bool relay_log = false;
+  // Written by MariaDB 11.4 or later: the events a transaction or statement
+  // wrote into the server's binlog cache carry log_pos 0 (see
+  // LogPosMayBeZero).
+  bool unpositioned_cache_events = false;
 
   bool has_checksums() const { return checksum_alg == ChecksumAlg::kCrc32; }
   // Post-header length declared for `type`, or 0 if not declared.
@@ -111,6 +115,30 @@ void ParseServerVersion(absl::string_view server_version, int out[3]);
 // True if "X.Y.Z..." parses to a version at or above the one where the
 // checksum algorithm byte was introduced (MySQL 5.6.1, MariaDB 5.3.0).
 bool ServerVersionHasChecksumAlg(absl::string_view server_version);
+
+// True for a MariaDB server version at or above 11.4.0. From 11.4 MariaDB
+// computes the checksums of the events a transaction (or a non-transactional
+// statement) writes into its binlog cache when it writes them there, before
+// their place in the file is known, and copies the cache into the file
+// without filling in their log_pos: those events carry log_pos 0 (unless the
+// server runs with binlog_legacy_event_pos=ON, or encrypts its binlog, or is
+// a Galera node, where the old fix-up is kept). The events MariaDB writes to
+// the file directly keep their end offset: the Format_description, Rotate,
+// Stop, Gtid_list, Binlog_checkpoint and Start_encryption events, and each
+// event group's Gtid event and its end (Xid, XA_prepare, or the COMMIT or
+// ROLLBACK Query event), and Incident events.
+bool ServerVersionWritesUnpositionedCacheEvents(
+    absl::string_view server_version);
+
+// True if an event of `type` may carry log_pos 0 in a file described by
+// `fde`: the file's writer is MariaDB 11.4+ (unpositioned_cache_events) and
+// `type` is one MariaDB can write through its binlog cache (anything but the
+// directly written events listed above; a Query event can be either: the
+// statements inside a group go through the cache, the group's COMMIT does
+// not, so a Query with log_pos 0 is accepted). A reader that checks log_pos
+// accepts exactly 0 for those events and still requires the end offset
+// everywhere else.
+bool LogPosMayBeZero(const FormatDescription& fde, uint8_t type);
 
 // Body of an event without header and footer, given the file's checksum
 // setting. REQUIRES: the event was validated (size >= header + footer).

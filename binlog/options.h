@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <string>
 
@@ -524,6 +525,14 @@ struct ReaderOptions {
   // (kMaxPayloadSize): a reader with the default reads every payload the
   // log accepts.
   size_t max_payload_size = kMaxPayloadSize;
+
+  // Keys for MariaDB-encrypted binlogs (encrypt_binlog): key id -> key, as
+  // MariaDB's file_key_management plugin reads them from its key file
+  // (ParseMariaKeyFile in binlog/maria_encryption.h). With the key of id 1
+  // the events after a file's Start_encryption event are decrypted and
+  // returned as the server wrote them; without it the reader stops there
+  // (Unimplemented).
+  std::map<uint32_t, std::string> mariadb_binlog_keys;
 };
 
 }  // namespace binlog

@@ -26,6 +26,7 @@
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "binlog/log_source.h"
+#include "binlog/maria_encryption.h"
 #include "binlog/reader_buffers.h"
 #include "binlog/status_macros.h"
 
@@ -234,6 +235,7 @@ absl::Status Reader::OpenFile(uint64_t number) {
   file_number_ = number;
   file_name_ = source_->FileName(number);
   file_done_ = false;
+  decrypting_ = false;
   pos_ = 0;
   return ReadFormatDescription();
 }
@@ -267,6 +269,23 @@ absl::Status Reader::ReadFormatDescription() {
     return Corrupt(kMagicSize, "file ends before its Format_description event");
   }
   EventHeader h = DecodeHeader(got.substr(kMagicSize, kHeaderSize));
+  if (h.type == kStartEventV3) {
+    // MySQL 3.23 (binlog v1, 13-byte headers) and 4.0-4.1 (v3; v2 in
+    // 4.0.0-4.0.1) start their files with a Start_v3 event, whose body
+    // begins with the binlog version: after 13 header bytes in v1, after
+    // 19 in v2 and v3. Not damage: a format the library does not read.
+    BINLOG_RETURN_IF_ERROR(Fill(kMagicSize, kHeaderSize + 2, limit, &got));
+    uint16_t version = 0;
+    if (got.size() >= kHeaderSize + 2) {
+      const uint16_t v3 = LoadLe16(got.data() + kHeaderSize);
+      const uint16_t v1 = LoadLe16(got.data() + 13);
+      version = (v3 == 2 || v3 == 3) ? v3 : v1 == 1 ? 1 : v3;
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        file_name_, ": unsupported binlog version ", version,
+        " (a Start_v3 event opens the file: MySQL 3.23-4.x; the library "
+        "reads binlog v4, MySQL 5.0 and later, MariaDB)"));
+  }
   if (h.type != kFormatDescriptionEvent) {
     return Corrupt(kMagicSize, absl::StrCat("first event is type ", h.type,
                                             ", not FORMAT_DESCRIPTION_EVENT"));
@@ -349,7 +368,7 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       }
       if (fde_.in_use || AllZero(p, avail)) {
         TornTail t{file_name_, pos_, avail, AllZero(p, avail), fde_.in_use,
-                   absl::StrCat("file ends inside an event header (",
+                   false, absl::StrCat("file ends inside an event header (",
                                 avail, " of 19 bytes)")};
         torn_tails_.push_back(std::move(t));
         file_done_ = true;
@@ -366,7 +385,7 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       BINLOG_ASSIGN_OR_RETURN(uint64_t size, file_->Size());
       torn_tails_.push_back(TornTail{
           file_name_, pos_, size > pos_ ? size - pos_ : 0, true, fde_.in_use,
-          "zero bytes where an event header should be"});
+          false, "zero bytes where an event header should be"});
       file_done_ = true;
       continue;
     }
@@ -407,13 +426,23 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
                                      EventTypeName(h.type), ")");
       if (fde_.in_use) {
         torn_tails_.push_back(
-            TornTail{file_name_, pos_, avail, false, true, why});
+            TornTail{file_name_, pos_, avail, false, true, false, why});
         file_done_ = true;
         continue;
       }
       return Corrupt(pos_, why);
     }
     absl::string_view data = got;
+    if (decrypting_) {
+      // The stored event is encrypted but for its event_size: decrypted
+      // here, it is validated and returned as the server built it.
+      absl::Status d = DecryptMariaEvent(maria_key_, maria_nonce_,
+                                         static_cast<uint32_t>(pos_), got,
+                                         &buffers_->decrypted);
+      if (!d.ok()) return Corrupt(pos_, d.message());
+      data = buffers_->decrypted;
+      h = DecodeHeader(data);
+    }
     ChecksumState cs = ChecksumState::kNone;
     if (has_checksums_ && checksum_mode != ChecksumMode::kSkip) {
       if (EventChecksumMatches(data)) {
@@ -430,9 +459,19 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     // A relay log's events carry the source's log_pos, not offsets in this
     // file: the check is off for files whose Format_description has the
     // relay flag, whatever the options say.
+    // A relay log written by a MySQL 5.0-5.5 replica has no relay flag: it
+    // is recognized by the source's Rotate event that such a replica writes
+    // after the file's own Format_description, with log_pos 0 and without
+    // the artificial flag (no binlog has a Rotate with log_pos 0). From
+    // there the file is read as a relay log.
+    if (h.type == kRotateEvent && h.log_pos == 0 && !fde_.relay_log &&
+        !(h.flags & kFlagArtificial) && cs != ChecksumState::kBad) {
+      fde_.relay_log = true;
+    }
     if (options_.check_log_pos && !fde_.relay_log && cs != ChecksumState::kBad &&
         h.log_pos != static_cast<uint32_t>(end) &&
-        !(h.flags & kFlagArtificial)) {
+        !(h.flags & kFlagArtificial) &&
+        !(h.log_pos == 0 && LogPosMayBeZero(fde_, h.type))) {
       return Corrupt(pos_, absl::StrCat("log_pos ", h.log_pos,
                                         " does not match the event end ", end));
     }
@@ -460,6 +499,32 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     ev->file_has_checksums = has_checksums_;
     ev->from_payload = false;
     pos_ = end;
+    if (h.type == kMariaStartEncryptionEvent &&
+        cs != ChecksumState::kBad && !decrypting_) {
+      // MariaDB's encrypt_binlog: every event after this one is encrypted
+      // with a key of the server's key management plugin
+      // (binlog/maria_encryption.h). The event itself is returned; without
+      // the key the reader stops after it.
+      auto start = DecodeMariaStartEncryption(
+          EventBody(data, has_checksums_));
+      if (!start.ok()) return Corrupt(ev->offset, start.status().message());
+      auto key = options_.mariadb_binlog_keys.find(kMariaBinlogKeyId);
+      if (key != options_.mariadb_binlog_keys.end()) {
+        decrypting_ = true;
+        maria_key_ = key->second;
+        maria_nonce_ = start->nonce;
+      } else {
+        sticky_ = absl::UnimplementedError(absl::StrCat(
+            file_name_, ": offset ", end,
+            ": MariaDB-encrypted binlog (encrypt_binlog; Start_encryption "
+            "event at offset ", ev->offset, ", key version ",
+            start->key_version,
+            "): the events after it are encrypted; reading them needs key ",
+            kMariaBinlogKeyId, " of the server's file_key_management key "
+            "file (ReaderOptions::mariadb_binlog_keys, binlogtool "
+            "--mariadb_key_file)"));
+      }
+    }
     if (h.type == kTransactionPayloadEvent && expand &&
         cs != ChecksumState::kBad) {
       return StartPayload(ev);  // its first inner event, or DataLoss
@@ -483,7 +548,7 @@ void Reader::EndFileAtRotate(uint64_t end, uint64_t limit) {
   auto size = file_->Size();
   if (size.ok() && *size > end) {
     torn_tails_.push_back(TornTail{
-        file_name_, end, *size - end, false, fde_.in_use,
+        file_name_, end, *size - end, false, fde_.in_use, /*after_rotate=*/true,
         absl::StrCat(*size - end, " bytes after the Rotate event")});
   }
 }
@@ -498,7 +563,7 @@ absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
         "read them to the payload's end first");
   }
   if (started_ && !need_fde_ && !file_done_ && !fde_pending_return_ &&
-      !fde_.relay_log) {
+      !fde_.relay_log && !decrypting_) {
     bool done = false;
     BINLOG_RETURN_IF_ERROR(FillBatch(b, bo, &done));
     if (done) return absl::OkStatus();
@@ -554,13 +619,20 @@ absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
     // a bad checksum: the batch ends before it (and a batch that would be
     // empty is read by ReadEvent, which reports or records it).
     if (size < min_size || size > kMaxEventSize || size > n - off) break;
-    if (type == kFormatDescriptionEvent) break;
+    // A Start_encryption event changes how the events after it are read
+    // (ReadEvent takes it alone).
+    if (type == kFormatDescriptionEvent || type == kMariaStartEncryptionEvent) {
+      break;
+    }
     // log_pos as Next() checks it: one load, and what tells a torn event
     // (followed by zeros or garbage) from a whole one without its CRC.
-    if (options_.check_log_pos &&
-        LoadLe32(p + kLogPosOffset) != static_cast<uint32_t>(pos_ + off + size) &&
-        (LoadLe16(p + kFlagsOffset) & kFlagArtificial) == 0) {
-      break;
+    if (options_.check_log_pos) {
+      const uint32_t log_pos = LoadLe32(p + kLogPosOffset);
+      if (log_pos != static_cast<uint32_t>(pos_ + off + size) &&
+          (LoadLe16(p + kFlagsOffset) & kFlagArtificial) == 0 &&
+          !(log_pos == 0 && LogPosMayBeZero(fde_, type))) {
+        break;
+      }
     }
     if (verify && !EventChecksumMatches(absl::string_view(p, size))) break;
     b->starts.push_back(static_cast<uint32_t>(off));

@@ -16,9 +16,19 @@
 // file must be a Format_description event; it decides whether the file's
 // events carry checksums.
 //
+// Positions written by MariaDB 11.4 and later: the events a transaction
+// wrote through the server's binlog cache carry log_pos 0; exactly 0 is
+// accepted for them, in files whose Format_description names MariaDB 11.4+
+// (FormatDescription::unpositioned_cache_events, LogPosMayBeZero in
+// binlog/event.h); every other event keeps the check.
+//
 // Relay logs (binlog/relay_log.h) are detected by the relay flag
-// (LOG_EVENT_RELAY_LOG_F) in a file's first Format_description, and read
-// with these differences, whatever the ReaderOptions say: log_pos is not
+// (LOG_EVENT_RELAY_LOG_F) in a file's first Format_description, or, for the
+// relay logs of MySQL 5.0-5.5 replicas, which have no such flag, by the
+// source's Rotate event such a replica stores after its own
+// Format_description: log_pos 0 without the artificial flag (no binlog has
+// one); format_description().relay_log is then true from that event on.
+// Relay logs are read with these differences, whatever the ReaderOptions say: log_pos is not
 // checked (the events carry the source's log_pos; check_log_pos is off for
 // that file), the source's Format_description later in the file applies to
 // the events after it (format_description() returns it then, with the
@@ -54,6 +64,16 @@
 //                position() is that offset. The reader stays at that event:
 //                later calls return the same error.
 //   NotFound     a file the reader needs is missing (purged, deleted).
+//   Unimplemented  a file in a format the library does not read (not
+//                damage): binlog v1-v3 (MySQL 3.23-4.x: a Start_v3 event
+//                opens the file; "unsupported binlog version N"), or the
+//                events after a MariaDB Start_encryption event (164; the
+//                Start_encryption event itself is returned, the error
+//                comes next and stays) when ReaderOptions::
+//                mariadb_binlog_keys lacks key 1. With the key, the
+//                events after it are decrypted (binlog/maria_encryption.h)
+//                and validated and returned as the server wrote them
+//                (NextBatch then returns them one per batch, decrypted).
 //   other        I/O errors from the FileSystem.
 //
 // Thread safety: not thread-safe; use one reader per thread. Any number of
@@ -151,7 +171,15 @@ struct TornTail {
   uint64_t trailing_bytes = 0;  // bytes after it
   bool zeros = false;           // all-zero header where an event should start
   bool in_use = false;          // the file's in-use flag was set
+  // Bytes after a Rotate event, which ends its file: they were not read.
+  bool after_rotate = false;
   std::string reason;
+
+  // The tail is data the reader skipped rather than what a crash or a
+  // preallocation leaves: bytes after a Rotate event, or a torn event in a
+  // closed file (in-use flag clear) that are not all zeros. A reader of
+  // such a file has not read all of it.
+  bool unread_data() const { return after_rotate || (!zeros && !in_use); }
 };
 
 class Reader {
@@ -295,6 +323,12 @@ class Reader {
   bool in_payload_ = false;
   size_t payload_next_ = 0;
   Event payload_event_;
+
+  // A MariaDB-encrypted file after its Start_encryption event, with the
+  // key (ReaderOptions::mariadb_binlog_keys) and the event's nonce.
+  bool decrypting_ = false;
+  std::string maria_key_;
+  std::string maria_nonce_;
 
   bool started_ = false;
   absl::Status sticky_;  // a DataLoss the reader cannot move past

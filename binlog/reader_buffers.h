@@ -10,6 +10,7 @@
 #define BINLOG_BINLOG_READER_BUFFERS_H_
 
 #include <memory>
+#include <string>
 
 #include "binlog/reader.h"
 #include "io/codec.h"
@@ -22,6 +23,8 @@ struct Reader::Buffers {
   std::unique_ptr<io::SequentialReader> seq;
   // The inner events of the payload being expanded (PayloadMode::kDecoded).
   io::ByteBuffer payload;
+  // The event being returned, decrypted (MariaDB-encrypted files).
+  std::string decrypted;
 };
 
 }  // namespace binlog

@@ -27,10 +27,17 @@ bool IsBlobFamily(uint8_t type) {
 
 // Character columns (DEFAULT_CHARSET / COLUMN_CHARSET): MySQL's
 // is_character_type. MariaDB logs JSON as LONGTEXT, a character column.
+// Columns listed in the DEFAULT_CHARSET / COLUMN_CHARSET metadata. MariaDB
+// lists every column whose binlog type info has a character set, GEOMETRY
+// included (binary, collation 63); MySQL's is_character_type leaves
+// GEOMETRY out.
 bool DefIsCharacter(ColumnType t, LogFlavor flavor) {
   return t == kColString || t == kColVarchar || t == kColVarString ||
-         IsBlobFamily(t) || (t == kColJson && flavor == LogFlavor::kMariaDB);
+         IsBlobFamily(t) ||
+         ((t == kColJson || t == kColGeometry) && flavor == LogFlavor::kMariaDB);
 }
+
+constexpr uint32_t kBinaryCollation = 63;
 
 bool DefIsEnumOrSet(ColumnType t) { return t == kColEnum || t == kColSet; }
 
@@ -40,7 +47,7 @@ uint8_t BlobPrefix(const ColumnDef& c) {
     case kColTinyBlob: return 1;
     case kColBlob: return 2;
     case kColMediumBlob: return 3;
-    default: return 4;  // LONGBLOB, JSON, GEOMETRY
+    default: return 4;  // LONGBLOB, JSON, GEOMETRY, VECTOR
   }
 }
 
@@ -84,7 +91,9 @@ void PutCharsets(const TableDef& def, LogFlavor flavor, bool enum_set,
     bool include = enum_set ? DefIsEnumOrSet(c.type)
                             : DefIsCharacter(c.type, flavor);
     if (include) {
-      colls.push_back(c.collation != 0 ? c.collation : DefaultCollation(flavor));
+      colls.push_back(c.type == kColGeometry ? kBinaryCollation
+                      : c.collation != 0     ? c.collation
+                                             : DefaultCollation(flavor));
     }
   }
   if (colls.empty()) return;
@@ -144,7 +153,7 @@ size_t EncodeColumnMeta(const ColumnDef& c, char* out) {
     case kColFloat: out[0] = 4; return 1;
     case kColDouble: out[0] = 8; return 1;
     case kColBlob: case kColTinyBlob: case kColMediumBlob: case kColLongBlob:
-    case kColJson: case kColGeometry:
+    case kColJson: case kColGeometry: case kColVector:
       out[0] = static_cast<char>(BlobPrefix(c));
       return 1;
     case kColTime2: case kColDatetime2: case kColTimestamp2:
@@ -250,7 +259,7 @@ absl::StatusOr<ColumnCodec> MakeColumnCodec(const ColumnDef& c) {
       k.max_len = c.length;
       break;
     case kColBlob: case kColTinyBlob: case kColMediumBlob: case kColLongBlob:
-    case kColJson: case kColGeometry:
+    case kColJson: case kColGeometry: case kColVector:
       if (c.length > 4) return bad("length-prefix size not 1..4");
       k.pack = ColumnCodec::kPrefixed;
       k.prefix = BlobPrefix(c);
@@ -321,6 +330,14 @@ absl::StatusOr<std::string> EncodeTableMapBody(const TableDef& def,
   });
   if (!signedness.empty()) PutTlv(&out, 1, signedness);
   PutCharsets(def, flavor, false, 2, 3, &out);
+  // GEOMETRY_TYPE, right after the character sets in both servers'
+  // init_metadata_fields, MINIMAL and FULL alike: one packed integer per
+  // GEOMETRY column.
+  std::string geometry;
+  for (const ColumnDef& c : def.columns) {
+    if (c.type == kColGeometry) PutPacked(&geometry, c.geometry_type);
+  }
+  if (!geometry.empty()) PutTlv(&out, 7, geometry);
   if (def.metadata != RowMetadata::kFull) return out;
   std::string names;
   for (const ColumnDef& c : def.columns) PutPackedString(&names, c.name);
@@ -738,6 +755,7 @@ bool ReadColumnMeta(ByteReader* r, Column* c) {
     case kColLongBlob:
     case kColGeometry:
     case kColJson:
+    case kColVector:
     case kColTime2:
     case kColDatetime2:
     case kColTimestamp2:
@@ -960,7 +978,7 @@ void SetSkipPlan(Column* c) {
       c->skip_prefix = c->length > 255 ? 2 : 1;
       return;
     case kColBlob: case kColTinyBlob: case kColMediumBlob: case kColLongBlob:
-    case kColGeometry: case kColJson:
+    case kColGeometry: case kColJson: case kColVector:
       if (c->meta >= 1 && c->meta <= 4) c->skip_prefix = static_cast<uint8_t>(c->meta);
       return;
     default:

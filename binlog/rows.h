@@ -69,6 +69,10 @@ enum ColumnType : uint8_t {
   kColTimestamp2 = 17,
   kColDatetime2 = 18,
   kColTime2 = 19,
+  // MySQL 9.0+ VECTOR: 1 metadata byte (the length-prefix size, 4), the
+  // value length-prefixed like a BLOB: IEEE 754 float32 values,
+  // little-endian, one per dimension.
+  kColVector = 242,
   kColJson = 245,
   kColNewDecimal = 246,
   kColEnum = 247,
@@ -101,7 +105,7 @@ struct ColumnDef {
   // Per type (anything else ignores it):
   //   VARCHAR, CHAR (kColString): maximum length in bytes (characters x
   //     the charset's bytes per character), 1..65535 (CHAR: 1..1020)
-  //   BLOB family (kColBlob/Tiny/Medium/Long) and JSON, GEOMETRY: the
+  //   BLOB family (kColBlob/Tiny/Medium/Long) and JSON, GEOMETRY, VECTOR: the
   //     length-prefix size 1..4 (TINY 1, BLOB 2, MEDIUM 3, LONG 4); 0
   //     takes it from the type (kColBlob: 2, JSON/GEOMETRY: 4)
   //   NEWDECIMAL: precision 1..65 (and `scale`)
@@ -115,6 +119,11 @@ struct ColumnDef {
   uint32_t collation = 0;     // character columns (incl. ENUM/SET); 0: none
   std::string name;           // for binlog_row_metadata=FULL
   std::vector<std::string> enum_values;  // ENUM/SET member names (FULL)
+  // GEOMETRY (kColGeometry): the declared type, as the GEOMETRY_TYPE
+  // optional metadata carries it (Field::geometry_type): 0 GEOMETRY,
+  // 1 POINT, 2 LINESTRING, 3 POLYGON, 4 MULTIPOINT, 5 MULTILINESTRING,
+  // 6 MULTIPOLYGON, 7 GEOMETRYCOLLECTION.
+  uint8_t geometry_type = 0;
 };
 
 // binlog_row_metadata: what optional metadata the Table_map carries.

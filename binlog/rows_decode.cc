@@ -70,6 +70,7 @@ std::string ColumnTypeName(const Column& c) {
       break;
     case kColJson: s = "JSON"; break;
     case kColGeometry: s = "GEOMETRY"; break;
+    case kColVector: s = "VECTOR"; break;
     default: s = absl::StrCat("TYPE_", static_cast<int>(c.real_type)); break;
   }
   if (c.is_unsigned && IsNumericColumnType(c.type)) s += " UNSIGNED";
@@ -337,6 +338,7 @@ absl::Status RowsDecoder::Image(const TableMap& table,
       case kColMediumBlob:
       case kColLongBlob:
       case kColGeometry:
+      case kColVector:
       case kColJson: {
         if (c.meta < 1 || c.meta > 4) return fail("invalid length-prefix size");
         uint64_t len;
@@ -347,6 +349,26 @@ absl::Status RowsDecoder::Image(const TableMap& table,
         if (c.real_type == kColGeometry) {
           cell->kind = RowCell::kBinary;
           cell->bytes = b;
+        } else if (c.real_type == kColVector) {
+          // float32 values, little-endian: a JSON array of numbers; bytes
+          // that are not whole floats, or a NaN/infinity, as hex.
+          bool numbers = b.size() % 4 == 0;
+          std::string text = "[";
+          for (size_t i = 0; numbers && i < b.size(); i += 4) {
+            uint32_t bits = static_cast<uint32_t>(LoadLe(b.substr(i, 4)));
+            float f;
+            std::memcpy(&f, &bits, sizeof(f));
+            if (!std::isfinite(f)) numbers = false;
+            if (i > 0) text += ',';
+            AppendFloat(f, &text);
+          }
+          if (numbers) {
+            cell->kind = Cell::kJson;
+            cell->text = text + "]";
+          } else {
+            cell->kind = Cell::kBinary;
+            cell->bytes = b;
+          }
         } else if (c.real_type == kColJson) {
           std::string error;
           if (AppendMySqlJson(b, &cell->text, &error)) {

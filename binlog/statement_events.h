@@ -231,6 +231,9 @@ absl::StatusOr<UserVarInfo> DecodeUserVar(absl::string_view body);
 // Incident_event (26): the incident number and an optional message (a
 // 1-byte length and the text). DataLoss below 2 bytes or for a message
 // longer than the body.
+// The one incident number MySQL and MariaDB define (INCIDENT_LOST_EVENTS);
+// their readers reject any other as an invalid event.
+inline constexpr uint16_t kIncidentLostEvents = 1;
 struct IncidentInfo {
   uint16_t number = 0;  // 1 = LOST_EVENTS
   absl::string_view message;

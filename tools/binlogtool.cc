@@ -26,7 +26,9 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "binlog/index_file.h"
 #include "binlog/keyring.h"
+#include "binlog/maria_encryption.h"
 #include "binlog/version.h"
 #include "tools/commands.h"
 
@@ -81,6 +83,19 @@ int BinlogtoolMain(int argc, char** argv) {
     keyring = std::move(*k);
     decrypting = NewDecryptingFileSystem(fs, keyring.get());
     fs = decrypting.get();
+  }
+  if (args.Has("--mariadb_key_file")) {
+    // MariaDB-encrypted binlogs: the file_key_management key file.
+    auto text = ReadSmallFile(fs, args.Get("--mariadb_key_file"));
+    auto keys = text.ok() ? ParseMariaKeyFile(*text)
+                          : absl::StatusOr<std::map<uint32_t, std::string>>(
+                                text.status());
+    if (!keys.ok()) {
+      Err(absl::StrCat("binlogtool: --mariadb_key_file: ",
+                       Printable(keys.status().message()), "\n"));
+      return kExitUsage;
+    }
+    SetMariaDbKeys(std::move(*keys));
   }
   int rc;
   if (command == "list") {

@@ -67,6 +67,43 @@ void ErrStatus(absl::string_view command, const absl::Status& s) {
                    "\n"));
 }
 
+namespace {
+std::map<uint32_t, std::string>& MariaDbKeys() {
+  static auto* keys = new std::map<uint32_t, std::string>();
+  return *keys;
+}
+}  // namespace
+
+ReaderOptions BaseReaderOptions() {
+  ReaderOptions o;
+  o.mariadb_binlog_keys = MariaDbKeys();
+  return o;
+}
+
+void SetMariaDbKeys(std::map<uint32_t, std::string> keys) {
+  MariaDbKeys() = std::move(keys);
+}
+
+int ExitForStatus(const absl::Status& s) {
+  if (absl::IsDataLoss(s)) return kExitDamaged;
+  if (absl::IsUnimplemented(s)) return kExitUnsupported;
+  return kExitUsage;
+}
+
+int ReportUnreadTails(absl::string_view command,
+                      const std::vector<TornTail>& tails) {
+  int rc = kExitOk;
+  for (const TornTail& t : tails) {
+    if (!t.unread_data()) continue;
+    ErrStatus(command, absl::DataLossError(absl::StrCat(
+                           t.file_name, ": offset ", t.offset, ": ",
+                           t.trailing_bytes, " bytes not read (", t.reason,
+                           ")")));
+    rc = kExitDamaged;
+  }
+  return rc;
+}
+
 // ---------------------------------------------------------------------------
 // Command line
 

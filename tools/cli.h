@@ -38,6 +38,26 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitDamaged = 1;   // DataLoss, or verify found problems
 inline constexpr int kExitUsage = 2;     // bad command line, or an I/O error
 inline constexpr int kExitNotFound = 3;  // find: no such transaction
+// A file in a format the library does not read (Unimplemented from the
+// reader: binlog v1-v3, MariaDB-encrypted events), not damage.
+inline constexpr int kExitUnsupported = 4;
+
+// The exit status for a reader error: kExitDamaged for DataLoss,
+// kExitUnsupported for Unimplemented, kExitUsage for anything else (I/O).
+int ExitForStatus(const absl::Status& s);
+
+// The ReaderOptions every command starts from: the defaults, plus the
+// MariaDB binlog keys of --mariadb_key_file (SetMariaDbKeys).
+ReaderOptions BaseReaderOptions();
+void SetMariaDbKeys(std::map<uint32_t, std::string> keys);
+
+// For dump and list: reports on stderr every torn tail in `tails` that is
+// data the reader did not read (TornTail::unread_data: bytes after a
+// Rotate event, a torn event in a closed file) and returns kExitDamaged if
+// there is one, else kExitOk. A command that stops before the end of a
+// file never exits 0.
+int ReportUnreadTails(absl::string_view command,
+                      const std::vector<TornTail>& tails);
 
 // ---------------------------------------------------------------------------
 // Output

@@ -120,7 +120,7 @@ int RunDump(io::FileSystem* fs, const Args& args) {
     return UsageError("dump", "--start-position must be at least 4");
   }
 
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   // Payload events are expanded into their inner events unless --raw.
   if (args.Has("--raw")) SetRawPayloads(&o);
@@ -148,7 +148,7 @@ int RunDump(io::FileSystem* fs, const Args& args) {
   auto reader = OpenReader(fs, src, o);
   if (!reader.ok()) {
     ErrStatus("dump", reader.status());
-    return absl::IsDataLoss(reader.status()) ? kExitDamaged : kExitUsage;
+    return ExitForStatus(reader.status());
   }
   Progress progress("dump", SourceBytes(fs, src), /*stdout_is_output=*/true);
   DumpObserver observer(po, limits, reader->get(), &progress);
@@ -163,9 +163,9 @@ int RunDump(io::FileSystem* fs, const Args& args) {
       Err(absl::StrCat("binlogtool dump: --start-position=", start_position,
                        " must be the offset of an event in the first file\n"));
     }
-    return absl::IsDataLoss(s) ? kExitDamaged : kExitUsage;
+    return ExitForStatus(s);
   }
-  return kExitOk;
+  return ReportUnreadTails("dump", (*reader)->torn_tails());
 }
 
 }  // namespace tools

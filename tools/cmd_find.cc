@@ -138,12 +138,12 @@ int RunFind(io::FileSystem* fs, const Args& args) {
   int64_t secs = by_time ? absl::ToUnixSeconds(when) : 0;
   uint32_t time = secs < 0 ? 0 : secs > 0xFFFFFFFFll ? 0xFFFFFFFFu
                                                       : static_cast<uint32_t>(secs);
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   auto reader = OpenReader(fs, src, o);
   if (!reader.ok()) {
     ErrStatus("find", reader.status());
-    return absl::IsDataLoss(reader.status()) ? kExitDamaged : kExitUsage;
+    return ExitForStatus(reader.status());
   }
   Progress progress("find", SourceBytes(fs, src), /*stdout_is_output=*/false);
   Finder finder(&src, by_time, time, gtid, &progress);
@@ -173,8 +173,8 @@ int RunFind(io::FileSystem* fs, const Args& args) {
   }
   if (!s.ok()) {
     ErrStatus("find", s);
-    if (!absl::IsDataLoss(s)) return kExitUsage;
-    return f.found ? kExitOk : kExitDamaged;
+    if (!absl::IsDataLoss(s) && !absl::IsUnimplemented(s)) return kExitUsage;
+    return f.found ? kExitOk : ExitForStatus(s);
   }
   if (!f.found) {
     Err(by_time ? "binlogtool find: no transaction at or after that time\n"

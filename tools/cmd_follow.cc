@@ -113,7 +113,7 @@ int RunFollow(io::FileSystem* fs, const Args& args) {
     src.dir = dir;
     src.basename = basename;
     auto last = LastFileNumber(fs, src);
-    ReaderOptions o;
+    ReaderOptions o = BaseReaderOptions();
     o.checksum_mode = ChecksumMode::kVerify;
     if (last.ok()) o.start_file = *last;
     absl::StatusOr<std::unique_ptr<Reader>> probe =
@@ -152,7 +152,7 @@ int RunFollow(io::FileSystem* fs, const Args& args) {
   absl::Time error_since;
   Position error_pos;
   for (;;) {
-    ReaderOptions o;
+    ReaderOptions o = BaseReaderOptions();
     o.checksum_mode = ChecksumMode::kVerify;
     if (pos.known) {
       o.start_file = pos.file;
@@ -224,7 +224,7 @@ int RunFollow(io::FileSystem* fs, const Args& args) {
         error_pos = pos;
       } else if (now - error_since >= kDamagePersistence) {
         ErrStatus("follow", s);
-        return absl::IsDataLoss(s) ? kExitDamaged : kExitUsage;
+        return ExitForStatus(s);
       }
     } else {
       last_error = absl::OkStatus();

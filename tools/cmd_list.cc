@@ -214,7 +214,7 @@ int RunList(io::FileSystem* fs, const Args& args) {
       !ResolveSource(fs, args.paths, basename, &src, &error)) {
     return UsageError("list", error);
   }
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   SetRawPayloads(&o);  // count Transaction_payload events as stored
   Progress progress("list", SourceBytes(fs, src), /*stdout_is_output=*/false);
@@ -235,18 +235,18 @@ int RunList(io::FileSystem* fs, const Args& args) {
     }
     if (!reader.ok()) {
       ErrStatus("list", reader.status());
-      return absl::IsDataLoss(reader.status()) ? kExitDamaged : kExitUsage;
+      return ExitForStatus(reader.status());
     }
     collector.set_first_index(first);
     FileWalker walker(reader->get(), &collector);
     absl::Status s = walker.Run();
     if (s.ok()) break;
     ErrStatus("list", s);
-    if (!absl::IsDataLoss(s)) {
+    if (!absl::IsDataLoss(s) && !absl::IsUnimplemented(s)) {
       exit_code = kExitUsage;
       break;
     }
-    exit_code = kExitDamaged;
+    if (exit_code != kExitDamaged) exit_code = ExitForStatus(s);
     collector.OnDataLoss(walker.failed_file(), s.message(),
                          (*reader)->position());
     if (src.is_dir) break;
@@ -270,6 +270,13 @@ int RunList(io::FileSystem* fs, const Args& args) {
     }
   }
   progress.Done();
+  std::vector<TornTail> tails;
+  for (const ListRow& r : collector.rows) {
+    if (r.facts.torn) tails.push_back(r.facts.torn_tail);
+  }
+  if (ReportUnreadTails("list", tails) != kExitOk && exit_code == kExitOk) {
+    exit_code = kExitDamaged;
+  }
   if (format == OutputFormat::kJsonl) {
     PrintListJsonl(collector.rows);
   } else {

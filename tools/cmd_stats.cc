@@ -464,14 +464,14 @@ int RunStats(io::FileSystem* fs, const Args& args) {
   if (!ResolveSource(fs, args.paths, basename, &src, &error)) {
     return UsageError("stats", error);
   }
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   // Payloads expanded (the default): their rows count per table, and the
   // Reader's payload header gives the compressed size.
   auto reader = OpenReader(fs, src, o);
   if (!reader.ok()) {
     ErrStatus("stats", reader.status());
-    return absl::IsDataLoss(reader.status()) ? kExitDamaged : kExitUsage;
+    return ExitForStatus(reader.status());
   }
   Progress progress("stats", SourceBytes(fs, src), /*stdout_is_output=*/false);
   StatsCollector stats(&progress);
@@ -482,11 +482,11 @@ int RunStats(io::FileSystem* fs, const Args& args) {
   int rc = kExitOk;
   if (!s.ok()) {
     ErrStatus("stats", s);
-    if (!absl::IsDataLoss(s)) return kExitUsage;
+    if (!absl::IsDataLoss(s) && !absl::IsUnimplemented(s)) return kExitUsage;
     stats.CountFailedFile();
     Err("binlogtool stats: the statistics below cover the events before "
         "the damage\n");
-    rc = kExitDamaged;
+    rc = ExitForStatus(s);
   }
   stats.Print(format, bucket);
   return rc;

@@ -8,6 +8,7 @@
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "tools/commands.h"
+#include "binlog/statement_events.h"
 #include "tools/file_walker.h"
 
 namespace binlog {
@@ -50,7 +51,29 @@ class Verifier final : public FileWalker::Observer {
                            absl::Hex(stored, absl::kZeroPad8), ", computed 0x",
                            absl::Hex(computed, absl::kZeroPad8), ")"));
     }
-    if (r == TransactionBoundaryParser::Result::kUnexpected) {
+    if (ev.header.type == kIncidentEvent) {
+      // MySQL's and MariaDB's readers reject an Incident event whose
+      // number is not one they define (1, LOST_EVENTS) as invalid.
+      auto incident = DecodeIncident(ev.body());
+      if (!incident.ok()) {
+        Problem(file, ev.offset, incident.status().message());
+      } else if (incident->number != kIncidentLostEvents) {
+        Problem(file, ev.offset,
+                absl::StrCat("Incident event with invalid incident number ",
+                             incident->number, " (servers define only 1, "
+                             "LOST_EVENTS)"));
+      }
+    }
+    if (r == TransactionBoundaryParser::Result::kUnexpected &&
+        ev.header.type >= kPreGaWriteRowsEvent &&
+        ev.header.type <= kPreGaDeleteRowsEvent) {
+      Problem(file, ev.offset,
+              absl::StrCat(EventTypeName(ev.header.type),
+                           ": unsupported: a row event of the pre-GA MySQL "
+                           "5.1 format (types 20-22, MySQL 5.1.0-5.1.15), "
+                           "which the library does not decode or place in "
+                           "transactions"));
+    } else if (r == TransactionBoundaryParser::Result::kUnexpected) {
       Problem(file, ev.offset,
               absl::StrCat(EventTypeName(ev.header.type),
                            " event does not fit the transaction structure "
@@ -113,6 +136,21 @@ class Verifier final : public FileWalker::Observer {
     }
   }
 
+  // An Unimplemented from the reader: a file (or the rest of one) in a
+  // format the library does not read. Not a problem of the data; the
+  // exit status says so (kExitUnsupported).
+  void OnUnsupported(const FileFacts& file, absl::string_view message,
+                     uint64_t reader_position) {
+    ++files_;
+    ++unsupported_;
+    transactions_ += file.transactions;
+    uint64_t offset = reader_position;
+    absl::string_view what = message;
+    SplitReaderError(message, file.name, &offset, &what);
+    Out(Printable(absl::StrCat(Where(file, offset), ": unsupported: ", what)) +
+        "\n");
+  }
+
   // A DataLoss from the reader: the rest of the file (or log) is not read.
   void OnDataLoss(const FileFacts& file, absl::string_view message,
                   uint64_t reader_position) {
@@ -136,6 +174,7 @@ class Verifier final : public FileWalker::Observer {
   uint64_t files() const { return files_; }
   uint64_t transactions() const { return transactions_; }
   uint64_t problems() const { return problems_; }
+  uint64_t unsupported() const { return unsupported_; }
 
  private:
   std::string Where(const FileFacts& file, uint64_t offset) const {
@@ -158,6 +197,7 @@ class Verifier final : public FileWalker::Observer {
   uint64_t files_ = 0;
   uint64_t transactions_ = 0;
   uint64_t problems_ = 0;
+  uint64_t unsupported_ = 0;
 };
 
 // Warns about files of the log's basename that its index does not list:
@@ -208,7 +248,7 @@ int RunVerify(io::FileSystem* fs, const Args& args) {
       !ResolveSource(fs, args.paths, basename, &src, &error)) {
     return UsageError("verify", error);
   }
-  ReaderOptions o;
+  ReaderOptions o = BaseReaderOptions();
   o.checksum_mode = ChecksumMode::kReport;
   o.check_log_pos = true;
   Progress progress("verify", SourceBytes(fs, src), /*stdout_is_output=*/false);
@@ -266,6 +306,9 @@ int RunVerify(io::FileSystem* fs, const Args& args) {
       events = walker.total_events();
       if (absl::IsDataLoss(s)) {
         v.OnDataLoss(walker.failed_file(), s.message(), (*reader)->position());
+      } else if (absl::IsUnimplemented(s)) {
+        v.OnUnsupported(walker.failed_file(), s.message(),
+                        (*reader)->position());
       } else if (!s.ok()) {
         return io_error(s);
       }
@@ -290,8 +333,14 @@ int RunVerify(io::FileSystem* fs, const Args& args) {
       absl::Status s = walker.Run();
       events += walker.total_events();
       if (s.ok()) break;
-      if (!absl::IsDataLoss(s)) return io_error(s);
-      v.OnDataLoss(walker.failed_file(), s.message(), (*reader)->position());
+      if (absl::IsUnimplemented(s)) {
+        v.OnUnsupported(walker.failed_file(), s.message(),
+                        (*reader)->position());
+      } else if (absl::IsDataLoss(s)) {
+        v.OnDataLoss(walker.failed_file(), s.message(), (*reader)->position());
+      } else {
+        return io_error(s);
+      }
       uint64_t failed_number = walker.failed_file().number;
       if (failed_number == 0) failed_number = 1;  // before any file: the first
       first += static_cast<size_t>(failed_number);
@@ -304,14 +353,17 @@ int RunVerify(io::FileSystem* fs, const Args& args) {
                    ", ", events, " event", events == 1 ? "" : "s", ", ",
                    v.transactions(), " transaction",
                    v.transactions() == 1 ? "" : "s", ": ");
-  if (v.problems() == 0) {
+  if (v.problems() == 0 && v.unsupported() == 0) {
     absl::StrAppend(&summary, "OK\n");
+  } else if (v.problems() == 0) {
+    absl::StrAppend(&summary, "unsupported format\n");
   } else {
     absl::StrAppend(&summary, v.problems(), " problem",
                     v.problems() == 1 ? "" : "s", "\n");
   }
   Out(summary);
-  return v.problems() == 0 ? kExitOk : kExitDamaged;
+  if (v.problems() != 0) return kExitDamaged;
+  return v.unsupported() == 0 ? kExitOk : kExitUnsupported;
 }
 
 }  // namespace tools

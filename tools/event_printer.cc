@@ -94,7 +94,15 @@ void AppendCellJson(const RowCell& cell, std::string* out) {
     case RowCell::kNumber:
     case RowCell::kJson: out->append(cell.text); return;
     case RowCell::kText: AppendJsonString(cell.text, out); return;
-    case RowCell::kBytes: AppendJsonString(cell.bytes, out); return;
+    case RowCell::kBytes:
+      // A string column whose character set is unknown (no optional
+      // metadata): text when the bytes are UTF-8, else the bytes in hex,
+      // never \u00XX escapes a reader would take for characters.
+      if (IsValidUtf8(cell.bytes)) {
+        AppendJsonString(cell.bytes, out);
+        return;
+      }
+      [[fallthrough]];
     case RowCell::kBinary:
       out->append("{\"hex\":\"");
       AppendHex(cell.bytes, out);
@@ -109,7 +117,12 @@ void AppendCellText(const RowCell& cell, std::string* out) {
     case RowCell::kNumber:
     case RowCell::kJson: out->append(cell.text); return;
     case RowCell::kText: AppendTextString(cell.text, out); return;
-    case RowCell::kBytes: AppendTextString(cell.bytes, out); return;
+    case RowCell::kBytes:
+      if (IsValidUtf8(cell.bytes)) {  // as in AppendCellJson
+        AppendTextString(cell.bytes, out);
+        return;
+      }
+      [[fallthrough]];
     case RowCell::kBinary:
       out->append("0x");
       AppendHex(cell.bytes, out);
@@ -130,6 +143,17 @@ std::string FormatXid(uint32_t format_id, absl::string_view gtrid,
 std::string CompressionTypeName(uint64_t type) {
   return absl::AsciiStrToLower(PayloadCompressionName(type));
 }
+
+namespace {
+
+// The checksum an event itself carries: an inner event of a
+// Transaction_payload has no footer (ChecksumState::kNone); the payload's
+// CRC32 is printed as payload_checksum.
+ChecksumState OwnChecksum(const Event& ev) {
+  return ev.from_payload ? ChecksumState::kNone : ev.checksum;
+}
+
+}  // namespace
 
 EventPrinter::EventPrinter(const PrintOptions& options) : options_(options) {}
 
@@ -174,13 +198,14 @@ void EventPrinter::PrintEvent(absl::string_view file_name, const Event& ev,
   w.Num("server_id", ev.header.server_id);
   if (text) {
     w.Word("time", utc_.Iso(ev.header.timestamp));
-    w.Word("crc", ChecksumStateName(ev.checksum));
+    w.Word("crc", ChecksumStateName(OwnChecksum(ev)));
     w.Word("flags", absl::StrCat("0x", absl::Hex(ev.header.flags)));
     if (ev.header.log_pos != ev.end_offset && !ev.from_payload) {
-      w.Num("log_pos", ev.header.log_pos);  // artificial events only
+      // Artificial events, relay logs, MariaDB 11.4+ cache events (0).
+      w.Num("log_pos", ev.header.log_pos);
     }
   } else {
-    w.Word("checksum", ChecksumStateName(ev.checksum));
+    w.Word("checksum", ChecksumStateName(OwnChecksum(ev)));
     w.Num("timestamp", ev.header.timestamp);
     w.Word("time", utc_.Iso(ev.header.timestamp));
     w.Num("log_pos", ev.header.log_pos);
@@ -200,6 +225,8 @@ void EventPrinter::AddPayloadFields(const Event& ev,
   // (where a reader resumes), log_pos is 0 as stored.
   w->Num("payload_index", ev.payload_index);
   w->Num("payload_events", ev.payload_events);
+  // The payload event's CRC32, which covered this event's bytes.
+  w->Word("payload_checksum", ChecksumStateName(ev.checksum));
   if (ev.payload_index == 0 && payload != nullptr) {
     w->Word("payload_compression",
             CompressionTypeName(payload->compression_type));
@@ -269,8 +296,8 @@ bool EventPrinter::AppendJsonHeader(absl::string_view file_name,
   static const Piece kEndPos = MakePiece(",\"end_pos\":");
   static const Piece kServerId = MakePiece(",\"server_id\":");
   static const Piece kFlags = MakePiece(",\"flags\":");
-  const Piece& checksum = kChecksum[ev.checksum == ChecksumState::kOk    ? 1
-                                    : ev.checksum == ChecksumState::kBad ? 2
+  const Piece& checksum = kChecksum[OwnChecksum(ev) == ChecksumState::kOk    ? 1
+                                    : OwnChecksum(ev) == ChecksumState::kBad ? 2
                                                                          : 0];
   // 8 pieces and 7 numbers of at most 20 digits.
   char buf[8 * kPiece + 7 * 24];

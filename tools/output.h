@@ -42,6 +42,9 @@ using ::binlog::AppendJsonString;
 // Returns `s` as a JSON string literal.
 std::string JsonString(absl::string_view s);
 
+// True if `s` is well-formed UTF-8 (RFC 3629).
+bool IsValidUtf8(absl::string_view s);
+
 // The quoted strings of text lines. Today the same as AppendJsonString,
 // which already escapes C1 controls (some terminals act on them); a
 // separate name so text output can diverge from JSON without touching

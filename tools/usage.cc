@@ -34,11 +34,17 @@ Encrypted binlog files (MySQL 8.0.14+ binlog_encryption; every command
 reads them) need --keyring_file=PATH: a text file with one master key per
 line, "<key_id> <64 hex digits>" (e.g. "MySQLReplicationKey_<uuid>_1 0a1b..."),
 '#' starts a comment line. Offsets shown are those of the plain file.
+MariaDB-encrypted binlogs (encrypt_binlog) need --mariadb_key_file=PATH:
+the key file of MariaDB's file_key_management plugin ("<id>;<hex key>"
+lines; key 1 is the binlogs'). Without it, reading stops after the
+Start_encryption event with exit status 4.
 Times are UTC: 'YYYY-MM-DD HH:MM:SS', 'YYYY-MM-DDTHH:MM:SS', 'YYYY-MM-DD'
 or @SECONDS since the epoch.
 
-Exit status: 0 OK; 1 damaged data (or, for verify, problems found);
-2 usage or I/O error; 3 find found nothing.
+Exit status: 0 OK; 1 damaged data (or, for verify, problems found; for
+dump and list, data left unread); 2 usage or I/O error; 3 find found
+nothing; 4 a format the library does not read (binlog v1-v3, the
+encrypted events of a MariaDB-encrypted binlog).
 
 Examples:
   binlogtool list /var/lib/mysql
@@ -75,8 +81,10 @@ in_use, bad_checksums, payload_events, payload_bytes, and for torn files
 torn_offset, torn_bytes, torn_reason (trailing: trailing_offset,
 trailing_bytes; error: error_offset).
 
-Exit status: 0 OK (torn tails included); 1 a file is damaged (reading
-stops there); 2 usage or I/O error.
+Exit status: 0 OK (crash and preallocation tails included); 1 a file is
+damaged (reading stops there) or has bytes the reader did not read (after
+a Rotate event; a torn event in a closed file); 2 usage or I/O error;
+4 an unsupported format (binlog v1-v3, MariaDB-encrypted events).
 
 Examples:
   binlogtool list /var/lib/mysql
@@ -146,8 +154,11 @@ A torn tail is the object
   {"torn_tail":true,"file":...,"pos":...,"bytes":...,"reason":...,
    "in_use":...,"zeros":...}
 
-Exit status: 0 OK (bad checksums and torn tails included); 1 a malformed
-event stopped the dump (stderr names file and offset); 2 usage or I/O error.
+Exit status: 0 OK (bad checksums, crash and preallocation tails included);
+1 a malformed event stopped the dump (stderr names file and offset), or
+bytes were left unread (after a Rotate event; a torn event in a closed
+file); 2 usage or I/O error; 4 an unsupported format (binlog v1-v3,
+MariaDB-encrypted events).
 
 Examples:
   binlogtool dump binlog.000042
@@ -166,7 +177,9 @@ Reads everything and prints one line per finding, "FILE:OFFSET: ...":
   - a malformed event or a log_pos that does not match the event's end
     (reading that file, or for a DIR the whole log, stops there);
   - an event that does not fit the transaction structure (e.g. a GTID inside
-    an open transaction);
+    an open transaction; pre-GA MySQL 5.1 row events, types 20-22, are
+    reported as unsupported);
+  - an Incident event whose number servers do not define (only 1);
   - a closed (in-use flag clear) file that is not the last one and ends
     inside an open transaction;
   - a torn tail (bytes after the last complete event) in a closed file;
@@ -179,7 +192,8 @@ The last line is a summary:
   verified N files, M events, K transactions: P problems
 
 Exit status: 0 no problems (warnings allowed); 1 problems found; 2 usage or
-I/O error.
+I/O error; 4 no problems but a file in a format the library does not read
+(binlog v1-v3, MariaDB-encrypted events: "unsupported:" lines).
 
 Examples:
   binlogtool verify /var/lib/mysql
@@ -295,7 +309,9 @@ const char* CommandUsage(absl::string_view command) {
 }
 
 std::vector<FlagSpec> CommandFlags(absl::string_view command) {
-  std::vector<FlagSpec> flags = {{"--basename", true}, {"--keyring_file", true}};
+  std::vector<FlagSpec> flags = {{"--basename", true},
+                                 {"--keyring_file", true},
+                                 {"--mariadb_key_file", true}};
   if (command != "verify") flags.push_back({"--format", true});
   if (command == "dump") {
     flags.insert(flags.end(), {{"--decode-rows", false},

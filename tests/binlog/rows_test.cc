@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
@@ -217,6 +218,48 @@ TEST_P(RowsWriterTypesTest, EveryTypeReadsBackThroughTheDecoders) {
 INSTANTIATE_TEST_SUITE_P(Flavors, RowsWriterTypesTest,
                          ::testing::Values(LogFlavor::kMySQL,
                                            LogFlavor::kMariaDB));
+
+// MySQL 9's VECTOR (type 242): one metadata byte, the value length-prefixed
+// (4 bytes) holding little-endian float32s. Decoded as a JSON array;
+// bytes that are not whole floats as hex.
+TEST(RowsWriterTest, VectorColumnsDecodeAsArraysOfFloats) {
+  TableDef t;
+  t.table_id = 9;
+  t.schema = "db";
+  t.table = "v";
+  t.metadata = RowMetadata::kMinimal;
+  t.columns = {Col(kColLong), Col(kColVector)};
+  RowsWriter w = MakeWriter(LogFlavor::kMySQL);
+  auto h = w.DescribeTable(t);
+  ASSERT_TRUE(h.ok()) << h.status();
+  auto floats = [](std::vector<float> v) {
+    std::string b(v.size() * 4, '\0');
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &v[i], 4);
+      StoreLe32(b.data() + 4 * i, bits);
+    }
+    return b;
+  };
+  const std::string v1 = floats({1.1f, 2.2f, -0.5f});
+  TransactionBuffer txn(false);
+  ASSERT_TRUE(w.BeginStatement(&txn, 1).ok());
+  ASSERT_TRUE(w.Insert(*h, {Value::Int(1), Value::Bytes(v1)}).ok());
+  ASSERT_TRUE(w.Insert(*h, {Value::Int(2), Value::Bytes("abc")}).ok());
+  ASSERT_TRUE(w.EndStatement().ok());
+  std::vector<std::string> images = DecodeImages(txn);
+  ASSERT_EQ(images.size(), 2u);
+  EXPECT_EQ(images[0], "0=1,1=[1.1,2.2,-0.5]");
+  EXPECT_EQ(images[1], "0=2,1=abc");  // 3 bytes: not floats, kBinary
+  std::vector<Ev> evs = Events(txn);
+  ASSERT_FALSE(evs.empty());
+  ASSERT_EQ(evs[0].type, kTableMapEvent);
+  auto tm = DecodeTableMap(evs[0].body, 8);
+  ASSERT_TRUE(tm.ok()) << tm.status();
+  ASSERT_TRUE(tm->columns_error.empty()) << tm->columns_error;
+  EXPECT_EQ(tm->columns[1].type, kColVector);
+  EXPECT_EQ(tm->columns[1].meta, 4u);
+}
 
 TEST(PackTest, DecimalMatchesMySqlDocumentedBytes) {
   // strings/decimal.cc's own example: 1234567890.1234 as DECIMAL(14,4).
@@ -665,6 +708,74 @@ TEST(RowsCorpusTest, TableMapsAndRowImagesReencodeByteForByte) {
   EXPECT_GT(rows, 1000);
   std::printf("corpus: %d table maps, %d rows events, %d rows re-encoded\n",
               maps, rows_events, rows);
+}
+
+// The Table_map Debian's mariadbd 10.11.19 logged (binlog_row_metadata=FULL)
+// for
+//   CREATE TABLE g.t (id INT PRIMARY KEY, a VARCHAR(10) CHARACTER SET utf8mb4,
+//     geo GEOMETRY, p POINT, b BINARY(215), ls LINESTRING,
+//     tx TEXT CHARACTER SET latin1, e ENUM('x','y') CHARACTER SET utf8mb4)
+// (mariadb-binlog --print-table-metadata names every column's type and
+// character set from it): GEOMETRY columns count in the character-set list
+// with collation 63, and GEOMETRY_TYPE (7) follows the character sets.
+TEST(TableMapMetadataTest, GeometryColumnsAsMariaDb1011WritesThem) {
+  TableDef def;
+  def.table_id = 18;
+  def.schema = "g";
+  def.table = "t";
+  def.metadata = RowMetadata::kFull;
+  def.primary_key = {0};
+  auto col = [&](ColumnType type, const char* name, uint32_t length,
+                 uint32_t collation) -> ColumnDef& {
+    ColumnDef c;
+    c.type = type;
+    c.name = name;
+    c.length = length;
+    c.collation = collation;
+    def.columns.push_back(c);
+    return def.columns.back();
+  };
+  col(kColLong, "id", 0, 0).nullable = false;
+  col(kColVarchar, "a", 40, 45);
+  col(kColGeometry, "geo", 4, 0).geometry_type = 0;
+  col(kColGeometry, "p", 4, 0).geometry_type = 1;
+  col(kColString, "b", 215, 63);
+  col(kColGeometry, "ls", 4, 0).geometry_type = 2;
+  col(kColBlob, "tx", 2, 8);
+  ColumnDef& e = col(kColEnum, "e", 2, 45);
+  e.enum_values = {"x", "y"};
+  auto body = EncodeTableMapBody(def, LogFlavor::kMariaDB);
+  ASSERT_TRUE(body.ok()) << body.status();
+  EXPECT_EQ(absl::BytesToHexString(*body),
+            "120000000000010001670001740008030ffffffefffcfe0a28000404fed70402"
+            "f701fe01010002053f002d05080703000102041502696401610367656f017001"
+            "62026c7302747801650a012d06050201780179080100");
+}
+
+// MySQL leaves GEOMETRY out of the character-set list (is_character_type)
+// and writes GEOMETRY_TYPE after the character sets too, with MINIMAL
+// metadata as well.
+TEST(TableMapMetadataTest, GeometryTypeFollowsTheCharsetsInMySqlMinimal) {
+  TableDef def;
+  def.table_id = 7;
+  def.schema = "g";
+  def.table = "t";
+  def.metadata = RowMetadata::kMinimal;
+  ColumnDef a;
+  a.type = kColVarchar;
+  a.length = 40;
+  a.collation = 255;
+  ColumnDef p;
+  p.type = kColGeometry;
+  p.length = 4;
+  p.geometry_type = 1;
+  def.columns = {a, p};
+  auto body = EncodeTableMapBody(def, LogFlavor::kMySQL);
+  ASSERT_TRUE(body.ok()) << body.status();
+  // ... the null bitmap 03, DEFAULT_CHARSET (2, 3 bytes: 255 packed as
+  // fc ff 00), GEOMETRY_TYPE (7, 1 byte: POINT).
+  const std::string hex = absl::BytesToHexString(*body);
+  EXPECT_TRUE(absl::EndsWith(hex, "030203fcff00070101")) << hex;
 }
 
 }  // namespace

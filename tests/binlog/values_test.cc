@@ -194,6 +194,17 @@ TEST(JsonBinaryTest, SmallObjectWithInlinedInt) {
   EXPECT_EQ(Json("00 0100 0c00 0b00 0100 05 0100 61"), "{\"a\":1}");
 }
 
+TEST(JsonBinaryTest, DecimalKeepsItsDigits) {
+  // 9.00 as MySQL stores a DECIMAL in a JSON document: an opaque value of
+  // field type NEWDECIMAL (246), 4 bytes: precision 3, scale 2, then the
+  // decimal's binary form (89: the integer digit 9 with the sign bit; 00:
+  // the two fraction digits).
+  EXPECT_EQ(Json("0f f6 04 03 02 89 00"), "9.00");
+  // In an array: [9.00, -0.50].
+  EXPECT_EQ(Json("02 0200 1500 0f 0a00 0f 1000 f6 04 03 02 89 00 f6 03 02 02 4d"),
+            "[9.00,-0.50]");
+}
+
 TEST(JsonBinaryTest, ArrayOfLiteralsAndString) {
   // [true, null, "hi"]: small array, 3 elements, size 4 + 9 + 3 = 16.
   EXPECT_EQ(Json("02 0300 1000 04 0100 04 0000 0c 0d00 02 6869"),

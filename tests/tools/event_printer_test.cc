@@ -13,6 +13,7 @@
 #include "binlog/gtid.h"
 #include "binlog/reader.h"
 #include "binlog/transaction.h"
+#include "binlog/rows_decode.h"
 #include "gtest/gtest.h"
 
 namespace binlog {
@@ -58,6 +59,46 @@ TEST(EventPrinterTest, AHeartbeatV2PrintsItsFileAndPosition) {
       PrintJson(kHeartbeatEventV2, EncodeHeartbeatV2Body("binlog.000007", 1234567));
   EXPECT_TRUE(absl::StrContains(out, "\"log_file\":\"binlog.000007\"")) << out;
   EXPECT_TRUE(absl::StrContains(out, "\"log_position\":1234567")) << out;
+}
+
+// Column values as binlogtool prints them.
+using tools::AppendCellJson;
+using tools::AppendCellText;
+
+std::string Json(RowCell::Kind kind, absl::string_view bytes) {
+  RowCell c;
+  c.kind = kind;
+  c.bytes = bytes;
+  std::string out;
+  AppendCellJson(c, &out);
+  return out;
+}
+
+std::string Text(RowCell::Kind kind, absl::string_view bytes) {
+  RowCell c;
+  c.kind = kind;
+  c.bytes = bytes;
+  std::string out;
+  AppendCellText(c, &out);
+  return out;
+}
+
+TEST(CellPrintTest, Utf8BytesAreAString) {
+  EXPECT_EQ(Json(RowCell::kBytes, "caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+  EXPECT_EQ(Text(RowCell::kBytes, "caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+}
+
+TEST(CellPrintTest, NonUtf8BytesAreHexNotLatin1Characters) {
+  // The byte E9 alone (latin1 'é', or any binary byte) is not UTF-8: it
+  // must not print as "\u00e9", which is the character U+00E9.
+  EXPECT_EQ(Json(RowCell::kBytes, "caf\xe9"), "{\"hex\":\"636166e9\"}");
+  EXPECT_EQ(Text(RowCell::kBytes, "caf\xe9"), "0x636166e9");
+  EXPECT_EQ(Json(RowCell::kBytes, std::string("\x80\x00", 2)),
+            "{\"hex\":\"8000\"}");
+}
+
+TEST(CellPrintTest, ControlCharactersInUtf8StayEscapedText) {
+  EXPECT_EQ(Json(RowCell::kBytes, "a\nb"), "\"a\\u000ab\"");
 }
 
 }  // namespace
