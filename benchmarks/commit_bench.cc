@@ -278,6 +278,11 @@ ABSL_FLAG(std::vector<std::string>, background_rotation, {"on"},
           "binlog Options::background_rotation, one point each: on, off");
 ABSL_FLAG(std::vector<std::string>, encryption, {"off"},
           "binlog Options::encryption, one point each: off, on");
+ABSL_FLAG(std::vector<std::string>, dependency, {"default"},
+          "binlog Options::dependency_tracking, one point each: default "
+          "(WRITESET for MySQL 8.4 files), commit_order, writeset; JSON key "
+          "\"dependency\". WRITESET needs row events with keys: "
+          "--workload=sysbench or wide");
 ABSL_FLAG(std::vector<std::string>, flavor, {"mysql"},
           "binlog Options::flavor, one point each: mysql, mariadb (MariaDB "
           "10.11 files and transactions; --workload=random only)");
@@ -590,7 +595,7 @@ int Main(int argc, char** argv) {
       "[--reader_wake_us=1000,...] [--reader_wakeups_per_s=8000,...] [--reader_api=decoded,batch] [--target_tps=N] [--readers_at_threads=64,...] "
       "[--ack=none,semisync] [--ack_delay_us=100] [--ack_timeout_ms=10000] "
       "[--workload=random|sysbench|wide] [--rows=1-20] "
-      "[--flavor=mysql,mariadb] [--encryption=off,on] [--background_rotation=on,off] "
+      "[--flavor=mysql,mariadb] [--dependency=default,commit_order,writeset] [--encryption=off,on] [--background_rotation=on,off] "
       "[--compression=none,zstd,lz4] [--compression_level=0] "
       "[--compression_threshold=256]\n"
       "Durable commit throughput and latency of the binlog and its peers.");
@@ -688,6 +693,15 @@ int Main(int argc, char** argv) {
         std::fprintf(stderr,
                      "commit_bench: --encryption takes off and on, not '%s'\n",
                      e.c_str());
+        return 2;
+      }
+    }
+    for (const std::string& d : absl::GetFlag(FLAGS_dependency)) {
+      if (d != "default" && d != "commit_order" && d != "writeset") {
+        std::fprintf(stderr,
+                     "commit_bench: --dependency takes default, commit_order and "
+                     "writeset, not '%s'\n",
+                     d.c_str());
         return 2;
       }
     }
@@ -867,7 +881,9 @@ int Main(int argc, char** argv) {
             for (const std::string& e : absl::GetFlag(FLAGS_encryption)) {
               for (int z : *zero_aheads) {
                for (const std::string& br : absl::GetFlag(FLAGS_background_rotation)) {
+               for (const std::string& dep : absl::GetFlag(FLAGS_dependency)) {
                 PointConfig q = p;
+                q.dependency = dep;
                 q.background_rotation = br;
                 q.workload = workload;
                 q.compression = c;
@@ -878,7 +894,9 @@ int Main(int argc, char** argv) {
                 // MariaDB cannot read compressed transactions, and refuses
                 // MySQL's encryption: no such points.
                 if (f == "mariadb" && (c != "none" || e == "on")) continue;
+                if (f == "mariadb" && dep != "default") continue;
                 expanded.push_back(q);
+               }
                }
               }
             }

@@ -95,6 +95,7 @@ struct PointConfig {
   std::string compression = "none";   // binlog only: none, zstd, lz4
   std::string gtid = "anonymous";     // binlog only: anonymous, assigned
   std::string flavor = "mysql";       // binlog only: mysql, mariadb
+  std::string dependency = "default"; // binlog only: default, commit_order, writeset
   uint64_t zero_ahead = 8 << 20;      // binlog only: Options::zero_ahead
   std::string encryption = "off";     // binlog only: off, on
   std::string background_rotation = "on";  // binlog only: on, off

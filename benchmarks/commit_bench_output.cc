@@ -88,9 +88,10 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
   absl::StrAppendFormat(&out,
                         ",\"workload\":\"%s\",\"compression\":\"%s\","
                         "\"ratio\":%.3f,\"gtid\":\"%s\",\"flavor\":\"%s\","
-                        "\"encryption\":\"%s\",\"background_rotation\":\"%s\"",
+                        "\"encryption\":\"%s\",\"background_rotation\":\"%s\","
+                        "\"dependency\":\"%s\"",
                         p.workload, p.compression, r.ratio, p.gtid, p.flavor,
-                        p.encryption, p.background_rotation);
+                        p.encryption, p.background_rotation, p.dependency);
   if (p.system == "binlog") {
     absl::StrAppendFormat(
         &out,

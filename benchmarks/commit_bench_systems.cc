@@ -229,6 +229,11 @@ class BinlogSystem : public System {
     options.zero_ahead = p_.zero_ahead;
     binlog::io::ParseCodec(p_.compression, &options.compression);
     if (p_.flavor == "mariadb") options.flavor = binlog::LogFlavor::kMariaDB;
+    if (p_.dependency == "commit_order") {
+      options.dependency_tracking = binlog::Options::DependencyTracking::kCommitOrder;
+    } else if (p_.dependency == "writeset") {
+      options.dependency_tracking = binlog::Options::DependencyTracking::kWriteset;
+    }
     options.background_rotation = p_.background_rotation == "on";
     if (p_.encryption == "on") {
       options.encryption = true;

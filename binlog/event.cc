@@ -98,7 +98,7 @@ bool ServerVersionWritesUnpositionedCacheEvents(
     absl::string_view server_version) {
   if (server_version.find("MariaDB") == absl::string_view::npos) return false;
   int v[3];
-  ParseVersion(server_version, v);
+  ParseServerVersion(server_version, v);
   return v[0] > 11 || (v[0] == 11 && v[1] >= 4);
 }
 

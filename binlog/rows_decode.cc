@@ -363,10 +363,10 @@ absl::Status RowsDecoder::Image(const TableMap& table,
             AppendFloat(f, &text);
           }
           if (numbers) {
-            cell->kind = Cell::kJson;
+            cell->kind = RowCell::kJson;
             cell->text = text + "]";
           } else {
-            cell->kind = Cell::kBinary;
+            cell->kind = RowCell::kBinary;
             cell->bytes = b;
           }
         } else if (c.real_type == kColJson) {

@@ -39,6 +39,10 @@ void AppendEscaped(absl::string_view s, EscapeStyle style, std::string* out);
 // Appends `s` as a JSON string literal, quotes included.
 void AppendJsonString(absl::string_view s, std::string* out);
 
+// True if `s` is well-formed UTF-8 (no overlong forms, no surrogates, no
+// code point above U+10FFFF).
+bool IsValidUtf8(absl::string_view s);
+
 }  // namespace binlog
 
 #endif  // BINLOG_BINLOG_TEXT_ESCAPE_H_

@@ -14,19 +14,6 @@ void AppendTextString(absl::string_view s, std::string* out) {
   out->push_back('"');
 }
 
-bool IsValidUtf8(absl::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    if (static_cast<unsigned char>(s[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    const size_t len = Utf8SequenceLength(s, i);
-    if (len == 0) return false;
-    i += len;
-  }
-  return true;
-}
-
 std::string Printable(absl::string_view s) {
   std::string out;
   AppendEscaped(s, EscapeStyle::kPrintable, &out);

@@ -42,8 +42,7 @@ using ::binlog::AppendJsonString;
 // Returns `s` as a JSON string literal.
 std::string JsonString(absl::string_view s);
 
-// True if `s` is well-formed UTF-8 (RFC 3629).
-bool IsValidUtf8(absl::string_view s);
+using ::binlog::IsValidUtf8;
 
 // The quoted strings of text lines. Today the same as AppendJsonString,
 // which already escapes C1 controls (some terminals act on them); a
