@@ -123,7 +123,8 @@ struct TransactionBufferOptions {
 // A Gtid event whose identity the log assigns at Commit, in commit order.
 //
 // MySQL flavor (TransactionBuffer::AppendCommitGtid). Follows MySQL 8.0:
-// the event has the 8.0 layout, the GNO is the log's next free one for its
+// the event has the 8.0 layout (a tagged GTID: MySQL 8.4's
+// Gtid_tagged_log_event, see `tag`), the GNO is the log's next free one for its
 // server UUID (or one the caller acquired), sequence_number counts from 1
 // in each file, last_committed is the commit-order clock (see
 // Binlog::CommitClock), and the immediate commit timestamp is taken when
@@ -305,6 +306,11 @@ class TransactionBuffer {
   // clocks, commit timestamp) the log fills at Commit, in commit order, and
   // whose transaction_length Commit computes. It must be the first event
   // of the transaction; Commit refuses it elsewhere (InvalidArgument).
+  // With a tag (CommitGtid::tag, not kAnonymous) the event is a
+  // Gtid_tagged_log_event (42): until Commit assigns the identity it is a
+  // placeholder holding the widest values of the fields the log fills (the
+  // largest event of that tag); Commit writes the real, possibly smaller,
+  // event in its place, so size() shrinks then (by a few dozen bytes).
   void AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
                         const CommitGtid& gtid);
 
