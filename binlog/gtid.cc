@@ -781,11 +781,13 @@ std::string EncodeMySqlGtidTaggedEventBody(const MySqlGtidEvent& g) {
 
 uint64_t MySqlGtidTaggedTransactionLength(const MySqlGtidEvent& g,
                                           uint64_t rest) {
-  MySqlGtidEvent e = g;
+  // The fields' size without transaction_length's value, computed once
+  // (no copy of `g`: the log calls this in its serial section, where
+  // copying a long tag would allocate).
+  const size_t others = TaggedFieldsSize(g) - VarlenSize(g.transaction_length);
   uint64_t length = rest;
   for (;;) {
-    e.transaction_length = length;
-    const uint64_t next = rest + MySqlGtidTaggedEventBodySize(e);
+    const uint64_t next = rest + TaggedMessageSize(others + VarlenSize(length));
     if (next == length) return length;
     length = next;  // grows at most by the varlen's few extra bytes
   }

@@ -61,7 +61,10 @@ absl::Status BinlogImpl::AssignIdentity(TransactionBuffer* txn, uint64_t now_us,
   int64_t seq = 0, last_committed = 0;
   clock_.Next(Txn::commit_parent(txn), g.isolated, id.writeset, id.writeset_state, &seq,
               &last_committed);
-  Txn::AssignIdentity(txn, tsid.uuid, gno, seq, last_committed, now_us);
+  // The CommitGtid's own tag: the event reserved for it is written (it
+  // cannot fail for that tag, so no GNO is taken without being written).
+  BINLOG_RETURN_IF_ERROR(
+      Txn::AssignIdentity(txn, tsid.uuid, g.tag, gno, seq, last_committed, now_us));
   return absl::OkStatus();
 }
 
@@ -498,9 +501,6 @@ absl::StatusOr<CommitPosition> BinlogImpl::Commit(TransactionBuffer* txn) {
       return absl::InvalidArgumentError(absl::StrCat(
           "GTID tag '", g.tag.str(), "': tagged GTIDs need MySQL 8.4 files "
           "(Options::mysql_layout k84); MySQL 8.0 readers cannot read them"));
-    }
-    if (!g.tag.empty()) {
-      return absl::UnimplementedError("TAGWRITE: tagged CommitGtid writer not merged yet");
     }
     if (!g.tag.empty() && g.kind == CommitGtid::Kind::kAnonymous) {
       return absl::InvalidArgumentError("an anonymous transaction has no GTID tag");

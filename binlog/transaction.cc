@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "binlog/checksum.h"
@@ -331,9 +332,69 @@ void TransactionBuffer::Clear() {
   }
 }
 
+namespace {
+
+// A tagged Gtid event whose fields the log fills hold their widest values,
+// so that its size is the largest the real event can take: the UUID bytes
+// each >= 128 (two varlen bytes), the signed fields and the unsigned
+// 64-bit ones at 9 bytes, the server version at 5, transaction_length at
+// 9; the original timestamp and version present when the CommitGtid gives
+// them (MySQL writes them only when they differ from the immediate ones:
+// the placeholder makes them differ). The flags, the tag and the original
+// values are the CommitGtid's. `g` keeps its tag's storage.
+void WidestTaggedGtid(const CommitGtid& gtid, MySqlGtidEvent* g) {
+  g->flags = gtid.may_have_sbr ? MySqlGtidEvent::kFlagMayHaveSbr : 0;
+  std::memset(g->uuid.bytes, 0xff, sizeof(g->uuid.bytes));
+  g->gno = std::numeric_limits<int64_t>::max() - 1;  // the largest GNO
+  g->tag = gtid.tag;
+  g->last_committed = std::numeric_limits<int64_t>::max();
+  g->sequence_number = std::numeric_limits<int64_t>::max();
+  g->immediate_commit_timestamp = ~uint64_t{0};
+  g->original_commit_timestamp = g->immediate_commit_timestamp;
+  if (gtid.original_commit_timestamp_us != 0) {
+    g->original_commit_timestamp = gtid.original_commit_timestamp_us;
+    if (g->original_commit_timestamp == g->immediate_commit_timestamp) {
+      --g->immediate_commit_timestamp;  // still 9 bytes
+    }
+  }
+  g->transaction_length = ~uint64_t{0};
+  g->immediate_server_version = ~uint32_t{0};
+  g->original_server_version = g->immediate_server_version;
+  if (gtid.original_server_version != 0) {
+    g->original_server_version = gtid.original_server_version;
+    if (g->original_server_version == g->immediate_server_version) {
+      --g->immediate_server_version;  // still 5 bytes
+    }
+  }
+  g->commit_group_ticket = 0;  // MySQL 8.4 writes none outside its
+                               // group-commit ticket feature
+  g->tagged = true;
+}
+
+}  // namespace
+
 void TransactionBuffer::AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
                                          const CommitGtid& gtid) {
   const bool first = events_.empty();
+  if (!gtid.tag.empty() && gtid.kind != CommitGtid::Kind::kAnonymous) {
+    // MySQL 8.4's Gtid_tagged_log_event, at the largest size this tag's
+    // event can take; AssignIdentity writes the real one at the end of
+    // this room.
+    WidestTaggedGtid(gtid, &tagged_gtid_);
+    const size_t body = MySqlGtidTaggedEventBodySize(tagged_gtid_);
+    const size_t start = size_;
+    char* p = AppendEvent(kGtidTaggedEvent, server_id, timestamp, 0, body);
+    EncodeMySqlGtidTaggedEventBodyTo(tagged_gtid_, p);
+    if (!first) {
+      identity_.misplaced = true;
+      return;
+    }
+    identity_.present = true;
+    identity_.tagged = true;
+    identity_.length_at = start;
+    identity_.gtid = gtid;
+    return;
+  }
   const bool orig_ts = gtid.original_commit_timestamp_us != 0;
   const bool orig_version = gtid.original_server_version != 0;
   // flags .. sequence_number, immediate (and original) commit timestamp,
@@ -466,6 +527,10 @@ void TransactionBuffer::AssignMariaIdentity(uint32_t domain_id,
 
 void TransactionBuffer::SetServerVersion(uint32_t version) {
   if (!identity_.present || identity_.mariadb) return;
+  if (identity_.tagged) {
+    identity_.server_version = version;  // encoded with the identity
+    return;
+  }
   char* v = buf_.get() + identity_.version_at;
   if (identity_.gtid.original_server_version != 0) {
     StoreLe32(v, version | (uint32_t{1} << 31));  // the original follows
@@ -478,6 +543,10 @@ void TransactionBuffer::AssignIdentity(const Uuid& uuid, int64_t gno,
                                        int64_t sequence_number,
                                        int64_t last_committed,
                                        uint64_t timestamp_us) {
+  if (identity_.tagged) {
+    return AssignTaggedIdentity(uuid, gno, sequence_number, last_committed,
+                                timestamp_us);
+  }
   char* body = buf_.get() + events_[0].offset + kHeaderSize;
   std::memcpy(body + kGtidUuidOffset, uuid.bytes, 16);
   StoreLe64(body + kGtidGnoOffset, static_cast<uint64_t>(gno));
@@ -488,6 +557,77 @@ void TransactionBuffer::AssignIdentity(const Uuid& uuid, int64_t gno,
   StoreLeN(body + kGtidImmediateTimestampOffset, ts, 7);
   assigned_.assigned = true;
   assigned_.uuid = uuid;
+  assigned_.gno = gno;
+  assigned_.sequence_number = sequence_number;
+  assigned_.last_committed = last_committed;
+  assigned_.immediate_commit_timestamp_us = timestamp_us;
+}
+
+absl::Status TransactionBuffer::AssignIdentity(const Uuid& uuid, const Tag& tag,
+                                               int64_t gno, int64_t sequence_number,
+                                               int64_t last_committed,
+                                               uint64_t timestamp_us) {
+  if (!identity_.present || identity_.mariadb || tag != identity_.gtid.tag ||
+      (identity_.tagged != !tag.empty())) {
+    return absl::InternalError(absl::StrCat(
+        "the GTID tag '", tag.str(), "' is not the one the transaction's "
+        "CommitGtid reserved its Gtid event for ('",
+        identity_.present && !identity_.mariadb ? identity_.gtid.tag.str() : "",
+        "'", identity_.present && !identity_.mariadb ? "" : ", none: no MySQL CommitGtid",
+        ")"));
+  }
+  AssignIdentity(uuid, gno, sequence_number, last_committed, timestamp_us);
+  return absl::OkStatus();
+}
+
+void TransactionBuffer::AssignTaggedIdentity(const Uuid& uuid, int64_t gno,
+                                             int64_t sequence_number,
+                                             int64_t last_committed,
+                                             uint64_t timestamp_us) {
+  const CommitGtid& cg = identity_.gtid;
+  MySqlGtidEvent& g = tagged_gtid_;
+  g.flags = cg.may_have_sbr ? MySqlGtidEvent::kFlagMayHaveSbr : 0;
+  g.uuid = uuid;
+  g.gno = gno;
+  g.tag = cg.tag;  // reuses g.tag's storage
+  g.last_committed = last_committed;
+  g.sequence_number = sequence_number;
+  g.immediate_commit_timestamp = timestamp_us;
+  g.original_commit_timestamp = cg.original_commit_timestamp_us != 0
+                                    ? cg.original_commit_timestamp_us
+                                    : timestamp_us;
+  g.immediate_server_version = identity_.server_version;
+  g.original_server_version = cg.original_server_version != 0
+                                  ? cg.original_server_version
+                                  : identity_.server_version;
+  g.commit_group_ticket = 0;
+  g.tagged = true;
+  // transaction_length counts every byte of the transaction, this event's
+  // own body included, whose size depends on the length's varlen width:
+  // the fixpoint over everything else (the other events, spilled ones
+  // too, and this event's header and footer).
+  const size_t footer = checksums_ ? kChecksumSize : 0;
+  EventMeta& e = events_[0];
+  const size_t reserved_body = e.end - e.offset - kHeaderSize - footer;
+  const uint64_t rest = size_ - front_ + spilled_bytes_ - reserved_body;
+  g.transaction_length = MySqlGtidTaggedTransactionLength(g, rest);
+  const size_t body = static_cast<size_t>(g.transaction_length - rest);
+  // body <= reserved_body: the reservation holds the widest value of every
+  // field the log fills, and the CommitGtid's fields are these.
+  const size_t shift = reserved_body - body;
+  char* b = buf_.get();
+  if (shift != 0) {
+    // The head moves forward so that the event ends where its room ended
+    // (no other event moves), as for MariaDB's commit_id slot.
+    std::memmove(b + e.offset + shift, b + e.offset, kHeaderSize);
+    e.offset += static_cast<uint32_t>(shift);
+    StoreLe32(b + e.offset + kEventSizeOffset, e.end - e.offset);
+    front_ = e.offset;
+  }
+  EncodeMySqlGtidTaggedEventBodyTo(g, b + e.offset + kHeaderSize);
+  assigned_.assigned = true;
+  assigned_.uuid = uuid;
+  assigned_.tag = cg.tag;
   assigned_.gno = gno;
   assigned_.sequence_number = sequence_number;
   assigned_.last_committed = last_committed;

@@ -123,7 +123,8 @@ struct TransactionBufferOptions {
 // A Gtid event whose identity the log assigns at Commit, in commit order.
 //
 // MySQL flavor (TransactionBuffer::AppendCommitGtid). Follows MySQL 8.0:
-// the event has the 8.0 layout, the GNO is the log's next free one for its
+// the event has the 8.0 layout (a tagged GTID: MySQL 8.4's
+// Gtid_tagged_log_event, see `tag`), the GNO is the log's next free one for its
 // server UUID (or one the caller acquired), sequence_number counts from 1
 // in each file, last_committed is the commit-order clock (see
 // Binlog::CommitClock), and the immediate commit timestamp is taken when
@@ -170,12 +171,21 @@ struct CommitGtid {
   Kind kind = Kind::kAutomatic;
   Uuid uuid;        // MySQL kAssigned
   int64_t gno = 0;  // MySQL kAssigned
-  // MySQL 8.4 GTID tag (empty: none). kAutomatic with a tag is MySQL's
-  // SET gtid_next='AUTOMATIC:tag': Options::server_uuid with that tag and
-  // the next free GNO of that (uuid, tag); kAssigned with a tag is
-  // 'uuid:tag:gno', acquired first with Binlog::AcquireGtid(Tsid, gno).
-  // Written as a Gtid_tagged_log_event (type 42); refused by a log of
-  // MySQL 8.0 files (Options::mysql_layout k80) and by kMariaDB.
+  // MySQL flavor: the GTID's tag (MySQL 8.3+, binlog/gtid.h Tag; empty: an
+  // untagged GTID, as in 8.0).
+  //   kAutomatic with a tag: MySQL's SET gtid_next='AUTOMATIC:tag': the
+  //     server UUID with that tag, and the next free GNO of that (uuid,
+  //     tag), which has its own sequence.
+  //   kAssigned with a tag: `uuid:tag:gno`, acquired first (as an untagged
+  //     one is).
+  // A tagged transaction starts with a Gtid_tagged_log_event (type 42,
+  // binlog/FORMAT.md "Gtid_tagged_log_event") instead of a Gtid event (33),
+  // as MySQL 8.4 writes it: AppendCommitGtid reserves room for the largest
+  // such event of the tag, and the log writes the real one, of its real
+  // size, when it assigns the identity. Tagged transactions are never
+  // compressed (Options::compression). kAnonymous: must be empty (the
+  // event is an Anonymous_gtid, which has no tag). Commit refuses a tag in
+  // a log of MySQL 8.0 files (Options::mysql_layout k80) and in kMariaDB.
   Tag tag;
   // MySQL FLAG_MAY_HAVE_SBR: the transaction may hold statement-based
   // events.
@@ -217,7 +227,7 @@ struct AssignedIdentity {
   bool assigned = false;  // the transaction had a CommitGtid
   // MySQL flavor.
   Uuid uuid;              // zero for anonymous
-  Tag tag;                // MySQL 8.4 GTID tag (empty: none)
+  Tag tag;                // the GTID's tag (empty: untagged)
   int64_t gno = 0;        // 0 for anonymous
   int64_t sequence_number = 0;
   int64_t last_committed = 0;
@@ -297,6 +307,11 @@ class TransactionBuffer {
   // clocks, commit timestamp) the log fills at Commit, in commit order, and
   // whose transaction_length Commit computes. It must be the first event
   // of the transaction; Commit refuses it elsewhere (InvalidArgument).
+  // With a tag (CommitGtid::tag, not kAnonymous) the event is a
+  // Gtid_tagged_log_event (42): until Commit assigns the identity it is a
+  // placeholder holding the widest values of the fields the log fills (the
+  // largest event of that tag); Commit writes the real, possibly smaller,
+  // event in its place, so size() shrinks then (by a few dozen bytes).
   void AppendCommitGtid(uint32_t timestamp, uint32_t server_id,
                         const CommitGtid& gtid);
 
@@ -495,6 +510,11 @@ class TransactionBuffer {
     bool length_slot = false;  // transaction_length is a 9-byte placeholder
     size_t length_at = 0;      // buffer offset of that placeholder
     size_t version_at = 0;     // buffer offset of immediate_server_version
+    // MySQL, a tagged CommitGtid: the first event is a
+    // Gtid_tagged_log_event (42) holding a placeholder of the largest size
+    // the tag's event can take; AssignIdentity writes the real one.
+    bool tagged = false;
+    uint32_t server_version = 0;  // tagged: from SetServerVersion
     CommitGtid gtid;
     // Set by Commit from writeset() / writeset_state() (the vector stays
     // the caller's buffer's until Commit returns), for the flush stage.
@@ -504,9 +524,22 @@ class TransactionBuffer {
   // Commit (caller's thread): the server version into the Gtid event.
   void SetServerVersion(uint32_t version);
   // Serial section: the identity into the Gtid event (its checksum is
-  // recomputed in Place).
+  // recomputed in Place). For a tagged CommitGtid (identity_.tagged), the
+  // GTID is uuid:tag:gno with the CommitGtid's tag: the real
+  // Gtid_tagged_log_event, transaction_length included, is encoded at the
+  // end of the room AppendCommitGtid reserved and the event's head moves
+  // forward (front_), as AssignMariaIdentity does.
   void AssignIdentity(const Uuid& uuid, int64_t gno, int64_t sequence_number,
                       int64_t last_committed, uint64_t timestamp_us);
+  // The same, naming the tag: Internal (and nothing changes) unless `tag`
+  // is the CommitGtid's tag, the one whose room AppendCommitGtid reserved.
+  absl::Status AssignIdentity(const Uuid& uuid, const Tag& tag, int64_t gno,
+                              int64_t sequence_number, int64_t last_committed,
+                              uint64_t timestamp_us);
+  // The tagged form of AssignIdentity.
+  void AssignTaggedIdentity(const Uuid& uuid, int64_t gno,
+                            int64_t sequence_number, int64_t last_committed,
+                            uint64_t timestamp_us);
 
   // Serial section, MariaDB: seq_no and domain into the Gtid event, and the
   // commit_id (0: none, and the event shrinks to MariaDB's size without it:
@@ -537,6 +570,11 @@ class TransactionBuffer {
   size_t front_ = 0;
   IdentityState identity_;
   AssignedIdentity assigned_;
+  // The fields of a tagged Gtid event being encoded (AppendCommitGtid's
+  // placeholder, AssignIdentity's event). A member, kept by Clear(), so
+  // that copying the tag into it reuses its storage: no allocation in
+  // steady state whatever the tag's length.
+  MySqlGtidEvent tagged_gtid_;
   uint64_t commit_parent_ = 0;
   void* cookie_ = nullptr;
   size_t capacity_ = 0;

@@ -55,6 +55,22 @@ class TransactionBufferInternal {
                              uint64_t timestamp_us) {
     t->AssignIdentity(uuid, gno, sequence_number, last_committed, timestamp_us);
   }
+  // The same, naming the GTID's tag: uuid:tag:gno for a tagged CommitGtid
+  // (written as a MySQL 8.4 Gtid_tagged_log_event, type 42, of its real
+  // size, transaction_length included; the event's head moves forward),
+  // uuid:gno for an untagged one. `tag` must be the CommitGtid's
+  // (identity(t).gtid.tag): Internal otherwise, and the buffer is left as
+  // it was. Call it in the serial section after Seal and before Place, as
+  // the untagged form (the five-argument form does the same with the
+  // CommitGtid's tag).
+  static absl::Status AssignIdentity(TransactionBuffer* t, const Uuid& uuid,
+                                     const Tag& tag, int64_t gno,
+                                     int64_t sequence_number,
+                                     int64_t last_committed,
+                                     uint64_t timestamp_us) {
+    return t->AssignIdentity(uuid, tag, gno, sequence_number, last_committed,
+                             timestamp_us);
+  }
   static void AssignMariaIdentity(TransactionBuffer* t, uint32_t domain_id,
                                   uint64_t seq_no, uint64_t commit_id,
                                   uint64_t timestamp_us) {
