@@ -809,14 +809,16 @@ TEST_F(CorrectnessTest, AnUnreadableGtidSetInTheLastFileIsDataLoss) {
     ASSERT_TRUE(log->Close().ok());
   }
   std::string bytes = testing_util::ReadFile(FilePath(1));
-  // binlog.000001: magic, FDE (122 bytes), Previous_gtids at offset 126.
-  ASSERT_EQ(static_cast<uint8_t>(bytes[126 + kTypeOffset]), kPreviousGtidsEvent);
-  const size_t body = 126 + kHeaderSize;
+  // binlog.000001: magic, FDE (122 bytes in 8.0 files, 123 in 8.4's),
+  // then Previous_gtids.
+  const size_t prev = kMagicSize + LoadLe32(&bytes[kMagicSize + kEventSizeOffset]);
+  ASSERT_EQ(static_cast<uint8_t>(bytes[prev + kTypeOffset]), kPreviousGtidsEvent);
+  const size_t body = prev + kHeaderSize;
   StoreLe64(&bytes[body], (uint64_t{2} << 56) | 1);  // unknown format 2
   // Keep the checksum valid: this is about the GTID set, not the CRC.
-  const uint32_t size = LoadLe32(&bytes[126 + kEventSizeOffset]);
-  StoreLe32(&bytes[126 + size - kChecksumSize],
-            ComputeEventChecksum(absl::string_view(&bytes[126], size)));
+  const uint32_t size = LoadLe32(&bytes[prev + kEventSizeOffset]);
+  StoreLe32(&bytes[prev + size - kChecksumSize],
+            ComputeEventChecksum(absl::string_view(&bytes[prev], size)));
   testing_util::WriteFile(FilePath(1), bytes);
   auto log = Binlog::Open(dir_, "binlog", BaseOptions());
   ASSERT_EQ(log.status().code(), absl::StatusCode::kDataLoss) << log.status();

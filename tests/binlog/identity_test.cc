@@ -149,7 +149,7 @@ TEST(IdentityTest, GtidsAndClocksStayOrderedAndGapFreeUnderConcurrencyAndRotatio
     EXPECT_LT(s.g.last_committed, s.g.sequence_number);
     EXPECT_TRUE(s.g.has_transaction_length);
     EXPECT_EQ(s.g.transaction_length, s.txn_bytes);
-    EXPECT_EQ(s.g.immediate_server_version, 80036u);
+    EXPECT_EQ(s.g.immediate_server_version, 80406u);
     EXPECT_GE(s.g.immediate_commit_timestamp, last_ts);
     last_ts = s.g.immediate_commit_timestamp;
     before.Add(s.g.uuid, s.g.gno);
@@ -285,7 +285,7 @@ TEST(IdentityTest, AssignedGtidsAreAcquiredOnceAndAutomaticOnesSkipThem) {
   ASSERT_GE(c.gtids.size(), 1u);
   EXPECT_EQ(c.gtids[0].g.original_commit_timestamp, 1600000000000000u);
   EXPECT_EQ(c.gtids[0].g.original_server_version, 80030u);
-  EXPECT_EQ(c.gtids[0].g.immediate_server_version, 80036u);
+  EXPECT_EQ(c.gtids[0].g.immediate_server_version, 80406u);
   EXPECT_EQ(c.gtids[0].g.transaction_length, c.gtids[0].txn_bytes);
 }
 
@@ -445,7 +445,7 @@ TEST(IdentityTest, CompressedTransactionsCountTheirStoredBytes) {
   }
   EXPECT_EQ(c.gtids[5].g.original_commit_timestamp, 1600000000000000u);
   EXPECT_EQ(c.gtids[5].g.original_server_version, 80030u);
-  EXPECT_EQ(c.gtids[5].g.immediate_server_version, 80036u);
+  EXPECT_EQ(c.gtids[5].g.immediate_server_version, 80406u);
   EXPECT_EQ(c.gtids[5].g.gno, 9);
 }
 

@@ -226,9 +226,10 @@ TEST(MariadbFlavorTest, MySqlDefaultsAreUnchanged) {
     ASSERT_TRUE((*log)->Close().ok());
   }
   std::string f1 = ReadFile(absl::StrCat(dir, "/binlog.000001"));
-  EXPECT_EQ(std::string(f1.data() + 4 + kFdeServerVersionOffset), "8.0.36");
-  EXPECT_EQ(LoadLe32(f1.data() + 4 + kEventSizeOffset), 122u);
-  EXPECT_EQ(f1[126 + kTypeOffset], static_cast<char>(kPreviousGtidsEvent));
+  // MySQL 8.4's files (Options::mysql_layout k84).
+  EXPECT_EQ(std::string(f1.data() + 4 + kFdeServerVersionOffset), "8.4.6");
+  EXPECT_EQ(LoadLe32(f1.data() + 4 + kEventSizeOffset), 123u);
+  EXPECT_EQ(f1[127 + kTypeOffset], static_cast<char>(kPreviousGtidsEvent));
 }
 
 TEST(MariadbFlavorTest, CompressionIsRefused) {
