@@ -35,9 +35,10 @@ constexpr uint8_t kFieldIv = 3;
 constexpr char kKeyIdPrefix[] = "MySQLReplicationKey_";
 
 // A zero run of the ciphertext this long is raw zeros (preallocated or
-// never written space), not ciphertext: 32 zero bytes of real ciphertext
-// have a chance of 2^-256. Shorter runs are ciphertext (see kGuardSize for
-// why real ciphertext never touches raw zeros).
+// never written space, or the zero frontier's fill), not ciphertext: 32
+// zero bytes of real ciphertext have a chance of 2^-256. Shorter runs are
+// ciphertext (see kGuardSize for why real ciphertext never touches raw
+// zeros).
 constexpr size_t kRawZeroRun = 32;
 
 EVP_CIPHER_CTX* Ctx(void* p) { return static_cast<EVP_CIPHER_CTX*>(p); }
@@ -74,17 +75,31 @@ absl::Status CheckKey(absl::string_view key, absl::string_view id) {
   return absl::OkStatus();
 }
 
-// Zero plain bytes written (encrypted) after the end of every write that
-// reaches the written end: the guard. On disk they are keystream, so the
-// last bytes of the data are never next to raw zeros (preallocated or
-// never written space). Without it a transaction whose last ciphertext
-// bytes happen to be 0 (one in 256) would merge with the raw zeros after
-// it and read back as zeros: a checksum mismatch, and recovery would cut
-// an acknowledged transaction. Readers see the guard as zeros after the
-// end, as in a plain preallocated file; the next write overwrites it;
-// Close's trim (Options::trim_preallocated) cuts it with the spare space.
+// The guard: 16 raw bytes 0xff written after the end of every write that
+// reaches the written end, so the last bytes of the data are never next to
+// raw zeros (preallocated or never written space). Without it a
+// transaction whose last ciphertext bytes happen to be 0 (one in 256)
+// would merge with the raw zeros after it and read back as zeros: a
+// checksum mismatch, and recovery would cut an acknowledged transaction.
+//
+// The guard is not ciphertext: the next write covers it with data at the
+// same stream offsets, so a guard of encrypted zeros (keystream, as it
+// once was) gave anyone with two copies of the file the plaintext of that
+// data (XOR of the copies). No keystream byte ever covers two plaintexts:
+// the guard and the zero frontier's fill are raw bytes.
+//
+// Readers see the guard as zeros, as in a plain preallocated file: 16
+// bytes 0xff right before a raw zero run, or at the end of the file (or
+// before zeros up to it), read as zeros (PlainZeroRanges). Real ciphertext
+// looks like that with a chance of 2^-128 (a closed file whose last 16
+// ciphertext bytes are 0xff). Close's trim (Options::trim_preallocated)
+// cuts the guard with the spare space.
 constexpr size_t kGuardSize = 16;
-const char kZeros[kGuardSize] = {0};
+constexpr char kGuardByte = '\xff';
+const char kGuard[kGuardSize] = {
+    kGuardByte, kGuardByte, kGuardByte, kGuardByte, kGuardByte, kGuardByte,
+    kGuardByte, kGuardByte, kGuardByte, kGuardByte, kGuardByte, kGuardByte,
+    kGuardByte, kGuardByte, kGuardByte, kGuardByte};
 
 bool AllZeroBytes(const char* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -92,7 +107,132 @@ bool AllZeroBytes(const char* p, size_t n) {
   }
   return true;
 }
-const char kZeros32[32] = {0};
+const char kZeros48[48] = {0};
+
+bool AllZeroParts(absl::Span<const absl::string_view> parts) {
+  for (absl::string_view p : parts) {
+    if (p.empty()) continue;
+    if (p[0] != 0 || std::memcmp(p.data(), p.data() + 1, p.size() - 1) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Raw context a reader looks at around a window: enough to widen a zero
+// run at an edge to kRawZeroRun and to see a guard before it.
+constexpr size_t kContext = kRawZeroRun + kGuardSize;
+
+// The raw bytes (stream offsets) of a window of an encrypted file, `mid`
+// (n bytes), with up to kContext bytes before it (`pre`) and after it
+// (`post`). `eof`: the file ends right after `post`.
+struct RawView {
+  const char* pre = nullptr;
+  size_t pre_n = 0;
+  const char* mid = nullptr;
+  size_t n = 0;
+  const char* post = nullptr;
+  size_t post_n = 0;
+  bool eof = false;
+  // The byte at i, window coordinates: -pre_n <= i < n + post_n.
+  char at(int64_t i) const {
+    if (i < 0) return pre[static_cast<int64_t>(pre_n) + i];
+    if (i < static_cast<int64_t>(n)) return mid[i];
+    return post[i - static_cast<int64_t>(n)];
+  }
+};
+
+using Ranges = std::vector<std::pair<size_t, size_t>>;
+
+// The ranges of v's window that read as zeros, in order: raw zero runs
+// (kRawZeroRun or longer, or a guarded run up to the end of the file) and
+// the guard right before such a run or at the end of the file. Everything
+// else is ciphertext. A run at an edge of the window is widened into the
+// context (so a window that starts or ends inside raw zeros sees them as
+// raw); a run that goes on past the context is long enough anyway.
+void PlainZeroRanges(const RawView& v, Ranges* out) {
+  out->clear();
+  const int64_t n = static_cast<int64_t>(v.n);
+  const int64_t lo = -static_cast<int64_t>(v.pre_n);
+  const int64_t hi = n + static_cast<int64_t>(v.post_n);
+  const int64_t guard = static_cast<int64_t>(kGuardSize);
+  auto guard_before = [&](int64_t a) {
+    if (a - guard < lo) return false;
+    for (int64_t k = a - guard; k < a; ++k) {
+      if (v.at(k) != kGuardByte) return false;
+    }
+    return true;
+  };
+  auto add = [&](int64_t s, int64_t e) {
+    s = std::max<int64_t>(s, 0);
+    e = std::min(e, n);
+    if (s < e) out->emplace_back(static_cast<size_t>(s), static_cast<size_t>(e));
+  };
+  auto run = [&](int64_t a, int64_t b) {
+    while (a > lo && v.at(a - 1) == 0) --a;
+    while (b < hi && v.at(b) == 0) ++b;
+    const bool guarded = guard_before(a);
+    const bool to_eof = b == hi && v.eof;
+    if (b - a >= static_cast<int64_t>(kRawZeroRun) || (guarded && to_eof)) {
+      add(guarded ? a - guard : a, b);
+    }
+  };
+  const char* buf = v.mid;
+  int64_t i = 0;
+  if (n > 0 && buf[0] == 0) {
+    // Zeros at the start: their run may have begun before the window.
+    int64_t b = 0;
+    while (b < n && buf[b] == 0) ++b;
+    run(0, b);
+    i = b;
+  }
+  // A raw run of 32 zero bytes holds a zero word at any alignment; real
+  // ciphertext has one with chance 2^-64 per word. So look at words
+  // (cheap, no call per zero byte) and widen a zero word to its run.
+  while (i < n) {
+    int64_t w = i;
+    bool found = false;
+    for (; w + 8 <= n; w += 8) {
+      uint64_t word;
+      std::memcpy(&word, buf + w, 8);
+      if (word == 0) {
+        found = true;
+        break;
+      }
+    }
+    if (found) {
+      int64_t a = w;
+      while (a > i && buf[a - 1] == 0) --a;
+      int64_t b = w + 8;
+      while (b < n && buf[b] == 0) ++b;
+      run(a, b);
+      i = b;
+      continue;
+    }
+    // No zero word: only zeros at the very end can matter (a run that goes
+    // on after the window, or a guarded one up to the end of the file).
+    int64_t a = n;
+    while (a > i && buf[a - 1] == 0) --a;
+    if (a < n) run(a, n);
+    break;
+  }
+  // A guard that overlaps the end of the window, with its zeros after it.
+  int64_t t = n;
+  while (t < hi && v.at(t) == kGuardByte) ++t;
+  if (t < hi && t > n - guard && v.at(t) == 0) run(t, t + 1);
+  // A guard at the end of the file.
+  if (v.eof && guard_before(hi)) add(hi - guard, hi);
+  std::sort(out->begin(), out->end());
+  size_t k = 0;
+  for (size_t j = 0; j < out->size(); ++j) {
+    if (k > 0 && (*out)[j].first <= (*out)[k - 1].second) {
+      (*out)[k - 1].second = std::max((*out)[k - 1].second, (*out)[j].second);
+    } else {
+      (*out)[k++] = (*out)[j];
+    }
+  }
+  out->resize(k);
+}
 
 // The plain stream of an encrypted file, written through a scratch buffer.
 class EncryptingWritableFile : public io::WritableFile {
@@ -114,10 +254,13 @@ class EncryptingWritableFile : public io::WritableFile {
     // Encrypted through the scratch in slices of at most kSlice bytes, so a
     // large group (or a large in-memory transaction) costs no buffer of its
     // size. Each slice goes out in one pwrite; one that reaches past the
-    // file's end carries the guard of encrypted zeros after it (the next
-    // slice overwrites it), as every write reaching the end does.
+    // file's end carries the guard after it (the next slice overwrites
+    // it), as every write reaching the end does.
     size_t total = 0;
     for (absl::string_view p : parts) total += p.size();
+    if (total >= kRawZeroRun && AllZeroParts(parts)) {
+      return WriteRawZeros(offset, total);
+    }
     const size_t need = std::min(total, kSlice) + kGuardSize;
     if (scratch_.size() < need) scratch_.resize(need);
     size_t part = 0;
@@ -139,10 +282,7 @@ class EncryptingWritableFile : public io::WritableFile {
       }
       // An in-place rewrite (the in-use flag) gets no guard: data follows it.
       const bool guard = pos + fill >= end_;
-      if (guard) {
-        BINLOG_RETURN_IF_ERROR(cipher_->Crypt(pos + fill, kZeros,
-                                              scratch_.data() + fill, kGuardSize));
-      }
+      if (guard) std::memcpy(scratch_.data() + fill, kGuard, kGuardSize);
       if (fill > 0 || guard) {
         BINLOG_RETURN_IF_ERROR(target_->Write(
             pos + kEncryptionHeaderSize,
@@ -161,30 +301,63 @@ class EncryptingWritableFile : public io::WritableFile {
                         bool keep_size) override {
     return target_->Allocate(offset + kEncryptionHeaderSize, len, keep_size);
   }
-  // A cut inside raw zeros (recovery cutting after an event whose last
-  // bytes were never written, which read as zeros) would leave a short
-  // zero run at the end of the file, which reads as ciphertext: garbage
-  // where recovery saw zeros. So those bytes are first rewritten as
-  // encrypted zeros, which read as zeros at the end of a file too.
+  // A cut inside raw zeros or a guard (recovery cutting after an event
+  // whose last bytes were never written, which read as zeros) could leave
+  // a short zero run or part of a guard at the end of the file, which
+  // reads as ciphertext: garbage where recovery saw zeros. So the bytes
+  // before the cut that read as zeros now and would not after it are first
+  // rewritten as encrypted zeros, which read as zeros at the end of a file
+  // too. (They are the file's content from then on: no other plaintext
+  // is written under their keystream, the writer goes on after the cut.)
   absl::Status Truncate(uint64_t size) override {
     end_ = std::min(end_, size);
     if (fs_ != nullptr && size > 0) {
       BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> rf,
                               fs_->OpenReadable(target_->path()));
-      const size_t back = static_cast<size_t>(std::min<uint64_t>(size, kRawZeroRun));
-      char buf[2 * kRawZeroRun];
+      const size_t back = static_cast<size_t>(std::min<uint64_t>(size, 2 * kContext));
+      char buf[3 * kContext];
       size_t got = 0;
       BINLOG_RETURN_IF_ERROR(rf->Read(size - back + kEncryptionHeaderSize,
-                                      back + kRawZeroRun, buf, &got));
-      size_t k = 0;  // zeros just before the cut
-      while (k < std::min(back, got) && buf[back - 1 - k] == 0) ++k;
-      size_t f = 0;  // zeros from the cut on
-      while (back + f < got && buf[back + f] == 0) ++f;
-      if (k > 0 && k < kRawZeroRun && k + f >= kRawZeroRun) {
-        char keystream[kRawZeroRun];
-        BINLOG_RETURN_IF_ERROR(cipher_->Crypt(size - k, kZeros32, keystream, k));
-        BINLOG_RETURN_IF_ERROR(target_->Write(
-            size - k + kEncryptionHeaderSize, absl::string_view(keystream, k)));
+                                      back + kContext, buf, &got));
+      if (got >= back) {
+        RawView now;
+        now.mid = buf;
+        now.n = got;
+        now.eof = got < back + kContext;
+        RawView cut;
+        cut.mid = buf;
+        cut.n = back;
+        cut.eof = true;
+        Ranges zn, zc;
+        PlainZeroRanges(now, &zn);
+        PlainZeroRanges(cut, &zc);
+        bool lost[kContext] = {};  // [back - len, back): zeros now, not after
+        const size_t len = std::min(back, kContext);
+        const size_t first = back - len;
+        for (const auto& r : zn) {
+          for (size_t j = std::max(r.first, first); j < std::min(r.second, back); ++j) {
+            lost[j - first] = true;
+          }
+        }
+        for (const auto& r : zc) {
+          for (size_t j = std::max(r.first, first); j < std::min(r.second, back); ++j) {
+            lost[j - first] = false;
+          }
+        }
+        for (size_t j = 0; j < len;) {
+          if (!lost[j]) {
+            ++j;
+            continue;
+          }
+          size_t e = j;
+          while (e < len && lost[e]) ++e;
+          char enc[kContext];
+          const uint64_t at = size - len + j;
+          BINLOG_RETURN_IF_ERROR(cipher_->Crypt(at, kZeros48, enc, e - j));
+          BINLOG_RETURN_IF_ERROR(target_->Write(at + kEncryptionHeaderSize,
+                                                absl::string_view(enc, e - j)));
+          j = e;
+        }
       }
     }
     return target_->Truncate(size + kEncryptionHeaderSize);
@@ -197,6 +370,26 @@ class EncryptingWritableFile : public io::WritableFile {
   const std::string& path() const override { return target_->path(); }
 
  private:
+  // A zero fill (the zero frontier's pieces: a write of kRawZeroRun or more
+  // zero bytes) goes out as raw zeros, which read as zeros: as encrypted
+  // zeros it would be keystream that the data written there later reuses.
+  // It does not move the end of the data and gets no guard. The callers
+  // write it only past the data and its guard (io/zero_frontier.h keeps
+  // ZeroFrontierOptions::writer_tail bytes free after the writer's end).
+  absl::Status WriteRawZeros(uint64_t offset, size_t total) {
+    const size_t slice = std::min(total, kSlice);
+    if (scratch_.size() < slice) scratch_.resize(slice);
+    std::memset(scratch_.data(), 0, slice);
+    while (total > 0) {
+      const size_t n = std::min(total, slice);
+      BINLOG_RETURN_IF_ERROR(target_->Write(offset + kEncryptionHeaderSize,
+                                            absl::string_view(scratch_.data(), n)));
+      offset += n;
+      total -= n;
+    }
+    return absl::OkStatus();
+  }
+
   std::unique_ptr<io::WritableFile> target_;
   std::unique_ptr<CtrCipher> cipher_;
   uint64_t end_;  // end of the data written (stream offset), guard excluded
@@ -227,7 +420,7 @@ class BinlogReadFile : public io::RandomAccessFile {
     BINLOG_RETURN_IF_ERROR(
         target_->Read(offset + kEncryptionHeaderSize, n, scratch, &got));
     *bytes_read = got;
-    return Decrypt(offset, scratch, got);
+    return Decrypt(offset, scratch, got, /*at_eof=*/got < n);
   }
 
   absl::StatusOr<uint64_t> Size() const override {
@@ -333,79 +526,45 @@ class BinlogReadFile : public io::RandomAccessFile {
 
   // Decrypts buf[0, n) (stream offset `offset`) in place, in as few calls
   // as there are stretches between raw-zero runs (one for a window of
-  // events). Raw zeros stay zeros.
-  absl::Status Decrypt(uint64_t offset, char* buf, size_t n) const {
+  // events). Raw zeros and guards read as zeros (PlainZeroRanges). The raw
+  // bytes around the window are read only when an edge byte may belong to
+  // a zero run or a guard. `at_eof`: the file ends at offset + n.
+  absl::Status Decrypt(uint64_t offset, char* buf, size_t n,
+                       bool at_eof) const {
     std::lock_guard<std::mutex> l(mu_);
-    size_t from = 0;  // start of the stretch still to decrypt
-    // A raw run of 32 zero bytes holds an 8-byte-aligned zero word; real
-    // ciphertext has one with chance 2^-64 per word. So look at words
-    // (cheap, no call per zero byte) and widen a zero word to its run.
-    size_t i = 0;
-    if (n > 0 && buf[0] == 0 && offset > 0) {
-      // A short zero run at the start of the buffer may go on before it
-      // (a window that starts inside raw zeros): look back.
-      size_t b = 0;
-      while (b < n && buf[b] == 0) ++b;
-      if (b < kRawZeroRun) {
-        char before[kRawZeroRun];
-        size_t want = std::min<uint64_t>(kRawZeroRun - b, offset);
-        size_t got = 0;
-        BINLOG_RETURN_IF_ERROR(target_->Read(
-            offset - want + kEncryptionHeaderSize, want, before, &got));
-        bool zeros = got == want;
-        for (size_t k = 0; k < got; ++k) zeros &= before[k] == 0;
-        if (zeros && b + want >= kRawZeroRun) from = i = b;
-      }
+    if (n == 0) return absl::OkStatus();
+    char pre[kContext];
+    char post[kContext];
+    RawView v;
+    v.mid = buf;
+    v.n = n;
+    v.pre = pre;
+    v.post = post;
+    if (offset > 0 && (buf[0] == 0 || buf[0] == kGuardByte)) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(offset, kContext));
+      size_t got = 0;
+      BINLOG_RETURN_IF_ERROR(target_->Read(
+          offset - want + kEncryptionHeaderSize, want, pre, &got));
+      if (got == want) v.pre_n = want;
     }
-    while (i < n) {
-      size_t w = i;
-      bool found = false;
-      for (; w + 8 <= n; w += 8) {
-        uint64_t word;
-        std::memcpy(&word, buf + w, 8);
-        if (word == 0) {
-          found = true;
-          break;
-        }
+    if (at_eof) {
+      v.eof = true;
+    } else if (buf[n - 1] == 0 || buf[n - 1] == kGuardByte) {
+      size_t got = 0;
+      BINLOG_RETURN_IF_ERROR(target_->Read(
+          offset + n + kEncryptionHeaderSize, kContext, post, &got));
+      v.post_n = got;
+      v.eof = got < kContext;
+    }
+    PlainZeroRanges(v, &zeros_);
+    size_t from = 0;  // start of the stretch still to decrypt
+    for (const auto& r : zeros_) {
+      if (r.first > from) {
+        BINLOG_RETURN_IF_ERROR(
+            cipher_->Crypt(offset + from, buf + from, buf + from, r.first - from));
       }
-      size_t a, b;
-      if (found) {
-        a = w;
-        while (a > i && buf[a - 1] == 0) --a;
-        b = w + 8;
-        while (b < n && buf[b] == 0) ++b;
-      } else {
-        // No zero word: only zeros at the very end can matter (a run that
-        // goes on in the file, for a read that ends just past the end).
-        b = n;
-        a = n;
-        while (a > i && buf[a - 1] == 0) --a;
-        if (a == n) break;
-      }
-      size_t run = b - a;
-      bool raw = run >= kRawZeroRun;
-      if (!raw && b == n) {
-        // A short run at the end of the buffer: raw if the zeros go on in
-        // the file to make a long run. At the end of the file it is
-        // ciphertext (a file's last byte is 0 once in 256 files). A
-        // tailing reader's window ends at the published end, which the
-        // writer's guard follows: its peek finds keystream, not zeros.
-        char more[kRawZeroRun];
-        size_t got = 0;
-        size_t want = kRawZeroRun - run;
-        BINLOG_RETURN_IF_ERROR(target_->Read(
-            offset + n + kEncryptionHeaderSize, want, more, &got));
-        raw = got == want;
-        for (size_t k = 0; k < got; ++k) raw &= more[k] == 0;
-      }
-      if (raw) {
-        if (a > from) {
-          BINLOG_RETURN_IF_ERROR(
-              cipher_->Crypt(offset + from, buf + from, buf + from, a - from));
-        }
-        from = b;
-      }
-      i = b;
+      std::memset(buf + r.first, 0, r.second - r.first);
+      from = r.second;
     }
     if (n > from) {
       BINLOG_RETURN_IF_ERROR(
@@ -419,6 +578,7 @@ class BinlogReadFile : public io::RandomAccessFile {
   mutable std::mutex mu_;  // Detect, and the cipher's one context
   mutable std::atomic<int> kind_{kUnknown};
   mutable std::unique_ptr<CtrCipher> cipher_;
+  mutable Ranges zeros_;  // Decrypt's, under mu_
 };
 
 class EncryptionFileSystemImpl : public io::FileSystemWrapper {

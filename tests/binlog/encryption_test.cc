@@ -6,16 +6,21 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/keyring.h"
 #include "binlog/log.h"
 #include "gtest/gtest.h"
 #include "io/file_system_wrapper.h"
+#include "io/zero_frontier.h"
 #include "tests/binlog/log_test_util.h"
 
 namespace binlog {
@@ -151,6 +156,22 @@ TEST(CtrCipherTest, AnyOffsetMatchesTheWholeStream) {
 }
 
 // Zeros of real ciphertext are data, raw zeros (32 or more) are the end.
+// The first n bytes of the keystream of encrypted file `path`.
+std::string Keystream(io::FileSystem* base, Keyring* keyring,
+                      const std::string& path, size_t n) {
+  auto h = internal::ReadEncryptionHeader(base, path);
+  EXPECT_TRUE(h.ok()) << h.status();
+  if (!h.ok()) return "";
+  auto password = internal::FilePasswordFromKeyring(*h, keyring);
+  EXPECT_TRUE(password.ok()) << password.status();
+  if (!password.ok()) return "";
+  auto c = internal::CtrCipher::Create(*password);
+  EXPECT_TRUE(c.ok());
+  std::string out(n, '\0');
+  EXPECT_TRUE((*c)->Crypt(0, out.data(), &out[0], n).ok());
+  return out;
+}
+
 // Found by the power-loss test: a Stop event whose last ciphertext byte
 // was 0 at the end of the file read back as 0 (a checksum mismatch); the
 // same would hit a tailing reader whose window ends at the published end
@@ -166,19 +187,19 @@ TEST(EncryptedFileTest, ShortZeroRunsAreCiphertextLongOnesRawZeros) {
   auto f = internal::StartEncryptedFile(std::move(*raw_file), "k",
                                         *keyring.FetchKey("k"));
   ASSERT_TRUE(f.ok()) << f.status();
-  // Learn the keystream (ciphertext of zeros), then write plain bytes equal
-  // to it at the end, so the ciphertext ends with 10 zero bytes.
-  ASSERT_TRUE((*f)->Write(0, std::string(100, '\0')).ok());
-  std::string keystream = ReadFile(path).substr(512);
-  ASSERT_EQ(keystream.size(), 116u);  // with the guard
+  // Learn the keystream (from the file's password), then write plain bytes
+  // equal to it at the end, so the ciphertext ends with 10 zero bytes.
+  std::string keystream = Keystream(base, &keyring, path, 100);
   std::string plain(100, 'x');
   plain.replace(90, 10, keystream.substr(90, 10));
   ASSERT_TRUE((*f)->Write(0, plain).ok());
+  ASSERT_EQ(ReadFile(path).size(), 512u + 116);  // with the guard
   ASSERT_EQ(ReadFile(path).substr(512 + 90, 10), std::string(10, '\0'));
   auto fs = NewDecryptingFileSystem(base, &keyring);
-  // The guard: 16 zero plain bytes after the end, keystream on disk.
+  // The guard: 16 raw bytes 0xff after the end (not keystream), read as
+  // zeros at the end of the file.
   EXPECT_EQ(ReadPlain(fs.get(), path), plain + std::string(16, '\0'));
-  ASSERT_NE(ReadFile(path).substr(512 + 100), std::string(16, '\0'));
+  ASSERT_EQ(ReadFile(path).substr(512 + 100), std::string(16, '\xff'));
   // Trimmed to the end, the file ends with ciphertext zeros.
   ASSERT_TRUE((*f)->Truncate(100).ok());
   EXPECT_EQ(ReadPlain(fs.get(), path), plain);
@@ -198,6 +219,18 @@ TEST(EncryptedFileTest, ShortZeroRunsAreCiphertextLongOnesRawZeros) {
   ASSERT_EQ(got, 300u);
   EXPECT_EQ(longer.substr(0, 100), plain);
   EXPECT_EQ(longer.substr(100), std::string(200, '\0'));
+  // Windows that start or end inside the data's zero ciphertext, the guard
+  // or the raw zeros after it see the same bytes.
+  const std::string whole = plain + std::string(4096 - 100, '\0');
+  for (size_t start : {0, 89, 95, 99, 100, 101, 108, 115, 116, 117, 140}) {
+    for (size_t end : {99, 100, 101, 104, 110, 115, 116, 117, 130, 150, 300}) {
+      if (end <= start) continue;
+      std::string part(end - start, '\1');
+      ASSERT_TRUE((*rf)->Read(start, part.size(), &part[0], &got).ok());
+      ASSERT_EQ(got, part.size());
+      EXPECT_EQ(part, whole.substr(start, end - start)) << start << ".." << end;
+    }
+  }
   // A raw-zero hole inside (sectors lost out of order): zeros there, the
   // data around it decrypted at its own offsets, windows at any offset.
   std::string raw = ReadFile(path);
@@ -252,6 +285,142 @@ TEST(EncryptedFileTest, LargeWritesGoOutInBoundedSlices) {
   for (size_t n : sizes) EXPECT_LE(n, (4u << 20) + 16);
   auto fs = NewDecryptingFileSystem(base, &keyring);
   EXPECT_EQ(ReadPlain(fs.get(), path), a + b + c + std::string(16, '\0'));
+}
+
+// Plain bytes that an attacker holding two copies of the raw file learns:
+// at every offset where both copies hold a non-zero byte and the bytes
+// differ, the XOR of the copies is the XOR of the plaintexts if the same
+// keystream byte covered both; with the first copy's plaintext guessed as
+// zeros (the guard, zero-filled space), the XOR is the second copy's
+// plaintext. Counts the offsets where it is (`plain2`: the second copy's
+// plain stream), and in *compared the offsets looked at.
+size_t RecoveredBytes(const std::string& raw1, const std::string& raw2,
+                      const std::string& plain2, size_t* compared) {
+  size_t recovered = 0;
+  *compared = 0;
+  const size_t end = std::min({raw1.size(), raw2.size(),
+                               plain2.size() + kEncryptionHeaderSize});
+  for (size_t o = kEncryptionHeaderSize; o < end; ++o) {
+    if (raw1[o] == 0 || raw2[o] == 0 || raw1[o] == raw2[o]) continue;
+    ++*compared;
+    const char x = static_cast<char>(raw1[o] ^ raw2[o]);
+    if (x == plain2[o - kEncryptionHeaderSize]) ++recovered;
+  }
+  return recovered;
+}
+
+// No byte of keystream covers two plaintexts: what an encrypted file's
+// writer puts after its data (the guard) is not keystream. It was the
+// ciphertext of 16 zero bytes, which the next write covered with data
+// under the same counters: XOR of two copies of the file gave that data.
+TEST(EncryptedFileTest, TwoCopiesOfAGrowingFileRevealNoPlaintext) {
+  std::string dir = NewTempDir("enc_two_copies");
+  std::string path = dir + "/binlog.000001";
+  io::FileSystem* base = io::FileSystem::Default();
+  MemoryKeyring keyring;
+  ASSERT_TRUE(keyring.GenerateKey("k").ok());
+  auto raw_file = base->OpenWritable(path, io::OpenMode::kCreateNew);
+  ASSERT_TRUE(raw_file.ok());
+  ASSERT_TRUE((*raw_file)->Allocate(0, 64 << 10, /*keep_size=*/false).ok());
+  auto f = internal::StartEncryptedFile(std::move(*raw_file), "k",
+                                        *keyring.FetchKey("k"), base);
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto fs = NewDecryptingFileSystem(base, &keyring);
+  std::string plain;
+  std::string before;
+  size_t recovered = 0, compared = 0;
+  for (int round = 0; round < 20; ++round) {
+    std::string data(100 + 37 * round, '\0');
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i] = static_cast<char>('A' + (i * 7 + round) % 50);
+    }
+    ASSERT_TRUE((*f)->Write(plain.size(), data).ok());
+    plain += data;
+    std::string after = ReadFile(path);
+    ASSERT_EQ(ReadPlain(fs.get(), path).substr(0, plain.size()), plain);
+    if (!before.empty()) {
+      size_t c = 0;
+      recovered += RecoveredBytes(before, after, plain, &c);
+      compared += c;
+    }
+    before = after;
+  }
+  ASSERT_TRUE((*f)->Close().ok());
+  // Chance alone recovers one byte in 256.
+  EXPECT_LE(recovered, 3 + compared / 64)
+      << recovered << " of " << compared << " bytes recovered";
+}
+
+// The same for a log whose first file is zero-filled ahead of the writer
+// (Options::zero_ahead): the zeros are raw, not the keystream the
+// transactions written there later use.
+TEST(EncryptedLogTest, TwoCopiesOfAZeroFilledFileRevealNoPlaintext) {
+  if (!io::WritebackErrorsPerDescriptor()) {
+    GTEST_SKIP() << "this kernel gets no zero frontier";
+  }
+  // Tells when the zero frontier's first piece (a write of 4 KiB or more
+  // of the log's file) is written.
+  class PieceFs : public io::FileSystemWrapper {
+   public:
+    PieceFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+    absl::Mutex mu;
+    bool piece = false;
+    absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
+        const std::string& path, io::OpenMode mode) override {
+      auto f = target()->OpenWritable(path, mode);
+      if (!f.ok()) return f.status();
+      return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
+    }
+    class File : public io::WritableFileWrapper {
+     public:
+      File(std::unique_ptr<io::WritableFile> f, PieceFs* fs)
+          : io::WritableFileWrapper(std::move(f)), fs_(fs) {}
+      absl::Status Write(uint64_t offset, absl::string_view data) override {
+        absl::Status s = io::WritableFileWrapper::Write(offset, data);
+        if (data.size() >= 4096 && absl::EndsWith(path(), ".000001")) {
+          absl::MutexLock l(&fs_->mu);
+          fs_->piece = true;
+        }
+        return s;
+      }
+
+     private:
+      PieceFs* fs_;
+    };
+  };
+  PieceFs pfs;
+  MemoryKeyring keyring;
+  Options o = Base(&keyring, true);
+  o.max_file_size = 4 << 20;
+  o.preallocate = io::PreallocMode::kZeroFill;
+  o.zero_ahead = 1 << 20;
+  o.file_system = &pfs;
+  std::string dir = NewTempDir("enc_zero_ahead");
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  {
+    absl::MutexLock l(&pfs.mu);
+    ASSERT_TRUE(pfs.mu.AwaitWithTimeout(absl::Condition(&pfs.piece),
+                                        absl::Seconds(60)))
+        << "no zero-fill piece written";
+  }
+  std::string path = dir + "/binlog.000001";
+  auto dfs = NewDecryptingFileSystem(nullptr, &keyring);
+  TransactionBuffer txn;
+  std::string before = ReadFile(path);
+  size_t recovered = 0, compared = 0;
+  for (int i = 0; i < 10; ++i) {
+    BuildTransaction(&txn, i, 300 + 50 * i);
+    ASSERT_TRUE((*log)->Commit(&txn).ok());
+    std::string after = ReadFile(path);
+    size_t c = 0;
+    recovered += RecoveredBytes(before, after, ReadPlain(dfs.get(), path), &c);
+    compared += c;
+    before = after;
+  }
+  ASSERT_TRUE((*log)->Close().ok());
+  EXPECT_LE(recovered, 3 + compared / 64)
+      << recovered << " of " << compared << " bytes recovered";
 }
 
 // Found by the power-loss test: recovery saw an event whose last bytes were
