@@ -902,8 +902,19 @@ std::unique_ptr<io::FileSystem> NewEncryptionFileSystem(io::FileSystem* base,
 
 namespace {
 
+// A cipher under a new random password, which exists only in memory.
+absl::StatusOr<std::unique_ptr<CtrCipher>> NewRandomCipher() {
+  BINLOG_ASSIGN_OR_RETURN(std::string password, RandomBytes(kFilePasswordSize));
+  return CtrCipher::Create(password);
+}
+
 // A transaction spill file whose bytes are AES-256-CTR under a random
 // password that exists only in this object (stream offset = file offset).
+// Truncate(0) starts a new stream under a new password: a TransactionBuffer
+// truncates the file to 0 after every spilled transaction and writes the
+// next one from offset 0, so one password would put the same keystream
+// over every transaction (MySQL likewise sets up a new password for the
+// binlog cache's temporary file whenever it resets the cache).
 class EncryptedTempFile final : public io::TempFile {
  public:
   EncryptedTempFile(std::unique_ptr<io::TempFile> file,
@@ -911,6 +922,7 @@ class EncryptedTempFile final : public io::TempFile {
       : file_(std::move(file)), cipher_(std::move(cipher)) {}
 
   absl::Status Write(uint64_t offset, absl::string_view data) override {
+    BINLOG_RETURN_IF_ERROR(status_);
     scratch_.resize(data.size());
     BINLOG_RETURN_IF_ERROR(
         cipher_->Crypt(offset, data.data(), &scratch_[0], data.size()));
@@ -918,10 +930,25 @@ class EncryptedTempFile final : public io::TempFile {
   }
   absl::Status Read(uint64_t offset, size_t n, char* scratch,
                     size_t* bytes_read) const override {
+    BINLOG_RETURN_IF_ERROR(status_);
     BINLOG_RETURN_IF_ERROR(file_->Read(offset, n, scratch, bytes_read));
     return cipher_->Crypt(offset, scratch, scratch, *bytes_read);
   }
-  absl::Status Truncate(uint64_t size) override { return file_->Truncate(size); }
+  // The new password is set up even if the truncation fails (only what is
+  // written after it is ever read); if that fails, every later call fails.
+  absl::Status Truncate(uint64_t size) override {
+    if (size == 0) {
+      auto cipher = NewRandomCipher();
+      if (cipher.ok()) {
+        cipher_ = std::move(*cipher);
+      } else {
+        status_ = cipher.status();
+        cipher_.reset();
+      }
+    }
+    BINLOG_RETURN_IF_ERROR(status_);
+    return file_->Truncate(size);
+  }
   const std::string& path() const override { return file_->path(); }
 
  private:
@@ -929,6 +956,7 @@ class EncryptedTempFile final : public io::TempFile {
   // Used by one thread at a time, as the TempFile is (the buffer's owner,
   // then the log's flush stage while the owner waits in Commit).
   std::unique_ptr<CtrCipher> cipher_;
+  absl::Status status_;  // a failed re-keying, sticky
   std::string scratch_;  // grows to the largest write, reused
 };
 
@@ -936,9 +964,7 @@ class EncryptedTempFile final : public io::TempFile {
 
 absl::StatusOr<std::unique_ptr<io::TempFile>> NewEncryptedTempFile(
     std::unique_ptr<io::TempFile> file) {
-  BINLOG_ASSIGN_OR_RETURN(std::string password, RandomBytes(kFilePasswordSize));
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher,
-                          CtrCipher::Create(password));
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher, NewRandomCipher());
   return std::unique_ptr<io::TempFile>(
       new EncryptedTempFile(std::move(file), std::move(cipher)));
 }

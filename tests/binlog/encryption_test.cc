@@ -974,5 +974,83 @@ TEST(EncryptedLogTest, SpilledTransactionsAreEncryptedInTheSpillFile) {
   }
 }
 
+// Each spilled transaction gets its own password (MySQL sets up a new
+// password for the binlog cache's temporary file whenever it resets it):
+// the spill file is rewritten from offset 0 by every transaction, and one
+// password for the buffer's life put the same keystream over all of them
+// (two spills of the same events wrote the same ciphertext).
+TEST(EncryptedLogTest, EachSpilledTransactionHasItsOwnKeystream) {
+  class RecordingFs : public io::FileSystemWrapper {
+   public:
+    RecordingFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+    std::vector<std::pair<uint64_t, std::string>> writes;
+    class File : public io::TempFile {
+     public:
+      File(std::unique_ptr<io::TempFile> f, RecordingFs* fs)
+          : f_(std::move(f)), fs_(fs) {}
+      absl::Status Write(uint64_t offset, absl::string_view data) override {
+        fs_->writes.emplace_back(offset, std::string(data));
+        return f_->Write(offset, data);
+      }
+      absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                        size_t* got) const override {
+        return f_->Read(offset, n, scratch, got);
+      }
+      absl::Status Truncate(uint64_t size) override { return f_->Truncate(size); }
+      const std::string& path() const override { return f_->path(); }
+
+     private:
+      std::unique_ptr<io::TempFile> f_;
+      RecordingFs* fs_;
+    };
+    absl::StatusOr<std::unique_ptr<io::TempFile>> NewTempFile(
+        const std::string& dir) override {
+      auto f = target()->NewTempFile(dir);
+      if (!f.ok()) return f.status();
+      return std::unique_ptr<io::TempFile>(new File(std::move(*f), this));
+    }
+  };
+  RecordingFs fs;
+  MemoryKeyring keyring;
+  Options o = Base(&keyring, true);
+  o.max_file_size = 1 << 20;
+  o.file_system = &fs;
+  o.transaction_memory_limit = 4096;
+  std::string dir = NewTempDir("enc_spill_keys");
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::unique_ptr<TransactionBuffer> txn = (*log)->NewTransactionBuffer();
+  // The spill file's bytes of each transaction, by offset.
+  std::vector<std::string> spilled;
+  for (int i = 0; i < 3; ++i) {
+    fs.writes.clear();
+    BuildTransaction(txn.get(), 77, 64 << 10);  // the same events each time
+    ASSERT_TRUE(txn->spilled());
+    ASSERT_TRUE((*log)->Commit(txn.get()).ok());
+    std::string bytes;
+    for (const auto& w : fs.writes) {
+      if (bytes.size() < w.first + w.second.size()) {
+        bytes.resize(w.first + w.second.size(), '\0');
+      }
+      bytes.replace(w.first, w.second.size(), w.second);
+    }
+    ASSERT_GT(bytes.size(), 32u << 10);
+    spilled.push_back(bytes);
+  }
+  ASSERT_TRUE((*log)->Close().ok());
+  // Same plaintext, same offsets: under one keystream the ciphertexts
+  // would be equal (and XOR of any two would be XOR of the plaintexts).
+  for (size_t a = 0; a < spilled.size(); ++a) {
+    for (size_t b = a + 1; b < spilled.size(); ++b) {
+      const size_t n = std::min(spilled[a].size(), spilled[b].size());
+      size_t same = 0;
+      for (size_t k = 0; k < n; ++k) same += spilled[a][k] == spilled[b][k];
+      // Chance alone: one byte in 256.
+      EXPECT_LT(same, n / 64) << "transactions " << a << " and " << b << ": "
+                              << same << " of " << n << " bytes equal";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace binlog
