@@ -234,6 +234,31 @@ void PlainZeroRanges(const RawView& v, Ranges* out) {
   out->resize(k);
 }
 
+// The file password check: whether `cipher` (of the password a key
+// unwrapped from the header of encrypted file `raw`) decrypts the first
+// bytes of its stream to the binlog magic. True while they are not written
+// yet (zeros, or a shorter file). MySQL makes no such check (the password
+// is AES-CBC without padding, which any key "decrypts"; a MySQL reader
+// then finds no binlog magic); here a wrong key is named as such.
+absl::StatusOr<bool> PasswordChecks(const io::RandomAccessFile& raw,
+                                    CtrCipher* cipher) {
+  char magic[kMagicSize];
+  size_t got = 0;
+  BINLOG_RETURN_IF_ERROR(raw.Read(kEncryptionHeaderSize, kMagicSize, magic, &got));
+  if (got < kMagicSize || AllZeroBytes(magic, kMagicSize)) return true;
+  BINLOG_RETURN_IF_ERROR(cipher->Crypt(0, magic, magic, kMagicSize));
+  return std::memcmp(magic, kBinlogMagic, kMagicSize) == 0;
+}
+
+absl::Status WrongKeyError(const std::string& path, const std::string& key_id) {
+  return absl::DataLossError(absl::StrCat(
+      path, ": binlog encryption key ", key_id,
+      " does not decrypt the file header (the file password check fails: the "
+      "password the key unwraps does not decrypt the binlog magic at the start "
+      "of the data); the keyring holds another key under that id, or the "
+      "file's first bytes are damaged"));
+}
+
 // The plain stream of an encrypted file, written through a scratch buffer.
 class EncryptingWritableFile : public io::WritableFile {
  public:
@@ -478,14 +503,17 @@ class BinlogReadFile : public io::RandomAccessFile {
           target_->Read(0, kEncryptionHeaderSize, head, &got));
       std::unique_ptr<CtrCipher> cipher;
       bool magic_ok = false;
-      absl::Status s = UnwrapHeader(absl::string_view(head, got), &cipher, &magic_ok);
+      std::string key_id;
+      absl::Status s = UnwrapHeader(absl::string_view(head, got), &cipher,
+                                    &magic_ok, &key_id);
       const std::string current(head, got);
       const bool stable = attempt > 1 && current == previous;
-      // A stable header whose password fails the magic check is still the
-      // file's (a stream that is not a binlog, or one torn on disk): the
-      // reader's own checks report what it holds, as for a plain file.
+      // A stable header whose password fails the magic check is the
+      // file's: the key under its id is not the one the file was written
+      // with (or the stream's first bytes are damaged).
       if ((s.ok() && magic_ok) || stable || attempt == kAttempts) {
         if (!s.ok()) return s;
+        if (!magic_ok) return WrongKeyError(target_->path(), key_id);
         cipher_ = std::move(cipher);
         kind_.store(kEncrypted, std::memory_order_release);
         return absl::OkStatus();
@@ -499,12 +527,13 @@ class BinlogReadFile : public io::RandomAccessFile {
   // too while nothing is written there yet).
   absl::Status UnwrapHeader(absl::string_view header,
                             std::unique_ptr<CtrCipher>* cipher,
-                            bool* magic_ok) const {
+                            bool* magic_ok, std::string* key_id) const {
     auto h = DecodeEncryptionHeader(header);
     if (!h.ok()) {
       return absl::DataLossError(
           absl::StrCat(target_->path(), ": ", h.status().message()));
     }
+    *key_id = h->key_id;
     auto password = FilePasswordFromKeyring(*h, keyring_);
     if (!password.ok()) {
       return absl::Status(password.status().code(),
@@ -512,15 +541,7 @@ class BinlogReadFile : public io::RandomAccessFile {
                                        password.status().message()));
     }
     BINLOG_ASSIGN_OR_RETURN(*cipher, CtrCipher::Create(*password));
-    char magic[kMagicSize];
-    size_t got = 0;
-    BINLOG_RETURN_IF_ERROR(
-        target_->Read(kEncryptionHeaderSize, kMagicSize, magic, &got));
-    *magic_ok = true;
-    if (got == kMagicSize && !AllZeroBytes(magic, kMagicSize)) {
-      BINLOG_RETURN_IF_ERROR((*cipher)->Crypt(0, magic, magic, kMagicSize));
-      *magic_ok = std::memcmp(magic, kBinlogMagic, kMagicSize) == 0;
-    }
+    BINLOG_ASSIGN_OR_RETURN(*magic_ok, PasswordChecks(*target_, cipher->get()));
     return absl::OkStatus();
   }
 
@@ -604,6 +625,12 @@ class EncryptionFileSystemImpl : public io::FileSystemWrapper {
                             FilePasswordFromKeyring(*h, keyring_));
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher,
                             CtrCipher::Create(password));
+    {
+      BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> raw,
+                              base_->OpenReadable(path));
+      BINLOG_ASSIGN_OR_RETURN(bool checks, PasswordChecks(*raw, cipher.get()));
+      if (!checks) return WrongKeyError(path, h->key_id);
+    }
     BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
     uint64_t end = size > kEncryptionHeaderSize ? size - kEncryptionHeaderSize : 0;
     return std::unique_ptr<io::WritableFile>(

@@ -35,6 +35,9 @@ using testing_util::ReadFile;
 using testing_util::WriteFile;
 
 constexpr char kUuid[] = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
+// The binlog magic, which an encrypted file's stream starts with: the file
+// password check (a wrong key is told from the right one) decrypts it.
+const std::string kMagic = "\xfe" "bin";
 
 std::string KeyIdForTest() {
   return absl::StrCat("MySQLReplicationKey_", kUuid, "_1");
@@ -191,6 +194,7 @@ TEST(EncryptedFileTest, ShortZeroRunsAreCiphertextLongOnesRawZeros) {
   // equal to it at the end, so the ciphertext ends with 10 zero bytes.
   std::string keystream = Keystream(base, &keyring, path, 100);
   std::string plain(100, 'x');
+  plain.replace(0, 4, kMagic);  // the password check reads it
   plain.replace(90, 10, keystream.substr(90, 10));
   ASSERT_TRUE((*f)->Write(0, plain).ok());
   ASSERT_EQ(ReadFile(path).size(), 512u + 116);  // with the guard
@@ -276,6 +280,7 @@ TEST(EncryptedFileTest, LargeWritesGoOutInBoundedSlices) {
       *keyring.FetchKey("k"));
   ASSERT_TRUE(f.ok()) << f.status();
   std::string a(3 << 20, 'a'), b((5 << 20) + 7, 'b'), c(1000, 'c');
+  a.replace(0, 4, kMagic);  // the password check reads it
   for (size_t i = 0; i < b.size(); i += 4093) b[i] = static_cast<char>(i);
   sizes.clear();  // the header's write
   absl::string_view parts[3] = {a, b, c};
@@ -334,6 +339,7 @@ TEST(EncryptedFileTest, TwoCopiesOfAGrowingFileRevealNoPlaintext) {
     for (size_t i = 0; i < data.size(); ++i) {
       data[i] = static_cast<char>('A' + (i * 7 + round) % 50);
     }
+    if (round == 0) data.replace(0, 4, kMagic);  // the password check reads it
     ASSERT_TRUE((*f)->Write(plain.size(), data).ok());
     plain += data;
     std::string after = ReadFile(path);
@@ -442,6 +448,7 @@ TEST(EncryptedFileTest, CutInsideRawZerosKeepsThemZeros) {
                                         *keyring.FetchKey("k"), base);
   ASSERT_TRUE(f.ok()) << f.status();
   std::string plain(100, 'x');
+  plain.replace(0, 4, kMagic);  // the password check reads it
   ASSERT_TRUE((*f)->Write(0, plain).ok());
   // A torn write: its last 10 bytes (and the guard) never reached the disk.
   std::string raw = ReadFile(path);
@@ -678,6 +685,42 @@ TEST(EncryptedLogTest, MissingKeyIsNotFoundNamingTheKey) {
   ReadDir(dir, fs.get(), &s);
   EXPECT_TRUE(absl::IsNotFound(s)) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "MySQLReplicationKey_")) << s;
+}
+
+// A wrong key under the file's key id: the file password it unwraps does
+// not decrypt the stream's binlog magic (the check this library makes;
+// MySQL's AES-CBC of the password has no padding to fail, and a MySQL
+// reader reports a bad magic number). It once read as "not a binlog file
+// (no binlog magic)"; the error names the key and says what failed, for
+// reading and for appending to the file.
+TEST(EncryptedLogTest, WrongKeyIsReportedAsSuchNamingTheKey) {
+  MemoryKeyring keyring;
+  std::string dir = NewTempDir("enc_wrong_key");
+  std::vector<std::string> names = WriteLog(dir, Base(&keyring, true), 10);
+  ASSERT_FALSE(names.empty());
+  MemoryKeyring wrong;
+  std::string id;
+  for (const auto& kv : keyring.keys()) {
+    id = kv.first;
+    ASSERT_TRUE(wrong.AddKey(kv.first, std::string(32, 'w')).ok());
+  }
+  ASSERT_FALSE(id.empty());
+  auto fs = NewDecryptingFileSystem(nullptr, &wrong);
+  absl::Status s;
+  ReadDir(dir, fs.get(), &s);
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), id)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "does not decrypt")) << s;
+  EXPECT_FALSE(absl::StrContains(s.message(), "no binlog magic")) << s;
+  // Opening it to append is refused the same way (nothing is written
+  // under a password that is not the file's).
+  const std::string path = dir + "/" + names.back();
+  const std::string before = ReadFile(path);
+  auto w = fs->OpenWritable(path, io::OpenMode::kOpenExisting);
+  ASSERT_FALSE(w.ok());
+  EXPECT_TRUE(absl::IsDataLoss(w.status())) << w.status();
+  EXPECT_TRUE(absl::StrContains(w.status().message(), id)) << w.status();
+  EXPECT_EQ(ReadFile(path), before);
 }
 
 std::string KeyId(int seqno) {
