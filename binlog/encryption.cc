@@ -16,6 +16,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "binlog/format.h"
@@ -236,18 +237,25 @@ void PlainZeroRanges(const RawView& v, Ranges* out) {
 
 // The file password check: whether `cipher` (of the password a key
 // unwrapped from the header of encrypted file `raw`) decrypts the first
-// bytes of its stream to the binlog magic. True while they are not written
-// yet (zeros, or a shorter file). MySQL makes no such check (the password
-// is AES-CBC without padding, which any key "decrypts"; a MySQL reader
-// then finds no binlog magic); here a wrong key is named as such.
+// bytes of its stream to the binlog magic. MySQL makes no such check (the
+// password is AES-CBC without padding, which any key "decrypts"; a MySQL
+// reader then finds no binlog magic); here a wrong key is named as such.
+// True (no verdict) while the magic is not written, or torn: a torn first
+// write leaves a prefix of its bytes and zeros after it (raw zeros), so a
+// wrong magic followed by nothing but zeros in the stream's first 32
+// bytes is left to the reader's own checks. With the wrong key, real
+// ciphertext there is all zeros with a chance of 2^-224.
 absl::StatusOr<bool> PasswordChecks(const io::RandomAccessFile& raw,
                                     CtrCipher* cipher) {
-  char magic[kMagicSize];
+  constexpr size_t kLook = 32;
+  char head[kLook];
   size_t got = 0;
-  BINLOG_RETURN_IF_ERROR(raw.Read(kEncryptionHeaderSize, kMagicSize, magic, &got));
-  if (got < kMagicSize || AllZeroBytes(magic, kMagicSize)) return true;
-  BINLOG_RETURN_IF_ERROR(cipher->Crypt(0, magic, magic, kMagicSize));
-  return std::memcmp(magic, kBinlogMagic, kMagicSize) == 0;
+  BINLOG_RETURN_IF_ERROR(raw.Read(kEncryptionHeaderSize, kLook, head, &got));
+  if (got < kMagicSize || AllZeroBytes(head, kMagicSize)) return true;
+  char magic[kMagicSize];
+  BINLOG_RETURN_IF_ERROR(cipher->Crypt(0, head, magic, kMagicSize));
+  if (std::memcmp(magic, kBinlogMagic, kMagicSize) == 0) return true;
+  return AllZeroBytes(head + kMagicSize, got - kMagicSize);
 }
 
 absl::Status WrongKeyError(const std::string& path, const std::string& key_id) {
@@ -608,9 +616,10 @@ class EncryptionFileSystemImpl : public io::FileSystemWrapper {
       : io::FileSystemWrapper(base), base_(base), keyring_(keyring) {}
 
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
-                            base_->OpenWritable(path, mode));
+                            base_->OpenWritable(path, mode, permissions));
     if (mode != io::OpenMode::kOpenExisting || !IsBinlogFileName(path)) {
       return f;
     }
@@ -1045,6 +1054,15 @@ absl::StatusOr<std::unique_ptr<MemoryKeyring>> LoadKeyringFile(
   if (fs == nullptr) fs = io::FileSystem::Default();
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
                           fs->OpenReadable(path));
+  // Its keys decrypt every file of the log: a file that other users may
+  // read or write is refused (its group may read it: a service group).
+  BINLOG_ASSIGN_OR_RETURN(uint32_t mode, fs->Permissions(path));
+  if ((mode & 0007) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: the key file is open to other users (mode %04o); it holds the "
+        "binlog encryption keys: chmod o-rwx it (600 or 640)",
+        path, mode));
+  }
   BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
   std::string text(size, '\0');
   size_t got = 0;
@@ -1084,6 +1102,30 @@ std::string KeyringFileText(const MemoryKeyring& keyring) {
                     "\n");
   }
   return out;
+}
+
+absl::Status WriteKeyringFile(io::FileSystem* fs, const std::string& path,
+                              const MemoryKeyring& keyring) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  const std::string tmp = absl::StrCat(path, ".tmp");
+  // A temporary left behind keeps its mode through O_TRUNC: start anew.
+  absl::Status rs = fs->Remove(tmp);
+  if (!rs.ok() && !absl::IsNotFound(rs)) return rs;
+  BINLOG_ASSIGN_OR_RETURN(
+      std::unique_ptr<io::WritableFile> f,
+      fs->OpenWritable(tmp, io::OpenMode::kCreateNew, 0600));
+  absl::Status s = f->Write(0, KeyringFileText(keyring));
+  if (s.ok()) s = f->Sync();
+  absl::Status cs = f->Close();
+  BINLOG_RETURN_IF_ERROR(s);
+  BINLOG_RETURN_IF_ERROR(cs);
+  BINLOG_RETURN_IF_ERROR(fs->Rename(tmp, path));
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0              ? "/"
+                                                    : path.substr(0, slash);
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::Directory> d, fs->OpenDirectory(dir));
+  return d->Sync();
 }
 
 std::unique_ptr<io::FileSystem> NewDecryptingFileSystem(io::FileSystem* base,

@@ -385,11 +385,11 @@ int Main(int argc, char** argv) {
   }
   auto log = Binlog::Open(f.dir, f.basename, o);
   if (log.ok() && !f.keyring_file.empty()) {
-    FILE* kf = std::fopen(f.keyring_file.c_str(), "w");
-    std::string text = KeyringFileText(keyring);
-    if (kf == nullptr || std::fwrite(text.data(), 1, text.size(), kf) != text.size() ||
-        std::fclose(kf) != 0) {
-      std::fprintf(stderr, "binlog_gen: cannot write %s\n", f.keyring_file.c_str());
+    // Owner-only (0600) and synced: the keys decrypt the whole log.
+    absl::Status ks = WriteKeyringFile(nullptr, f.keyring_file, keyring);
+    if (!ks.ok()) {
+      std::fprintf(stderr, "binlog_gen: cannot write %s: %s\n", f.keyring_file.c_str(),
+                   std::string(ks.message()).c_str());
       return 1;
     }
   }

@@ -4,6 +4,8 @@
 
 #include "binlog/encryption.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -372,8 +374,9 @@ TEST(EncryptedLogTest, TwoCopiesOfAZeroFilledFileRevealNoPlaintext) {
     absl::Mutex mu;
     bool piece = false;
     absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-        const std::string& path, io::OpenMode mode) override {
-      auto f = target()->OpenWritable(path, mode);
+        const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+      auto f = target()->OpenWritable(path, mode, permissions);
       if (!f.ok()) return f.status();
       return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
     }
@@ -721,6 +724,17 @@ TEST(EncryptedLogTest, WrongKeyIsReportedAsSuchNamingTheKey) {
   EXPECT_TRUE(absl::IsDataLoss(w.status())) << w.status();
   EXPECT_TRUE(absl::StrContains(w.status().message(), id)) << w.status();
   EXPECT_EQ(ReadFile(path), before);
+  // A torn first write (one byte of the stream, zeros after it, as a power
+  // cut leaves it; found by the power-loss test) is no wrong key: the right
+  // key reads it as a file without its magic.
+  std::string torn = ReadFile(dir + "/" + names.front());
+  torn.replace(kEncryptionHeaderSize + 1, torn.size() - kEncryptionHeaderSize - 1,
+               std::string(torn.size() - kEncryptionHeaderSize - 1, '\0'));
+  WriteFile(dir + "/" + names.front(), torn);
+  auto right = NewDecryptingFileSystem(nullptr, &keyring);
+  ReadDir(dir, right.get(), &s);
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "no binlog magic")) << s;
 }
 
 std::string KeyId(int seqno) {
@@ -864,8 +878,9 @@ class FailingHeaderWrites : public io::FileSystemWrapper {
   FailingHeaderWrites(io::FileSystem* t, int fail_at)
       : io::FileSystemWrapper(t), fail_at_(fail_at) {}
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
-    auto f = io::FileSystemWrapper::OpenWritable(path, mode);
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    auto f = io::FileSystemWrapper::OpenWritable(path, mode, permissions);
     if (!f.ok() || mode != io::OpenMode::kOpenExisting) return f;
     return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
   }
@@ -939,13 +954,41 @@ TEST(KeyringFileTest, LoadsTheDocumentedFormatAndRefusesBadLines) {
   EXPECT_TRUE(absl::IsAlreadyExists(k.GenerateKey("a")));
   ASSERT_TRUE(k.GenerateKey("b").ok());
   WriteFile(dir + "/keys", "# comment\n\n" + KeyringFileText(k));
+  ASSERT_EQ(::chmod((dir + "/keys").c_str(), 0600), 0);
   auto loaded = LoadKeyringFile(nullptr, dir + "/keys");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ((*loaded)->keys(), k.keys());
   WriteFile(dir + "/bad", "a 1234\n");
+  ASSERT_EQ(::chmod((dir + "/bad").c_str(), 0600), 0);
   auto bad = LoadKeyringFile(nullptr, dir + "/bad");
   EXPECT_TRUE(absl::IsInvalidArgument(bad.status()));
   EXPECT_TRUE(absl::StrContains(bad.status().message(), ":1:"));
+}
+
+// A key file that other users may read (or write) is refused: its keys
+// decrypt every file of the log. Its owner's group may read it (a service
+// group), as with MySQL's own key files.
+TEST(KeyringFileTest, AKeyFileOthersCanReadIsRefused) {
+  std::string dir = NewTempDir("keyring_modes");
+  MemoryKeyring k;
+  ASSERT_TRUE(k.GenerateKey("a").ok());
+  const std::string path = dir + "/keys";
+  WriteFile(path, KeyringFileText(k));
+  for (unsigned mode : {0644u, 0604u, 0602u, 0666u}) {
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    auto loaded = LoadKeyringFile(nullptr, path);
+    EXPECT_TRUE(absl::IsFailedPrecondition(loaded.status()))
+        << std::oct << mode << ": " << loaded.status();
+    EXPECT_TRUE(absl::StrContains(loaded.status().message(), path))
+        << loaded.status();
+    EXPECT_TRUE(absl::StrContains(loaded.status().message(), "other users"))
+        << loaded.status();
+  }
+  for (unsigned mode : {0600u, 0640u, 0400u}) {
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    auto loaded = LoadKeyringFile(nullptr, path);
+    EXPECT_TRUE(loaded.ok()) << std::oct << mode << ": " << loaded.status();
+  }
 }
 
 // With encryption on, a transaction larger than the memory limit is not
