@@ -172,9 +172,10 @@ absl::Status EnsureLog(const std::string& dir, double size_gib, int file_mib,
     if (!(s = (*w)->Close()).ok()) return s;
   }
   if (encrypted) {
-    std::ofstream keys(dir + "/keyring.txt");
-    keys << binlog::KeyringFileText(keyring);
-    if (!keys) return absl::InternalError(absl::StrCat(dir, "/keyring.txt: write failed"));
+    // Owner-only, as LoadKeyringFile requires.
+    if (!(s = binlog::WriteKeyringFile(nullptr, dir + "/keyring.txt", keyring)).ok()) {
+      return s;
+    }
   }
   std::ofstream out(meta_path);
   out << meta << "\n";

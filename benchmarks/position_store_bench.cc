@@ -115,8 +115,9 @@ class SyncTimingFs : public io::FileSystemWrapper {
  public:
   SyncTimingFs() : FileSystemWrapper(io::FileSystem::Default()) {}
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
-    auto f = target()->OpenWritable(path, mode);
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    auto f = target()->OpenWritable(path, mode, permissions);
     if (!f.ok()) return f.status();
     return std::unique_ptr<io::WritableFile>(new File(this, std::move(*f)));
   }

@@ -16,6 +16,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "binlog/format.h"
@@ -35,9 +36,10 @@ constexpr uint8_t kFieldIv = 3;
 constexpr char kKeyIdPrefix[] = "MySQLReplicationKey_";
 
 // A zero run of the ciphertext this long is raw zeros (preallocated or
-// never written space), not ciphertext: 32 zero bytes of real ciphertext
-// have a chance of 2^-256. Shorter runs are ciphertext (see kGuardSize for
-// why real ciphertext never touches raw zeros).
+// never written space, or the zero frontier's fill), not ciphertext: 32
+// zero bytes of real ciphertext have a chance of 2^-256. Shorter runs are
+// ciphertext (see kGuardSize for why real ciphertext never touches raw
+// zeros).
 constexpr size_t kRawZeroRun = 32;
 
 EVP_CIPHER_CTX* Ctx(void* p) { return static_cast<EVP_CIPHER_CTX*>(p); }
@@ -74,17 +76,31 @@ absl::Status CheckKey(absl::string_view key, absl::string_view id) {
   return absl::OkStatus();
 }
 
-// Zero plain bytes written (encrypted) after the end of every write that
-// reaches the written end: the guard. On disk they are keystream, so the
-// last bytes of the data are never next to raw zeros (preallocated or
-// never written space). Without it a transaction whose last ciphertext
-// bytes happen to be 0 (one in 256) would merge with the raw zeros after
-// it and read back as zeros: a checksum mismatch, and recovery would cut
-// an acknowledged transaction. Readers see the guard as zeros after the
-// end, as in a plain preallocated file; the next write overwrites it;
-// Close's trim (Options::trim_preallocated) cuts it with the spare space.
+// The guard: 16 raw bytes 0xff written after the end of every write that
+// reaches the written end, so the last bytes of the data are never next to
+// raw zeros (preallocated or never written space). Without it a
+// transaction whose last ciphertext bytes happen to be 0 (one in 256)
+// would merge with the raw zeros after it and read back as zeros: a
+// checksum mismatch, and recovery would cut an acknowledged transaction.
+//
+// The guard is not ciphertext: the next write covers it with data at the
+// same stream offsets, so a guard of encrypted zeros (keystream, as it
+// once was) gave anyone with two copies of the file the plaintext of that
+// data (XOR of the copies). No keystream byte ever covers two plaintexts:
+// the guard and the zero frontier's fill are raw bytes.
+//
+// Readers see the guard as zeros, as in a plain preallocated file: 16
+// bytes 0xff right before a raw zero run, or at the end of the file (or
+// before zeros up to it), read as zeros (PlainZeroRanges). Real ciphertext
+// looks like that with a chance of 2^-128 (a closed file whose last 16
+// ciphertext bytes are 0xff). Close's trim (Options::trim_preallocated)
+// cuts the guard with the spare space.
 constexpr size_t kGuardSize = 16;
-const char kZeros[kGuardSize] = {0};
+constexpr char kGuardByte = '\xff';
+const char kGuard[kGuardSize] = {
+    kGuardByte, kGuardByte, kGuardByte, kGuardByte, kGuardByte, kGuardByte,
+    kGuardByte, kGuardByte, kGuardByte, kGuardByte, kGuardByte, kGuardByte,
+    kGuardByte, kGuardByte, kGuardByte, kGuardByte};
 
 bool AllZeroBytes(const char* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -92,7 +108,164 @@ bool AllZeroBytes(const char* p, size_t n) {
   }
   return true;
 }
-const char kZeros32[32] = {0};
+const char kZeros48[48] = {0};
+
+bool AllZeroParts(absl::Span<const absl::string_view> parts) {
+  for (absl::string_view p : parts) {
+    if (p.empty()) continue;
+    if (p[0] != 0 || std::memcmp(p.data(), p.data() + 1, p.size() - 1) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Raw context a reader looks at around a window: enough to widen a zero
+// run at an edge to kRawZeroRun and to see a guard before it.
+constexpr size_t kContext = kRawZeroRun + kGuardSize;
+
+// The raw bytes (stream offsets) of a window of an encrypted file, `mid`
+// (n bytes), with up to kContext bytes before it (`pre`) and after it
+// (`post`). `eof`: the file ends right after `post`.
+struct RawView {
+  const char* pre = nullptr;
+  size_t pre_n = 0;
+  const char* mid = nullptr;
+  size_t n = 0;
+  const char* post = nullptr;
+  size_t post_n = 0;
+  bool eof = false;
+  // The byte at i, window coordinates: -pre_n <= i < n + post_n.
+  char at(int64_t i) const {
+    if (i < 0) return pre[static_cast<int64_t>(pre_n) + i];
+    if (i < static_cast<int64_t>(n)) return mid[i];
+    return post[i - static_cast<int64_t>(n)];
+  }
+};
+
+using Ranges = std::vector<std::pair<size_t, size_t>>;
+
+// The ranges of v's window that read as zeros, in order: raw zero runs
+// (kRawZeroRun or longer, or a guarded run up to the end of the file) and
+// the guard right before such a run or at the end of the file. Everything
+// else is ciphertext. A run at an edge of the window is widened into the
+// context (so a window that starts or ends inside raw zeros sees them as
+// raw); a run that goes on past the context is long enough anyway.
+void PlainZeroRanges(const RawView& v, Ranges* out) {
+  out->clear();
+  const int64_t n = static_cast<int64_t>(v.n);
+  const int64_t lo = -static_cast<int64_t>(v.pre_n);
+  const int64_t hi = n + static_cast<int64_t>(v.post_n);
+  const int64_t guard = static_cast<int64_t>(kGuardSize);
+  auto guard_before = [&](int64_t a) {
+    if (a - guard < lo) return false;
+    for (int64_t k = a - guard; k < a; ++k) {
+      if (v.at(k) != kGuardByte) return false;
+    }
+    return true;
+  };
+  auto add = [&](int64_t s, int64_t e) {
+    s = std::max<int64_t>(s, 0);
+    e = std::min(e, n);
+    if (s < e) out->emplace_back(static_cast<size_t>(s), static_cast<size_t>(e));
+  };
+  auto run = [&](int64_t a, int64_t b) {
+    while (a > lo && v.at(a - 1) == 0) --a;
+    while (b < hi && v.at(b) == 0) ++b;
+    const bool guarded = guard_before(a);
+    const bool to_eof = b == hi && v.eof;
+    if (b - a >= static_cast<int64_t>(kRawZeroRun) || (guarded && to_eof)) {
+      add(guarded ? a - guard : a, b);
+    }
+  };
+  const char* buf = v.mid;
+  int64_t i = 0;
+  if (n > 0 && buf[0] == 0) {
+    // Zeros at the start: their run may have begun before the window.
+    int64_t b = 0;
+    while (b < n && buf[b] == 0) ++b;
+    run(0, b);
+    i = b;
+  }
+  // A raw run of 32 zero bytes holds a zero word at any alignment; real
+  // ciphertext has one with chance 2^-64 per word. So look at words
+  // (cheap, no call per zero byte) and widen a zero word to its run.
+  while (i < n) {
+    int64_t w = i;
+    bool found = false;
+    for (; w + 8 <= n; w += 8) {
+      uint64_t word;
+      std::memcpy(&word, buf + w, 8);
+      if (word == 0) {
+        found = true;
+        break;
+      }
+    }
+    if (found) {
+      int64_t a = w;
+      while (a > i && buf[a - 1] == 0) --a;
+      int64_t b = w + 8;
+      while (b < n && buf[b] == 0) ++b;
+      run(a, b);
+      i = b;
+      continue;
+    }
+    // No zero word: only zeros at the very end can matter (a run that goes
+    // on after the window, or a guarded one up to the end of the file).
+    int64_t a = n;
+    while (a > i && buf[a - 1] == 0) --a;
+    if (a < n) run(a, n);
+    break;
+  }
+  // A guard that overlaps the end of the window, with its zeros after it.
+  int64_t t = n;
+  while (t < hi && v.at(t) == kGuardByte) ++t;
+  if (t < hi && t > n - guard && v.at(t) == 0) run(t, t + 1);
+  // A guard at the end of the file.
+  if (v.eof && guard_before(hi)) add(hi - guard, hi);
+  std::sort(out->begin(), out->end());
+  size_t k = 0;
+  for (size_t j = 0; j < out->size(); ++j) {
+    if (k > 0 && (*out)[j].first <= (*out)[k - 1].second) {
+      (*out)[k - 1].second = std::max((*out)[k - 1].second, (*out)[j].second);
+    } else {
+      (*out)[k++] = (*out)[j];
+    }
+  }
+  out->resize(k);
+}
+
+// The file password check: whether `cipher` (of the password a key
+// unwrapped from the header of encrypted file `raw`) decrypts the first
+// bytes of its stream to the binlog magic. MySQL makes no such check (the
+// password is AES-CBC without padding, which any key "decrypts"; a MySQL
+// reader then finds no binlog magic); here a wrong key is named as such.
+// True (no verdict) while the magic is not written, or torn: a torn first
+// write leaves a prefix of its bytes and zeros after it (raw zeros), so a
+// wrong magic followed by nothing but zeros in the stream's first 32
+// bytes is left to the reader's own checks. With the wrong key, real
+// ciphertext there is all zeros with a chance of 2^-224.
+absl::StatusOr<bool> PasswordChecks(const io::RandomAccessFile& raw,
+                                    CtrCipher* cipher) {
+  constexpr size_t kLook = 32;
+  char head[kLook];
+  size_t got = 0;
+  BINLOG_RETURN_IF_ERROR(raw.Read(kEncryptionHeaderSize, kLook, head, &got));
+  if (got < kMagicSize || AllZeroBytes(head, kMagicSize)) return true;
+  char magic[kMagicSize];
+  BINLOG_RETURN_IF_ERROR(cipher->Crypt(0, head, magic, kMagicSize));
+  if (std::memcmp(magic, kBinlogMagic, kMagicSize) == 0) return true;
+  return AllZeroBytes(head + kMagicSize, got - kMagicSize);
+}
+
+absl::Status WrongKeyError(const std::string& path, const std::string& key_id) {
+  return absl::DataLossError(absl::StrCat(
+      path, ": binlog encryption key ", key_id,
+      " does not decrypt the file header (the file password check fails: the "
+      "password the key unwraps does not decrypt the binlog magic at the start "
+      "of the data); the keyring holds another key under that id, or the "
+      "file's first bytes are damaged"));
+}
 
 // The plain stream of an encrypted file, written through a scratch buffer.
 class EncryptingWritableFile : public io::WritableFile {
@@ -114,10 +287,13 @@ class EncryptingWritableFile : public io::WritableFile {
     // Encrypted through the scratch in slices of at most kSlice bytes, so a
     // large group (or a large in-memory transaction) costs no buffer of its
     // size. Each slice goes out in one pwrite; one that reaches past the
-    // file's end carries the guard of encrypted zeros after it (the next
-    // slice overwrites it), as every write reaching the end does.
+    // file's end carries the guard after it (the next slice overwrites
+    // it), as every write reaching the end does.
     size_t total = 0;
     for (absl::string_view p : parts) total += p.size();
+    if (total >= kRawZeroRun && AllZeroParts(parts)) {
+      return WriteRawZeros(offset, total);
+    }
     const size_t need = std::min(total, kSlice) + kGuardSize;
     if (scratch_.size() < need) scratch_.resize(need);
     size_t part = 0;
@@ -139,10 +315,7 @@ class EncryptingWritableFile : public io::WritableFile {
       }
       // An in-place rewrite (the in-use flag) gets no guard: data follows it.
       const bool guard = pos + fill >= end_;
-      if (guard) {
-        BINLOG_RETURN_IF_ERROR(cipher_->Crypt(pos + fill, kZeros,
-                                              scratch_.data() + fill, kGuardSize));
-      }
+      if (guard) std::memcpy(scratch_.data() + fill, kGuard, kGuardSize);
       if (fill > 0 || guard) {
         BINLOG_RETURN_IF_ERROR(target_->Write(
             pos + kEncryptionHeaderSize,
@@ -161,30 +334,63 @@ class EncryptingWritableFile : public io::WritableFile {
                         bool keep_size) override {
     return target_->Allocate(offset + kEncryptionHeaderSize, len, keep_size);
   }
-  // A cut inside raw zeros (recovery cutting after an event whose last
-  // bytes were never written, which read as zeros) would leave a short
-  // zero run at the end of the file, which reads as ciphertext: garbage
-  // where recovery saw zeros. So those bytes are first rewritten as
-  // encrypted zeros, which read as zeros at the end of a file too.
+  // A cut inside raw zeros or a guard (recovery cutting after an event
+  // whose last bytes were never written, which read as zeros) could leave
+  // a short zero run or part of a guard at the end of the file, which
+  // reads as ciphertext: garbage where recovery saw zeros. So the bytes
+  // before the cut that read as zeros now and would not after it are first
+  // rewritten as encrypted zeros, which read as zeros at the end of a file
+  // too. (They are the file's content from then on: no other plaintext
+  // is written under their keystream, the writer goes on after the cut.)
   absl::Status Truncate(uint64_t size) override {
     end_ = std::min(end_, size);
     if (fs_ != nullptr && size > 0) {
       BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> rf,
                               fs_->OpenReadable(target_->path()));
-      const size_t back = static_cast<size_t>(std::min<uint64_t>(size, kRawZeroRun));
-      char buf[2 * kRawZeroRun];
+      const size_t back = static_cast<size_t>(std::min<uint64_t>(size, 2 * kContext));
+      char buf[3 * kContext];
       size_t got = 0;
       BINLOG_RETURN_IF_ERROR(rf->Read(size - back + kEncryptionHeaderSize,
-                                      back + kRawZeroRun, buf, &got));
-      size_t k = 0;  // zeros just before the cut
-      while (k < std::min(back, got) && buf[back - 1 - k] == 0) ++k;
-      size_t f = 0;  // zeros from the cut on
-      while (back + f < got && buf[back + f] == 0) ++f;
-      if (k > 0 && k < kRawZeroRun && k + f >= kRawZeroRun) {
-        char keystream[kRawZeroRun];
-        BINLOG_RETURN_IF_ERROR(cipher_->Crypt(size - k, kZeros32, keystream, k));
-        BINLOG_RETURN_IF_ERROR(target_->Write(
-            size - k + kEncryptionHeaderSize, absl::string_view(keystream, k)));
+                                      back + kContext, buf, &got));
+      if (got >= back) {
+        RawView now;
+        now.mid = buf;
+        now.n = got;
+        now.eof = got < back + kContext;
+        RawView cut;
+        cut.mid = buf;
+        cut.n = back;
+        cut.eof = true;
+        Ranges zn, zc;
+        PlainZeroRanges(now, &zn);
+        PlainZeroRanges(cut, &zc);
+        bool lost[kContext] = {};  // [back - len, back): zeros now, not after
+        const size_t len = std::min(back, kContext);
+        const size_t first = back - len;
+        for (const auto& r : zn) {
+          for (size_t j = std::max(r.first, first); j < std::min(r.second, back); ++j) {
+            lost[j - first] = true;
+          }
+        }
+        for (const auto& r : zc) {
+          for (size_t j = std::max(r.first, first); j < std::min(r.second, back); ++j) {
+            lost[j - first] = false;
+          }
+        }
+        for (size_t j = 0; j < len;) {
+          if (!lost[j]) {
+            ++j;
+            continue;
+          }
+          size_t e = j;
+          while (e < len && lost[e]) ++e;
+          char enc[kContext];
+          const uint64_t at = size - len + j;
+          BINLOG_RETURN_IF_ERROR(cipher_->Crypt(at, kZeros48, enc, e - j));
+          BINLOG_RETURN_IF_ERROR(target_->Write(at + kEncryptionHeaderSize,
+                                                absl::string_view(enc, e - j)));
+          j = e;
+        }
       }
     }
     return target_->Truncate(size + kEncryptionHeaderSize);
@@ -197,6 +403,26 @@ class EncryptingWritableFile : public io::WritableFile {
   const std::string& path() const override { return target_->path(); }
 
  private:
+  // A zero fill (the zero frontier's pieces: a write of kRawZeroRun or more
+  // zero bytes) goes out as raw zeros, which read as zeros: as encrypted
+  // zeros it would be keystream that the data written there later reuses.
+  // It does not move the end of the data and gets no guard. The callers
+  // write it only past the data and its guard (io/zero_frontier.h keeps
+  // ZeroFrontierOptions::writer_tail bytes free after the writer's end).
+  absl::Status WriteRawZeros(uint64_t offset, size_t total) {
+    const size_t slice = std::min(total, kSlice);
+    if (scratch_.size() < slice) scratch_.resize(slice);
+    std::memset(scratch_.data(), 0, slice);
+    while (total > 0) {
+      const size_t n = std::min(total, slice);
+      BINLOG_RETURN_IF_ERROR(target_->Write(offset + kEncryptionHeaderSize,
+                                            absl::string_view(scratch_.data(), n)));
+      offset += n;
+      total -= n;
+    }
+    return absl::OkStatus();
+  }
+
   std::unique_ptr<io::WritableFile> target_;
   std::unique_ptr<CtrCipher> cipher_;
   uint64_t end_;  // end of the data written (stream offset), guard excluded
@@ -227,7 +453,7 @@ class BinlogReadFile : public io::RandomAccessFile {
     BINLOG_RETURN_IF_ERROR(
         target_->Read(offset + kEncryptionHeaderSize, n, scratch, &got));
     *bytes_read = got;
-    return Decrypt(offset, scratch, got);
+    return Decrypt(offset, scratch, got, /*at_eof=*/got < n);
   }
 
   absl::StatusOr<uint64_t> Size() const override {
@@ -285,14 +511,17 @@ class BinlogReadFile : public io::RandomAccessFile {
           target_->Read(0, kEncryptionHeaderSize, head, &got));
       std::unique_ptr<CtrCipher> cipher;
       bool magic_ok = false;
-      absl::Status s = UnwrapHeader(absl::string_view(head, got), &cipher, &magic_ok);
+      std::string key_id;
+      absl::Status s = UnwrapHeader(absl::string_view(head, got), &cipher,
+                                    &magic_ok, &key_id);
       const std::string current(head, got);
       const bool stable = attempt > 1 && current == previous;
-      // A stable header whose password fails the magic check is still the
-      // file's (a stream that is not a binlog, or one torn on disk): the
-      // reader's own checks report what it holds, as for a plain file.
+      // A stable header whose password fails the magic check is the
+      // file's: the key under its id is not the one the file was written
+      // with (or the stream's first bytes are damaged).
       if ((s.ok() && magic_ok) || stable || attempt == kAttempts) {
         if (!s.ok()) return s;
+        if (!magic_ok) return WrongKeyError(target_->path(), key_id);
         cipher_ = std::move(cipher);
         kind_.store(kEncrypted, std::memory_order_release);
         return absl::OkStatus();
@@ -306,12 +535,13 @@ class BinlogReadFile : public io::RandomAccessFile {
   // too while nothing is written there yet).
   absl::Status UnwrapHeader(absl::string_view header,
                             std::unique_ptr<CtrCipher>* cipher,
-                            bool* magic_ok) const {
+                            bool* magic_ok, std::string* key_id) const {
     auto h = DecodeEncryptionHeader(header);
     if (!h.ok()) {
       return absl::DataLossError(
           absl::StrCat(target_->path(), ": ", h.status().message()));
     }
+    *key_id = h->key_id;
     auto password = FilePasswordFromKeyring(*h, keyring_);
     if (!password.ok()) {
       return absl::Status(password.status().code(),
@@ -319,93 +549,51 @@ class BinlogReadFile : public io::RandomAccessFile {
                                        password.status().message()));
     }
     BINLOG_ASSIGN_OR_RETURN(*cipher, CtrCipher::Create(*password));
-    char magic[kMagicSize];
-    size_t got = 0;
-    BINLOG_RETURN_IF_ERROR(
-        target_->Read(kEncryptionHeaderSize, kMagicSize, magic, &got));
-    *magic_ok = true;
-    if (got == kMagicSize && !AllZeroBytes(magic, kMagicSize)) {
-      BINLOG_RETURN_IF_ERROR((*cipher)->Crypt(0, magic, magic, kMagicSize));
-      *magic_ok = std::memcmp(magic, kBinlogMagic, kMagicSize) == 0;
-    }
+    BINLOG_ASSIGN_OR_RETURN(*magic_ok, PasswordChecks(*target_, cipher->get()));
     return absl::OkStatus();
   }
 
   // Decrypts buf[0, n) (stream offset `offset`) in place, in as few calls
   // as there are stretches between raw-zero runs (one for a window of
-  // events). Raw zeros stay zeros.
-  absl::Status Decrypt(uint64_t offset, char* buf, size_t n) const {
+  // events). Raw zeros and guards read as zeros (PlainZeroRanges). The raw
+  // bytes around the window are read only when an edge byte may belong to
+  // a zero run or a guard. `at_eof`: the file ends at offset + n.
+  absl::Status Decrypt(uint64_t offset, char* buf, size_t n,
+                       bool at_eof) const {
     std::lock_guard<std::mutex> l(mu_);
-    size_t from = 0;  // start of the stretch still to decrypt
-    // A raw run of 32 zero bytes holds an 8-byte-aligned zero word; real
-    // ciphertext has one with chance 2^-64 per word. So look at words
-    // (cheap, no call per zero byte) and widen a zero word to its run.
-    size_t i = 0;
-    if (n > 0 && buf[0] == 0 && offset > 0) {
-      // A short zero run at the start of the buffer may go on before it
-      // (a window that starts inside raw zeros): look back.
-      size_t b = 0;
-      while (b < n && buf[b] == 0) ++b;
-      if (b < kRawZeroRun) {
-        char before[kRawZeroRun];
-        size_t want = std::min<uint64_t>(kRawZeroRun - b, offset);
-        size_t got = 0;
-        BINLOG_RETURN_IF_ERROR(target_->Read(
-            offset - want + kEncryptionHeaderSize, want, before, &got));
-        bool zeros = got == want;
-        for (size_t k = 0; k < got; ++k) zeros &= before[k] == 0;
-        if (zeros && b + want >= kRawZeroRun) from = i = b;
-      }
+    if (n == 0) return absl::OkStatus();
+    char pre[kContext];
+    char post[kContext];
+    RawView v;
+    v.mid = buf;
+    v.n = n;
+    v.pre = pre;
+    v.post = post;
+    if (offset > 0 && (buf[0] == 0 || buf[0] == kGuardByte)) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(offset, kContext));
+      size_t got = 0;
+      BINLOG_RETURN_IF_ERROR(target_->Read(
+          offset - want + kEncryptionHeaderSize, want, pre, &got));
+      if (got == want) v.pre_n = want;
     }
-    while (i < n) {
-      size_t w = i;
-      bool found = false;
-      for (; w + 8 <= n; w += 8) {
-        uint64_t word;
-        std::memcpy(&word, buf + w, 8);
-        if (word == 0) {
-          found = true;
-          break;
-        }
+    if (at_eof) {
+      v.eof = true;
+    } else if (buf[n - 1] == 0 || buf[n - 1] == kGuardByte) {
+      size_t got = 0;
+      BINLOG_RETURN_IF_ERROR(target_->Read(
+          offset + n + kEncryptionHeaderSize, kContext, post, &got));
+      v.post_n = got;
+      v.eof = got < kContext;
+    }
+    PlainZeroRanges(v, &zeros_);
+    size_t from = 0;  // start of the stretch still to decrypt
+    for (const auto& r : zeros_) {
+      if (r.first > from) {
+        BINLOG_RETURN_IF_ERROR(
+            cipher_->Crypt(offset + from, buf + from, buf + from, r.first - from));
       }
-      size_t a, b;
-      if (found) {
-        a = w;
-        while (a > i && buf[a - 1] == 0) --a;
-        b = w + 8;
-        while (b < n && buf[b] == 0) ++b;
-      } else {
-        // No zero word: only zeros at the very end can matter (a run that
-        // goes on in the file, for a read that ends just past the end).
-        b = n;
-        a = n;
-        while (a > i && buf[a - 1] == 0) --a;
-        if (a == n) break;
-      }
-      size_t run = b - a;
-      bool raw = run >= kRawZeroRun;
-      if (!raw && b == n) {
-        // A short run at the end of the buffer: raw if the zeros go on in
-        // the file to make a long run. At the end of the file it is
-        // ciphertext (a file's last byte is 0 once in 256 files). A
-        // tailing reader's window ends at the published end, which the
-        // writer's guard follows: its peek finds keystream, not zeros.
-        char more[kRawZeroRun];
-        size_t got = 0;
-        size_t want = kRawZeroRun - run;
-        BINLOG_RETURN_IF_ERROR(target_->Read(
-            offset + n + kEncryptionHeaderSize, want, more, &got));
-        raw = got == want;
-        for (size_t k = 0; k < got; ++k) raw &= more[k] == 0;
-      }
-      if (raw) {
-        if (a > from) {
-          BINLOG_RETURN_IF_ERROR(
-              cipher_->Crypt(offset + from, buf + from, buf + from, a - from));
-        }
-        from = b;
-      }
-      i = b;
+      std::memset(buf + r.first, 0, r.second - r.first);
+      from = r.second;
     }
     if (n > from) {
       BINLOG_RETURN_IF_ERROR(
@@ -419,6 +607,7 @@ class BinlogReadFile : public io::RandomAccessFile {
   mutable std::mutex mu_;  // Detect, and the cipher's one context
   mutable std::atomic<int> kind_{kUnknown};
   mutable std::unique_ptr<CtrCipher> cipher_;
+  mutable Ranges zeros_;  // Decrypt's, under mu_
 };
 
 class EncryptionFileSystemImpl : public io::FileSystemWrapper {
@@ -427,9 +616,10 @@ class EncryptionFileSystemImpl : public io::FileSystemWrapper {
       : io::FileSystemWrapper(base), base_(base), keyring_(keyring) {}
 
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
-                            base_->OpenWritable(path, mode));
+                            base_->OpenWritable(path, mode, permissions));
     if (mode != io::OpenMode::kOpenExisting || !IsBinlogFileName(path)) {
       return f;
     }
@@ -444,6 +634,12 @@ class EncryptionFileSystemImpl : public io::FileSystemWrapper {
                             FilePasswordFromKeyring(*h, keyring_));
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher,
                             CtrCipher::Create(password));
+    {
+      BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> raw,
+                              base_->OpenReadable(path));
+      BINLOG_ASSIGN_OR_RETURN(bool checks, PasswordChecks(*raw, cipher.get()));
+      if (!checks) return WrongKeyError(path, h->key_id);
+    }
     BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
     uint64_t end = size > kEncryptionHeaderSize ? size - kEncryptionHeaderSize : 0;
     return std::unique_ptr<io::WritableFile>(
@@ -742,8 +938,19 @@ std::unique_ptr<io::FileSystem> NewEncryptionFileSystem(io::FileSystem* base,
 
 namespace {
 
+// A cipher under a new random password, which exists only in memory.
+absl::StatusOr<std::unique_ptr<CtrCipher>> NewRandomCipher() {
+  BINLOG_ASSIGN_OR_RETURN(std::string password, RandomBytes(kFilePasswordSize));
+  return CtrCipher::Create(password);
+}
+
 // A transaction spill file whose bytes are AES-256-CTR under a random
 // password that exists only in this object (stream offset = file offset).
+// Truncate(0) starts a new stream under a new password: a TransactionBuffer
+// truncates the file to 0 after every spilled transaction and writes the
+// next one from offset 0, so one password would put the same keystream
+// over every transaction (MySQL likewise sets up a new password for the
+// binlog cache's temporary file whenever it resets the cache).
 class EncryptedTempFile final : public io::TempFile {
  public:
   EncryptedTempFile(std::unique_ptr<io::TempFile> file,
@@ -751,6 +958,7 @@ class EncryptedTempFile final : public io::TempFile {
       : file_(std::move(file)), cipher_(std::move(cipher)) {}
 
   absl::Status Write(uint64_t offset, absl::string_view data) override {
+    BINLOG_RETURN_IF_ERROR(status_);
     scratch_.resize(data.size());
     BINLOG_RETURN_IF_ERROR(
         cipher_->Crypt(offset, data.data(), &scratch_[0], data.size()));
@@ -758,10 +966,25 @@ class EncryptedTempFile final : public io::TempFile {
   }
   absl::Status Read(uint64_t offset, size_t n, char* scratch,
                     size_t* bytes_read) const override {
+    BINLOG_RETURN_IF_ERROR(status_);
     BINLOG_RETURN_IF_ERROR(file_->Read(offset, n, scratch, bytes_read));
     return cipher_->Crypt(offset, scratch, scratch, *bytes_read);
   }
-  absl::Status Truncate(uint64_t size) override { return file_->Truncate(size); }
+  // The new password is set up even if the truncation fails (only what is
+  // written after it is ever read); if that fails, every later call fails.
+  absl::Status Truncate(uint64_t size) override {
+    if (size == 0) {
+      auto cipher = NewRandomCipher();
+      if (cipher.ok()) {
+        cipher_ = std::move(*cipher);
+      } else {
+        status_ = cipher.status();
+        cipher_.reset();
+      }
+    }
+    BINLOG_RETURN_IF_ERROR(status_);
+    return file_->Truncate(size);
+  }
   const std::string& path() const override { return file_->path(); }
 
  private:
@@ -769,6 +992,7 @@ class EncryptedTempFile final : public io::TempFile {
   // Used by one thread at a time, as the TempFile is (the buffer's owner,
   // then the log's flush stage while the owner waits in Commit).
   std::unique_ptr<CtrCipher> cipher_;
+  absl::Status status_;  // a failed re-keying, sticky
   std::string scratch_;  // grows to the largest write, reused
 };
 
@@ -776,9 +1000,7 @@ class EncryptedTempFile final : public io::TempFile {
 
 absl::StatusOr<std::unique_ptr<io::TempFile>> NewEncryptedTempFile(
     std::unique_ptr<io::TempFile> file) {
-  BINLOG_ASSIGN_OR_RETURN(std::string password, RandomBytes(kFilePasswordSize));
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher,
-                          CtrCipher::Create(password));
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<CtrCipher> cipher, NewRandomCipher());
   return std::unique_ptr<io::TempFile>(
       new EncryptedTempFile(std::move(file), std::move(cipher)));
 }
@@ -832,6 +1054,15 @@ absl::StatusOr<std::unique_ptr<MemoryKeyring>> LoadKeyringFile(
   if (fs == nullptr) fs = io::FileSystem::Default();
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
                           fs->OpenReadable(path));
+  // Its keys decrypt every file of the log: a file that other users may
+  // read or write is refused (its group may read it: a service group).
+  BINLOG_ASSIGN_OR_RETURN(uint32_t mode, fs->Permissions(path));
+  if ((mode & 0007) != 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: the key file is open to other users (mode %04o); it holds the "
+        "binlog encryption keys: chmod o-rwx it (600 or 640)",
+        path, mode));
+  }
   BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
   std::string text(size, '\0');
   size_t got = 0;
@@ -871,6 +1102,30 @@ std::string KeyringFileText(const MemoryKeyring& keyring) {
                     "\n");
   }
   return out;
+}
+
+absl::Status WriteKeyringFile(io::FileSystem* fs, const std::string& path,
+                              const MemoryKeyring& keyring) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  const std::string tmp = absl::StrCat(path, ".tmp");
+  // A temporary left behind keeps its mode through O_TRUNC: start anew.
+  absl::Status rs = fs->Remove(tmp);
+  if (!rs.ok() && !absl::IsNotFound(rs)) return rs;
+  BINLOG_ASSIGN_OR_RETURN(
+      std::unique_ptr<io::WritableFile> f,
+      fs->OpenWritable(tmp, io::OpenMode::kCreateNew, 0600));
+  absl::Status s = f->Write(0, KeyringFileText(keyring));
+  if (s.ok()) s = f->Sync();
+  absl::Status cs = f->Close();
+  BINLOG_RETURN_IF_ERROR(s);
+  BINLOG_RETURN_IF_ERROR(cs);
+  BINLOG_RETURN_IF_ERROR(fs->Rename(tmp, path));
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0              ? "/"
+                                                    : path.substr(0, slash);
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::Directory> d, fs->OpenDirectory(dir));
+  return d->Sync();
 }
 
 std::unique_ptr<io::FileSystem> NewDecryptingFileSystem(io::FileSystem* base,

@@ -82,6 +82,9 @@ absl::StatusOr<std::string> FilePasswordFromKeyring(const EncryptionHeader& h,
 // as MySQL 8.0.17+ encrypts the binlog cache's temporary files when binlog
 // encryption is on. Nothing about the key is written anywhere: the file is
 // unreadable once the object is gone (it is unlinked scratch anyway).
+// Truncate(0) starts over under a new random password (the buffer does it
+// after every spilled transaction), so no keystream covers two
+// transactions; a failure to make one fails every later call.
 absl::StatusOr<std::unique_ptr<io::TempFile>> NewEncryptedTempFile(
     std::unique_ptr<io::TempFile> file);
 

@@ -134,8 +134,8 @@ namespace {
 // directory fsync, so a crash leaves the old or the new content.
 absl::Status ReplaceFile(io::FileSystem* fs, io::Directory* dir_handle,
                          const std::string& tmp, const std::string& path,
-                         absl::string_view content) {
-  auto file = fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate);
+                         absl::string_view content, uint32_t file_mode) {
+  auto file = fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate, file_mode);
   if (!file.ok()) return file.status();
   absl::Status s = (*file)->Write(0, content);
   if (s.ok()) s = (*file)->Sync();
@@ -151,14 +151,15 @@ absl::Status ReplaceFile(io::FileSystem* fs, io::Directory* dir_handle,
 
 absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,
                         const std::string& dir, const std::string& basename,
-                        const std::vector<uint64_t>& numbers) {
+                        const std::vector<uint64_t>& numbers, uint32_t file_mode) {
   std::string content;
   for (uint64_t n : numbers) {
     absl::StrAppend(&content, "./", BinlogFileName(basename, n), "\n");
   }
   return ReplaceFile(fs, dir_handle,
                      io::JoinPath(dir, IndexTempFileName(basename)),
-                     io::JoinPath(dir, IndexFileName(basename)), content);
+                     io::JoinPath(dir, IndexFileName(basename)), content,
+                     file_mode);
 }
 
 std::string SyncRecordFileName(absl::string_view basename) {
@@ -206,14 +207,16 @@ absl::StatusOr<std::vector<FileSyncRecord>> ReadSyncRecords(
 absl::Status WriteSyncRecords(io::FileSystem* fs, io::Directory* dir_handle,
                               const std::string& dir,
                               const std::string& basename,
-                              const std::vector<FileSyncRecord>& records) {
+                              const std::vector<FileSyncRecord>& records,
+                              uint32_t file_mode) {
   std::string content = "binlog-recovery 1\n";
   for (const FileSyncRecord& r : records) {
     absl::StrAppend(&content, "file ", r.first_file, " sync ", r.sync_policy,
                     " window ", r.unsynced_window, "\n");
   }
   std::string path = io::JoinPath(dir, SyncRecordFileName(basename));
-  return ReplaceFile(fs, dir_handle, absl::StrCat(path, ".tmp"), path, content);
+  return ReplaceFile(fs, dir_handle, absl::StrCat(path, ".tmp"), path, content,
+                     file_mode);
 }
 
 std::string ResetIntentFileName(absl::string_view basename) {
@@ -222,10 +225,11 @@ std::string ResetIntentFileName(absl::string_view basename) {
 
 absl::Status WriteResetIntent(io::FileSystem* fs, io::Directory* dir_handle,
                               const std::string& dir, const std::string& basename,
-                              uint64_t first_file) {
+                              uint64_t first_file, uint32_t file_mode) {
   std::string path = io::JoinPath(dir, ResetIntentFileName(basename));
   return ReplaceFile(fs, dir_handle, absl::StrCat(path, ".tmp"), path,
-                     absl::StrCat("binlog-reset 1\nfirst ", first_file, "\n"));
+                     absl::StrCat("binlog-reset 1\nfirst ", first_file, "\n"),
+                     file_mode);
 }
 
 absl::StatusOr<uint64_t> ReadResetIntent(io::FileSystem* fs, const std::string& dir,

@@ -62,10 +62,12 @@ absl::StatusOr<std::vector<uint64_t>> ReadIndex(io::FileSystem* fs,
                                                 const std::string& basename);
 
 // Replaces the index with `numbers` using the crash-safe protocol. The new
-// index is durable on return.
+// index is durable on return. `file_mode`: the permission bits of the new
+// file (Options::file_mode), here and in the writers below.
 absl::Status WriteIndex(io::FileSystem* fs, io::Directory* dir_handle,
                         const std::string& dir, const std::string& basename,
-                        const std::vector<uint64_t>& numbers);
+                        const std::vector<uint64_t>& numbers,
+                        uint32_t file_mode = io::kDefaultFilePermissions);
 
 // Reads a whole small file (index files, tests). Fails with
 // ResourceExhausted above `max_size`.
@@ -90,7 +92,8 @@ absl::StatusOr<std::vector<FileSyncRecord>> ReadSyncRecords(
 absl::Status WriteSyncRecords(io::FileSystem* fs, io::Directory* dir_handle,
                               const std::string& dir,
                               const std::string& basename,
-                              const std::vector<FileSyncRecord>& records);
+                              const std::vector<FileSyncRecord>& records,
+                              uint32_t file_mode = io::kDefaultFilePermissions);
 // `<basename>.reset`: the intent record of Binlog::Reset (RESET MASTER),
 // made durable before the first file is deleted and removed after the new
 // first file is indexed; Open finishes a reset it finds. Text:
@@ -100,7 +103,8 @@ std::string ResetIntentFileName(absl::string_view basename);
 // Crash-safe replace, as WriteSyncRecords.
 absl::Status WriteResetIntent(io::FileSystem* fs, io::Directory* dir_handle,
                               const std::string& dir, const std::string& basename,
-                              uint64_t first_file);
+                              uint64_t first_file,
+                              uint32_t file_mode = io::kDefaultFilePermissions);
 // The first file number of an interrupted reset; NotFound if there is no
 // intent record, DataLoss naming the file for a malformed one.
 absl::StatusOr<uint64_t> ReadResetIntent(io::FileSystem* fs, const std::string& dir,

@@ -8,6 +8,7 @@
 //                         id, generate and store a new one
 //   MemoryKeyring         a Keyring held in memory (tests, tools)
 //   LoadKeyringFile       a MemoryKeyring from a text key file
+//   WriteKeyringFile      ... and back, owner-only and synced
 //   NewDecryptingFileSystem
 //                         a FileSystem through which Reader::OpenFiles and
 //                         Reader::OpenDirectory read encrypted binlog files
@@ -77,13 +78,23 @@ class MemoryKeyring : public Keyring {
 
 // Reads a key file: one key per line, "<key_id> <64 hex digits>", blank
 // lines and lines starting with '#' ignored. Errors: the file system's
-// (NotFound for a missing file); InvalidArgument naming the line for a
-// malformed one or a repeated id.
+// (NotFound for a missing file); FailedPrecondition for a file other users
+// may read or write (any of the mode bits 0007: its keys decrypt the
+// log); InvalidArgument naming the line for a malformed one or a
+// repeated id.
 absl::StatusOr<std::unique_ptr<MemoryKeyring>> LoadKeyringFile(
     io::FileSystem* fs, const std::string& path);
 
 // The key file text of `keyring` (the format LoadKeyringFile reads).
 std::string KeyringFileText(const MemoryKeyring& keyring);
+
+// Writes KeyringFileText(keyring) to `path` (fs nullptr: POSIX) as a new
+// file readable and writable by its owner alone (0600, before the umask),
+// replacing any file there: a temporary "<path>.tmp", fdatasync, rename,
+// directory fsync, so on return the keys are durable and a crash leaves
+// the old file or the new one. Errors: the file system's.
+absl::Status WriteKeyringFile(io::FileSystem* fs, const std::string& path,
+                              const MemoryKeyring& keyring);
 
 // A FileSystem that forwards to `base` and makes encrypted binlog files
 // (names ending in ".NNNNNN", starting with the encrypted-binlog magic

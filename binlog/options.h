@@ -197,6 +197,16 @@ struct Options {
   // Must outlive the Binlog and its readers.
   io::FileSystem* file_system = nullptr;
 
+  // Permission bits (before the process umask) of the files the log
+  // creates (binlog files, the index, the lock file and its other small
+  // files) and of its directory when Open creates it. The defaults are
+  // MySQL's, rw-r----- and rwxr-x---: a binlog holds every row change, so
+  // other users must not read it (an unencrypted one is the data in the
+  // clear). Existing files and directories keep their modes. Transaction
+  // spill files are unnamed and 0600 (io::FileSystem::NewTempFile).
+  uint32_t file_mode = io::kDefaultFilePermissions;
+  uint32_t directory_mode = io::kDefaultDirectoryPermissions;
+
   // Encryption at rest (MySQL 8.0.14+'s binlog_encryption=ON; format in
   // binlog/FORMAT.md "Encrypted files"). When true every new file is
   // encrypted: a 512-byte header (key id, the file's random password
@@ -523,7 +533,9 @@ struct ReaderOptions {
   // is allocated for a payload that only claims it. Default 1 GiB
   // (MySQL's max_log_event_size), the limit the writer enforces
   // (kMaxPayloadSize): a reader with the default reads every payload the
-  // log accepts.
+  // log accepts. A payload that really inflates to a size whose memory
+  // cannot be had (a memory limit) is ResourceExhausted naming the file
+  // and offset, never an exception.
   size_t max_payload_size = kMaxPayloadSize;
 
   // Keys for MariaDB-encrypted binlogs (encrypt_binlog): key id -> key, as

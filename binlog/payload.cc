@@ -106,7 +106,9 @@ absl::StatusOr<TransactionBuffer*> PayloadPacker::Pack(
   }
   PackState& ps = *txn->pack_;
   const size_t bound = io::MaxCompressedSize(c.codec, inner);
-  ps.scratch.Reserve(inner + bound);
+  // Without the memory for compressing, the events go out plainly (a
+  // payload is an option of the format, not a duty).
+  if (!ps.scratch.Reserve(inner + bound).ok()) return txn;
   char* s = ps.scratch.data();
   size_t pos = 0;
   for (size_t i = 1; i < events.size(); ++i) {
@@ -317,7 +319,11 @@ absl::Status DecodePayload(absl::string_view body, size_t max_size,
   absl::string_view data = body.substr(h.header_size);
   absl::Status s = io::Decompress(codec, data, h.uncompressed_size, cap, out);
   if (!s.ok()) {
-    return absl::DataLossError(absl::StrCat(
+    // Out of memory is not damage: say so (a memory limit, not the file).
+    const absl::StatusCode code = absl::IsResourceExhausted(s)
+                                      ? absl::StatusCode::kResourceExhausted
+                                      : absl::StatusCode::kDataLoss;
+    return absl::Status(code, absl::StrCat(
         "Transaction_payload (", PayloadCompressionName(h.compression_type),
         ", ", h.payload_size, " bytes",
         h.has_uncompressed_size

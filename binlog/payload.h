@@ -91,6 +91,10 @@ absl::StatusOr<PayloadHeader> DecodePayloadHeader(absl::string_view body);
 // `*out` (replacing its contents), then the inner events. The decompressed
 // data may not exceed `max_size` bytes (nor the declared uncompressed size);
 // a declared size above `max_size` fails before anything is allocated.
+// ResourceExhausted (not DataLoss: the file may be fine) when the memory
+// for the decompressed data cannot be had, e.g. under a memory limit; the
+// buffer grows with the real output, so this takes a payload that really
+// inflates that far.
 // On success `*out` holds the inner events back to back (each validated:
 // 19 <= event_size <= remaining bytes, log_pos 0, not a type that cannot
 // be inside a payload) and `*inner_events` their number (>= 1).

@@ -233,7 +233,8 @@ absl::Status PositionStore::Create() {
   buf_len_ = Serialize(ReplicaPosition(), 1);
   std::string tmp = path_ + ".tmp";
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
-                          fs_->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate));
+                          fs_->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate,
+                                            options_.file_mode));
   // Both slots are written out (the record, then zeros), not left as a hole
   // by a truncate: the first write into a hole allocates blocks, which makes
   // that update's fdatasync a metadata (journal) commit too.

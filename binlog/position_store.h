@@ -114,6 +114,12 @@ struct PositionStoreOptions {
   // Create the store (with an empty record) if `path` does not exist.
   bool create_if_missing = true;
 
+  // Permission bits (before the umask) of a new store: rw-r----- by
+  // default, as MySQL's replication metadata files (a store holds
+  // positions and GTID sets, not row data, but no reason for others to
+  // read it).
+  uint32_t file_mode = io::kDefaultFilePermissions;
+
   // Size of each of the two slots of a NEW store: a multiple of 4096,
   // 4096 .. 16 MiB. A record (32-byte header + payload) must fit in it.
   // An existing store keeps the slot size it was created with.

@@ -26,6 +26,15 @@ absl::Status Reader::StartPayload(Event* ev) {
   absl::Status s = DecodePayload(ev->body(), options_.max_payload_size,
                                  &payload_header_, &buffers_->payload,
                                  &inner);
+  if (absl::IsResourceExhausted(s)) {
+    // Not damage: the memory for the decompressed events could not be had
+    // (a memory limit). Sticky like DataLoss, with its own code.
+    buffers_->payload.Release();
+    pos_ = ev->offset;
+    sticky_ = absl::ResourceExhaustedError(
+        absl::StrCat(file_name_, ": offset ", ev->offset, ": ", s.message()));
+    return sticky_;
+  }
   if (!s.ok()) return Corrupt(ev->offset, s.message());
   payload_event_ = *ev;
   payload_event_.payload_events = static_cast<uint32_t>(inner);

@@ -320,8 +320,10 @@ void TransactionBuffer::Clear() {
   writeset_declared_ = WritesetDeclared::kNothing;
   if (spill_ != nullptr) {
     if (spilled_bytes_ > 0 && spill_->file != nullptr) {
-      // Give the disk space back. An error is harmless: the next spill
-      // writes from offset 0 and only what it wrote is ever read.
+      // Give the disk space back (an encrypted spill file also takes a new
+      // password here, binlog/encryption.h). An error is harmless: the
+      // next spill writes from offset 0 and only what it wrote is ever
+      // read.
       spill_->file->Truncate(0).IgnoreError();
     }
     spilled_bytes_ = 0;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -21,6 +22,12 @@
 #include "sync/mutex.h"
 #include "zstd.h"
 #include "zstd_errors.h"
+
+#define BINLOG_IO_RETURN_IF_ERROR(expr)        \
+  do {                                         \
+    absl::Status binlog_io_status_ = (expr);   \
+    if (!binlog_io_status_.ok()) return binlog_io_status_; \
+  } while (0)
 
 namespace binlog {
 namespace io {
@@ -181,15 +188,33 @@ size_t FirstCapacity(size_t input_size, uint64_t size_hint, size_t limit) {
   return static_cast<size_t>(std::min<uint64_t>(want, limit));
 }
 
-// Grows `out` for more output; false if it already holds `limit` bytes of
+// Grows `out` for more output: *full when it already holds `limit` bytes of
 // room (the caller's max_output + 1: one byte past the cap detects "too
-// much" without decompressing further).
-bool Grow(ByteBuffer* out, size_t limit) {
-  if (out->capacity() >= limit) return false;
+// much" without decompressing further); ResourceExhausted when the memory
+// cannot be had.
+absl::Status Grow(ByteBuffer* out, size_t limit, bool* full) {
+  *full = out->capacity() >= limit;
+  if (*full) return absl::OkStatus();
   size_t cap = out->capacity();
   size_t next = std::max(cap * 2, cap + kMinOutput);
-  out->Reserve(std::min(next, limit));
-  return true;
+  absl::Status s = out->Reserve(std::min(next, limit));
+  if (!s.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "decompressed data: ", s.message(), " after ", out->size(),
+        " bytes of output"));
+  }
+  return absl::OkStatus();
+}
+
+// The first buffer of a decompression (FirstCapacity bytes).
+absl::Status FirstBuffer(ByteBuffer* out, size_t n) {
+  out->clear();
+  absl::Status s = out->Reserve(n);
+  if (!s.ok()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("decompressed data: ", s.message()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TooLarge(size_t max_output) {
@@ -210,12 +235,14 @@ absl::Status DecompressZstd(absl::string_view input, uint64_t size_hint,
     return absl::InternalError(absl::StrCat("zstd: ", ZSTD_getErrorName(r)));
   }
   const size_t limit = max_output + 1;
-  out->clear();
-  out->Reserve(FirstCapacity(input.size(), size_hint, limit));
+  BINLOG_IO_RETURN_IF_ERROR(
+      FirstBuffer(out, FirstCapacity(input.size(), size_hint, limit)));
   ZSTD_inBuffer in{input.data(), input.size(), 0};
   for (;;) {
-    if (out->size() == out->capacity() && !Grow(out, limit)) {
-      return TooLarge(max_output);
+    if (out->size() == out->capacity()) {
+      bool full = false;
+      BINLOG_IO_RETURN_IF_ERROR(Grow(out, limit, &full));
+      if (full) return TooLarge(max_output);
     }
     ZSTD_outBuffer o{out->data(), out->capacity(), out->size()};
     size_t in_before = in.pos;
@@ -250,13 +277,15 @@ absl::Status DecompressLz4(absl::string_view input, uint64_t size_hint,
   if (d == nullptr) return NoContext("lz4 decompression");
   LZ4F_resetDecompressionContext(d);
   const size_t limit = max_output + 1;
-  out->clear();
-  out->Reserve(FirstCapacity(input.size(), size_hint, limit));
+  BINLOG_IO_RETURN_IF_ERROR(
+      FirstBuffer(out, FirstCapacity(input.size(), size_hint, limit)));
   const char* src = input.data();
   size_t src_left = input.size();
   for (;;) {
-    if (out->size() == out->capacity() && !Grow(out, limit)) {
-      return TooLarge(max_output);
+    if (out->size() == out->capacity()) {
+      bool full = false;
+      BINLOG_IO_RETURN_IF_ERROR(Grow(out, limit, &full));
+      if (full) return TooLarge(max_output);
     }
     size_t room = out->capacity() - out->size();
     size_t dst_size = room;
@@ -396,12 +425,19 @@ absl::StatusOr<size_t> Compress(Codec codec, int level,
   return pos;
 }
 
-void ByteBuffer::Reserve(size_t n) {
-  if (n <= capacity_) return;
-  std::unique_ptr<char[]> nb(new char[n]);
-  if (size_ > 0) std::memcpy(nb.get(), data_.get(), size_);
-  data_ = std::move(nb);
+void ByteBuffer::Free::operator()(char* p) const { std::free(p); }
+
+absl::Status ByteBuffer::Reserve(size_t n) {
+  if (n <= capacity_) return absl::OkStatus();
+  char* p = static_cast<char*>(std::realloc(data_.get(), n));
+  if (p == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot allocate ", n, " bytes (holding ", capacity_, ")"));
+  }
+  data_.release();  // realloc freed or kept it
+  data_.reset(p);
   capacity_ = n;
+  return absl::OkStatus();
 }
 
 absl::Status Decompress(Codec codec, absl::string_view input,
@@ -410,8 +446,7 @@ absl::Status Decompress(Codec codec, absl::string_view input,
   switch (codec) {
     case Codec::kNone:
       if (input.size() > max_output) return TooLarge(max_output);
-      out->clear();
-      out->Reserve(input.size());
+      BINLOG_IO_RETURN_IF_ERROR(FirstBuffer(out, input.size()));
       if (!input.empty()) std::memcpy(out->data(), input.data(), input.size());
       out->set_size(input.size());
       return absl::OkStatus();

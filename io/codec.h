@@ -37,7 +37,11 @@
 // output; ResourceExhausted when the codec cannot allocate its context;
 // Internal for a codec failure (a broken invariant). Decompress: DataLoss
 // for anything wrong with the compressed bytes (garbage, truncated frame,
-// trailing bytes, output past max_output), with the codec's message.
+// trailing bytes, output past max_output), with the codec's message;
+// ResourceExhausted when the output buffer cannot grow (a frame that
+// really inflates to a size the process may not allocate, under a memory
+// limit): no allocation here throws, whatever the build's exception
+// setting.
 //
 // Thread safety: all functions are thread-safe.
 
@@ -94,8 +98,10 @@ class ByteBuffer {
   size_t capacity() const { return capacity_; }
   absl::string_view view() const { return absl::string_view(data_.get(), size_); }
 
-  // Makes capacity() >= n, keeping the first size() bytes.
-  void Reserve(size_t n);
+  // Makes capacity() >= n, keeping the first size() bytes (realloc: a large
+  // buffer usually grows in place, without a second copy). Never throws:
+  // ResourceExhausted, the buffer unchanged, when the memory cannot be had.
+  absl::Status Reserve(size_t n);
   // REQUIRES: n <= capacity().
   void set_size(size_t n) { size_ = n; }
   void clear() { size_ = 0; }
@@ -106,7 +112,10 @@ class ByteBuffer {
   }
 
  private:
-  std::unique_ptr<char[]> data_;
+  struct Free {
+    void operator()(char* p) const;
+  };
+  std::unique_ptr<char, Free> data_;
   size_t size_ = 0;
   size_t capacity_ = 0;
 };

@@ -591,7 +591,7 @@ int FaultInjectionFileSystem::UnsyncedEntries(const std::string& dir) {
 
 absl::StatusOr<std::unique_ptr<WritableFile>>
 FaultInjectionFileSystem::OpenWritable(const std::string& path,
-                                       OpenMode mode) {
+                                       OpenMode mode, uint32_t permissions) {
   absl::Status s = Admit(static_cast<int>(FaultOp::kOpenWritable), path, "",
                          kAnyEpoch, nullptr);
   if (!s.ok()) return s;
@@ -607,7 +607,7 @@ FaultInjectionFileSystem::OpenWritable(const std::string& path,
       return absl::UnknownError(absl::StrCat("fault fs: cannot read ", path));
     }
   }
-  auto f = target()->OpenWritable(path, mode);
+  auto f = target()->OpenWritable(path, mode, permissions);
   if (!f.ok()) return f.status();
   if (!*existed) {
     st = std::make_shared<FileState>();
@@ -648,10 +648,11 @@ FaultInjectionFileSystem::OpenDirectory(const std::string& path) {
   return std::unique_ptr<Directory>(new Dir(this, std::move(*d), epoch));
 }
 
-absl::Status FaultInjectionFileSystem::CreateDirectory(const std::string& path) {
+absl::Status FaultInjectionFileSystem::CreateDirectory(const std::string& path,
+                                                       uint32_t permissions) {
   absl::Status s = Admit(kOtherMutating, path, "", kAnyEpoch, nullptr);
   if (!s.ok()) return s;
-  return target()->CreateDirectory(path);
+  return target()->CreateDirectory(path, permissions);
 }
 
 absl::Status FaultInjectionFileSystem::Rename(const std::string& from,
@@ -726,9 +727,9 @@ absl::StatusOr<bool> FaultInjectionFileSystem::Exists(const std::string& path) {
 }
 
 absl::StatusOr<std::unique_ptr<FileLock>> FaultInjectionFileSystem::LockFile(
-    const std::string& path) {
+    const std::string& path, uint32_t permissions) {
   BINLOG_FI_RETURN_IF_ERROR(AdmitRead());
-  return target()->LockFile(path);
+  return target()->LockFile(path, permissions);
 }
 
 absl::StatusOr<std::unique_ptr<TempFile>> FaultInjectionFileSystem::NewTempFile(

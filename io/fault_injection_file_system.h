@@ -200,12 +200,15 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
 
   // --- FileSystem ---------------------------------------------------------
   absl::StatusOr<std::unique_ptr<WritableFile>> OpenWritable(
-      const std::string& path, OpenMode mode) override;
+      const std::string& path, OpenMode mode,
+      uint32_t permissions = kDefaultFilePermissions) override;
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenReadable(
       const std::string& path) override;
   absl::StatusOr<std::unique_ptr<Directory>> OpenDirectory(
       const std::string& path) override;
-  absl::Status CreateDirectory(const std::string& path) override;
+  absl::Status CreateDirectory(
+      const std::string& path,
+      uint32_t permissions = kDefaultDirectoryPermissions) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
   absl::Status Remove(const std::string& path) override;
   absl::StatusOr<std::vector<std::string>> ListDirectory(
@@ -213,7 +216,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   absl::StatusOr<uint64_t> FileSize(const std::string& path) override;
   absl::StatusOr<bool> Exists(const std::string& path) override;
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
-      const std::string& path) override;
+      const std::string& path,
+      uint32_t permissions = kDefaultFilePermissions) override;
   absl::StatusOr<std::unique_ptr<TempFile>> NewTempFile(
       const std::string& dir) override;
 

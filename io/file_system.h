@@ -168,6 +168,14 @@ class TempFile {
   virtual const std::string& path() const = 0;
 };
 
+// Permission bits (before the process umask) of what a FileSystem creates,
+// by default: files rw-r----- and directories rwxr-x---, as MySQL creates
+// its binlogs and data directories (not readable by other users: a binlog
+// holds every row the server changed). binlog::Options::file_mode and
+// directory_mode choose others for a log.
+inline constexpr uint32_t kDefaultFilePermissions = 0640;
+inline constexpr uint32_t kDefaultDirectoryPermissions = 0750;
+
 enum class OpenMode {
   kCreateNew,      // fail with AlreadyExists if the file exists (O_EXCL)
   kOpenExisting,   // fail with NotFound if the file does not exist
@@ -184,8 +192,13 @@ class FileSystem {
   // The process-wide POSIX file system. Never null; never destroyed.
   static FileSystem* Default();
 
+  // A file created here (kCreateNew, kCreateOrTruncate of a missing
+  // file) gets `permissions` (before the umask); an existing file keeps
+  // its own. Implementations and wrappers pass `permissions` on (and
+  // repeat the default, so calls through a derived type may omit it).
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> OpenWritable(
-      const std::string& path, OpenMode mode) = 0;
+      const std::string& path, OpenMode mode,
+      uint32_t permissions = kDefaultFilePermissions) = 0;
 
   virtual absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenReadable(
       const std::string& path) = 0;
@@ -193,8 +206,11 @@ class FileSystem {
   virtual absl::StatusOr<std::unique_ptr<Directory>> OpenDirectory(
       const std::string& path) = 0;
 
-  // Creates `path` (one level) if it does not exist. OK if it exists.
-  virtual absl::Status CreateDirectory(const std::string& path) = 0;
+  // Creates `path` (one level) if it does not exist, with `permissions`
+  // (before the umask). OK if it exists (its permissions unchanged).
+  virtual absl::Status CreateDirectory(
+      const std::string& path,
+      uint32_t permissions = kDefaultDirectoryPermissions) = 0;
 
   // Atomically replaces `to` with `from` (rename(2)). Durable only after the
   // directory is synced.
@@ -215,14 +231,20 @@ class FileSystem {
   // True if the path exists (any type).
   virtual absl::StatusOr<bool> Exists(const std::string& path) = 0;
 
-  // Takes an exclusive lock on `path` (created if needed). A second lock on
-  // the same path, from this process or another, fails with Unavailable
-  // until the first FileLock is destroyed.
+  // The permission bits of `path` (st_mode & 07777). NotFound if missing.
+  virtual absl::StatusOr<uint32_t> Permissions(const std::string& path) = 0;
+
+  // Takes an exclusive lock on `path` (created if needed, with
+  // `permissions` before the umask). A second lock on the same path, from
+  // this process or another, fails with Unavailable until the first
+  // FileLock is destroyed.
   virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
-      const std::string& path) = 0;
+      const std::string& path,
+      uint32_t permissions = kDefaultFilePermissions) = 0;
 
   // Creates an unnamed temporary file in directory `dir` (POSIX:
-  // open(O_TMPFILE), or, where the file system lacks it, mkstemp + unlink).
+  // open(O_TMPFILE), or, where the file system lacks it, mkstemp + unlink),
+  // readable and writable by its owner alone (0600).
   // NotFound for a missing directory; ResourceExhausted when out of space.
   virtual absl::StatusOr<std::unique_ptr<TempFile>> NewTempFile(
       const std::string& dir) = 0;

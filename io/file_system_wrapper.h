@@ -80,8 +80,9 @@ class FileSystemWrapper : public FileSystem {
   explicit FileSystemWrapper(FileSystem* target) : target_(target) {}
 
   absl::StatusOr<std::unique_ptr<WritableFile>> OpenWritable(
-      const std::string& path, OpenMode mode) override {
-    return target_->OpenWritable(path, mode);
+      const std::string& path, OpenMode mode,
+      uint32_t permissions = kDefaultFilePermissions) override {
+    return target_->OpenWritable(path, mode, permissions);
   }
   absl::StatusOr<std::unique_ptr<RandomAccessFile>> OpenReadable(
       const std::string& path) override {
@@ -91,8 +92,10 @@ class FileSystemWrapper : public FileSystem {
       const std::string& path) override {
     return target_->OpenDirectory(path);
   }
-  absl::Status CreateDirectory(const std::string& path) override {
-    return target_->CreateDirectory(path);
+  absl::Status CreateDirectory(
+      const std::string& path,
+      uint32_t permissions = kDefaultDirectoryPermissions) override {
+    return target_->CreateDirectory(path, permissions);
   }
   absl::Status Rename(const std::string& from, const std::string& to) override {
     return target_->Rename(from, to);
@@ -110,9 +113,13 @@ class FileSystemWrapper : public FileSystem {
   absl::StatusOr<bool> Exists(const std::string& path) override {
     return target_->Exists(path);
   }
+  absl::StatusOr<uint32_t> Permissions(const std::string& path) override {
+    return target_->Permissions(path);
+  }
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
-      const std::string& path) override {
-    return target_->LockFile(path);
+      const std::string& path,
+      uint32_t permissions = kDefaultFilePermissions) override {
+    return target_->LockFile(path, permissions);
   }
   absl::StatusOr<std::unique_ptr<TempFile>> NewTempFile(
       const std::string& dir) override {

@@ -298,14 +298,15 @@ int OpenRetry(const char* path, int flags, mode_t mode) {
 class PosixFileSystem final : public FileSystem {
  public:
   absl::StatusOr<std::unique_ptr<WritableFile>> OpenWritable(
-      const std::string& path, OpenMode mode) override {
+      const std::string& path, OpenMode mode,
+      uint32_t permissions = kDefaultFilePermissions) override {
     int flags = O_RDWR;
     switch (mode) {
       case OpenMode::kCreateNew: flags |= O_CREAT | O_EXCL; break;
       case OpenMode::kOpenExisting: break;
       case OpenMode::kCreateOrTruncate: flags |= O_CREAT | O_TRUNC; break;
     }
-    int fd = OpenRetry(path.c_str(), flags, 0644);
+    int fd = OpenRetry(path.c_str(), flags, static_cast<mode_t>(permissions));
     if (fd < 0) return ErrnoStatus(errno, "open for write", path);
     return std::unique_ptr<WritableFile>(
         new PosixWritableFile(path, UniqueFd(fd)));
@@ -332,8 +333,11 @@ class PosixFileSystem final : public FileSystem {
     return std::unique_ptr<Directory>(new PosixDirectory(path, UniqueFd(fd)));
   }
 
-  absl::Status CreateDirectory(const std::string& path) override {
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+  absl::Status CreateDirectory(
+      const std::string& path,
+      uint32_t permissions = kDefaultDirectoryPermissions) override {
+    if (::mkdir(path.c_str(), static_cast<mode_t>(permissions)) != 0 &&
+        errno != EEXIST) {
       return ErrnoStatus(errno, "mkdir", path);
     }
     return absl::OkStatus();
@@ -388,9 +392,17 @@ class PosixFileSystem final : public FileSystem {
     return ErrnoStatus(errno, "stat", path);
   }
 
+  absl::StatusOr<uint32_t> Permissions(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", path);
+    return static_cast<uint32_t>(st.st_mode & 07777);
+  }
+
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
-      const std::string& path) override {
-    int fd = OpenRetry(path.c_str(), O_RDWR | O_CREAT, 0644);
+      const std::string& path,
+      uint32_t permissions = kDefaultFilePermissions) override {
+    int fd = OpenRetry(path.c_str(), O_RDWR | O_CREAT,
+                       static_cast<mode_t>(permissions));
     if (fd < 0) return ErrnoStatus(errno, "open lock file", path);
     UniqueFd ufd(fd);
     int r;

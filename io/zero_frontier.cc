@@ -34,8 +34,8 @@ ZeroFrontier::ZeroFrontier(std::unique_ptr<WritableFile> file, uint64_t start,
                            const ZeroFrontierOptions& options)
     : options_(options),
       file_(std::move(file)),
-      zeroed_end_(start),
-      writer_end_(start) {
+      zeroed_end_(start + options.writer_tail),
+      writer_end_(start + options.writer_tail) {
   const size_t piece = static_cast<size_t>(
       std::min(std::max<uint64_t>(options_.piece, 4096),
                std::max<uint64_t>(options_.chunk, 4096)));
@@ -52,6 +52,7 @@ absl::Status ZeroFrontier::status() const {
 }
 
 void ZeroFrontier::BeforeWrite(uint64_t end) {
+  end += options_.writer_tail;
   if (end > writer_end_.load(std::memory_order_relaxed)) {
     if (end <= zeroed_end_.load(std::memory_order_acquire)) {
       // No piece can be claimed below zeroed_end_: nothing to wait for.

@@ -70,6 +70,11 @@ struct ZeroFrontierOptions {
   uint64_t ahead = 8 << 20;
   // Nothing at or past this offset is written (the file's prepared size).
   uint64_t limit = 0;
+  // Bytes right after the writer's end (`start`, and every BeforeWrite
+  // end) that the frontier never writes: the writer may put something
+  // there after its data. An encrypted binlog's writer puts a 16-byte
+  // guard there (binlog/encryption.cc), which zeros must not replace.
+  uint64_t writer_tail = 16;
   // If set, incremented for every chunk written and synced (must outlive
   // the frontier's Stop()).
   std::atomic<uint64_t>* chunk_counter = nullptr;
@@ -96,7 +101,7 @@ class ZeroFrontier {
   ZeroFrontier& operator=(const ZeroFrontier&) = delete;
 
   // The writer is about to write below `end`: from now on the frontier
-  // writes nothing below `end`. Returns once no zero write below `end` is
+  // writes nothing below `end` + writer_tail. Returns once no zero write below `end` is
   // in flight (at most one piece). Also moves the frontier's target along
   // (end + ahead).
   void BeforeWrite(uint64_t end);
@@ -105,8 +110,8 @@ class ZeroFrontier {
   // frontier's handle. Idempotent.
   void Stop();
 
-  // Everything in [start, zeroed_end()) that the writer did not write is
-  // zeros, written and synced.
+  // Everything in [start + writer_tail, zeroed_end()) that the writer did
+  // not write is zeros, written and synced.
   uint64_t zeroed_end() const {
     return zeroed_end_.load(std::memory_order_acquire);
   }

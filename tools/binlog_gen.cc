@@ -417,11 +417,11 @@ int Main(int argc, char** argv) {
   }
   auto log = Binlog::Open(f.dir, f.basename, o);
   if (log.ok() && !f.keyring_file.empty()) {
-    absl::Status ks =
-        WriteWholeFile(fs, f.keyring_file, KeyringFileText(keyring));
+    // Owner-only (0600) and synced: the keys decrypt the whole log.
+    absl::Status ks = WriteKeyringFile(fs, f.keyring_file, keyring);
     if (!ks.ok()) {
-      std::fprintf(stderr, "binlog_gen: cannot write %s: %s\n",
-                   f.keyring_file.c_str(), std::string(ks.message()).c_str());
+      std::fprintf(stderr, "binlog_gen: cannot write %s: %s\n", f.keyring_file.c_str(),
+                   std::string(ks.message()).c_str());
       return 1;
     }
   }

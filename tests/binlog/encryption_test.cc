@@ -4,18 +4,25 @@
 
 #include "binlog/encryption.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/keyring.h"
 #include "binlog/log.h"
 #include "gtest/gtest.h"
 #include "io/file_system_wrapper.h"
+#include "io/zero_frontier.h"
 #include "tests/binlog/log_test_util.h"
 
 namespace binlog {
@@ -30,6 +37,9 @@ using testing_util::ReadFile;
 using testing_util::WriteFile;
 
 constexpr char kUuid[] = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
+// The binlog magic, which an encrypted file's stream starts with: the file
+// password check (a wrong key is told from the right one) decrypts it.
+const std::string kMagic = "\xfe" "bin";
 
 std::string KeyIdForTest() {
   return absl::StrCat("MySQLReplicationKey_", kUuid, "_1");
@@ -151,6 +161,22 @@ TEST(CtrCipherTest, AnyOffsetMatchesTheWholeStream) {
 }
 
 // Zeros of real ciphertext are data, raw zeros (32 or more) are the end.
+// The first n bytes of the keystream of encrypted file `path`.
+std::string Keystream(io::FileSystem* base, Keyring* keyring,
+                      const std::string& path, size_t n) {
+  auto h = internal::ReadEncryptionHeader(base, path);
+  EXPECT_TRUE(h.ok()) << h.status();
+  if (!h.ok()) return "";
+  auto password = internal::FilePasswordFromKeyring(*h, keyring);
+  EXPECT_TRUE(password.ok()) << password.status();
+  if (!password.ok()) return "";
+  auto c = internal::CtrCipher::Create(*password);
+  EXPECT_TRUE(c.ok());
+  std::string out(n, '\0');
+  EXPECT_TRUE((*c)->Crypt(0, out.data(), &out[0], n).ok());
+  return out;
+}
+
 // Found by the power-loss test: a Stop event whose last ciphertext byte
 // was 0 at the end of the file read back as 0 (a checksum mismatch); the
 // same would hit a tailing reader whose window ends at the published end
@@ -166,19 +192,20 @@ TEST(EncryptedFileTest, ShortZeroRunsAreCiphertextLongOnesRawZeros) {
   auto f = internal::StartEncryptedFile(std::move(*raw_file), "k",
                                         *keyring.FetchKey("k"));
   ASSERT_TRUE(f.ok()) << f.status();
-  // Learn the keystream (ciphertext of zeros), then write plain bytes equal
-  // to it at the end, so the ciphertext ends with 10 zero bytes.
-  ASSERT_TRUE((*f)->Write(0, std::string(100, '\0')).ok());
-  std::string keystream = ReadFile(path).substr(512);
-  ASSERT_EQ(keystream.size(), 116u);  // with the guard
+  // Learn the keystream (from the file's password), then write plain bytes
+  // equal to it at the end, so the ciphertext ends with 10 zero bytes.
+  std::string keystream = Keystream(base, &keyring, path, 100);
   std::string plain(100, 'x');
+  plain.replace(0, 4, kMagic);  // the password check reads it
   plain.replace(90, 10, keystream.substr(90, 10));
   ASSERT_TRUE((*f)->Write(0, plain).ok());
+  ASSERT_EQ(ReadFile(path).size(), 512u + 116);  // with the guard
   ASSERT_EQ(ReadFile(path).substr(512 + 90, 10), std::string(10, '\0'));
   auto fs = NewDecryptingFileSystem(base, &keyring);
-  // The guard: 16 zero plain bytes after the end, keystream on disk.
+  // The guard: 16 raw bytes 0xff after the end (not keystream), read as
+  // zeros at the end of the file.
   EXPECT_EQ(ReadPlain(fs.get(), path), plain + std::string(16, '\0'));
-  ASSERT_NE(ReadFile(path).substr(512 + 100), std::string(16, '\0'));
+  ASSERT_EQ(ReadFile(path).substr(512 + 100), std::string(16, '\xff'));
   // Trimmed to the end, the file ends with ciphertext zeros.
   ASSERT_TRUE((*f)->Truncate(100).ok());
   EXPECT_EQ(ReadPlain(fs.get(), path), plain);
@@ -198,6 +225,18 @@ TEST(EncryptedFileTest, ShortZeroRunsAreCiphertextLongOnesRawZeros) {
   ASSERT_EQ(got, 300u);
   EXPECT_EQ(longer.substr(0, 100), plain);
   EXPECT_EQ(longer.substr(100), std::string(200, '\0'));
+  // Windows that start or end inside the data's zero ciphertext, the guard
+  // or the raw zeros after it see the same bytes.
+  const std::string whole = plain + std::string(4096 - 100, '\0');
+  for (size_t start : {0, 89, 95, 99, 100, 101, 108, 115, 116, 117, 140}) {
+    for (size_t end : {99, 100, 101, 104, 110, 115, 116, 117, 130, 150, 300}) {
+      if (end <= start) continue;
+      std::string part(end - start, '\1');
+      ASSERT_TRUE((*rf)->Read(start, part.size(), &part[0], &got).ok());
+      ASSERT_EQ(got, part.size());
+      EXPECT_EQ(part, whole.substr(start, end - start)) << start << ".." << end;
+    }
+  }
   // A raw-zero hole inside (sectors lost out of order): zeros there, the
   // data around it decrypted at its own offsets, windows at any offset.
   std::string raw = ReadFile(path);
@@ -243,6 +282,7 @@ TEST(EncryptedFileTest, LargeWritesGoOutInBoundedSlices) {
       *keyring.FetchKey("k"));
   ASSERT_TRUE(f.ok()) << f.status();
   std::string a(3 << 20, 'a'), b((5 << 20) + 7, 'b'), c(1000, 'c');
+  a.replace(0, 4, kMagic);  // the password check reads it
   for (size_t i = 0; i < b.size(); i += 4093) b[i] = static_cast<char>(i);
   sizes.clear();  // the header's write
   absl::string_view parts[3] = {a, b, c};
@@ -252,6 +292,144 @@ TEST(EncryptedFileTest, LargeWritesGoOutInBoundedSlices) {
   for (size_t n : sizes) EXPECT_LE(n, (4u << 20) + 16);
   auto fs = NewDecryptingFileSystem(base, &keyring);
   EXPECT_EQ(ReadPlain(fs.get(), path), a + b + c + std::string(16, '\0'));
+}
+
+// Plain bytes that an attacker holding two copies of the raw file learns:
+// at every offset where both copies hold a non-zero byte and the bytes
+// differ, the XOR of the copies is the XOR of the plaintexts if the same
+// keystream byte covered both; with the first copy's plaintext guessed as
+// zeros (the guard, zero-filled space), the XOR is the second copy's
+// plaintext. Counts the offsets where it is (`plain2`: the second copy's
+// plain stream), and in *compared the offsets looked at.
+size_t RecoveredBytes(const std::string& raw1, const std::string& raw2,
+                      const std::string& plain2, size_t* compared) {
+  size_t recovered = 0;
+  *compared = 0;
+  const size_t end = std::min({raw1.size(), raw2.size(),
+                               plain2.size() + kEncryptionHeaderSize});
+  for (size_t o = kEncryptionHeaderSize; o < end; ++o) {
+    if (raw1[o] == 0 || raw2[o] == 0 || raw1[o] == raw2[o]) continue;
+    ++*compared;
+    const char x = static_cast<char>(raw1[o] ^ raw2[o]);
+    if (x == plain2[o - kEncryptionHeaderSize]) ++recovered;
+  }
+  return recovered;
+}
+
+// No byte of keystream covers two plaintexts: what an encrypted file's
+// writer puts after its data (the guard) is not keystream. It was the
+// ciphertext of 16 zero bytes, which the next write covered with data
+// under the same counters: XOR of two copies of the file gave that data.
+TEST(EncryptedFileTest, TwoCopiesOfAGrowingFileRevealNoPlaintext) {
+  std::string dir = NewTempDir("enc_two_copies");
+  std::string path = dir + "/binlog.000001";
+  io::FileSystem* base = io::FileSystem::Default();
+  MemoryKeyring keyring;
+  ASSERT_TRUE(keyring.GenerateKey("k").ok());
+  auto raw_file = base->OpenWritable(path, io::OpenMode::kCreateNew);
+  ASSERT_TRUE(raw_file.ok());
+  ASSERT_TRUE((*raw_file)->Allocate(0, 64 << 10, /*keep_size=*/false).ok());
+  auto f = internal::StartEncryptedFile(std::move(*raw_file), "k",
+                                        *keyring.FetchKey("k"), base);
+  ASSERT_TRUE(f.ok()) << f.status();
+  auto fs = NewDecryptingFileSystem(base, &keyring);
+  std::string plain;
+  std::string before;
+  size_t recovered = 0, compared = 0;
+  for (int round = 0; round < 20; ++round) {
+    std::string data(100 + 37 * round, '\0');
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i] = static_cast<char>('A' + (i * 7 + round) % 50);
+    }
+    if (round == 0) data.replace(0, 4, kMagic);  // the password check reads it
+    ASSERT_TRUE((*f)->Write(plain.size(), data).ok());
+    plain += data;
+    std::string after = ReadFile(path);
+    ASSERT_EQ(ReadPlain(fs.get(), path).substr(0, plain.size()), plain);
+    if (!before.empty()) {
+      size_t c = 0;
+      recovered += RecoveredBytes(before, after, plain, &c);
+      compared += c;
+    }
+    before = after;
+  }
+  ASSERT_TRUE((*f)->Close().ok());
+  // Chance alone recovers one byte in 256.
+  EXPECT_LE(recovered, 3 + compared / 64)
+      << recovered << " of " << compared << " bytes recovered";
+}
+
+// The same for a log whose first file is zero-filled ahead of the writer
+// (Options::zero_ahead): the zeros are raw, not the keystream the
+// transactions written there later use.
+TEST(EncryptedLogTest, TwoCopiesOfAZeroFilledFileRevealNoPlaintext) {
+  if (!io::WritebackErrorsPerDescriptor()) {
+    GTEST_SKIP() << "this kernel gets no zero frontier";
+  }
+  // Tells when the zero frontier's first piece (a write of 4 KiB or more
+  // of the log's file) is written.
+  class PieceFs : public io::FileSystemWrapper {
+   public:
+    PieceFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+    absl::Mutex mu;
+    bool piece = false;
+    absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
+        const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+      auto f = target()->OpenWritable(path, mode, permissions);
+      if (!f.ok()) return f.status();
+      return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
+    }
+    class File : public io::WritableFileWrapper {
+     public:
+      File(std::unique_ptr<io::WritableFile> f, PieceFs* fs)
+          : io::WritableFileWrapper(std::move(f)), fs_(fs) {}
+      absl::Status Write(uint64_t offset, absl::string_view data) override {
+        absl::Status s = io::WritableFileWrapper::Write(offset, data);
+        if (data.size() >= 4096 && absl::EndsWith(path(), ".000001")) {
+          absl::MutexLock l(&fs_->mu);
+          fs_->piece = true;
+        }
+        return s;
+      }
+
+     private:
+      PieceFs* fs_;
+    };
+  };
+  PieceFs pfs;
+  MemoryKeyring keyring;
+  Options o = Base(&keyring, true);
+  o.max_file_size = 4 << 20;
+  o.preallocate = io::PreallocMode::kZeroFill;
+  o.zero_ahead = 1 << 20;
+  o.file_system = &pfs;
+  std::string dir = NewTempDir("enc_zero_ahead");
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  {
+    absl::MutexLock l(&pfs.mu);
+    ASSERT_TRUE(pfs.mu.AwaitWithTimeout(absl::Condition(&pfs.piece),
+                                        absl::Seconds(60)))
+        << "no zero-fill piece written";
+  }
+  std::string path = dir + "/binlog.000001";
+  auto dfs = NewDecryptingFileSystem(nullptr, &keyring);
+  TransactionBuffer txn;
+  std::string before = ReadFile(path);
+  size_t recovered = 0, compared = 0;
+  for (int i = 0; i < 10; ++i) {
+    BuildTransaction(&txn, i, 300 + 50 * i);
+    ASSERT_TRUE((*log)->Commit(&txn).ok());
+    std::string after = ReadFile(path);
+    size_t c = 0;
+    recovered += RecoveredBytes(before, after, ReadPlain(dfs.get(), path), &c);
+    compared += c;
+    before = after;
+  }
+  ASSERT_TRUE((*log)->Close().ok());
+  EXPECT_LE(recovered, 3 + compared / 64)
+      << recovered << " of " << compared << " bytes recovered";
 }
 
 // Found by the power-loss test: recovery saw an event whose last bytes were
@@ -273,6 +451,7 @@ TEST(EncryptedFileTest, CutInsideRawZerosKeepsThemZeros) {
                                         *keyring.FetchKey("k"), base);
   ASSERT_TRUE(f.ok()) << f.status();
   std::string plain(100, 'x');
+  plain.replace(0, 4, kMagic);  // the password check reads it
   ASSERT_TRUE((*f)->Write(0, plain).ok());
   // A torn write: its last 10 bytes (and the guard) never reached the disk.
   std::string raw = ReadFile(path);
@@ -511,6 +690,53 @@ TEST(EncryptedLogTest, MissingKeyIsNotFoundNamingTheKey) {
   EXPECT_TRUE(absl::StrContains(s.message(), "MySQLReplicationKey_")) << s;
 }
 
+// A wrong key under the file's key id: the file password it unwraps does
+// not decrypt the stream's binlog magic (the check this library makes;
+// MySQL's AES-CBC of the password has no padding to fail, and a MySQL
+// reader reports a bad magic number). It once read as "not a binlog file
+// (no binlog magic)"; the error names the key and says what failed, for
+// reading and for appending to the file.
+TEST(EncryptedLogTest, WrongKeyIsReportedAsSuchNamingTheKey) {
+  MemoryKeyring keyring;
+  std::string dir = NewTempDir("enc_wrong_key");
+  std::vector<std::string> names = WriteLog(dir, Base(&keyring, true), 10);
+  ASSERT_FALSE(names.empty());
+  MemoryKeyring wrong;
+  std::string id;
+  for (const auto& kv : keyring.keys()) {
+    id = kv.first;
+    ASSERT_TRUE(wrong.AddKey(kv.first, std::string(32, 'w')).ok());
+  }
+  ASSERT_FALSE(id.empty());
+  auto fs = NewDecryptingFileSystem(nullptr, &wrong);
+  absl::Status s;
+  ReadDir(dir, fs.get(), &s);
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), id)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "does not decrypt")) << s;
+  EXPECT_FALSE(absl::StrContains(s.message(), "no binlog magic")) << s;
+  // Opening it to append is refused the same way (nothing is written
+  // under a password that is not the file's).
+  const std::string path = dir + "/" + names.back();
+  const std::string before = ReadFile(path);
+  auto w = fs->OpenWritable(path, io::OpenMode::kOpenExisting);
+  ASSERT_FALSE(w.ok());
+  EXPECT_TRUE(absl::IsDataLoss(w.status())) << w.status();
+  EXPECT_TRUE(absl::StrContains(w.status().message(), id)) << w.status();
+  EXPECT_EQ(ReadFile(path), before);
+  // A torn first write (one byte of the stream, zeros after it, as a power
+  // cut leaves it; found by the power-loss test) is no wrong key: the right
+  // key reads it as a file without its magic.
+  std::string torn = ReadFile(dir + "/" + names.front());
+  torn.replace(kEncryptionHeaderSize + 1, torn.size() - kEncryptionHeaderSize - 1,
+               std::string(torn.size() - kEncryptionHeaderSize - 1, '\0'));
+  WriteFile(dir + "/" + names.front(), torn);
+  auto right = NewDecryptingFileSystem(nullptr, &keyring);
+  ReadDir(dir, right.get(), &s);
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "no binlog magic")) << s;
+}
+
 std::string KeyId(int seqno) {
   return absl::StrCat("MySQLReplicationKey_", kUuid, "_", seqno);
 }
@@ -652,8 +878,9 @@ class FailingHeaderWrites : public io::FileSystemWrapper {
   FailingHeaderWrites(io::FileSystem* t, int fail_at)
       : io::FileSystemWrapper(t), fail_at_(fail_at) {}
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
-    auto f = io::FileSystemWrapper::OpenWritable(path, mode);
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    auto f = io::FileSystemWrapper::OpenWritable(path, mode, permissions);
     if (!f.ok() || mode != io::OpenMode::kOpenExisting) return f;
     return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
   }
@@ -727,13 +954,41 @@ TEST(KeyringFileTest, LoadsTheDocumentedFormatAndRefusesBadLines) {
   EXPECT_TRUE(absl::IsAlreadyExists(k.GenerateKey("a")));
   ASSERT_TRUE(k.GenerateKey("b").ok());
   WriteFile(dir + "/keys", "# comment\n\n" + KeyringFileText(k));
+  ASSERT_EQ(::chmod((dir + "/keys").c_str(), 0600), 0);
   auto loaded = LoadKeyringFile(nullptr, dir + "/keys");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ((*loaded)->keys(), k.keys());
   WriteFile(dir + "/bad", "a 1234\n");
+  ASSERT_EQ(::chmod((dir + "/bad").c_str(), 0600), 0);
   auto bad = LoadKeyringFile(nullptr, dir + "/bad");
   EXPECT_TRUE(absl::IsInvalidArgument(bad.status()));
   EXPECT_TRUE(absl::StrContains(bad.status().message(), ":1:"));
+}
+
+// A key file that other users may read (or write) is refused: its keys
+// decrypt every file of the log. Its owner's group may read it (a service
+// group), as with MySQL's own key files.
+TEST(KeyringFileTest, AKeyFileOthersCanReadIsRefused) {
+  std::string dir = NewTempDir("keyring_modes");
+  MemoryKeyring k;
+  ASSERT_TRUE(k.GenerateKey("a").ok());
+  const std::string path = dir + "/keys";
+  WriteFile(path, KeyringFileText(k));
+  for (unsigned mode : {0644u, 0604u, 0602u, 0666u}) {
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    auto loaded = LoadKeyringFile(nullptr, path);
+    EXPECT_TRUE(absl::IsFailedPrecondition(loaded.status()))
+        << std::oct << mode << ": " << loaded.status();
+    EXPECT_TRUE(absl::StrContains(loaded.status().message(), path))
+        << loaded.status();
+    EXPECT_TRUE(absl::StrContains(loaded.status().message(), "other users"))
+        << loaded.status();
+  }
+  for (unsigned mode : {0600u, 0640u, 0400u}) {
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    auto loaded = LoadKeyringFile(nullptr, path);
+    EXPECT_TRUE(loaded.ok()) << std::oct << mode << ": " << loaded.status();
+  }
 }
 
 // With encryption on, a transaction larger than the memory limit is not
@@ -802,6 +1057,84 @@ TEST(EncryptedLogTest, SpilledTransactionsAreEncryptedInTheSpillFile) {
                         absl::StrContains(e.bytes, "txn 77 "));
     }
     EXPECT_TRUE(found);
+  }
+}
+
+// Each spilled transaction gets its own password (MySQL sets up a new
+// password for the binlog cache's temporary file whenever it resets it):
+// the spill file is rewritten from offset 0 by every transaction, and one
+// password for the buffer's life put the same keystream over all of them
+// (two spills of the same events wrote the same ciphertext).
+TEST(EncryptedLogTest, EachSpilledTransactionHasItsOwnKeystream) {
+  class RecordingFs : public io::FileSystemWrapper {
+   public:
+    RecordingFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+    std::vector<std::pair<uint64_t, std::string>> writes;
+    class File : public io::TempFile {
+     public:
+      File(std::unique_ptr<io::TempFile> f, RecordingFs* fs)
+          : f_(std::move(f)), fs_(fs) {}
+      absl::Status Write(uint64_t offset, absl::string_view data) override {
+        fs_->writes.emplace_back(offset, std::string(data));
+        return f_->Write(offset, data);
+      }
+      absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                        size_t* got) const override {
+        return f_->Read(offset, n, scratch, got);
+      }
+      absl::Status Truncate(uint64_t size) override { return f_->Truncate(size); }
+      const std::string& path() const override { return f_->path(); }
+
+     private:
+      std::unique_ptr<io::TempFile> f_;
+      RecordingFs* fs_;
+    };
+    absl::StatusOr<std::unique_ptr<io::TempFile>> NewTempFile(
+        const std::string& dir) override {
+      auto f = target()->NewTempFile(dir);
+      if (!f.ok()) return f.status();
+      return std::unique_ptr<io::TempFile>(new File(std::move(*f), this));
+    }
+  };
+  RecordingFs fs;
+  MemoryKeyring keyring;
+  Options o = Base(&keyring, true);
+  o.max_file_size = 1 << 20;
+  o.file_system = &fs;
+  o.transaction_memory_limit = 4096;
+  std::string dir = NewTempDir("enc_spill_keys");
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::unique_ptr<TransactionBuffer> txn = (*log)->NewTransactionBuffer();
+  // The spill file's bytes of each transaction, by offset.
+  std::vector<std::string> spilled;
+  for (int i = 0; i < 3; ++i) {
+    fs.writes.clear();
+    BuildTransaction(txn.get(), 77, 64 << 10);  // the same events each time
+    ASSERT_TRUE(txn->spilled());
+    ASSERT_TRUE((*log)->Commit(txn.get()).ok());
+    std::string bytes;
+    for (const auto& w : fs.writes) {
+      if (bytes.size() < w.first + w.second.size()) {
+        bytes.resize(w.first + w.second.size(), '\0');
+      }
+      bytes.replace(w.first, w.second.size(), w.second);
+    }
+    ASSERT_GT(bytes.size(), 32u << 10);
+    spilled.push_back(bytes);
+  }
+  ASSERT_TRUE((*log)->Close().ok());
+  // Same plaintext, same offsets: under one keystream the ciphertexts
+  // would be equal (and XOR of any two would be XOR of the plaintexts).
+  for (size_t a = 0; a < spilled.size(); ++a) {
+    for (size_t b = a + 1; b < spilled.size(); ++b) {
+      const size_t n = std::min(spilled[a].size(), spilled[b].size());
+      size_t same = 0;
+      for (size_t k = 0; k < n; ++k) same += spilled[a][k] == spilled[b][k];
+      // Chance alone: one byte in 256.
+      EXPECT_LT(same, n / 64) << "transactions " << a << " and " << b << ": "
+                              << same << " of " << n << " bytes equal";
+    }
   }
 }
 

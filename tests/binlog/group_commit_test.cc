@@ -70,8 +70,9 @@ class TestFs : public io::FileSystemWrapper {
   };
 
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
-    auto f = target()->OpenWritable(path, mode);
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    auto f = target()->OpenWritable(path, mode, permissions);
     if (!f.ok()) return f.status();
     return std::unique_ptr<io::WritableFile>(new WFile(std::move(*f), this));
   }

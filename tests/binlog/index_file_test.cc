@@ -4,6 +4,8 @@
 
 #include "binlog/index_file.h"
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -288,6 +290,16 @@ TEST_F(IndexFileIoTest, WriteThenReadRoundTrip) {
                        ReadIndex(fs_, dir_, "binlog"));
   EXPECT_EQ(got, numbers);
   EXPECT_FALSE(Exists("binlog.index_crash_safe"));
+}
+
+// The index gets the log's file mode (Options::file_mode; 0640 by default).
+TEST_F(IndexFileIoTest, TheIndexGetsTheFileMode) {
+  const mode_t old_umask = ::umask(022);
+  ASSERT_OK(WriteIndex(fs_, dir_handle_.get(), dir_, "binlog", {1}));
+  EXPECT_EQ(*fs_->Permissions(PathOf("binlog.index")), 0640u);
+  ASSERT_OK(WriteIndex(fs_, dir_handle_.get(), dir_, "other", {1}, 0600));
+  EXPECT_EQ(*fs_->Permissions(PathOf("other.index")), 0600u);
+  ::umask(old_umask);
 }
 
 TEST_F(IndexFileIoTest, WritesServerFormat) {

@@ -3,6 +3,8 @@
 
 #include "binlog/log.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <thread>
 
@@ -124,6 +126,36 @@ TEST(LogTest, WriteCloseReopenReadBack) {
     EXPECT_EQ(pos->file_number, lines.size() + 1);
     ASSERT_OK(log->Close());
   }
+}
+
+// The log's files are not readable by other users: binlogs, the index and
+// the lock file are created rw-r----- and the directory rwxr-x--- (MySQL's
+// modes; Options::file_mode and directory_mode). They were 0644 and 0755,
+// so every row change in an unencrypted binlog was world-readable.
+TEST(LogTest, FilesAndDirectoryAreNotReadableByOthers) {
+  const mode_t old_umask = ::umask(022);
+  std::string dir = NewTempDir("log_modes") + "/sub";
+  Options o;
+  EXPECT_EQ(o.file_mode, 0640u);
+  EXPECT_EQ(o.directory_mode, 0750u);
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  TransactionBuffer txn;
+  BuildTransaction(&txn, 1, 100);
+  ASSERT_TRUE((*log)->Commit(&txn).ok());
+  ASSERT_TRUE((*log)->Rotate().ok());
+  auto mode = [](const std::string& path) -> unsigned {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return 0;
+    return st.st_mode & 07777;
+  };
+  EXPECT_EQ(mode(dir), 0750u);
+  for (const char* name : {"binlog.000001", "binlog.000002", "binlog.index",
+                           "binlog.lock"}) {
+    EXPECT_EQ(mode(dir + "/" + name), 0640u) << name;
+  }
+  ASSERT_TRUE((*log)->Close().ok());
+  ::umask(old_umask);
 }
 
 TEST(LogTest, SecondWriterIsRefused) {
@@ -375,8 +407,9 @@ class FailingSyncFs : public io::FileSystemWrapper {
   };
 
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
-    auto f = target()->OpenWritable(path, mode);
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    auto f = target()->OpenWritable(path, mode, permissions);
     if (!f.ok()) return f.status();
     return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
   }

@@ -10,6 +10,8 @@
 
 #include "binlog/position_store.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -83,10 +85,11 @@ class PowerLossFs : public io::FileSystemWrapper {
   int sync_attempts() const { return sync_attempts_; }
 
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
     if (frozen_) return Injected("open", path);
     bool existed = target()->Exists(path).value_or(false);
-    auto f = target()->OpenWritable(path, mode);
+    auto f = target()->OpenWritable(path, mode, permissions);
     if (!f.ok()) return f.status();
     State& st = files_[path];
     if (!st.tracked) {
@@ -271,6 +274,22 @@ TEST_F(PositionStoreTest, NewStoreHoldsAnEmptyRecordInTwoSlots) {
   EXPECT_EQ(testing_util::ReadFile(path_).size(), 8192u);
   EXPECT_THAT(store->open_note(), HasSubstr("slot 1: empty"));
   EXPECT_FALSE(io::FileSystem::Default()->Exists(path_ + ".tmp").value());
+}
+
+// A new store is rw-r----- by default (it was 0644), or file_mode.
+TEST_F(PositionStoreTest, NewStoreGetsTheFileMode) {
+  const mode_t old_umask = ::umask(022);
+  auto store = OpenOrDie(Options());
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*io::FileSystem::Default()->Permissions(path_), 0640u);
+  store.reset();
+  path_ = dir_ + "/private.pos";
+  PositionStoreOptions o = Options();
+  o.file_mode = 0600;
+  store = OpenOrDie(o);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*io::FileSystem::Default()->Permissions(path_), 0600u);
+  ::umask(old_umask);
 }
 
 TEST_F(PositionStoreTest, EveryFieldRoundTrips) {

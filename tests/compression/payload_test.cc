@@ -4,7 +4,13 @@
 
 #include "binlog/payload.h"
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -265,6 +271,86 @@ TEST(PayloadDecodeTest, HostileSizeUnderTheCapAllocatesLittle) {
   EXPECT_THAT(DecodePayload(body, kDefaultMaxPayloadSize, &h, &out, &n),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("decompressed to")));
   EXPECT_LT(out.capacity(), 1u << 20);
+}
+
+// A zstd frame of `blocks` RLE blocks of 128 KiB zeros each (no content
+// size in its header): 4 bytes a block, so 1 GiB of output in 32 KiB.
+std::string ZstdZerosFrame(size_t blocks) {
+  std::string f = "\x28\xb5\x2f\xfd";  // magic
+  f.push_back('\0');                   // no content size, not single-segment
+  f.push_back(static_cast<char>(7 << 3));  // window 2^17
+  for (size_t i = 0; i < blocks; ++i) {
+    const uint32_t last = i + 1 == blocks ? 1 : 0;
+    const uint32_t header = (131072u << 3) | (1u << 1) | last;  // RLE
+    f.push_back(static_cast<char>(header & 0xff));
+    f.push_back(static_cast<char>((header >> 8) & 0xff));
+    f.push_back(static_cast<char>((header >> 16) & 0xff));
+    f.push_back('\0');  // the byte repeated
+  }
+  return f;
+}
+
+TEST(PayloadDecodeTest, ZerosFrameInflatesAsBuilt) {
+  io::ByteBuffer out;
+  ASSERT_THAT(io::Decompress(io::Codec::kZstd, ZstdZerosFrame(3), 0, 1 << 20, &out),
+              IsOk());
+  EXPECT_EQ(out.size(), 3u * 131072);
+  EXPECT_EQ(out.view().find_first_not_of('\0'), absl::string_view::npos);
+}
+
+// A 32 KiB zstd payload that really inflates to 1 GiB (under the 1 GiB cap)
+// read under a memory limit (an address-space rlimit in a child process):
+// the buffer cannot grow that far, and the decoder says so with
+// ResourceExhausted instead of throwing std::bad_alloc (which aborted
+// binlogtool). Not under sanitizers, which reserve terabytes of address
+// space.
+TEST(PayloadDecodeTest, OutOfMemoryIsAnErrorNotAnAbort) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "an address-space limit does not mix with sanitizers";
+#else
+  const std::string frame = ZstdZerosFrame(8192);
+  ASSERT_LT(frame.size(), 33u << 10);
+  const std::string body = Body(kPayloadCompressionZstd, 1u << 30, frame);
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The process's size now plus 256 MiB.
+    long pages = 0;
+    FILE* statm = std::fopen("/proc/self/statm", "r");
+    if (statm == nullptr || std::fscanf(statm, "%ld", &pages) != 1) _exit(3);
+    std::fclose(statm);
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max =
+        static_cast<rlim_t>(pages) * ::sysconf(_SC_PAGESIZE) + (256u << 20);
+    if (::setrlimit(RLIMIT_AS, &rl) != 0) _exit(4);
+    PayloadHeader h;
+    io::ByteBuffer out;
+    size_t n = 0;
+    absl::Status s;
+    try {  // an exception (std::bad_alloc, as before) ends the child alone
+      s = DecodePayload(body, kDefaultMaxPayloadSize, &h, &out, &n);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child: exception %s\n", e.what());
+      _exit(5);
+    }
+    if (!absl::IsResourceExhausted(s)) {
+      std::fprintf(stderr, "child: %s\n", s.ToString().c_str());
+      _exit(1);
+    }
+    if (s.message().find("cannot allocate") == absl::string_view::npos ||
+        s.message().find("Transaction_payload") == absl::string_view::npos) {
+      std::fprintf(stderr, "child: %s\n", s.ToString().c_str());
+      _exit(2);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal "
+                                 << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+#endif
 }
 
 TEST(PayloadDecodeTest, LowCapStopsARealPayload) {

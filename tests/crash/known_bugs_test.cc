@@ -93,8 +93,9 @@ class RecordingFs : public io::FileSystemWrapper {
     return ops_;
   }
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
-    auto f = target()->OpenWritable(path, mode);
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    auto f = target()->OpenWritable(path, mode, permissions);
     if (!f.ok()) return f;
     return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
   }

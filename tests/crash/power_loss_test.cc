@@ -693,7 +693,7 @@ std::string KeepForInspection(const std::string& dir) {
                                  dest, "' && ls -l '", dest, "'");
   if (std::system(cmd.c_str()) != 0) return "(copy failed)";
   // The keys of encrypted files, for binlogtool --keyring_file.
-  testing_util::WriteFile(dest + "/keyring.txt", KeyringFileText(*TestKeyring()));
+  WriteKeyringFile(nullptr, dest + "/keyring.txt", *TestKeyring()).IgnoreError();
   return dest;
 }
 
@@ -1153,8 +1153,9 @@ class SwallowSyncFs : public io::FileSystemWrapper {
     return std::unique_ptr<io::Directory>(new NoSyncDir(std::move(*d)));
   }
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode) override {
-    auto f = target()->OpenWritable(path, mode);
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    auto f = target()->OpenWritable(path, mode, permissions);
     if (!f.ok() || !file_syncs_) return f;
     return std::unique_ptr<io::WritableFile>(new NoSyncFile(std::move(*f)));
   }

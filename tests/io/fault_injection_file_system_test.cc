@@ -5,6 +5,8 @@
 
 #include "io/fault_injection_file_system.h"
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -64,6 +66,37 @@ class FaultFsTest : public ::testing::Test {
   FaultInjectionFileSystem fs_;
   std::string dir_;
 };
+
+// Files and directories get the permissions asked for, through the
+// fault-injecting wrapper down to POSIX, and the defaults are 0640 / 0750
+// (the umask set to 022 here).
+TEST_F(FaultFsTest, CreationPermissionsAreHonoured) {
+  const mode_t old_umask = ::umask(022);
+  auto f = fs_.OpenWritable(dir_ + "/private", OpenMode::kCreateNew, 0600);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_TRUE((*f)->Close().ok());
+  EXPECT_EQ(*fs_.Permissions(dir_ + "/private"), 0600u);
+  auto g = fs_.OpenWritable(dir_ + "/default", OpenMode::kCreateOrTruncate);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE((*g)->Close().ok());
+  EXPECT_EQ(*fs_.Permissions(dir_ + "/default"), 0640u);
+  // An existing file keeps its mode.
+  auto h = fs_.OpenWritable(dir_ + "/private", OpenMode::kOpenExisting, 0644);
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_TRUE((*h)->Close().ok());
+  EXPECT_EQ(*fs_.Permissions(dir_ + "/private"), 0600u);
+  ASSERT_TRUE(fs_.CreateDirectory(dir_ + "/d700", 0700).ok());
+  EXPECT_EQ(*fs_.Permissions(dir_ + "/d700"), 0700u);
+  ASSERT_TRUE(fs_.CreateDirectory(dir_ + "/d").ok());
+  EXPECT_EQ(*fs_.Permissions(dir_ + "/d"), 0750u);
+  {
+    auto lock = fs_.LockFile(dir_ + "/lock", 0600);
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    EXPECT_EQ(*fs_.Permissions(dir_ + "/lock"), 0600u);
+  }
+  EXPECT_TRUE(absl::IsNotFound(fs_.Permissions(dir_ + "/missing").status()));
+  ::umask(old_umask);
+}
 
 TEST_F(FaultFsTest, UnsyncedWriteIsReadableBeforeThePowerCut) {
   DurableFile("a", "synced");

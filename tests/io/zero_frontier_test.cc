@@ -60,9 +60,14 @@ TEST(ZeroFrontierTest, FillsAheadOfTheWriterUpToTheLimitAndKeepsItsData) {
   o.limit = 12 * kMiB;
   std::atomic<uint64_t> counter{0};
   o.chunk_counter = &counter;
+  // What the writer keeps right after its end (an encrypted file's guard):
+  // the frontier leaves ZeroFrontierOptions::writer_tail bytes alone.
+  ASSERT_EQ(o.writer_tail, 16u);
+  ASSERT_TRUE(writer->Write(4096, std::string(16, 'g')).ok());
   ZeroFrontier zf(std::move(*own), 4096, o);
   // Ahead of the writer by `ahead`, not further.
   ASSERT_TRUE(WaitZeroed(zf, 4096 + 4 * kMiB));
+  EXPECT_EQ(ReadFile(path).substr(4096, 17), std::string(16, 'g') + '\0');
   // The writer moves on: the frontier follows, to the limit.
   std::string data(3 * kMiB, 'd');
   zf.BeforeWrite(4096 + data.size());
@@ -117,7 +122,7 @@ TEST(ZeroFrontierTest, AWriterInsideAClaimedChunkWaitsForIt) {
     std::unique_lock<std::mutex> l(pause.mu);
     pause.cv.wait(l, [&] { return pause.claimed; });
   }
-  EXPECT_EQ(pause.begin, 0u);
+  EXPECT_EQ(pause.begin, o.writer_tail);  // past the writer's tail
   EXPECT_EQ(pause.len, 64u << 10);  // a piece, not the whole chunk
   const uint64_t at = pause.begin + pause.len / 2;
   std::atomic<bool> written{false};

@@ -691,9 +691,26 @@ class EncryptedTest(unittest.TestCase):
         bad = self.keys + ".bad"
         with open(bad, "w") as f:
             f.write("k 12\n")
+        os.chmod(bad, 0o600)
         rc, out, err = run("list", f"--keyring_file={bad}", self.enc)
         self.assertEqual(rc, 2)
         self.assertIn("64 hex digits", err)
+
+    def test_the_key_file_is_private(self):
+        # binlog_gen writes it rw------- (it was world-readable).
+        self.assertEqual(os.stat(self.keys).st_mode & 0o777, 0o600)
+
+    def test_a_key_file_others_can_read_is_refused(self):
+        shared = self.keys + ".shared"
+        with open(self.keys) as f, open(shared, "w") as g:
+            g.write(f.read())
+        os.chmod(shared, 0o644)
+        rc, out, err = run("list", f"--keyring_file={shared}", self.enc)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("other users", err)
+        os.chmod(shared, 0o640)
+        rc, out, err = run("list", f"--keyring_file={shared}", self.enc)
+        self.assertEqual(rc, 0, err)
 
 
 class Follower:
