@@ -364,17 +364,6 @@ bool ReadFlags(Flags* f, std::string* err) {
   return true;
 }
 
-// Writes `text` as the whole of `path` (created or truncated) through the
-// file system, and closes it.
-absl::Status WriteWholeFile(io::FileSystem* fs, const std::string& path,
-                            absl::string_view text) {
-  auto file = fs->OpenWritable(path, io::OpenMode::kCreateOrTruncate);
-  if (!file.ok()) return file.status();
-  absl::Status s = (*file)->Write(0, text);
-  absl::Status c = (*file)->Close();
-  return s.ok() ? c : s;
-}
-
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "writes a synthetic binlog.\n"
