@@ -16,13 +16,13 @@ namespace internal {
 
 
 absl::Status CreateLogDirectory(io::FileSystem* fs, const std::string& dir,
-                                bool create_if_missing) {
+                                bool create_if_missing, uint32_t mode) {
   BINLOG_ASSIGN_OR_RETURN(bool existed, fs->Exists(dir));
   if (existed) return absl::OkStatus();
   if (!create_if_missing) {
     return absl::NotFoundError(absl::StrCat("no directory ", dir));
   }
-  BINLOG_RETURN_IF_ERROR(fs->CreateDirectory(dir));
+  BINLOG_RETURN_IF_ERROR(fs->CreateDirectory(dir, mode));
   // The new directory's entry lives in its parent: without this fsync a
   // power cut can take the directory, and every file in it, away.
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::Directory> parent,

@@ -21,8 +21,10 @@ namespace internal {
 // its parent: without it a power cut can take the directory, and every file
 // in it, away). Errors: NotFound if it is missing and `create_if_missing`
 // is false; the file system's errors.
+// `mode`: the new directory's permission bits (Options::directory_mode).
 absl::Status CreateLogDirectory(io::FileSystem* fs, const std::string& dir,
-                                bool create_if_missing);
+                                bool create_if_missing,
+                                uint32_t mode = io::kDefaultDirectoryPermissions);
 
 // True if the file at `path` holds no event but header events of the given
 // types (possibly torn), or is shorter than a magic and one event header:

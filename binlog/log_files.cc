@@ -62,7 +62,8 @@ absl::StatusOr<std::unique_ptr<io::WritableFile>> BinlogImpl::CreateLogFile(
   const bool use_spare = startup_file_created_;
   if (preallocator_ != nullptr) startup_file_created_ = true;
   return io::CreateLogFileOrTakeSpare(fs_, preallocator_.get(), path, preallocated_size_,
-                                      use_spare, from_spare, &created_allocated_);
+                                      use_spare, from_spare, &created_allocated_,
+                                      options_.file_mode);
 }
 
 absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool deferred) {
@@ -406,7 +407,8 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
     // if the reset fails here: the log is then poisoned).
     StopFrontier();
     // Durable intent first: from here on, Open finishes the reset.
-    BINLOG_RETURN_IF_ERROR(WriteResetIntent(fs_, dir_handle_.get(), dir_, basename_, first));
+    BINLOG_RETURN_IF_ERROR(WriteResetIntent(fs_, dir_handle_.get(), dir_, basename_, first,
+                                            options_.file_mode));
     if (active_ != nullptr) {
       absl::Status cs = active_->Close();
       active_.reset();

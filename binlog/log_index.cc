@@ -15,7 +15,7 @@ absl::Status LogIndex::WriteLocked() {
   if (unindexed_file_ != 0 && !files.empty() && files.back() == unindexed_file_) {
     files.pop_back();  // its header is not durable yet
   }
-  return WriteIndex(fs_, dir_handle_, dir_, basename_, files);
+  return WriteIndex(fs_, dir_handle_, dir_, basename_, files, file_mode_);
 }
 
 absl::Status LogIndex::AddFile(uint64_t number, bool deferred) {
@@ -38,7 +38,7 @@ absl::Status LogIndex::MarkIndexed(uint64_t number) {
 }
 
 absl::Status LogIndex::WriteExactly(const std::vector<uint64_t>& numbers) {
-  return WriteIndex(fs_, dir_handle_, dir_, basename_, numbers);
+  return WriteIndex(fs_, dir_handle_, dir_, basename_, numbers, file_mode_);
 }
 
 absl::Status LogIndex::RecordSyncPolicy(const Options& options,
@@ -71,7 +71,7 @@ absl::Status LogIndex::RecordSyncPolicy(const Options& options,
   }
   kept.push_back(now);
   // Durable before the new file exists: its commits rely on it.
-  return WriteSyncRecords(fs_, dir_handle_, dir_, basename_, kept);
+  return WriteSyncRecords(fs_, dir_handle_, dir_, basename_, kept, file_mode_);
 }
 
 }  // namespace internal

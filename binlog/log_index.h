@@ -35,9 +35,12 @@ namespace internal {
 
 class LogIndex {
  public:
+  // `file_mode`: the permission bits of the files it writes
+  // (Options::file_mode).
   LogIndex(io::FileSystem* fs, std::string dir, std::string basename,
-           LiveLog* live)
-      : fs_(fs), dir_(std::move(dir)), basename_(std::move(basename)), live_(live) {}
+           LiveLog* live, uint32_t file_mode)
+      : fs_(fs), dir_(std::move(dir)), basename_(std::move(basename)), live_(live),
+        file_mode_(file_mode) {}
 
   LogIndex(const LogIndex&) = delete;
   LogIndex& operator=(const LogIndex&) = delete;
@@ -81,6 +84,7 @@ class LogIndex {
   const std::string dir_;
   const std::string basename_;
   LiveLog* const live_;
+  const uint32_t file_mode_;
   io::Directory* dir_handle_ = nullptr;
 
   sync::Mutex mu_;

@@ -55,7 +55,7 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
                     : nullptr),
       fs_(crypt_fs_ != nullptr ? crypt_fs_.get() : base_fs_),
       live_(std::make_shared<LiveLog>(dir_, basename_, WakeOptions(options))),
-      index_(fs_, dir_, basename_, live_.get()),
+      index_(fs_, dir_, basename_, live_.get(), options.file_mode),
       gtids_(options),
       header_buf_(options.checksums),
       clock_(options.flavor == LogFlavor::kMySQL &&
@@ -133,9 +133,11 @@ absl::Status BinlogImpl::PoisonedStatus(const absl::Status& cause) const {
 
 
 absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
-  BINLOG_RETURN_IF_ERROR(CreateLogDirectory(fs_, dir_, options_.create_if_missing));
+  BINLOG_RETURN_IF_ERROR(
+      CreateLogDirectory(fs_, dir_, options_.create_if_missing, options_.directory_mode));
   BINLOG_ASSIGN_OR_RETURN(
-      lock_, fs_->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock"))));
+      lock_, fs_->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock")),
+                           options_.file_mode));
   BINLOG_ASSIGN_OR_RETURN(dir_handle_, fs_->OpenDirectory(dir_));
   index_.set_directory(dir_handle_.get());
   BINLOG_ASSIGN_OR_RETURN(std::vector<std::string> names,
@@ -279,6 +281,7 @@ absl::Status BinlogImpl::FinishOpen() {
     preallocated_size_ = po.file_size;
     po.mode = options_.preallocate;
     po.spares = options_.preallocated_files;
+    po.file_mode = options_.file_mode;
     BINLOG_ASSIGN_OR_RETURN(preallocator_, io::Preallocator::Start(po));
   }
   if (options_.encryption) {
@@ -297,6 +300,7 @@ absl::Status BinlogImpl::FinishOpen() {
     wd.preallocator = preallocator_.get();
     wd.preallocated_size = preallocated_size_;
     wd.trim_preallocated = options_.trim_preallocated;
+    wd.file_mode = options_.file_mode;
     wd.index = &index_;
     wd.syncs = &syncs_;
     // A file was closed: it may be old enough already.
@@ -361,8 +365,10 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   if (crypt_fs_ != nullptr) {
     // An encrypted file whose header write was torn (a prefix of the
     // encrypted magic, or a header that does not decode): its data is
-    // written after the header, so it holds nothing. Removed like a torn
-    // magic below.
+    // written after the header, so if nothing but zeros follows the header
+    // it holds nothing, and is removed like a torn magic below. Anything
+    // else after it may be acknowledged commits (a rotation off the commit
+    // path commits to a file before the index names it): refused.
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> rf,
                             base_fs_->OpenReadable(path));
     char raw[kEncryptionHeaderSize];
@@ -375,6 +381,23 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
     if (prefix > 0 &&
         (prefix < 4 ||
          !DecodeEncryptionHeader(absl::string_view(raw, got)).ok())) {
+      BINLOG_ASSIGN_OR_RETURN(uint64_t size, base_fs_->FileSize(path));
+      std::string chunk(1 << 20, '\0');
+      for (uint64_t off = kEncryptionHeaderSize; off < size;) {
+        size_t n = 0;
+        BINLOG_RETURN_IF_ERROR(rf->Read(
+            off, static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - off)),
+            chunk.data(), &n));
+        if (n == 0) break;
+        if (std::any_of(chunk.begin(), chunk.begin() + static_cast<long>(n),
+                        [](char c) { return c != 0; })) {
+          return absl::DataLossError(absl::StrCat(
+              path, ": the encryption header does not decode, and the file holds data "
+              "after it (at offset ", off, " or later), which may be acknowledged "
+              "transactions: not removed. Restore the header or move the file away"));
+        }
+        off += n;
+      }
       BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
       BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
       recovery_.removed_files.push_back(BinlogFileName(basename_, number));

@@ -176,7 +176,8 @@ absl::Status RotationWorker::Prepare(uint64_t number,
   BINLOG_ASSIGN_OR_RETURN(
       std::unique_ptr<io::WritableFile> f,
       io::CreateLogFileOrTakeSpare(fs, deps_.preallocator, path, deps_.preallocated_size,
-                                   /*use_spare=*/true, from_spare, allocated));
+                                   /*use_spare=*/true, from_spare, allocated,
+                                   deps_.file_mode));
   // The name durable before any commit goes to the file. Until then (and
   // after a crash before the rotation) it is an unindexed file of zeros,
   // which Open removes.

@@ -52,6 +52,7 @@ class RotationWorker {
     io::Preallocator* preallocator = nullptr;  // may be null
     uint64_t preallocated_size = 0;
     bool trim_preallocated = true;
+    uint32_t file_mode = io::kDefaultFilePermissions;  // of the files it creates
     LogIndex* index = nullptr;
     SyncCounters* syncs = nullptr;
     std::function<void()> on_file_closed;  // after the index names the new file

@@ -141,7 +141,7 @@ absl::Status Preallocator::PrepareOne(uint64_t n, std::string* path) {
   std::string final_path =
       JoinPath(options_.dir, absl::StrCat(options_.prefix, ".prealloc.", n));
   std::string tmp = final_path + ".tmp";
-  auto f = fs->OpenWritable(tmp, OpenMode::kCreateOrTruncate);
+  auto f = fs->OpenWritable(tmp, OpenMode::kCreateOrTruncate, options_.file_mode);
   if (!f.ok()) return f.status();
   absl::Status s;
   if (options_.mode == PreallocMode::kFallocate) {
@@ -177,7 +177,7 @@ absl::Status Preallocator::PrepareOne(uint64_t n, std::string* path) {
 
 absl::StatusOr<std::unique_ptr<WritableFile>> CreateLogFileOrTakeSpare(
     FileSystem* fs, Preallocator* preallocator, const std::string& path, uint64_t size,
-    bool use_spare, bool* from_spare, bool* allocated) {
+    bool use_spare, bool* from_spare, bool* allocated, uint32_t file_mode) {
   *from_spare = false;
   *allocated = false;
   if (preallocator != nullptr && use_spare) {
@@ -193,7 +193,7 @@ absl::StatusOr<std::unique_ptr<WritableFile>> CreateLogFileOrTakeSpare(
     }
   }
   absl::StatusOr<std::unique_ptr<WritableFile>> f =
-      fs->OpenWritable(path, OpenMode::kCreateNew);
+      fs->OpenWritable(path, OpenMode::kCreateNew, file_mode);
   if (f.ok() && preallocator != nullptr) {
     // Reserving the space with fallocate is a metadata-only operation, so
     // at least the file size does not change on every commit.

@@ -52,6 +52,8 @@ struct PreallocatorOptions {
   std::string prefix;        // spares are "<prefix>.prealloc.<n>"
   uint64_t file_size = 0;    // bytes per spare
   PreallocMode mode = PreallocMode::kZeroFill;
+  // Permission bits of the spare files (the log's Options::file_mode).
+  uint32_t file_mode = kDefaultFilePermissions;
   int spares = 1;            // files kept ready (1..8)
 };
 
@@ -110,9 +112,11 @@ class Preallocator {
 // the file simply grows). The new name is durable only once the caller
 // syncs the directory. A renamed spare that cannot be opened is removed, so
 // nothing is left under `path`. Errors: the file system's.
+// `file_mode`: the permission bits of a new file.
 absl::StatusOr<std::unique_ptr<WritableFile>> CreateLogFileOrTakeSpare(
     FileSystem* fs, Preallocator* preallocator, const std::string& path, uint64_t size,
-    bool use_spare, bool* from_spare, bool* allocated);
+    bool use_spare, bool* from_spare, bool* allocated,
+    uint32_t file_mode = kDefaultFilePermissions);
 
 }  // namespace io
 }  // namespace binlog

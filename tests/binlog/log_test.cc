@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include <mutex>
@@ -155,6 +156,47 @@ TEST(LogTest, FilesAndDirectoryAreNotReadableByOthers) {
     EXPECT_EQ(mode(dir + "/" + name), 0640u) << name;
   }
   ASSERT_TRUE((*log)->Close().ok());
+  ::umask(old_umask);
+}
+
+// Options::file_mode and directory_mode reach every file the log creates:
+// the directory, the lock, the index and sync-policy record, files made at
+// Open, by a rotation in the commit path, from a spare, and by the
+// rotation thread ahead of time.
+TEST(LogTest, NonDefaultModesReachEveryFile) {
+  const mode_t old_umask = ::umask(0);
+  for (bool background : {false, true}) {
+    std::string dir = NewTempDir("log_modes_custom") + "/sub";
+    Options o;
+    o.file_mode = 0600;
+    o.directory_mode = 0700;
+    o.max_file_size = 4096;
+    o.background_rotation = background;
+    o.preallocate = io::PreallocMode::kZeroFill;
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer txn;
+    for (int i = 0; i < 40; ++i) {
+      BuildTransaction(&txn, i, 300);
+      ASSERT_TRUE((*log)->Commit(&txn).ok());
+    }
+    ASSERT_TRUE((*log)->Rotate().ok());
+    ASSERT_TRUE((*log)->Close().ok());
+    auto mode = [](const std::string& path) -> unsigned {
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0) return 0;
+      return st.st_mode & 07777;
+    };
+    EXPECT_EQ(mode(dir), 0700u);
+    auto names = io::FileSystem::Default()->ListDirectory(dir);
+    ASSERT_TRUE(names.ok());
+    int binlogs = 0;
+    for (const std::string& name : *names) {
+      EXPECT_EQ(mode(dir + "/" + name), 0600u) << name << " background " << background;
+      binlogs += absl::StartsWith(name, "binlog.0");
+    }
+    EXPECT_GT(binlogs, 2);
+  }
   ::umask(old_umask);
 }
 
