@@ -38,6 +38,7 @@
 #include "binlog/log.h"
 #include "binlog/options.h"
 #include "binlog/reader.h"
+#include "binlog/rows_writer.h"
 #include "binlog/transaction.h"
 
 ABSL_FLAG(std::string, dir, "", "directory of the log (required)");
@@ -46,10 +47,32 @@ ABSL_FLAG(double, seconds, 3.0, "how long the clients commit");
 ABSL_FLAG(uint64_t, max_file_size, 4ull << 20,
           "rotate after a file reaches this many bytes");
 ABSL_FLAG(int, payload, 512, "body bytes of the Rows_query event");
+ABSL_FLAG(std::string, tag, "",
+          "a GTID tag (MySQL 8.4's uuid:tag:gno) for the transactions of every "
+          "other client thread; empty: untagged GTIDs only");
 
 namespace {
 
 constexpr uint32_t kServerId = 1;
+// The demo server's UUID: the log assigns its GTIDs in commit order.
+constexpr char kServerUuid[] = "5ae1d3a6-1c4e-11f1-8a3b-0242ac120002";
+
+// The table the clients insert into: demo.t (thread INT, seq BIGINT, a
+// primary key of both), written by RowsWriter, whose key hashes give the
+// log its WRITESET clocks.
+binlog::TableDef DemoTable() {
+  binlog::TableDef t;
+  t.table_id = 100;
+  t.schema = "demo";
+  t.table = "t";
+  binlog::ColumnDef thread;
+  thread.type = binlog::kColLong;
+  binlog::ColumnDef seq;
+  seq.type = binlog::kColLongLong;
+  t.columns = {thread, seq};
+  t.primary_key = {0, 1};
+  return t;
+}
 
 // A transaction's place in the log: (file, start, end).
 struct TxnPos {
@@ -94,21 +117,54 @@ void FillRowsQuery(char* body, size_t payload, int thread, uint64_t seq) {
 void RunClient(binlog::Binlog* log, int thread, size_t payload,
                absl::Time deadline, std::atomic<uint64_t>* seq_counter,
                std::atomic<bool>* stop, ClientResult* out) {
-  binlog::TransactionBuffer txn(/*checksums=*/true);
+  std::unique_ptr<binlog::TransactionBuffer> txn_owner = log->NewTransactionBuffer();
+  binlog::TransactionBuffer& txn = *txn_owner;
+  absl::StatusOr<binlog::RowsWriter> rows =
+      binlog::RowsWriter::Create(binlog::RowsWriterOptions());
+  absl::StatusOr<binlog::RowsWriter::TableHandle> table =
+      rows.ok() ? rows->DescribeTable(DemoTable()) : rows.status();
+  if (!table.ok()) {
+    out->status = table.status();
+    stop->store(true);
+    return;
+  }
+  binlog::CommitGtid gtid;  // AUTOMATIC: the server UUID's next GNO
+  const std::string tag = absl::GetFlag(FLAGS_tag);
+  if (!tag.empty() && thread % 2 == 1) {
+    absl::StatusOr<binlog::Tag> t = binlog::Tag::Parse(tag);
+    if (!t.ok()) {
+      out->status = t.status();
+      stop->store(true);
+      return;
+    }
+    gtid.tag = *t;  // AUTOMATIC:tag, a GNO sequence of its own
+  }
+  std::string text;
   while (!stop->load(std::memory_order_relaxed) && absl::Now() < deadline) {
     const uint64_t seq =
         seq_counter->fetch_add(1, std::memory_order_relaxed) + 1;
     const uint32_t now = static_cast<uint32_t>(::time(nullptr));
     txn.Clear();
-    binlog::AppendAnonymousGtid(&txn, now, kServerId, /*last_committed=*/0,
-                                /*sequence_number=*/static_cast<int64_t>(seq));
+    txn.AppendCommitGtid(now, kServerId, gtid);
     binlog::AppendQuery(&txn, now, kServerId, static_cast<uint32_t>(thread),
                         "", "BEGIN");
-    // MySQL marks Rows_query events ignorable, so servers that do not know
-    // the type (MariaDB) skip it.
-    char* body = txn.AppendEvent(binlog::kRowsQueryEvent, kServerId, now,
-                                 binlog::kFlagIgnorable, payload);
-    FillRowsQuery(body, payload, thread, seq);
+    // The statement's text as a Rows_query event (MySQL marks them
+    // ignorable, so servers that do not know the type skip it), then its
+    // Table_map and Write_rows.
+    text.resize(payload);
+    FillRowsQuery(text.data(), payload, thread, seq);
+    absl::Status rs = rows->BeginStatement(
+        &txn, now, absl::string_view(text.data() + 1, payload - 1));
+    if (rs.ok()) {
+      rs = rows->Insert(*table, {binlog::Value::Int(thread),
+                                 binlog::Value::Int(static_cast<int64_t>(seq))});
+    }
+    if (rs.ok()) rs = rows->EndStatement();
+    if (!rs.ok()) {
+      out->status = rs;
+      stop->store(true);
+      return;
+    }
     binlog::AppendXid(&txn, now, kServerId, seq);
 
     const absl::Time t0 = absl::Now();
@@ -177,14 +233,14 @@ void RunReader(binlog::Binlog* log, size_t payload,
       const char* want = nullptr;
       switch (step) {
         case 0:
-          if (type == binlog::kAnonymousGtidEvent) {
+          if (type == binlog::kGtidEvent || type == binlog::kGtidTaggedEvent) {
             current = TxnPos{ev.file_number, ev.offset, 0};
             step = 1;
           } else if (type != binlog::kFormatDescriptionEvent &&
                      type != binlog::kPreviousGtidsEvent &&
                      type != binlog::kRotateEvent &&
                      type != binlog::kStopEvent) {
-            want = "ANONYMOUS_GTID_LOG_EVENT or a file header/trailer event";
+            want = "GTID_LOG_EVENT, GTID_TAGGED_LOG_EVENT or a file header/trailer event";
           }
           break;
         case 1:
@@ -202,6 +258,20 @@ void RunReader(binlog::Binlog* log, size_t payload,
           }
           break;
         case 3:
+          if (type == binlog::kTableMapEvent) {
+            step = 4;
+          } else {
+            want = "TABLE_MAP_EVENT";
+          }
+          break;
+        case 4:
+          if (type == binlog::kWriteRowsEvent) {
+            step = 5;
+          } else {
+            want = "WRITE_ROWS_EVENT";
+          }
+          break;
+        case 5:
           if (type == binlog::kXidEvent && ev.file_number == current.file) {
             current.end = ev.end_offset;
             out->transactions.push_back(current);
@@ -277,8 +347,10 @@ int main(int argc, char** argv) {
   }
   const size_t payload = static_cast<size_t>(payload_flag);
 
-  binlog::Options options;  // durable (sync every group), checksums on
+  binlog::Options options;  // durable (sync every group), checksums on,
+                            // MySQL 8.4 files, WRITESET clocks
   options.max_file_size = absl::GetFlag(FLAGS_max_file_size);
+  options.server_uuid = *binlog::Uuid::Parse(kServerUuid);
   absl::StatusOr<std::unique_ptr<binlog::Binlog>> opened =
       binlog::Binlog::Open(dir, "binlog", options);
   if (!opened.ok()) {
