@@ -16,6 +16,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "binlog/index_file.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -916,18 +917,11 @@ absl::Status RewrapFileHeader(io::FileSystem* base, const std::string& path,
 }
 
 bool IsBinlogFileName(absl::string_view path) {
-  size_t dot = path.rfind('.');
-  size_t slash = path.rfind('/');
-  if (dot == absl::string_view::npos ||
-      (slash != absl::string_view::npos && dot < slash)) {
-    return false;
-  }
-  absl::string_view ext = path.substr(dot + 1);
-  if (ext.size() < 6) return false;
-  for (char c : ext) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
+  absl::string_view base;
+  uint64_t number = 0;
+  const size_t slash = path.rfind('/');
+  return SplitBinlogFileName(
+      slash == absl::string_view::npos ? path : path.substr(slash + 1), &base, &number);
 }
 
 std::unique_ptr<io::FileSystem> NewEncryptionFileSystem(io::FileSystem* base,

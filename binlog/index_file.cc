@@ -25,17 +25,28 @@ std::string IndexTempFileName(absl::string_view basename) {
   return absl::StrCat(basename, ".index_crash_safe");
 }
 
-bool ParseBinlogFileName(absl::string_view basename, absl::string_view name,
+bool SplitBinlogFileName(absl::string_view name, absl::string_view* basename,
                          uint64_t* number) {
-  if (!absl::ConsumePrefix(&name, basename)) return false;
-  if (!absl::ConsumePrefix(&name, ".")) return false;
-  if (name.size() < 6 || name.size() > 10) return false;
+  const size_t dot = name.rfind('.');
+  if (dot == absl::string_view::npos || dot == 0) return false;
+  absl::string_view digits = name.substr(dot + 1);
+  if (digits.size() < 6 || digits.size() > 10) return false;
   uint64_t n = 0;
-  for (char c : name) {
+  for (char c : digits) {
     if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
     n = n * 10 + static_cast<uint64_t>(c - '0');
   }
   if (n > kMaxFileNumber) return false;
+  *basename = name.substr(0, dot);
+  *number = n;
+  return true;
+}
+
+bool ParseBinlogFileName(absl::string_view basename, absl::string_view name,
+                         uint64_t* number) {
+  absl::string_view base;
+  uint64_t n = 0;
+  if (!SplitBinlogFileName(name, &base, &n) || base != basename) return false;
   *number = n;
   return true;
 }

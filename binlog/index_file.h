@@ -35,9 +35,15 @@ std::string BinlogFileName(absl::string_view basename, uint64_t number);
 std::string IndexFileName(absl::string_view basename);
 std::string IndexTempFileName(absl::string_view basename);
 
-// If `name` is "<basename>.<digits>" (at least 6 digits), stores the number
-// and returns true.
+// If `name` is "<basename>.<digits>" (6 to 10 digits, a number of at most
+// kMaxFileNumber), stores the number and returns true.
 bool ParseBinlogFileName(absl::string_view basename, absl::string_view name,
+                         uint64_t* number);
+
+// The same rule for a name whose basename is not known: "<anything>.<digits>"
+// splits into the basename (before the last '.') and the number. The one
+// parser of binlog file names (the index, Open, the encrypted file system).
+bool SplitBinlogFileName(absl::string_view name, absl::string_view* basename,
                          uint64_t* number);
 
 // Largest file number a log may use (MySQL's limit).

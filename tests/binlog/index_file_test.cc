@@ -32,6 +32,22 @@ using ::testing::IsEmpty;
 
 // --- File names -------------------------------------------------------------
 
+TEST(BinlogFileNameTest, SplitFindsTheBasenameAndNumberOfAnyLog) {
+  absl::string_view base;
+  uint64_t n = 0;
+  ASSERT_TRUE(SplitBinlogFileName("mysql-bin.v2.000042", &base, &n));
+  EXPECT_EQ(base, "mysql-bin.v2");
+  EXPECT_EQ(n, 42u);
+  EXPECT_FALSE(SplitBinlogFileName("binlog.00042", &base, &n));        // 5 digits
+  EXPECT_FALSE(SplitBinlogFileName("binlog.99999999999", &base, &n));  // 11 digits
+  EXPECT_FALSE(SplitBinlogFileName("binlog.4294967295", &base, &n));   // > max
+  EXPECT_FALSE(SplitBinlogFileName("binlog.index", &base, &n));
+  EXPECT_FALSE(SplitBinlogFileName(".000001", &base, &n));
+  // ParseBinlogFileName is the same rule with the basename checked.
+  EXPECT_TRUE(ParseBinlogFileName("mysql-bin.v2", "mysql-bin.v2.000042", &n));
+  EXPECT_FALSE(ParseBinlogFileName("mysql-bin", "mysql-bin.v2.000042", &n));
+}
+
 TEST(BinlogFileNameTest, SixDigitsZeroPadded) {
   EXPECT_EQ(BinlogFileName("binlog", 1), "binlog.000001");
   EXPECT_EQ(BinlogFileName("binlog", 42), "binlog.000042");
