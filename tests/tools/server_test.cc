@@ -414,6 +414,22 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
     }
   }
 
+  // `n` transactions with MySQL 8.4 tagged GTIDs (AUTOMATIC:tag).
+  void CommitTagged(int n, const char* tag) {
+    TransactionBuffer txn;
+    CommitGtid g;
+    g.tag = *Tag::Parse(tag);
+    for (int i = 0; i < n; ++i) {
+      txn.Clear();
+      txn.AppendCommitGtid(kTs, 1, g);
+      AppendQuery(&txn, kTs, 1, 5, "db", "BEGIN");
+      ++committed_;
+      AppendXid(&txn, kTs, 1, committed_);
+      auto c = log_->Commit(&txn);
+      ASSERT_TRUE(c.ok()) << c.status();
+    }
+  }
+
   void StartServer(bool live = false, sync::AckTracker* acks = nullptr,
                    const std::function<void(ServerOptions*)>& tweak = nullptr) {
     ServerOptions so;
@@ -460,6 +476,7 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
   // the GNOs of the transactions received, in order.
   struct Received {
     std::vector<int64_t> gnos;
+    std::vector<std::string> tags;  // per GNO: its GTID's tag ("" untagged)
     std::vector<uint8_t> types;
     int bad_checksums = 0;
     ClientReply end;
@@ -484,9 +501,12 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
       const uint8_t type = static_cast<uint8_t>(ev[4]);
       got.types.push_back(type);
       if (!EventChecksumMatches(ev)) ++got.bad_checksums;
-      if (type == kGtidEvent) {
-        auto g = DecodeMySqlGtidEvent(EventBody(ev, true));
-        if (g.ok()) got.gnos.push_back(g->gno);
+      if (type == kGtidEvent || type == kGtidTaggedEvent) {
+        auto g = DecodeAnyMySqlGtidEvent(type, EventBody(ev, true));
+        if (g.ok()) {
+          got.gnos.push_back(g->gno);
+          got.tags.push_back(g->tag.str());
+        }
       }
     }
     return got;
@@ -713,6 +733,29 @@ TEST_P(ServerTest, DumpByGtidSetSkipsWhatTheReplicaHas) {
   r = g.Read(absl::Now() + absl::Seconds(10));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->error_code, kErMalformedPacket);
+}
+
+// COM_BINLOG_DUMP_GTID with a tagged GTID set (MySQL 8.4 replicas send the
+// tagged encoding once any tag is in their set): the replica gets exactly
+// the tagged and untagged transactions it lacks, Gtid_tagged events
+// included.
+TEST_P(ServerTest, DumpByTaggedGtidSetSkipsWhatTheReplicaHas) {
+  CommitTagged(5, "blue");
+  Commit(2);  // untagged 41-42
+  StartServer();
+  const Uuid uuid = *Uuid::Parse(kUuid);
+  GtidSet have;
+  have.AddInterval(Tsid(uuid), 1, 41);
+  have.AddInterval(Tsid(uuid, *Tag::Parse("blue")), 1, 2);
+  ReplicationClient c = Replica();
+  const std::string body = have.EncodePreviousGtidsBody();
+  ASSERT_NE(static_cast<uint8_t>(body[7]), 0) << "the tagged encoding";
+  ASSERT_TRUE(c.DumpGtid(body, kDumpNonBlock).ok());
+  Received got = ReadDump(&c);
+  EXPECT_EQ(got.end.kind, ClientReply::kEof) << got.end.message;
+  EXPECT_EQ(got.gnos, (std::vector<int64_t>{3, 4, 5, 42}));
+  EXPECT_EQ(got.tags, (std::vector<std::string>{"blue", "blue", "blue", ""}));
+  EXPECT_EQ(got.bad_checksums, 0);
 }
 
 // A blocking dump follows the log as it grows, across rotations, from the
