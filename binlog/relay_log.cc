@@ -198,9 +198,11 @@ absl::StatusOr<std::unique_ptr<RelayLog>> RelayLog::Open(
 absl::Status RelayLog::OpenImpl() {
   Impl* m = impl_.get();
   io::FileSystem* fs = m->fs;
-  BINLOG_RETURN_IF_ERROR(internal::CreateLogDirectory(fs, dir_, options_.create_if_missing));
+  BINLOG_RETURN_IF_ERROR(internal::CreateLogDirectory(fs, dir_, options_.create_if_missing,
+                                                      options_.directory_mode));
   BINLOG_ASSIGN_OR_RETURN(
-      m->lock, fs->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock"))));
+      m->lock, fs->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock")),
+                            options_.file_mode));
   BINLOG_ASSIGN_OR_RETURN(m->dir_handle, fs->OpenDirectory(dir_));
 
   auto index = ReadIndex(fs, dir_, basename_);
@@ -382,7 +384,8 @@ absl::Status RelayLog::StartNewFile(uint64_t number, bool at_startup) {
   std::string name = BinlogFileName(basename_, number);
   std::string path = io::JoinPath(dir_, name);
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> file,
-                          m->fs->OpenWritable(path, io::OpenMode::kCreateNew));
+                          m->fs->OpenWritable(path, io::OpenMode::kCreateNew,
+                                              options_.file_mode));
   const uint32_t now = NowSeconds();
   std::string header(kBinlogMagic, kMagicSize);
   FdeParams fp;
@@ -414,7 +417,7 @@ absl::Status RelayLog::StartNewFile(uint64_t number, bool at_startup) {
   if (s.ok()) {
     std::vector<uint64_t> files = m->files;
     files.push_back(number);
-    s = WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, files);
+    s = WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, files, options_.file_mode);
     if (s.ok()) m->files = std::move(files);
   }
   if (!s.ok()) {

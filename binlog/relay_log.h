@@ -143,6 +143,10 @@ struct RelayLogOptions {
   // nullptr: io::FileSystem::Default().
   io::FileSystem* file_system = nullptr;
   bool create_if_missing = true;
+  // Permission bits of the files and of a directory the relay log creates
+  // (as Options::file_mode and directory_mode: MySQL's 0640 and 0750).
+  uint32_t file_mode = io::kDefaultFilePermissions;
+  uint32_t directory_mode = io::kDefaultDirectoryPermissions;
   // The replica's server_id and version, for the events it writes itself.
   uint32_t server_id = 2;
   std::string server_version = "8.0.36";

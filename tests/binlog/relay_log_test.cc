@@ -12,6 +12,7 @@
 
 #include "binlog/relay_log.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -186,6 +187,39 @@ absl::Status Feed(RelayLog* relay, const Source& src, size_t from, size_t to) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+// RelayLogOptions::file_mode and directory_mode reach the directory, the
+// lock, the index and every relay file (defaults MySQL's 0640 / 0750).
+TEST(RelayLogTest, ModesReachEveryFile) {
+  const mode_t old_umask = ::umask(0);
+  Source src = MakeSource(6);
+  for (uint32_t file_mode : {0640u, 0600u}) {
+    const uint32_t dir_mode = file_mode == 0640u ? 0750u : 0700u;
+    std::string dir = io::JoinPath(NewTempDir("relay_modes"), "relay");
+    RelayLogOptions o = DefaultRelayOptions();
+    if (file_mode != 0640u) {
+      o.file_mode = file_mode;
+      o.directory_mode = dir_mode;
+    }
+    auto relay = RelayLog::Open(dir, kRelayBase, o);
+    ASSERT_TRUE(relay.ok()) << relay.status();
+    ASSERT_TRUE(Feed(relay->get(), src, 0, src.stream.size()).ok());
+    ASSERT_TRUE((*relay)->Close().ok());
+    auto mode = [](const std::string& path) -> unsigned {
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0) return 0;
+      return st.st_mode & 07777;
+    };
+    EXPECT_EQ(mode(dir), dir_mode);
+    auto names = io::FileSystem::Default()->ListDirectory(dir);
+    ASSERT_TRUE(names.ok());
+    ASSERT_GE(names->size(), 3u);
+    for (const std::string& name : *names) {
+      EXPECT_EQ(mode(io::JoinPath(dir, name)), file_mode) << name;
+    }
+  }
+  ::umask(old_umask);
 }
 
 // A relay log created in a new directory makes the directory's entry
