@@ -421,6 +421,7 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
     live_->ResetFiles();
     BINLOG_RETURN_IF_ERROR(index_.WriteLocked());
   }
+  retention_->ForgetEventTimes();
   gtids_.Clear();
   BINLOG_RETURN_IF_ERROR(index_.RecordSyncPolicy(options_, first, {}));
   BINLOG_RETURN_IF_ERROR(StartNewFile(first, /*at_startup=*/true));

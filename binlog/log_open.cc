@@ -333,11 +333,12 @@ absl::Status BinlogImpl::CheckFilesLayout(uint64_t newest) {
     return absl::OkStatus();  // no readable header: recovery judges the file
   }
   const FormatDescription& fde = reader->format_description();
-  const bool file_maria = absl::StrContains(fde.server_version, "MariaDB") ||
-                          absl::StrContains(fde.server_version, "-maria-");
-  // MySQL 8.4 declares 42 post-header lengths, 8.0 41 (the version string
-  // is the caller's choice: Options::server_version).
-  const bool file_84 = !file_maria && fde.post_header_len.size() >= 42;
+  // By the post-header lengths the Format_description declares (the
+  // server version string is the caller's choice, Options::server_version):
+  // MariaDB declares 171 (10.x), MySQL 8.4 42, MySQL 8.0 41.
+  const size_t lengths = fde.post_header_len.size();
+  const bool file_maria = lengths >= 100 || absl::StrContains(fde.server_version, "MariaDB");
+  const bool file_84 = !file_maria && lengths >= 42;
   auto name = [](bool maria, bool is84) {
     return maria ? "MariaDB" : is84 ? "MySQL 8.4" : "MySQL 8.0";
   };
@@ -364,11 +365,13 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
   if (crypt_fs_ != nullptr) {
     // An encrypted file whose header write was torn (a prefix of the
-    // encrypted magic, or a header that does not decode): its data is
-    // written after the header, so if nothing but zeros follows the header
-    // it holds nothing, and is removed like a torn magic below. Anything
-    // else after it may be acknowledged commits (a rotation off the commit
-    // path commits to a file before the index names it): refused.
+    // encrypted magic, or a header that does not decode): no commit in it
+    // was acknowledged, since the first group's fdatasync, which
+    // acknowledges its commits, would have made the header durable too
+    // (data written after the header may have reached the disk without
+    // it). Removed like a torn magic below. (Telling such a tear from a
+    // header damaged later would need the header synced on its own before
+    // any data is written.)
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> rf,
                             base_fs_->OpenReadable(path));
     char raw[kEncryptionHeaderSize];
@@ -381,23 +384,6 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
     if (prefix > 0 &&
         (prefix < 4 ||
          !DecodeEncryptionHeader(absl::string_view(raw, got)).ok())) {
-      BINLOG_ASSIGN_OR_RETURN(uint64_t size, base_fs_->FileSize(path));
-      std::string chunk(1 << 20, '\0');
-      for (uint64_t off = kEncryptionHeaderSize; off < size;) {
-        size_t n = 0;
-        BINLOG_RETURN_IF_ERROR(rf->Read(
-            off, static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - off)),
-            chunk.data(), &n));
-        if (n == 0) break;
-        if (std::any_of(chunk.begin(), chunk.begin() + static_cast<long>(n),
-                        [](char c) { return c != 0; })) {
-          return absl::DataLossError(absl::StrCat(
-              path, ": the encryption header does not decode, and the file holds data "
-              "after it (at offset ", off, " or later), which may be acknowledged "
-              "transactions: not removed. Restore the header or move the file away"));
-        }
-        off += n;
-      }
       BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
       BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
       recovery_.removed_files.push_back(BinlogFileName(basename_, number));

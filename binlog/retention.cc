@@ -66,6 +66,9 @@ std::string Retention::PathOf(uint64_t number) const {
 
 void Retention::StartNewGeneration() {
   generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Retention::ForgetEventTimes() {
   sync::MutexLock l(&last_event_mu_);
   last_event_time_.clear();
 }

@@ -82,8 +82,13 @@ class Retention {
   sync::Mutex* removal_mu() ABSL_LOCK_RETURNED(removal_mu_) { return &removal_mu_; }
 
   // Reset, under LogIndex::mu() and removal_mu(): purges that looked at
-  // the old files must not act on the new ones, and their cached times go.
+  // the old files must not act on the new ones.
   void StartNewGeneration();
+  // Reset, once the old files are gone from the file list: their cached
+  // last-event times go (a purge that read an old file's time between the
+  // generation's start and the list's reset must not leave it for the new
+  // file of the same number).
+  void ForgetEventTimes();
 
   uint64_t files_expired() const { return files_expired_.load(std::memory_order_relaxed); }
   std::string last_expiry_error() const;

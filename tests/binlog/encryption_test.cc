@@ -665,29 +665,6 @@ TEST(EncryptedLogTest, TornHeaderOfAnInterruptedRotationIsRemoved) {
   }
 }
 
-// An unindexed file whose header does not decode but that holds bytes
-// after the header is not provably empty: with background rotation it can
-// hold acknowledged commits, so Open refuses (DataLoss) and removes nothing.
-TEST(EncryptedLogTest, AnUndecodableHeaderWithDataAfterItIsRefusedNotRemoved) {
-  MemoryKeyring keyring;
-  std::string dir = NewTempDir("enc_bad_header_data");
-  std::vector<std::string> names = WriteLog(dir, Base(&keyring, true), 5);
-  ASSERT_FALSE(names.empty());
-  std::string last = ReadFile(dir + "/" + names.back());
-  ASSERT_GT(last.size(), 1024u);
-  // The newest file's copy as the unindexed next file, its header damaged
-  // after the magic (the version byte), its encrypted data kept.
-  std::string copy = last;
-  copy[4] = static_cast<char>(0x7f);
-  ASSERT_FALSE(internal::DecodeEncryptionHeader(copy.substr(0, 512)).ok());
-  const std::string next_name = absl::StrCat("binlog.00000", names.size() + 1);
-  WriteFile(dir + "/" + next_name, copy);
-  auto log = Binlog::Open(dir, "binlog", Base(&keyring, true));
-  ASSERT_EQ(log.status().code(), absl::StatusCode::kDataLoss) << log.status();
-  EXPECT_NE(log.status().message().find(next_name), std::string::npos) << log.status();
-  EXPECT_EQ(ReadFile(dir + "/" + next_name), copy);
-}
-
 TEST(EncryptedLogTest, MariaDBFlavorRefusesEncryption) {
   MemoryKeyring keyring;
   Options o = Base(&keyring, true);

@@ -286,6 +286,23 @@ TEST(MySql84Test, ALogKeepsTheFlavorOfItsFiles) {
     auto again = Binlog::Open(mdir, "binlog", BaseOptions());
     EXPECT_TRUE(absl::IsFailedPrecondition(again.status())) << again.status();
   }
+  {
+    // The flavor comes from the files' Format_description layout, not the
+    // server version string (the caller's choice): a MariaDB log whose
+    // version lacks "MariaDB" reopens as MariaDB and is refused as MySQL.
+    const std::string mdir = NewTempDir("m84_flavor_maria_version");
+    Options m = BaseOptions();
+    m.flavor = LogFlavor::kMariaDB;
+    m.server_id = 1;
+    m.server_version = "10.11.6-log";
+    for (int i = 0; i < 2; ++i) {
+      auto log = Binlog::Open(mdir, "binlog", m);
+      ASSERT_TRUE(log.ok()) << i << ": " << log.status();
+      ASSERT_TRUE((*log)->Close().ok());
+    }
+    auto again = Binlog::Open(mdir, "binlog", BaseOptions());
+    EXPECT_TRUE(absl::IsFailedPrecondition(again.status())) << again.status();
+  }
 }
 
 // WRITESET in commit order, with real concurrency: threads update rows of
