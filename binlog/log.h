@@ -190,7 +190,10 @@ class Binlog {
   // would be lost; DataLoss for an index or last file that cannot be trusted
   // (the message names the file and offset; nothing is changed on disk);
   // NotFound for a missing directory (create_if_missing false) or an index
-  // entry whose file is missing.
+  // entry whose file is missing; FailedPrecondition (naming both) when the
+  // newest file is of another flavor than Options::flavor, or of MySQL
+  // 8.4's layout while Options::mysql_layout asks for 8.0's (a log keeps
+  // the flavor of its files; 8.0 files are continued as 8.4).
   static absl::StatusOr<std::unique_ptr<Binlog>> Open(const std::string& dir,
                                                       const std::string& basename,
                                                       const Options& options);
