@@ -56,6 +56,10 @@ for t in "${targets[@]}"; do
   corpus="${BINLOG_FUZZ_CORPUS:+$BINLOG_FUZZ_CORPUS/$t}"
   corpus=${corpus:-$work/corpus/$t}
   artifacts="$work/artifacts/$t/"
+  # Inputs that once failed a target, kept in the tree: every run starts by
+  # running them (libFuzzer adds new units to the first corpus only).
+  dirs=("$corpus" "$seed_dir")
+  [[ -d tests/fuzz/regressions/$t ]] && dirs+=("tests/fuzz/regressions/$t")
   mkdir -p "$corpus" "$artifacts"
   log="$work/$t.log"
   rc=0
@@ -63,7 +67,7 @@ for t in "${targets[@]}"; do
   # search down. -timeout: one input taking 25 s is a hang.
   "$work/build/$t" -max_total_time="$seconds" -max_len=65536 -timeout=25 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artifacts" \
-    "$corpus" "$seed_dir" >"$log" 2>&1 || rc=$?
+    "${dirs[@]}" >"$log" 2>&1 || rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -o '[0-9]*' || echo "?")
   secs=$(grep -o 'stat::number_of_executed_units' "$log" >/dev/null &&
