@@ -52,11 +52,11 @@ python_packages() {
 }
 
 # Go modules of tests/tools/gomysql (go_client_test: go-mysql's
-# BinlogSyncer reading from binlog_server), pinned by its go.mod and
-# go.sum: downloaded into the module cache, and the program built once
-# into the test's build cache (/tmp/binlog_gomysql_gocache_UID) so the
-# test, which builds it offline, starts warm. go.mod needs Go 1.21 or
-# later; Debian bookworm's golang-go is 1.19, so no package of the archive
+# BinlogSyncer reading from binlog_server, its BinlogParser reading tagged
+# 8.4 files), pinned by its go.mod and go.sum: downloaded into the module
+# cache, and the programs built once into the test's build cache
+# (/tmp/binlog_gomysql_gocache_UID) so the test, which builds them
+# offline, starts warm. go.mod needs Go 1.25 or later (go-mysql v1.15.0); Debian bookworm's golang-go is 1.19, so no package of the archive
 # provides it: a Go from elsewhere (PATH, /usr/local/go) is used when there
 # is one. Without go the test skips with "no go command", the one skip of
 # it tests/expected_skips.txt accepts; with go and without the modules it
@@ -72,7 +72,7 @@ go_modules() {
   fi
   if ! (cd "$dir" && GOFLAGS=-mod=readonly "$go" mod download &&
     GOFLAGS='-mod=readonly -buildvcs=false' CGO_ENABLED=0 \
-      GOCACHE="/tmp/binlog_gomysql_gocache_$(id -u)" "$go" build -o /dev/null .) >&2; then
+      GOCACHE="/tmp/binlog_gomysql_gocache_$(id -u)" "$go" build -o /dev/null ./...) >&2; then
     echo "tools/setup.sh: could not download or build $dir's modules (go_client_test will skip)" >&2
   fi
   return 0

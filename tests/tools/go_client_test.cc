@@ -1,17 +1,28 @@
-// binlog_server read by go-mysql's replication.BinlogSyncer (tests/tools/
-// gomysql: a small Go program, its go.mod/go.sum pinning go-mysql v1.9.1;
+// binlog_server and the library's files read by go-mysql (tests/tools/
+// gomysql: a Go module pinning go-mysql v1.15.0 in its go.mod/go.sum;
 // tools/setup.sh downloads the modules and warms the build cache), an
-// implementation of the replication protocol independent of ours: by file
-// and position (COM_BINLOG_DUMP) and by GTID set (COM_BINLOG_DUMP_GTID),
-// with CRC32 verification on, over plain and lz4 logs (lz4 payloads reach
-// the client expanded).
+// implementation of the MySQL binlog format and replication protocol
+// independent of ours. Two programs:
+//   - gomysql_check (main.go): replication.BinlogSyncer by file and
+//     position (COM_BINLOG_DUMP) and by GTID set (COM_BINLOG_DUMP_GTID),
+//     with CRC32 verification on, over plain and lz4 logs (lz4 payloads
+//     reach the client expanded);
+//   - gomysql_tagged (tagged/main.go): a MySQL 8.4 log with tagged and
+//     untagged GTIDs (Commit with CommitGtid::tag, automatic and assigned)
+//     and row events from RowsWriter, read at rest by
+//     replication.BinlogParser and streamed by BinlogSyncer with a tagged
+//     GTID set; it prints what it decoded (GTIDs with their tags, the
+//     event type, last_committed / sequence_number, commit timestamps,
+//     transaction_length, rows, Previous_gtids, its own executed set),
+//     which the test compares with what the log reported at each Commit.
 //
-// The program is built offline (GOFLAGS=-mod=readonly, GOPROXY=off,
+// The programs are built offline (GOFLAGS=-mod=readonly, GOPROXY=off,
 // GOTOOLCHAIN=local) from the module cache of the user running the test
 // (`go env GOMODCACHE` with HOME set from the passwd entry, since Bazel may
 // set HOME elsewhere), with the build cache /tmp/binlog_gomysql_gocache_UID
-// (tools/setup.sh warms it). Skipped when no go command or no downloaded
-// modules are found. Environment: BINLOG_GO names the go command to use.
+// (tools/setup.sh warms it). go.mod needs Go 1.25 or later. Skipped when
+// no go command or no downloaded modules are found (tests/expected_skips.txt
+// accepts only the first). Environment: BINLOG_GO names the go command.
 
 #include <pwd.h>
 #include <stdlib.h>
@@ -29,6 +40,10 @@
 #include "binlog/event_builder.h"
 #include "binlog/gtid.h"
 #include "binlog/log.h"
+#include "binlog/options.h"
+#include "binlog/rows.h"
+#include "binlog/rows_writer.h"
+#include "binlog/transaction.h"
 #include "gtest/gtest.h"
 #include "tests/testutil/external_tools.h"
 #include "tests/tools/served_log.h"
@@ -38,7 +53,7 @@ namespace server {
 namespace {
 
 const char kSourceDir[] = "tests/tools/gomysql";
-const char kModule[] = "github.com/go-mysql-org/go-mysql@v1.9.1";
+const char kModule[] = "github.com/go-mysql-org/go-mysql@v1.15.0";
 
 using testing_util::RunCommand;
 
@@ -84,10 +99,11 @@ std::string RealHome() {
   return h != nullptr ? h : "";
 }
 
-// Builds the Go program once for the whole suite; the binary's path, or
-// the reason it could not (skip_ set when the tools are missing).
+// Builds the Go programs once for the whole suite; the binaries' paths,
+// or the reason it could not (skip set when the tools are missing).
 struct GoProgram {
-  std::string binary;
+  std::string binary;         // gomysql_check
+  std::string tagged_binary;  // gomysql_tagged
   std::string skip;   // why the tests skip
   std::string error;  // why the build failed (a failure)
 };
@@ -96,7 +112,7 @@ GoProgram BuildGoProgram() {
   GoProgram r;
   const std::string go = FindGo();
   if (go.empty()) {
-    r.skip = "no go command (PATH, BINLOG_GO, /usr/local/go/bin/go); go_client_test needs Go";
+    r.skip = "no go command (PATH, BINLOG_GO, /usr/local/go/bin/go); go_client_test needs Go 1.25 or later";
     return r;
   }
   const std::string home = RealHome();
@@ -132,36 +148,44 @@ GoProgram BuildGoProgram() {
   const std::string src = absl::StrCat(work, "/src");
   out.clear();
   if (RunCommand(absl::StrCat("rm -rf ", ShellQuote(work), " && mkdir -p ", ShellQuote(src),
-                              " && cp ", kSourceDir, "/go.mod ", kSourceDir, "/go.sum ",
-                              kSourceDir, "/main.go ", ShellQuote(src)),
+                              "/tagged && cp ", kSourceDir, "/go.mod ", kSourceDir, "/go.sum ",
+                              kSourceDir, "/main.go ", ShellQuote(src), " && cp ", kSourceDir,
+                              "/tagged/main.go ", ShellQuote(src + "/tagged")),
                  &out) != 0) {
     r.error = absl::StrCat("copying ", kSourceDir, ": ", out);
     return r;
   }
-  r.binary = absl::StrCat(work, "/gomysql_check");
-  out.clear();
-  const std::string cmd = absl::StrCat(
-      "cd ", ShellQuote(src), " && env ", home_env, "GOMODCACHE=", ShellQuote(modcache),
-      " GOCACHE=", ShellQuote(gocache),
-      " GOFLAGS='-mod=readonly -buildvcs=false' GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local"
-      " GOWORK=off CGO_ENABLED=0 ",
-      ShellQuote(go), " build -o ", ShellQuote(r.binary), " .");
-  if (RunCommand(cmd, &out) != 0) {
-    r.error = absl::StrCat("go build failed (", cmd, "):\n", out);
-    r.binary.clear();
+  for (auto [binary, package] : {std::make_pair(&r.binary, "gomysql_check ."),
+                                 std::make_pair(&r.tagged_binary, "gomysql_tagged ./tagged")}) {
+    std::vector<std::string> name_and_package = absl::StrSplit(package, ' ');
+    *binary = absl::StrCat(work, "/", name_and_package[0]);
+    out.clear();
+    const std::string cmd = absl::StrCat(
+        "cd ", ShellQuote(src), " && env ", home_env, "GOMODCACHE=", ShellQuote(modcache),
+        " GOCACHE=", ShellQuote(gocache),
+        " GOFLAGS='-mod=readonly -buildvcs=false' GOPROXY=off GOSUMDB=off GOTOOLCHAIN=local"
+        " GOWORK=off CGO_ENABLED=0 ",
+        ShellQuote(go), " build -o ", ShellQuote(*binary), " ", name_and_package[1]);
+    if (RunCommand(cmd, &out) != 0) {
+      r.error = absl::StrCat("go build failed (", cmd, "):\n", out);
+      r.binary.clear();
+      r.tagged_binary.clear();
+      return r;
+    }
   }
   return r;
 }
 
+// The programs, built at the first call, for every suite of the binary.
+const GoProgram& Programs() {
+  static const GoProgram* const programs = new GoProgram(BuildGoProgram());
+  return *programs;
+}
+
 class GoClientTest : public ServedLogTest {
  protected:
-  static void SetUpTestSuite() { program_ = new GoProgram(BuildGoProgram()); }
-  static void TearDownTestSuite() {
-    delete program_;
-    program_ = nullptr;
-  }
-
   void SetUp() override {
+    program_ = &Programs();
     if (!program_->skip.empty()) GTEST_SKIP() << program_->skip;
     ASSERT_TRUE(program_->error.empty()) << program_->error;
     StartServedLog("binlog_goclient_", 50, /*xid_base=*/1000);
@@ -184,10 +208,8 @@ class GoClientTest : public ServedLogTest {
     return absl::StrCat(s, "ok: ", last - first + 1, " transactions\n");
   }
 
-  static GoProgram* program_;
+  const GoProgram* program_ = nullptr;
 };
-
-GoProgram* GoClientTest::program_ = nullptr;
 
 TEST_P(GoClientTest, ByFileAndPosition) {
   std::string out;
@@ -208,6 +230,247 @@ INSTANTIATE_TEST_SUITE_P(Codecs, GoClientTest,
                          ::testing::Values(io::Codec::kNone, io::Codec::kLz4),
                          [](const ::testing::TestParamInfo<io::Codec>& i) {
                            return std::string(i.param == io::Codec::kNone ? "Plain" : "Lz4");
+                         });
+
+
+// A MySQL 8.4 log written through the library's identity path (Commit
+// assigns every GTID), with tagged and untagged transactions, read by
+// go-mysql at rest and from binlog_server.
+class GoTaggedTest : public ::testing::TestWithParam<io::Codec> {
+ protected:
+  static constexpr char kOtherUuid[] = "cda8356d-0452-11ef-8f6d-0242ac110002";
+  static constexpr int kTransactions = 32;
+  static constexpr int kStreamFrom = 12;  // the replica has the first 11
+
+  struct Written {
+    uint64_t file = 0;
+    Tsid tsid;
+    int64_t gno = 0;
+    std::string lines;  // what gomysql_tagged prints for it
+  };
+
+  void SetUp() override {
+    program_ = &Programs();
+    if (!program_->skip.empty()) GTEST_SKIP() << program_->skip;
+    ASSERT_TRUE(program_->error.empty()) << program_->error;
+    std::string tmpl = "/tmp/binlog_gotagged_XXXXXX";
+    ASSERT_NE(::mkdtemp(&tmpl[0]), nullptr);
+    dir_ = tmpl;
+  }
+
+  void TearDown() override {
+    if (server_) {
+      server_->Shutdown();
+      runner_.join();
+      server_.reset();
+    }
+    log_.reset();
+    if (!dir_.empty()) {
+      std::string out;
+      RunCommand("rm -rf " + ShellQuote(dir_), &out);
+    }
+  }
+
+  // Writes kTransactions transactions, four kinds in turn: untagged
+  // automatic, AUTOMATIC:blue, AUTOMATIC with a 32-character tag given in
+  // mixed case (the log normalizes it), and assigned GTIDs of another
+  // source (kOtherUuid:red:N and kOtherUuid:N in turn, with the source's
+  // commit timestamp and version). Each: BEGIN, an INSERT of one row
+  // through RowsWriter (every fifth also an UPDATE of it, every seventh a
+  // DELETE of an earlier row), Xid. Small files: several rotations.
+  void WriteLog() {
+    Options o;
+    o.max_file_size = 4096;
+    o.server_uuid = *Uuid::Parse(kServedUuid);
+    o.sync_policy = SyncPolicy::kNever;
+    o.compression = GetParam();
+    o.compression_threshold = 0;
+    o.mysql_layout = MySqlLayout::k84;
+    auto log = Binlog::Open(dir_, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    log_ = std::move(*log);
+    auto rows = RowsWriter::Create(RowsWriterOptions());
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    TableDef def;
+    def.table_id = 77;
+    def.schema = "shop";
+    def.table = "items";
+    ColumnDef id;
+    id.type = kColLongLong;
+    id.nullable = false;
+    ColumnDef name;
+    name.type = kColVarchar;
+    name.length = 64;
+    name.collation = 255;
+    def.columns = {id, name};
+    def.primary_key = {0};
+    auto table = rows->DescribeTable(def);
+    ASSERT_TRUE(table.ok()) << table.status();
+    const Uuid other = *Uuid::Parse(kOtherUuid);
+    const Tag blue = *Tag::Parse("blue");
+    const Tag long_tag = *Tag::Parse("Tag_Of_Thirty_Two_Characters_x32");
+    ASSERT_EQ(long_tag.str().size(), 32u);
+    ASSERT_EQ(long_tag.str(), "tag_of_thirty_two_characters_x32");
+    const Tag red = *Tag::Parse("red");
+    std::unique_ptr<TransactionBuffer> txn = log_->NewTransactionBuffer();
+    for (int i = 1; i <= kTransactions; ++i) {
+      CommitGtid g;
+      switch (i % 4) {
+        case 0:
+          break;
+        case 1:
+          g.tag = blue;
+          break;
+        case 2:
+          g.tag = long_tag;
+          break;
+        case 3:
+          g.kind = CommitGtid::Kind::kAssigned;
+          g.uuid = other;
+          g.gno = 100 + i;
+          if (i % 8 == 3) g.tag = red;
+          g.original_commit_timestamp_us = 1600000000000000 + i;
+          g.original_server_version = 80036;
+          ASSERT_TRUE(log_->AcquireGtid(Tsid(other, g.tag), g.gno).ok());
+          break;
+      }
+      txn->Clear();
+      txn->AppendCommitGtid(kServedTs, 1, g);
+      AppendQuery(txn.get(), kServedTs, 1, 5, "shop", "BEGIN");
+      std::string lines;
+      ASSERT_TRUE(rows->BeginStatement(txn.get(), kServedTs).ok());
+      const std::string value = absl::StrCat("item-", i);
+      ASSERT_TRUE(rows->Insert(*table, {Value::Int(i), Value::Bytes(value)}).ok());
+      absl::StrAppend(&lines, "row shop.items insert [", i, " ", value, "]\n");
+      if (i % 5 == 0) {
+        const std::string renamed = absl::StrCat("renamed-", i);
+        ASSERT_TRUE(rows->Update(*table, {Value::Int(i), Value::Bytes(value)},
+                                 {Value::Int(i), Value::Bytes(renamed)})
+                        .ok());
+        absl::StrAppend(&lines, "row shop.items update [", i, " ", value, "] [", i, " ",
+                        renamed, "]\n");
+      }
+      if (i % 7 == 0) {
+        const std::string old = absl::StrCat("item-", i - 6);
+        ASSERT_TRUE(rows->Delete(*table, {Value::Int(i - 6), Value::Bytes(old)}).ok());
+        absl::StrAppend(&lines, "row shop.items delete [", i - 6, " ", old, "]\n");
+      }
+      ASSERT_TRUE(rows->EndStatement().ok());
+      AppendXid(txn.get(), kServedTs, 1, 5000 + i);
+      auto pos = log_->Commit(txn.get());
+      ASSERT_TRUE(pos.ok()) << pos.status();
+      const AssignedIdentity& a = txn->identity();
+      ASSERT_TRUE(a.assigned);
+      Written w;
+      w.file = pos->file_number;
+      w.tsid = Tsid(a.uuid, a.tag);
+      w.gno = a.gno;
+      const uint64_t length = pos->end - pos->start;
+      w.lines = absl::StrCat(
+          "gtid ", w.tsid.ToString(), ":", a.gno,
+          " type=", a.tag.empty() ? "GTIDEvent" : "Gtid_tagged_log_event",
+          " last_committed=", a.last_committed, " sequence_number=", a.sequence_number,
+          " immediate_us=", a.immediate_commit_timestamp_us, " original_us=",
+          g.original_commit_timestamp_us != 0 ? g.original_commit_timestamp_us
+                                              : a.immediate_commit_timestamp_us,
+          " length=", length, "\n", lines, "xid ", 5000 + i, " span=", length, "\n");
+      written_.push_back(std::move(w));
+    }
+  }
+
+  // The GTIDs of written_[first..last) (0-based).
+  GtidSet GtidsOf(size_t first, size_t last) const {
+    GtidSet s;
+    for (size_t i = first; i < last; ++i) s.Add(written_[i].tsid, written_[i].gno);
+    return s;
+  }
+
+  void StartServer() {
+    ServerOptions so;
+    so.dir = dir_;
+    so.users = {{"repl", "pw"}};
+    auto s = Server::Create(so);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = std::move(*s);
+    auto l = Socket::ListenLoopback(0);
+    ASSERT_TRUE(l.ok()) << l.status();
+    listener_ = std::move(*l);
+    runner_ = std::thread([this] { server_->Run(&listener_); });
+  }
+
+  const GoProgram* program_ = nullptr;
+  std::string dir_;
+  std::unique_ptr<Binlog> log_;
+  std::vector<Written> written_;
+  std::unique_ptr<Server> server_;
+  Socket listener_;
+  std::thread runner_;
+};
+
+TEST_P(GoTaggedTest, BinlogParserReadsTheFilesAtRest) {
+  ASSERT_NO_FATAL_FAILURE(WriteLog());
+  std::vector<LogFileInfo> files = log_->ListFiles();
+  ASSERT_GE(files.size(), 3u);  // Previous_gtids with tags in later files
+  // Closed, as a stopped server leaves its files: go-mysql checks the
+  // Format_description's CRC32 over the bytes as they are, while MySQL
+  // (and the library) compute it with LOG_EVENT_BINLOG_IN_USE_F clear, so
+  // go-mysql refuses the active file of a running server (or of an open
+  // log) at rest.
+  ASSERT_TRUE(log_->Close().ok());
+  std::string paths, want;
+  size_t next = 0;
+  for (const LogFileInfo& f : files) {
+    absl::StrAppend(&paths, paths.empty() ? "" : ",", dir_, "/", f.name);
+    // Previous_gtids: every GTID of the earlier files.
+    absl::StrAppend(&want, "previous_gtids ", GtidsOf(0, next).ToString(), "\n");
+    for (; next < written_.size() && written_[next].file == f.number; ++next) {
+      want += written_[next].lines;
+    }
+  }
+  ASSERT_EQ(next, written_.size());
+  absl::StrAppend(&want, "ok: ", kTransactions, " transactions\n");
+  // Every kind of identity reached the files.
+  EXPECT_NE(want.find(":blue:"), std::string::npos);
+  EXPECT_NE(want.find(":tag_of_thirty_two_characters_x32:"), std::string::npos);
+  EXPECT_NE(want.find(absl::StrCat(kOtherUuid, ":red:")), std::string::npos);
+  EXPECT_NE(want.find(":blue:1-"), std::string::npos);  // a tagged Previous_gtids
+  std::string out;
+  EXPECT_EQ(RunCommand(absl::StrCat(ShellQuote(program_->tagged_binary), " -files=",
+                                    ShellQuote(paths)),
+                       &out),
+            0)
+      << out;
+  EXPECT_EQ(out, want);
+}
+
+TEST_P(GoTaggedTest, BinlogSyncerStreamsFromATaggedGtidSet) {
+  ASSERT_NO_FATAL_FAILURE(WriteLog());
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  // The replica has the first transactions, tagged ones included: the
+  // request's set is tagged (go-mysql encodes it as MySQL 8.4 does).
+  const GtidSet has = GtidsOf(0, kStreamFrom - 1);
+  ASSERT_TRUE(has.HasTags());
+  std::string want;
+  for (size_t i = kStreamFrom - 1; i < written_.size(); ++i) want += written_[i].lines;
+  // go-mysql's own executed set after the last transaction: the request's
+  // plus every GTID that arrived, tags included.
+  absl::StrAppend(&want, "executed ", log_->executed_gtids().ToString(), "\n");
+  absl::StrAppend(&want, "ok: ", kTransactions - kStreamFrom + 1, " transactions\n");
+  std::string out;
+  EXPECT_EQ(RunCommand(absl::StrCat(ShellQuote(program_->tagged_binary),
+                                    " -port=", listener_.port(),
+                                    " -user=repl -password=pw -timeout=20s -count=",
+                                    kTransactions - kStreamFrom + 1, " -gtid=",
+                                    ShellQuote(has.ToString())),
+                       &out),
+            0)
+      << out;
+  EXPECT_EQ(out, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, GoTaggedTest, ::testing::Values(io::Codec::kNone),
+                         [](const ::testing::TestParamInfo<io::Codec>& i) {
+                           return std::string(i.param == io::Codec::kNone ? "Plain" : "Zstd");
                          });
 
 }  // namespace

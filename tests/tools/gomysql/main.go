@@ -17,13 +17,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"regexp"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
-	"github.com/siddontang/go-log/log"
 )
 
 var logName = regexp.MustCompile(`^[A-Za-z0-9_.-]+\.[0-9]{6}$`)
@@ -58,7 +59,7 @@ func run() int {
 		Password:         *password,
 		VerifyChecksum:   true, // CRC32 of every event once the FDE says CRC32
 		DisableRetrySync: true, // a broken stream is a failure, not a retry
-		Logger:           log.NewDefault(&log.NullHandler{}),
+		Logger:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if *gtid != "" {
 		cfg.DiscardGTIDSet = true
