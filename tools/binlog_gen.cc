@@ -2,13 +2,28 @@
 // binlogtool's tests and its throughput measurement.
 //
 //   binlog_gen --dir=DIR [--basename=binlog] (--bytes=N | --transactions=N)
-//              [--rows=N] [--max-file-size=N] [--gtid=mysql|anonymous]
+//              [--rows=N] [--max-file-size=N]
+//              [--gtid=mysql|assigned|anonymous] [--tag=TAG]
 //              [--uuid=UUID] [--start-time=SECONDS] [--tps=N]
 //              [--sleep-ms=N] [--rotate-every=N] [--payload]
 //              [--sync=never|group] [--manifest=FILE]
 //
-// Each transaction is: a Gtid (or Anonymous_gtid) event with logical clocks
-// (last_committed = i, sequence_number = i + 1), a BEGIN Query event, a
+// The log assigns each transaction's identity, as it does a server's
+// (CommitGtid, binlog/transaction.h): --gtid=mysql commits AUTOMATIC (the
+// next GNO of --uuid, the log's Options::server_uuid); --gtid=assigned
+// acquires --uuid:i+1 first (Binlog::AcquireGtid) and commits it, as a
+// replica applying its source's transactions does; --gtid=anonymous
+// commits anonymous transactions. --tag=TAG gives every odd transaction
+// (i = 1, 3, ...) the tag (AUTOMATIC:TAG or --uuid:TAG:N): a
+// Gtid_tagged_log_event. The log writes the MySQL 8.4 layout (the
+// default Options::mysql_layout) with the identity it assigned: the GTID,
+// sequence_number (from 1 in each file), last_committed (WRITESET,
+// binlog/writeset.h: the rows of different transactions never share a
+// key, so each depends only on the history's floor), the commit
+// timestamps and transaction_length.
+//
+// Each transaction is: a Gtid (or Anonymous_gtid, or Gtid_tagged) event,
+// a BEGIN Query event, a
 // Table_map of the table `gen`.`types` (25 columns of the common MySQL
 // types, with the optional metadata MySQL 8 logs under
 // binlog_row_metadata=FULL: signedness, charsets, column names, ENUM/SET
@@ -29,9 +44,12 @@
 //
 // Timestamps: transaction i has timestamp --start-time + i / --tps (default:
 // the current time, 1000 per second). --manifest writes one JSON line per
-// transaction: i, gtid, file (name), file_number, start, end (from the
-// CommitPosition Commit returned), timestamp, kind, first_row, rows, and
-// committed_us (wall clock when Commit returned, for latency tests).
+// transaction: i, gtid ("uuid:gno", "uuid:tag:gno" or "ANONYMOUS"), file
+// (name), file_number, start, end (from the CommitPosition Commit
+// returned), timestamp, kind, first_row, rows, last_committed,
+// sequence_number and immediate_commit_us (what the log assigned:
+// TransactionBuffer::identity()), and committed_us (wall clock when Commit
+// returned, for latency tests).
 
 #include <algorithm>
 #include <atomic>
@@ -67,7 +85,10 @@ ABSL_FLAG(uint64_t, transactions, 0, "number of transactions (or --bytes)");
 ABSL_FLAG(uint64_t, rows, 10, "rows per transaction, 1..10000");
 ABSL_FLAG(uint64_t, max_file_size, uint64_t{1} << 30,
           "rotate at this file size (--max-file-size)");
-ABSL_FLAG(std::string, gtid, "mysql", "mysql (Gtid events) or anonymous");
+ABSL_FLAG(std::string, gtid, "mysql",
+          "mysql (AUTOMATIC GTIDs), assigned (acquired uuid:i+1) or anonymous");
+ABSL_FLAG(std::string, tag, "",
+          "a GTID tag for every odd transaction (MySQL 8.4 tagged GTIDs)");
 ABSL_FLAG(std::string, uuid, "3e11fa47-71ca-11e1-9e33-c80aa9429562",
           "server UUID of the GTIDs");
 ABSL_FLAG(std::string, start_time, "",
@@ -270,6 +291,8 @@ struct Flags {
   uint64_t rows = 0;
   uint64_t max_file_size = 0;
   bool mysql_gtid = true;
+  bool assigned = false;
+  Tag tag;
   Uuid uuid;
   bool have_start_time = false;
   uint64_t start_time = 0;
@@ -314,11 +337,22 @@ bool ReadFlags(Flags* f, std::string* err) {
   f->rows = absl::GetFlag(FLAGS_rows);
   f->max_file_size = absl::GetFlag(FLAGS_max_file_size);
   const std::string gtid = absl::GetFlag(FLAGS_gtid);
-  if (gtid != "mysql" && gtid != "anonymous") {
-    *err = "--gtid must be mysql or anonymous";
+  if (gtid != "mysql" && gtid != "assigned" && gtid != "anonymous") {
+    *err = "--gtid must be mysql, assigned or anonymous";
     return false;
   }
-  f->mysql_gtid = gtid == "mysql";
+  f->mysql_gtid = gtid != "anonymous";
+  f->assigned = gtid == "assigned";
+  absl::StatusOr<Tag> tag = Tag::Parse(absl::GetFlag(FLAGS_tag));
+  if (!tag.ok()) {
+    *err = absl::StrCat("bad --tag: ", tag.status().message());
+    return false;
+  }
+  f->tag = *tag;
+  if (!f->tag.empty() && !f->mysql_gtid) {
+    *err = "--tag needs --gtid=mysql or assigned";
+    return false;
+  }
   absl::StatusOr<Uuid> uuid = Uuid::Parse(absl::GetFlag(FLAGS_uuid));
   if (!uuid.ok()) {
     *err = "bad --uuid";
@@ -369,7 +403,8 @@ int Main(int argc, char** argv) {
       "writes a synthetic binlog.\n"
       "usage: binlog_gen --dir=DIR (--bytes=N | --transactions=N) "
       "[--basename=NAME] [--rows=N]\n"
-      "  [--max-file-size=N] [--gtid=mysql|anonymous] [--uuid=UUID]\n"
+      "  [--max-file-size=N] [--gtid=mysql|assigned|anonymous] [--tag=TAG]\n"
+      "  [--uuid=UUID]\n"
       "  [--start-time=SECONDS] [--tps=N] [--sleep-ms=N]\n"
       "  [--rotate-every=N] [--payload] [--sync=never|group]\n"
       "  [--manifest=FILE] [--encrypt-keyring-file=FILE]\n");
@@ -388,6 +423,7 @@ int Main(int argc, char** argv) {
   std::atomic<uint32_t> now{static_cast<uint32_t>(start)};
 
   Options o;
+  o.server_uuid = f.uuid;
   o.max_file_size = f.max_file_size;
   o.sync_policy = f.sync ? SyncPolicy::kEveryGroup : SyncPolicy::kNever;
   o.now_seconds = [&now] { return now.load(); };
@@ -402,7 +438,6 @@ int Main(int argc, char** argv) {
   if (!f.keyring_file.empty()) {
     o.encryption = true;
     o.keyring = &keyring;
-    o.server_uuid = f.uuid;
   }
   auto log = Binlog::Open(f.dir, f.basename, o);
   if (log.ok() && !f.keyring_file.empty()) {
@@ -450,14 +485,24 @@ int Main(int argc, char** argv) {
     uint32_t ts = static_cast<uint32_t>(start + i / f.tps);
     now.store(ts);
     txn.Clear();
-    int64_t gno = static_cast<int64_t>(i + 1);
-    if (f.mysql_gtid) {
-      AppendGtid(&txn, ts, 1, f.uuid.bytes, gno, static_cast<int64_t>(i),
-                 static_cast<int64_t>(i + 1));
+    // The identity as a server asks for it; the log assigns it at Commit.
+    CommitGtid g;
+    if (!f.mysql_gtid) {
+      g.kind = CommitGtid::Kind::kAnonymous;
     } else {
-      AppendAnonymousGtid(&txn, ts, 1, static_cast<int64_t>(i),
-                          static_cast<int64_t>(i + 1));
+      if (i % 2 == 1) g.tag = f.tag;
+      if (f.assigned) {
+        g.kind = CommitGtid::Kind::kAssigned;
+        g.uuid = f.uuid;
+        g.gno = static_cast<int64_t>(i + 1);
+        absl::Status as = (*log)->AcquireGtid(Tsid(g.uuid, g.tag), g.gno);
+        if (!as.ok()) {
+          std::fprintf(stderr, "binlog_gen: acquire: %s\n", std::string(as.message()).c_str());
+          return 1;
+        }
+      }
     }
+    txn.AppendCommitGtid(ts, 1, g);
     const char* kind = i % 10 == 8 ? "update" : i % 10 == 9 ? "delete" : "write";
     AppendQuery(&txn, ts, /*server_id=*/1, /*thread_id=*/7, "gen", "BEGIN",
                 kFlagSuppressUse);
@@ -489,9 +534,10 @@ int Main(int argc, char** argv) {
     }
     written += txn.size();
     if (manifest != nullptr) {
+      const AssignedIdentity& id = txn.identity();
       std::string gtid;
       if (f.mysql_gtid) {
-        gtid = absl::StrCat(f.uuid.ToString(), ":", gno);
+        gtid = absl::StrCat(Tsid(id.uuid, id.tag).ToString(), ":", id.gno);
       } else {
         gtid = "ANONYMOUS";
       }
@@ -501,6 +547,9 @@ int Main(int argc, char** argv) {
           "\",\"file_number\":", pos->file_number, ",\"start\":", pos->start,
           ",\"end\":", pos->end, ",\"timestamp\":", ts, ",\"kind\":\"", kind,
           "\",\"first_row\":", first_row, ",\"rows\":", f.rows,
+          ",\"last_committed\":", id.last_committed,
+          ",\"sequence_number\":", id.sequence_number,
+          ",\"immediate_commit_us\":", id.immediate_commit_timestamp_us,
           ",\"committed_us\":", absl::ToUnixMicros(absl::Now()), "}\n");
       absl::Status ms = manifest->Write(manifest_end, line);
       if (!ms.ok()) {

@@ -241,7 +241,16 @@ bool ParseGtidSpec(absl::string_view text, GtidSpec* spec) {
   *spec = GtidSpec();
   size_t colon = text.rfind(':');
   if (colon != absl::string_view::npos) {
-    absl::StatusOr<Uuid> uuid = Uuid::Parse(text.substr(0, colon));
+    // UUID:N or UUID:TAG:N.
+    absl::string_view source = text.substr(0, colon);
+    size_t tag_colon = source.find(':');
+    if (tag_colon != absl::string_view::npos) {
+      absl::StatusOr<Tag> tag = Tag::Parse(source.substr(tag_colon + 1));
+      if (!tag.ok() || tag->empty()) return false;
+      spec->tag = *tag;
+      source = source.substr(0, tag_colon);
+    }
+    absl::StatusOr<Uuid> uuid = Uuid::Parse(source);
     if (!uuid.ok()) return false;
     spec->uuid = *uuid;
     if (!absl::SimpleAtoi(text.substr(colon + 1), &spec->gno) ||

@@ -121,6 +121,7 @@ bool ParseTimeArg(absl::string_view text, absl::Time* value);
 struct GtidSpec {
   bool mysql = false;
   Uuid uuid;
+  Tag tag;  // MySQL 8.4 "UUID:TAG:N" (normalized); empty for "UUID:N"
   int64_t gno = 0;
   bool maria = false;
   uint32_t domain_id = 0;

@@ -84,7 +84,7 @@ class Finder final : public FileWalker::Observer {
       start_gtid_ = g->ToString();
       // The GTID spec names untagged GTIDs only: a tagged one is another.
       start_gtid_matches_ = gtid_.mysql && g->gno == gtid_.gno &&
-                            g->uuid == gtid_.uuid && g->tag.empty();
+                            g->uuid == gtid_.uuid && g->tag == gtid_.tag;
     } else if (type == kMariaGtidEvent) {
       auto g = DecodeMariaGtid(ev.body());
       if (!g.ok()) return;
@@ -127,7 +127,7 @@ int RunFind(io::FileSystem* fs, const Args& args) {
   }
   GtidSpec gtid;
   if (!by_time && !ParseGtidSpec(args.Get("--gtid"), &gtid)) {
-    return UsageError("find", absl::StrCat("--gtid must be UUID:N (MySQL) or "
+    return UsageError("find", absl::StrCat("--gtid must be UUID:N or UUID:TAG:N (MySQL) or "
                                            "D-S-N (MariaDB), not '",
                                            args.Get("--gtid"), "'"));
   }

@@ -21,7 +21,7 @@ Usage:
   binlogtool follow [--format=text|jsonl] [--decode-rows] [--from-start]
                     [--poll-interval=MS] [--max-events=N] [--timeout=S]
                     [--basename=NAME] DIR
-  binlogtool find   (--datetime=T | --gtid=UUID:N | --gtid=D-S-N)
+  binlogtool find   (--datetime=T | --gtid=UUID[:TAG]:N | --gtid=D-S-N)
                     [--format=text|jsonl] [--basename=NAME] DIR|FILE...
   binlogtool help [COMMAND]        (or: binlogtool COMMAND --help)
   binlogtool --version             the library version (MAJOR.MINOR.PATCH)
@@ -270,7 +270,7 @@ Examples:
 )usage";
 
 constexpr char kFindUsage[] =
-    R"usage(Usage: binlogtool find (--datetime=T | --gtid=UUID:N | --gtid=D-S-N)
+    R"usage(Usage: binlogtool find (--datetime=T | --gtid=UUID[:TAG]:N | --gtid=D-S-N)
                        [--format=text|jsonl] [--basename=NAME] DIR|FILE...
 
 Finds a transaction and prints the file and position of its first event
@@ -278,7 +278,8 @@ Finds a transaction and prints the file and position of its first event
 `dump --start-position` would start:
   --datetime=T    the first transaction whose first event's timestamp is at
                   or after T (UTC)
-  --gtid=UUID:N   the MySQL transaction with that GTID
+  --gtid=UUID:N   the MySQL transaction with that GTID (UUID:TAG:N: a
+                  MySQL 8.4 tagged GTID)
   --gtid=D-S-N    the MariaDB transaction with that GTID (domain, server
                   id, sequence number)
 

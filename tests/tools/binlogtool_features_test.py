@@ -442,15 +442,73 @@ class GeneratedTest(unittest.TestCase):
         self.assertIn("column_names=[\"id\",\"u\",\"tiny\",", out)
         self.assertIn("column_types=INT,BIGINT_UNSIGNED,TINYINT_UNSIGNED,", out)
 
-    def test_gtid_events_carry_gtid_and_logical_clocks(self):
+    def test_gtid_events_carry_the_identity_the_log_assigned(self):
+        # binlog_gen commits AUTOMATIC GTIDs: the log assigns the GNOs, the
+        # clocks (sequence_number from 1 in each file, WRITESET
+        # last_committed) and the commit timestamps, which the manifest
+        # records from TransactionBuffer::identity().
         gtids = [e for e in self.events if e["type"] == 33]
         self.assertEqual(len(gtids), 60)
+        seq_in_file = {}
         for i, (e, t) in enumerate(zip(gtids, self.txns)):
             self.assertEqual(e["gtid"], t["gtid"])
             self.assertEqual(e["gtid"], f"{UUID}:{i + 1}")
-            self.assertEqual(e["last_committed"], i)
-            self.assertEqual(e["sequence_number"], i + 1)
+            self.assertEqual(e["last_committed"], t["last_committed"])
+            self.assertEqual(e["sequence_number"], t["sequence_number"])
+            seq_in_file[t["file"]] = seq_in_file.get(t["file"], 0) + 1
+            self.assertEqual(e["sequence_number"], seq_in_file[t["file"]])
+            self.assertLess(e["last_committed"], e["sequence_number"])
+            self.assertEqual(e["immediate_commit_timestamp"],
+                             t["immediate_commit_us"])
+            self.assertEqual(e["original_commit_timestamp"],
+                             t["immediate_commit_us"])
+            self.assertEqual(e["transaction_length"], t["end"] - t["start"])
+            self.assertEqual(e["immediate_server_version"], 80406)
             self.assertEqual((e["file"], e["pos"]), (t["file"], t["start"]))
+        # Every file after the first starts with the GTIDs of the earlier
+        # ones in its Previous_gtids.
+        prev = [e for e in self.events if e["type"] == 35]
+        self.assertGreater(len(prev), 3)
+        for e in prev:
+            before = [t for t in self.txns if t["file"] < e["file"]]
+            want = f"{UUID}:1-{len(before)}" if before else ""
+            self.assertEqual(e["previous_gtids"], want)
+
+    def test_tagged_and_assigned_identities(self):
+        # --tag: every odd transaction AUTOMATIC:tag (a Gtid_tagged_log_event,
+        # type 42, its own GNO sequence); --gtid=assigned: each GTID acquired
+        # and committed as a replica's.
+        for mode in ("mysql", "assigned"):
+            with self.subTest(gtid=mode):
+                d = os.path.join(tmpdir(), f"tagged-{mode}")
+                txns = gen(d, "--transactions=10", "--rows=1",
+                           f"--start-time={START}", f"--gtid={mode}",
+                           "--tag=Blue")
+                rc, out, err = run("dump", "--format=jsonl", d)
+                self.assertEqual(rc, 0, err)
+                events = [e for e in parse_jsonl(out) if e["type"] in (33, 42)]
+                self.assertEqual([e["gtid"] for e in events],
+                                 [t["gtid"] for t in txns])
+                for i, e in enumerate(events):
+                    if i % 2 == 1:
+                        self.assertEqual(e["type"], 42)
+                        gno = (i + 1) if mode == "assigned" else (i + 1) // 2
+                        self.assertEqual(e["gtid"], f"{UUID}:blue:{gno}")
+                    else:
+                        self.assertEqual(e["type"], 33)
+                        gno = (i + 1) if mode == "assigned" else i // 2 + 1
+                        self.assertEqual(e["gtid"], f"{UUID}:{gno}")
+                    self.assertEqual(e["sequence_number"], i + 1)
+                    self.assertEqual(e["transaction_length"],
+                                     txns[i]["end"] - txns[i]["start"])
+                # find takes a tagged GTID (the tag in any case).
+                want = next(t for t in txns if t["gtid"] == f"{UUID}:blue:2")
+                rc, out, err = run("find", "--format=jsonl",
+                                   f"--gtid={UUID}:BLUE:2", d)
+                self.assertEqual(rc, 0, err)
+                got = parse_jsonl(out)[0]
+                self.assertEqual((got["file"], got["pos"], got["gtid"]),
+                                 (want["file"], want["start"], want["gtid"]))
 
     def test_table_map_and_query_fields(self):
         tm = next(e for e in self.events if e["type"] == 19)
@@ -672,13 +730,23 @@ class EncryptedTest(unittest.TestCase):
             self.assertEqual(f.read(4), b"\xfdbin")
 
     def test_dump_with_keys_equals_the_plain_log(self):
+        # The two logs were written by two runs: the commit timestamps the
+        # log assigned (wall clock, in microseconds) differ; every other
+        # field is the same.
+        def without_commit_times(out):
+            events = parse_jsonl(out)
+            for e in events:
+                e.pop("immediate_commit_timestamp", None)
+                e.pop("original_commit_timestamp", None)
+            return events
         rc, plain, err = run("dump", "--format=jsonl", "--decode-rows",
                              self.plain)
         self.assertEqual(rc, 0, err)
         rc, enc, err = run("dump", "--format=jsonl", "--decode-rows",
                            f"--keyring_file={self.keys}", self.enc)
         self.assertEqual(rc, 0, err)
-        self.assertEqual(enc, plain)
+        self.assertEqual(without_commit_times(enc), without_commit_times(plain))
+        self.assertIn('"immediate_commit_timestamp"', plain)
         rc, out, err = run("verify", f"--keyring_file={self.keys}", self.enc)
         self.assertEqual(rc, 0, err + out)
 

@@ -14,6 +14,13 @@ TEST(GtidSpecTest, MySqlAndMariaDbForms) {
   EXPECT_TRUE(g.mysql);
   EXPECT_FALSE(g.maria);
   EXPECT_EQ(g.gno, 23);
+  EXPECT_TRUE(g.tag.empty());
+  // MySQL 8.4 tagged GTIDs: the tag normalized.
+  ASSERT_TRUE(ParseGtidSpec("3e11fa47-71ca-11e1-9e33-c80aa9429562:Blue_1:7", &g));
+  EXPECT_TRUE(g.mysql);
+  EXPECT_EQ(g.tag.str(), "blue_1");
+  EXPECT_EQ(g.gno, 7);
+  EXPECT_EQ(g.uuid.ToString(), "3e11fa47-71ca-11e1-9e33-c80aa9429562");
   ASSERT_TRUE(ParseGtidSpec("0-1-57", &g));
   EXPECT_TRUE(g.maria);
   EXPECT_FALSE(g.mysql);
@@ -28,6 +35,9 @@ TEST(GtidSpecTest, MalformedFormsAreRefused) {
   EXPECT_FALSE(ParseGtidSpec("0-1-+5", &g));
   EXPECT_FALSE(ParseGtidSpec("x:1", &g));
   EXPECT_FALSE(ParseGtidSpec("3e11fa47-71ca-11e1-9e33-c80aa9429562:0", &g));
+  EXPECT_FALSE(ParseGtidSpec("3e11fa47-71ca-11e1-9e33-c80aa9429562::7", &g));
+  EXPECT_FALSE(ParseGtidSpec("3e11fa47-71ca-11e1-9e33-c80aa9429562:9tag:7", &g));
+  EXPECT_FALSE(ParseGtidSpec("3e11fa47-71ca-11e1-9e33-c80aa9429562:a:b:7", &g));
 }
 
 }  // namespace
