@@ -83,7 +83,10 @@ absl::StatusOr<TransactionBuffer*> PayloadPacker::Pack(
   const size_t footer = txn->checksums_ ? kChecksumSize : 0;
   const EventHeader gtid =
       DecodeHeader(absl::string_view(b + events[0].offset, kHeaderSize));
-  if (gtid.type != kGtidEvent && gtid.type != kAnonymousGtidEvent) return txn;
+  if (gtid.type != kGtidEvent && gtid.type != kAnonymousGtidEvent &&
+      gtid.type != kGtidTaggedEvent) {
+    return txn;
+  }
   size_t inner = 0;          // bytes of the inner stream (no footers)
   size_t inner_written = 0;  // bytes they take written plainly
   for (size_t i = 1; i < events.size(); ++i) {
@@ -137,9 +140,14 @@ absl::StatusOr<TransactionBuffer*> PayloadPacker::Pack(
   if (payload_event >= inner_written) return txn;
 
   // The Gtid event, with transaction_length (if present) for the new size.
+  // A tagged Gtid event (MySQL 8.4) is copied as it is: it is the log's
+  // reservation, whose real encoding, transaction_length over the packed
+  // transaction included, the log writes when it assigns the identity
+  // (TransactionBuffer::AssignIdentity); MySQL 8.4 also writes it outside
+  // the payload, before it.
   absl::string_view gbody(b + events[0].offset + kHeaderSize,
                           events[0].end - events[0].offset - kHeaderSize - footer);
-  size_t len_at = TransactionLengthOffset(gbody);
+  size_t len_at = gtid.type == kGtidTaggedEvent ? 0 : TransactionLengthOffset(gbody);
   size_t old_width = 0;
   uint64_t total = 0;
   size_t new_width = 0;

@@ -6,7 +6,8 @@
 //
 // A compressed transaction is two events:
 //
-//   Gtid / Anonymous_gtid     stays outside, with its own CRC32
+//   Gtid / Anonymous_gtid /   stays outside, with its own CRC32
+//   Gtid_tagged (8.4)
 //   Transaction_payload       header fields (TLV, packed integers, in
 //                             MySQL's order: compression type, uncompressed
 //                             size, payload size, end mark), then one
@@ -121,7 +122,10 @@ class PayloadPacker {
   // eligible, below the threshold, or compression would not make it
   // smaller), or the packed form, which `txn` keeps and exposes as its
   // data() until the next Append*/Clear. Eligible transactions start with a
-  // Gtid or Anonymous_gtid event followed by at least one event, none of
+  // Gtid, Anonymous_gtid or Gtid_tagged event (a tagged one as the log
+  // reserved it: the log encodes the real event, transaction_length over
+  // the packed size, when it assigns the identity) followed by at least
+  // one event, none of
   // which is a GTID, Format_description, Rotate, Stop, Previous_gtids,
   // Incident or Transaction_payload event (MySQL does not compress
   // transactions with incidents either). The Gtid event's

@@ -182,8 +182,10 @@ struct CommitGtid {
   // binlog/FORMAT.md "Gtid_tagged_log_event") instead of a Gtid event (33),
   // as MySQL 8.4 writes it: AppendCommitGtid reserves room for the largest
   // such event of the tag, and the log writes the real one, of its real
-  // size, when it assigns the identity. Tagged transactions are never
-  // compressed (Options::compression). kAnonymous: must be empty (the
+  // size, when it assigns the identity. With Options::compression a tagged
+  // transaction is compressed as MySQL 8.4 compresses it: the tagged Gtid
+  // event outside, before the Transaction_payload (binlog/payload.h).
+  // kAnonymous: must be empty (the
   // event is an Anonymous_gtid, which has no tag). Commit refuses a tag in
   // a log of MySQL 8.0 files (Options::mysql_layout k80) and in kMariaDB.
   Tag tag;

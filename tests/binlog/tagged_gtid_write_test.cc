@@ -428,23 +428,49 @@ TEST(TaggedGtidWriteTest, AnotherTagIsRefusedAndChangesNothing) {
             absl::StatusCode::kInternal);
 }
 
-// Options::compression leaves tagged transactions as they are: the
-// payload packer only packs transactions that start with a type 33/34
-// event.
-TEST(TaggedGtidWriteTest, TaggedTransactionsAreNotCompressed) {
+// Options::compression packs a tagged transaction as MySQL 8.4 does: the
+// tagged Gtid event (the log's reservation, copied as it is) outside, then
+// one Transaction_payload; the identity assigned afterwards encodes the
+// real event with transaction_length over the packed transaction.
+TEST(TaggedGtidWriteTest, TaggedTransactionsArePackedAfterTheirGtidEvent) {
   const PayloadCompression zstd{io::Codec::kZstd, 0, 0};
-  TransactionBuffer plain(true), tagged(true);
-  Build(&plain, CommitGtid(), 4000, 4);
-  CommitGtid g;
-  g.tag = T("blue");
-  Build(&tagged, g, 4000, 4);
-  absl::StatusOr<TransactionBuffer*> p = internal::PayloadPacker::Pack(&plain, zstd);
-  ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_NE(*p, &plain);  // the untagged one is packed
-  absl::StatusOr<TransactionBuffer*> t = internal::PayloadPacker::Pack(&tagged, zstd);
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(*t, &tagged);
-  EXPECT_FALSE(tagged.compressed());
+  for (bool checksums : {true, false}) {
+    SCOPED_TRACE(checksums);
+    TransactionBuffer tagged(checksums);
+    CommitGtid g;
+    g.tag = T("blue");
+    Build(&tagged, g, 4000, 4);
+    Txn::SetServerVersion(&tagged, 80406);
+    const size_t reserved = tagged.appended_event_size(0);
+    absl::StatusOr<TransactionBuffer*> t = internal::PayloadPacker::Pack(&tagged, zstd);
+    ASSERT_TRUE(t.ok()) << t.status();
+    ASSERT_NE(*t, &tagged);
+    TransactionBuffer* w = *t;
+    EXPECT_TRUE(tagged.compressed());
+    // As the log's commit path goes on with the packed form.
+    Txn::identity(w) = Txn::identity(&tagged);
+    Txn::identity(w).length_slot = false;
+    Txn::Seal(w);
+    Identity id;
+    id.gno = 7;
+    ASSERT_TRUE(Txn::AssignIdentity(w, id.uuid, g.tag, id.gno, id.sequence_number,
+                                    id.last_committed, id.timestamp_us)
+                    .ok());
+    Txn::Place(w, 1000);
+    const std::string bytes(w->data());
+    EXPECT_LT(bytes.size(), tagged.appended_data().size());
+    EventHeader h;
+    const MySqlGtidEvent e = CheckWritten(bytes, checksums, 1000, &h);
+    EXPECT_EQ(h.type, kGtidTaggedEvent);
+    EXPECT_LE(h.event_size, reserved);
+    EXPECT_EQ(e.tag, g.tag);
+    EXPECT_EQ(e.gno, 7);
+    EXPECT_EQ(e.transaction_length, bytes.size());
+    const EventHeader p = DecodeHeader(absl::string_view(bytes).substr(h.event_size));
+    EXPECT_EQ(p.type, kTransactionPayloadEvent);
+    EXPECT_EQ(h.event_size + p.event_size, bytes.size());
+    EXPECT_EQ(w->identity().tag, g.tag);
+  }
 }
 
 TEST(TaggedGtidWriteTest, SteadyStateAllocatesNothing) {

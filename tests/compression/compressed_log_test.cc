@@ -13,6 +13,8 @@
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
+#include "binlog/checksum.h"
+#include "binlog/gtid.h"
 #include "binlog/log.h"
 #include "binlog/payload.h"
 #include "binlog/rows.h"
@@ -494,6 +496,124 @@ TEST_P(CompressedLogTest, RecoveryKeepsAPayloadWhoseContentIsDamaged) {
   } else {
     EXPECT_EQ((*rlog)->recovery().valid_end, p->start);
     EXPECT_EQ((*rlog)->recovery().bytes_cut, p->end - p->start);
+  }
+}
+
+// MySQL 8.4 compresses a tagged transaction as an untagged one: its
+// Gtid_tagged_log_event (type 42) stays outside, with transaction_length
+// over the packed size, and one Transaction_payload holds every other
+// event (sql/binlog.cc: MYSQL_BIN_LOG::write_transaction writes the Gtid
+// event, tagged or not, before the cache, which binlog_cache_data::
+// compress has replaced by the payload event). Written through Commit,
+// read back decoded and raw, recovered at Open and continued.
+TEST_P(CompressedLogTest, TaggedTransactionsArePackedAfterTheirGtidEvent) {
+  std::string dir = NewTempDir("cl_tagged");
+  Options o = LogOptions();
+  o.server_uuid = *Uuid::Parse("3e11fa47-71ca-11e1-9e33-c80aa9429562");
+  const Tag blue = *Tag::Parse("blue");
+  const Tag long_tag = *Tag::Parse(std::string(32, 'x'));
+  struct Written {
+    Committed c;
+    AssignedIdentity id;
+  };
+  std::vector<Written> txns;
+  auto commit_some = [&](Binlog* log, int n, int first_id) {
+    TransactionBuffer txn(checksums());
+    for (int i = 0; i < n; ++i) {
+      const int id = first_id + i;
+      // BuildTxn's events after a tagged, long-tagged or untagged
+      // CommitGtid; every fourth below the threshold (stays plain).
+      BuildTxn(&txn, id, id % 4 == 3 ? 20 : 900 + 37 * id);
+      TransactionBuffer plain(checksums());
+      CommitGtid g;
+      if (id % 3 == 0) g.tag = blue;
+      if (id % 3 == 1) g.tag = long_tag;
+      plain.AppendCommitGtid(kTs, 3, g);
+      absl::string_view rest = txn.appended_data();
+      rest.remove_prefix(txn.appended_event_size(0));  // the Anonymous_gtid
+      while (!rest.empty()) {
+        EventHeader h = DecodeHeader(rest);
+        plain.AppendEvent(h.type, h.server_id, h.timestamp, h.flags,
+                          rest.substr(kHeaderSize, h.event_size - kHeaderSize -
+                                                       (checksums() ? kChecksumSize : 0)));
+        rest.remove_prefix(h.event_size);
+      }
+      auto pos = log->Commit(&plain);
+      ASSERT_THAT(pos, IsOk());
+      txns.push_back(Written{Committed{*pos, std::string(plain.appended_data()),
+                                       std::string(plain.data()), plain.compressed()},
+                             plain.identity()});
+      EXPECT_EQ(plain.compressed(), id % 4 != 3) << id;
+    }
+  };
+  {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_THAT(log, IsOk());
+    ASSERT_NO_FATAL_FAILURE(commit_some(log->get(), 12, 0));
+    ASSERT_THAT((*log)->Close(), IsOk());
+  }
+  {
+    // Recovery at Open reads the packed tagged transactions: the tagged
+    // GTIDs are executed, and the next ones continue their sequences.
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_THAT(log, IsOk());
+    GtidSet want;
+    for (const Written& w : txns) want.Add(Tsid(w.id.uuid, w.id.tag), w.id.gno);
+    EXPECT_EQ((*log)->executed_gtids().ToString(), want.ToString());
+    ASSERT_NO_FATAL_FAILURE(commit_some(log->get(), 6, 12));
+    ASSERT_THAT((*log)->Close(), IsOk());
+  }
+  int packed_tagged = 0;
+  for (const Written& w : txns) {
+    const Committed& t = w.c;
+    SCOPED_TRACE(absl::StrCat("txn at ", t.pos.file_number, ":", t.pos.start));
+    const std::string file =
+        ReadFile(absl::StrCat(dir, "/binlog.", absl::Dec(t.pos.file_number, absl::kZeroPad6)));
+    ASSERT_LE(t.pos.end, file.size());
+    EXPECT_EQ(file.substr(t.pos.start, t.pos.end - t.pos.start), t.written);
+    EventHeader g = DecodeHeader(t.written);
+    EXPECT_EQ(g.type, w.id.tag.empty() ? kGtidEvent : kGtidTaggedEvent);
+    absl::string_view gev = absl::string_view(t.written).substr(0, g.event_size);
+    auto e = DecodeAnyMySqlGtidEvent(g.type, EventBody(gev, checksums()));
+    ASSERT_THAT(e, IsOk());
+    EXPECT_EQ(e->tag, w.id.tag);
+    EXPECT_EQ(e->gno, w.id.gno);
+    EXPECT_EQ(e->sequence_number, w.id.sequence_number);
+    EXPECT_EQ(e->last_committed, w.id.last_committed);
+    EXPECT_EQ(e->transaction_length, t.pos.end - t.pos.start);
+    if (checksums()) {
+      EXPECT_EQ(Crc32(gev.data(), gev.size() - kChecksumSize),
+                LoadLe32(gev.data() + gev.size() - kChecksumSize));
+    }
+    if (t.compressed) {
+      EventHeader p = DecodeHeader(absl::string_view(t.written).substr(g.event_size));
+      EXPECT_EQ(p.type, kTransactionPayloadEvent);
+      EXPECT_EQ(g.event_size + p.event_size, t.written.size());
+      EXPECT_LT(t.written.size(), t.appended.size());
+      if (!w.id.tag.empty()) ++packed_tagged;
+    }
+  }
+  EXPECT_GE(packed_tagged, 6);
+  // Decoded: the Gtid event outside, then the committed events from the
+  // payload, byte for byte.
+  auto r = Open(dir, PayloadMode::kDecoded);
+  Event ev;
+  for (const Written& w : txns) {
+    const Committed& t = w.c;
+    SCOPED_TRACE(absl::StrCat("txn at ", t.pos.file_number, ":", t.pos.start));
+    do {
+      ASSERT_THAT(r->Next(&ev), IsOk());
+    } while (ev.header.type != kGtidEvent && ev.header.type != kGtidTaggedEvent);
+    EXPECT_FALSE(ev.from_payload);
+    EXPECT_EQ(ev.file_number, t.pos.file_number);
+    EXPECT_EQ(ev.offset, t.pos.start);
+    std::vector<std::string> want = InnerForm(t.appended, checksums());
+    for (size_t i = 1; i < want.size(); ++i) {
+      ASSERT_THAT(r->Next(&ev), IsOk());
+      EXPECT_EQ(ev.from_payload, t.compressed);
+      EXPECT_EQ(ev.body(), absl::string_view(want[i]).substr(kHeaderSize));
+    }
+    EXPECT_EQ(ev.header.type, kXidEvent);
   }
 }
 

@@ -672,6 +672,46 @@ class PayloadTest(unittest.TestCase):
             self.assertGreater(e["payload_uncompressed_size"],
                                e["payload_size"])
 
+    def test_tagged_transactions_are_packed_after_their_gtid_event(self):
+        # MySQL 8.4's layout: a tagged transaction's Gtid_tagged_log_event
+        # (type 42) outside, then its Transaction_payload, as an untagged
+        # one's Gtid event.
+        d = os.path.join(tmpdir(), "tagged-payload")
+        txns = gen(d, "--transactions=20", "--rows=20", "--payload",
+                   "--tag=blue", f"--start-time={START}")
+        rc, out, err = run("dump", "--format=jsonl", "--raw", d)
+        self.assertEqual(rc, 0, err)
+        raw = [e for e in parse_jsonl(out) if e["type"] in (33, 42, 40)]
+        self.assertEqual([e["type"] for e in raw], [33, 40, 42, 40] * 10)
+        gtids = [e for e in raw if e["type"] != 40]
+        for t, g, p in zip(txns, gtids, raw[1::2]):
+            self.assertEqual(g["gtid"], t["gtid"])
+            self.assertEqual((g["pos"], p["end_pos"]), (t["start"], t["end"]))
+            self.assertEqual(g["transaction_length"], t["end"] - t["start"])
+            self.assertEqual(g["end_pos"], p["pos"])
+        self.assertEqual(txns[1]["gtid"], f"{UUID}:blue:1")
+        rc, out, err = run("dump", "--format=jsonl", "--decode-rows", d)
+        self.assertEqual(rc, 0, err)
+        events = parse_jsonl(out)
+        xids = [e for e in events if e["type"] == 16]
+        self.assertEqual(len(xids), 20)
+        for t, x in zip(txns, xids):
+            self.assertEqual(x["payload_index"], 3)
+            self.assertEqual(x["end_pos"], t["end"])
+        rows = [e for e in events if "rows" in e]
+        for t, e in zip(txns, rows):
+            if t["kind"] == "write":
+                self.assertEqual(e["rows"][0]["after"],
+                                 expected_row(t["first_row"]))
+        rc, out, err = run("verify", d)
+        self.assertEqual(rc, 0, out + err)
+        self.assertTrue(out.endswith("20 transactions: OK\n"), out)
+        rc, out, err = run("find", "--format=jsonl", f"--gtid={UUID}:blue:3", d)
+        self.assertEqual(rc, 0, err)
+        got = parse_jsonl(out)[0]
+        self.assertEqual((got["pos"], got["end_pos"]),
+                         (txns[5]["start"], txns[5]["end"]))
+
     def test_stats_counts_rows_inside_payloads(self):
         rc, out, err = run("stats", "--format=jsonl", self.dir)
         self.assertEqual(rc, 0, err)

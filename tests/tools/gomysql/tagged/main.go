@@ -23,10 +23,14 @@
 //	xid X span=M               (M: the bytes from the GTID event to the
 //	                             end of the event holding the Xid, from
 //	                             the events' log_pos)
-//	payload compression=C uncompressed=U events=E
-//	                            (a Transaction_payload, before its events)
+//	payload compression=C events=E
+//	                            (a Transaction_payload, before the E events
+//	                             go-mysql expanded from it)
 //	executed SET                (-port: go-mysql's own GTID set after the
-//	                             last transaction: SET plus what arrived)
+//	                             last transaction: SET plus what arrived;
+//	                             "-" when its Xid was inside a
+//	                             Transaction_payload, where go-mysql
+//	                             attaches none)
 //	ok: N transactions
 //
 // Exit 0 when every event decoded and every transaction was whole, 1
@@ -127,8 +131,11 @@ func (p *printer) event(ev *replication.BinlogEvent) {
 			p.fail("Transaction_payload event outside a transaction")
 			return
 		}
-		fmt.Printf("payload compression=%d uncompressed=%d events=%d\n",
-			e.CompressionType, e.UncompressedSize, len(e.Events))
+		// Not UncompressedSize: go-mysql v1.15.0 reads the header's field
+		// values as fixed-length integers, while MySQL writes them as
+		// packed integers (0xfc prefix from 251 on), so it misreads every
+		// size above 250; it decompresses the frame without it.
+		fmt.Printf("payload compression=%d events=%d\n", e.CompressionType, len(e.Events))
 		// go-mysql expands the payload into its events.
 		for _, inner := range e.Events {
 			p.event(inner)
@@ -249,8 +256,16 @@ func stream(p *printer, port int, user, password, gtid string, count int, timeou
 		if _, ok := ev.Event.(*replication.PreviousGTIDsEvent); ok {
 			continue // the server's, not the files': not compared here
 		}
-		if x, ok := ev.Event.(*replication.XIDEvent); ok && x.GSet != nil {
-			executed = x.GSet.String()
+		// BinlogSyncer attaches its executed set to the Xid events it
+		// sees; an Xid inside a Transaction_payload has none.
+		switch e := ev.Event.(type) {
+		case *replication.XIDEvent:
+			executed = "-"
+			if e.GSet != nil {
+				executed = e.GSet.String()
+			}
+		case *replication.TransactionPayloadEvent:
+			executed = "-"
 		}
 		p.handle(ev)
 	}
