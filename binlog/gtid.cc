@@ -196,7 +196,8 @@ absl::StatusOr<Tag> Tag::Parse(absl::string_view text) {
   absl::StatusOr<std::string> n = NormalizeTag(absl::StripAsciiWhitespace(text));
   if (!n.ok()) return n.status();
   Tag t;
-  t.text_ = std::move(*n);
+  std::memcpy(t.text_, n->data(), n->size());  // <= kMaxTagLength
+  t.size_ = static_cast<uint8_t>(n->size());
   return t;
 }
 
@@ -467,7 +468,7 @@ std::string GtidSet::EncodePreviousGtidsBody() const {
     std::memcpy(p, tsid.uuid.bytes, 16);
     p += 16;
     if (tagged) {
-      const std::string& t = tsid.tag.str();
+      const absl::string_view t = tsid.tag.str();
       p = StoreVarlen(p, t.size());
       std::memcpy(p, t.data(), t.size());
       p += t.size();
@@ -763,7 +764,7 @@ void EncodeMySqlGtidTaggedEventBodyTo(const MySqlGtidEvent& g, char* p) {
         for (uint8_t b : g.uuid.bytes) p = StoreVarlen(p, b);
         break;
       case 't': {
-        const std::string& t = g.tag.str();
+        const absl::string_view t = g.tag.str();
         p = StoreVarlen(p, t.size());
         std::memcpy(p, t.data(), t.size());
         p += t.size();

@@ -73,6 +73,10 @@ inline constexpr size_t kMaxTagLength = 32;
 // normalized form. The empty Tag (the default) means "no tag": an untagged
 // GTID, as 8.0 knows them.
 //
+// The text is held inline (kMaxTagLength bytes and a length, no heap): a
+// Tag is copied into every Tsid, CommitGtid and AssignedIdentity, several
+// times per commit in the log's serial section, which must not allocate.
+//
 // Thread safety: a plain value.
 class Tag {
  public:
@@ -84,17 +88,18 @@ class Tag {
   // the grammar, a digit first, or more than kMaxTagLength characters.
   static absl::StatusOr<Tag> Parse(absl::string_view text);
 
-  bool empty() const { return text_.empty(); }
-  // The normalized text ("" for the empty tag).
-  const std::string& str() const { return text_; }
+  bool empty() const { return size_ == 0; }
+  // The normalized text ("" for the empty tag), valid as long as the Tag.
+  absl::string_view str() const { return absl::string_view(text_, size_); }
 
-  friend bool operator==(const Tag& a, const Tag& b) { return a.text_ == b.text_; }
-  friend bool operator!=(const Tag& a, const Tag& b) { return a.text_ != b.text_; }
+  friend bool operator==(const Tag& a, const Tag& b) { return a.str() == b.str(); }
+  friend bool operator!=(const Tag& a, const Tag& b) { return a.str() != b.str(); }
   // MySQL's order: by the normalized text, byte by byte; the empty tag first.
-  friend bool operator<(const Tag& a, const Tag& b) { return a.text_ < b.text_; }
+  friend bool operator<(const Tag& a, const Tag& b) { return a.str() < b.str(); }
 
  private:
-  std::string text_;
+  char text_[kMaxTagLength] = {};
+  uint8_t size_ = 0;
 };
 
 // A transaction source identifier (MySQL's TSID): the source UUID and a

@@ -343,7 +343,7 @@ namespace {
 // 9; the original timestamp and version present when the CommitGtid gives
 // them (MySQL writes them only when they differ from the immediate ones:
 // the placeholder makes them differ). The flags, the tag and the original
-// values are the CommitGtid's. `g` keeps its tag's storage.
+// values are the CommitGtid's.
 void WidestTaggedGtid(const CommitGtid& gtid, MySqlGtidEvent* g) {
   g->flags = gtid.may_have_sbr ? MySqlGtidEvent::kFlagMayHaveSbr : 0;
   std::memset(g->uuid.bytes, 0xff, sizeof(g->uuid.bytes));
@@ -591,7 +591,7 @@ void TransactionBuffer::AssignTaggedIdentity(const Uuid& uuid, int64_t gno,
   g.flags = cg.may_have_sbr ? MySqlGtidEvent::kFlagMayHaveSbr : 0;
   g.uuid = uuid;
   g.gno = gno;
-  g.tag = cg.tag;  // reuses g.tag's storage
+  g.tag = cg.tag;  // inline: no allocation
   g.last_committed = last_committed;
   g.sequence_number = sequence_number;
   g.immediate_commit_timestamp = timestamp_us;

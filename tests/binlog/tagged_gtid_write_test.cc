@@ -25,6 +25,8 @@
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
+#include "binlog/log.h"
+#include "binlog/options.h"
 #include "binlog/payload.h"
 #include "binlog/transaction.h"
 #include "binlog/transaction_internal.h"
@@ -502,6 +504,73 @@ TEST(TaggedGtidWriteTest, SteadyStateAllocatesNothing) {
   EXPECT_TRUE(ok);
   EXPECT_EQ(allocations, 0u);
   EXPECT_EQ(txn.identity().tag, g.tag);
+}
+
+// The whole commit path of a log, the serial section included (with one
+// committing thread, that thread leads every group): tagged GTIDs of the
+// longest tag MySQL allows (32 characters), AUTOMATIC:tag and assigned
+// uuid:tag:gno, plain and packed, copy the tag without allocating.
+TEST(TaggedGtidWriteTest, SteadyStateCommitsOfLongTagsAllocateNothing) {
+  if (BINLOG_ALLOC_TEST_DISABLED) GTEST_SKIP() << "sanitizer build";
+  for (io::Codec codec : {io::Codec::kNone, io::Codec::kZstd}) {
+    SCOPED_TRACE(io::CodecName(codec));
+    Options o;
+    o.server_uuid = ServerUuid();
+    o.compression = codec;
+    o.compression_threshold = 0;
+    o.preallocate = io::PreallocMode::kNone;
+    o.sync_policy = SyncPolicy::kNever;
+    o.max_file_size = 256 << 20;  // no rotation during the test
+    auto log = Binlog::Open(NewTempDir("tagged_alloc"), "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    const Tag longest = T(std::string(kMaxTagLength, 'q'));
+    const Tag other = T(std::string(kMaxTagLength - 1, 'r') + "1");
+    const Uuid source = U("cda8356d-0452-11ef-8f6d-0242ac110002");
+    TransactionBuffer txn(true);
+    int64_t assigned_gno = 0;
+    // i % 3: AUTOMATIC:longest, AUTOMATIC:other, source:longest:N (acquired
+    // first, as a replica's applier does before it commits).
+    auto one = [&](int64_t i) {
+      CommitGtid g;
+      g.tag = i % 3 == 1 ? other : longest;
+      if (i % 3 == 2) {
+        g.kind = CommitGtid::Kind::kAssigned;
+        g.uuid = source;
+        g.gno = ++assigned_gno;
+      }
+      Build(&txn, g, 100 + static_cast<size_t>(i % 50) * 40);
+      return g;
+    };
+    for (int64_t i = 0; i < 300; ++i) {
+      CommitGtid g = one(i);
+      if (g.kind == CommitGtid::Kind::kAssigned) {
+        ASSERT_TRUE((*log)->AcquireGtid(Tsid(g.uuid, g.tag), g.gno).ok());
+      }
+      ASSERT_TRUE((*log)->Commit(&txn).ok());
+    }
+    uint64_t allocations = 0;
+    bool ok = true;
+    for (int64_t i = 0; i < 300 && ok; ++i) {
+      CommitGtid g = one(i);
+      if (g.kind == CommitGtid::Kind::kAssigned) {
+        ok = (*log)->AcquireGtid(Tsid(g.uuid, g.tag), g.gno).ok();
+      }
+#if !BINLOG_ALLOC_TEST_DISABLED
+      t_allocations = 0;
+      t_counting = true;
+#endif
+      ok = ok && (*log)->Commit(&txn).ok();
+#if !BINLOG_ALLOC_TEST_DISABLED
+      t_counting = false;
+      allocations += t_allocations;
+#endif
+    }
+    EXPECT_TRUE(ok);
+    EXPECT_EQ(allocations, 0u);
+    EXPECT_EQ(txn.identity().tag, longest);
+    EXPECT_EQ(txn.compressed(), codec != io::Codec::kNone);
+    ASSERT_TRUE((*log)->Close().ok());
+  }
 }
 
 }  // namespace

@@ -505,7 +505,7 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
         auto g = DecodeAnyMySqlGtidEvent(type, EventBody(ev, true));
         if (g.ok()) {
           got.gnos.push_back(g->gno);
-          got.tags.push_back(g->tag.str());
+          got.tags.push_back(std::string(g->tag.str()));
         }
       }
     }
