@@ -32,6 +32,7 @@
 #include "binlog/log_options.h"
 #include "binlog/payload.h"
 #include "binlog/status_macros.h"
+#include "binlog/transaction_scan.h"
 #include "binlog/transaction_boundary.h"
 #include "binlog/transaction_spill.h"
 #include "binlog/xid_collector.h"
@@ -327,12 +328,12 @@ absl::Status BinlogImpl::CheckFilesLayout(uint64_t newest) {
   ReaderOptions ro;
   ro.checksum_mode = ChecksumMode::kSkip;
   ro.payloads = PayloadMode::kRaw;
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, Reader::OpenFiles({path}, ro, fs_));
-  Event ev;
-  if (!reader->Next(&ev).ok()) {
+  absl::StatusOr<TransactionScan> header = TransactionScan::Open(fs_, path, ro);
+  if (!header.ok()) {
+    if (!absl::IsDataLoss(header.status())) return header.status();
     return absl::OkStatus();  // no readable header: recovery judges the file
   }
-  const FormatDescription& fde = reader->format_description();
+  const FormatDescription& fde = header->format_description();
   // By the post-header lengths the Format_description declares (the
   // server version string is the caller's choice, Options::server_version):
   // MariaDB declares 171 (10.x), MySQL 8.4 42, MySQL 8.0 41.
@@ -436,40 +437,29 @@ absl::Status BinlogImpl::AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint
   const std::string name = BinlogFileName(basename_, n);
   const std::string path = io::JoinPath(dir_, name);
   const std::string prev_path = io::JoinPath(dir_, BinlogFileName(basename_, prev));
-  {
-    ReaderOptions ro;
-    auto reader = Reader::OpenFiles({path}, ro, fs_);
-    if (!reader.ok()) return absl::OkStatus();
-    Event ev;
-    if (!(*reader)->Next(&ev).ok() || ev.header.type != kFormatDescriptionEvent) {
-      return absl::OkStatus();
-    }
+  // A file whose Format_description does not decode is not one this log
+  // rotated to.
+  if (!TransactionScan::Open(fs_, path, ReaderOptions()).ok()) return absl::OkStatus();
+  ReaderOptions ro;
+  ro.payloads = PayloadMode::kRaw;
+  absl::StatusOr<TransactionScan> prev_scan = TransactionScan::Open(fs_, prev_path, ro);
+  if (!prev_scan.ok()) {
+    if (!absl::IsDataLoss(prev_scan.status())) return prev_scan.status();
+    return absl::OkStatus();  // recovery of the last file reports it
   }
-  bool prev_in_use = false;
-  {
-    ReaderOptions ro;
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                            Reader::OpenFiles({prev_path}, ro, fs_));
-    Event ev;
-    absl::Status s = reader->Next(&ev);
-    if (!s.ok()) return absl::OkStatus();  // recovery of the last file reports it
-    prev_in_use = reader->format_description().in_use;
-  }
-  if (!prev_in_use) {
+  if (!prev_scan->format_description().in_use) {
     // Closed: only a last event that is a Rotate naming `name` makes the
     // unindexed file its successor (zeros may follow it with
     // trim_preallocated off).
-    ReaderOptions ro;
-    ro.payloads = PayloadMode::kRaw;
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                            Reader::OpenFiles({prev_path}, ro, fs_));
-    Event ev;
     bool found = false;
-    while (reader->Next(&ev).ok()) {
-      absl::string_view body = ev.body();
-      found = ev.header.type == kRotateEvent && body.size() >= kRotatePostHeaderSize &&
-              absl::StartsWith(body.substr(kRotatePostHeaderSize), name);
-    }
+    BINLOG_RETURN_IF_ERROR(prev_scan->Run(
+        [](const Event&) { return TransactionScan::Result::kOutside; },
+        [&](const Event& ev, TransactionScan::Result) {
+          absl::string_view body = ev.body();
+          found = ev.header.type == kRotateEvent && body.size() >= kRotatePostHeaderSize &&
+                  absl::StartsWith(body.substr(kRotatePostHeaderSize), name);
+          return ScanNext::kContinue;
+        }));
     if (!found) return absl::OkStatus();
   } else {
     BINLOG_RETURN_IF_ERROR(CloseUnclosedFile(RecoveryContextFor(), prev, n));
