@@ -2,8 +2,8 @@
 //
 // A small replication client for tests and benchmarks of binlog_server
 // (not for production replicas): connects, authenticates with
-// mysql_native_password or caching_sha2_password (following an auth switch), runs simple queries
-// and reads a binlog dump packet by packet.
+// mysql_native_password or caching_sha2_password (following an auth
+// switch), runs simple queries and reads a binlog dump packet by packet.
 //
 // Thread safety: not thread-safe (one client per thread).
 
