@@ -458,6 +458,15 @@ Authenticator::Authenticator(UserMap users, std::shared_ptr<const RsaKeyPair> rs
       h.ok() ? *h : CachingSha2PasswordHash(pw, std::string(kSaltLength, 'x'));
 }
 
+std::shared_ptr<const RsaKeyPair> Authenticator::Rsa() {
+  std::lock_guard<std::mutex> l(rsa_mu_);
+  if (rsa_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<RsaKeyPair>> k = RsaKeyPair::Generate();
+    if (k.ok()) rsa_ = std::move(*k);
+  }
+  return rsa_;
+}
+
 AuthStats Authenticator::stats() const {
   std::lock_guard<std::mutex> l(mu_);
   return stats_;
@@ -594,20 +603,21 @@ absl::Status Authenticator::CachingSha2(const std::string& user, const Credentia
     if (nul == std::string::npos) return denied;
     password.resize(nul);
   } else {
-    if (rsa_ == nullptr) return denied;
+    const std::shared_ptr<const RsaKeyPair> rsa = Rsa();
+    if (rsa == nullptr) return denied;
     if (r->size() == 1 && static_cast<uint8_t>((*r)[0]) == kRequestPublicKey) {
       {
         std::lock_guard<std::mutex> l(mu_);
         ++stats_.public_key_requests;
       }
       s = ch->Send(absl::StrCat(std::string(1, static_cast<char>(kAuthMoreData)),
-                                rsa_->public_pem()));
+                                rsa->public_pem()));
       if (!s.ok()) return s;
       r = ch->Read();
       if (!r.ok()) return r.status();
     }
-    if (r->size() != rsa_->cipher_length()) return denied;
-    absl::StatusOr<std::string> plain = rsa_->Decrypt(*r);
+    if (r->size() != rsa->cipher_length()) return denied;
+    absl::StatusOr<std::string> plain = rsa->Decrypt(*r);
     if (!plain.ok()) return denied;
     password = Xor(*plain, req.scramble);
     const size_t nul = password.find('\0');

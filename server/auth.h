@@ -218,9 +218,10 @@ struct AuthStats {
 
 class Authenticator {
  public:
-  // `rsa` may be nullptr: caching_sha2_password then authenticates over a
-  // plaintext transport only on the fast path (the full authentication
-  // fails, as MySQL's without RSA keys).
+  // `rsa` nullptr: a 2048-bit pair is generated when a full
+  // authentication over a plaintext transport first needs one (about
+  // 0.1 s, once); if that fails, such authentications fail (as MySQL's
+  // without RSA keys) and the next one tries again.
   Authenticator(UserMap users, std::shared_ptr<const RsaKeyPair> rsa);
 
   // Runs the exchange for `req` over `ch`, up to (not including) the final
@@ -249,14 +250,18 @@ class Authenticator {
   // (one SHA-256 crypt, counted).
   bool CheckSha2Password(const Credential& c, absl::string_view password);
 
+  // The key pair (generated on first use when none was given).
+  std::shared_ptr<const RsaKeyPair> Rsa();
+
   const UserMap users_;
-  const std::shared_ptr<const RsaKeyPair> rsa_;
   // Credentials nobody knows, for unknown users.
   Credential dummy_native_;
   Credential dummy_sha2_;
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> cache_;  // guarded by mu_
+  std::shared_ptr<const RsaKeyPair> rsa_;     // guarded by rsa_mu_
+  std::mutex rsa_mu_;
   AuthStats stats_;                           // guarded by mu_
 };
 

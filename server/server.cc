@@ -899,13 +899,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
 }
 
 absl::Status Server::Init() {
-  std::shared_ptr<const RsaKeyPair> rsa = options_.rsa_keys;
-  if (rsa == nullptr) {
-    auto generated = RsaKeyPair::Generate();
-    if (!generated.ok()) return generated.status();
-    rsa = std::move(*generated);
-  }
-  auth_ = std::make_unique<Authenticator>(options_.users, std::move(rsa));
+  auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
   auto numbers = ReadIndex(io::FileSystem::Default(), options_.dir, options_.basename);
   if (!numbers.ok() || numbers->empty()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -77,7 +77,8 @@ struct ServerOptions {
   UserMap users;
   // caching_sha2_password's RSA key pair, for the full authentication over
   // a plaintext transport (the public key goes to clients that ask for
-  // it). nullptr: Create() generates a 2048-bit pair, in memory only.
+  // it). nullptr: a 2048-bit pair generated when first needed, in memory
+  // only (binlog_server generates it at startup).
   std::shared_ptr<const RsaKeyPair> rsa_keys;
   // 0: the server_id of the log's first Format_description.
   uint32_t server_id = 0;

@@ -187,6 +187,16 @@ int main(int argc, char** argv) {
                                 keys.status().message()));
     }
     o.rsa_keys = std::move(*keys);
+  } else {
+    // Generated now rather than at the first client that needs it: a
+    // failure shows at startup, and no client waits for it.
+    auto keys = binlog::server::RsaKeyPair::Generate();
+    if (!keys.ok()) {
+      std::cerr << "binlog_server: generating the caching_sha2_password RSA key pair: "
+                << keys.status() << "\n";
+      return 1;
+    }
+    o.rsa_keys = std::move(*keys);
   }
 
   // Signals go to a watcher thread (blocked everywhere else).

@@ -399,6 +399,22 @@ TEST_F(AuthenticatorTest, CachingSha2FullAuthenticationWithRsaOverPlaintext) {
   EXPECT_TRUE(absl::IsPermissionDenied(Sha2("sha2", "spW", false)));
 }
 
+// Without a configured key pair, one is generated at the first full
+// authentication over plaintext that needs it, and kept.
+TEST_F(AuthenticatorTest, AKeyPairIsGeneratedWhenFirstNeeded) {
+  UserMap users;
+  users["sha2"] = {AuthPlugin::kCachingSha2Password,
+                   CachingSha2PasswordHash("spw", "SALTsaltSALTsaltSALT")};
+  auth_ = std::make_unique<Authenticator>(users, nullptr);
+  std::vector<std::string> first, second;
+  ASSERT_TRUE(Sha2("sha2", "spw", false, &first).ok());
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_TRUE(absl::StartsWith(first[1], "\x01-----BEGIN PUBLIC KEY-----")) << first[1];
+  EXPECT_TRUE(absl::IsPermissionDenied(Sha2("sha2", "wrong", false, &second)));
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[1], first[1]);  // the same key
+}
+
 TEST_F(AuthenticatorTest, NativePasswordAndTheAuthSwitch) {
   std::vector<std::string> sent;
   // A client announcing mysql_native_password for a native user: no switch.
