@@ -36,6 +36,7 @@
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/log.h"
+#include "server/auth.h"
 #include "server/client.h"
 #include "server/server.h"
 #include "io/socket.h"
@@ -86,7 +87,8 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   }
   ServerOptions so;
   so.dir = dir;
-  so.users = {{"bench", "bench"}};
+  so.users = {{"bench", {binlog::server::AuthPlugin::kNativePassword,
+                         binlog::server::NativePasswordHash("bench")}}};
   so.live = log->get();
   auto server = Server::Create(so);
   if (!server.ok()) std::exit(1);

@@ -49,6 +49,8 @@ class Socket {
   // For a ListenUnix socket: removes its file if the path still names the
   // socket this listener bound (not one another server bound since).
   void RemoveUnixPath();
+  // Whether this is a ListenUnix socket (its connections are local).
+  bool is_unix_listener() const { return !unix_path_.empty(); }
   // A client connection (tests and the benchmark client).
   static absl::StatusOr<Socket> ConnectLoopback(uint16_t port);
   static absl::StatusOr<Socket> ConnectUnix(const std::string& path);

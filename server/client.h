@@ -2,8 +2,8 @@
 //
 // A small replication client for tests and benchmarks of binlog_server
 // (not for production replicas): connects, authenticates with
-// mysql_native_password (following an auth switch), runs simple queries
-// and reads a binlog dump packet by packet.
+// mysql_native_password or caching_sha2_password (following an auth
+// switch), runs simple queries and reads a binlog dump packet by packet.
 //
 // Thread safety: not thread-safe (one client per thread).
 
@@ -35,13 +35,16 @@ struct ClientReply {
 class ReplicationClient {
  public:
   // Connects and authenticates. `plugin` is the plugin the client claims
-  // in its handshake response (the server switches it to
-  // mysql_native_password if it is another one). Error replies come back
-  // as PermissionDenied / FailedPrecondition with the server's code and
-  // message in the text.
+  // in its handshake response (mysql_native_password or
+  // caching_sha2_password answer; any other name sends a token of neither);
+  // an auth switch is followed. caching_sha2_password's full
+  // authentication sends the password in clear when `secure` (a unix
+  // socket), RSA-encrypted with the server's public key otherwise. Error
+  // replies come back as PermissionDenied / FailedPrecondition with the
+  // server's code and message in the text.
   static absl::StatusOr<ReplicationClient> Connect(
       io::Socket sock, const std::string& user, const std::string& password,
-      const std::string& plugin = "mysql_native_password");
+      const std::string& plugin = "mysql_native_password", bool secure = false);
 
   // Runs a query; the reply (OK, error or result set).
   absl::StatusOr<ClientReply> Query(const std::string& sql);
