@@ -126,8 +126,14 @@ class MariadbReplicaTest : public ::testing::Test {
   // port.
   int StartServer(int port = 0) {
     {
-      std::ofstream u(dir_ + "/users");
-      u << "repl:s3cret\n";
+      // The users file as an operator makes it: --hash_user's line, 0600.
+      std::string out;
+      EXPECT_EQ(RunCommand(absl::StrCat("echo s3cret | ", kServer,
+                                        " --hash_user=repl --auth_plugin=mysql_native_password > ",
+                                        dir_, "/users && chmod 600 ", dir_, "/users"),
+                           &out),
+                0)
+          << out;
     }
     ::unlink((dir_ + "/server.out").c_str());
     server_pid_ = Spawn({kServer, "--dir=" + dir_ + "/log", "--basename=binlog",

@@ -43,21 +43,31 @@ void ServedLogTest::StartServedLog(const char* prefix, int transactions,
   }
   ServerOptions so;
   so.dir = dir_;
-  so.users = {{"repl", "pw"}};
+  so.users = {{"repl", {AuthPlugin::kNativePassword, NativePasswordHash("pw")}},
+              {"sha2", {AuthPlugin::kCachingSha2Password,
+                        CachingSha2PasswordHash("pw2", "saltsaltsaltsaltsalt")}},
+              {"sha2sock", {AuthPlugin::kCachingSha2Password,
+                            CachingSha2PasswordHash("pw3", "SALTsaltSALTsaltSALT")}}};
   auto s = Server::Create(so);
   ASSERT_TRUE(s.ok()) << s.status();
   server_ = std::move(*s);
-  auto l = Socket::ListenLoopback(0);
+  auto l = io::Socket::ListenLoopback(0);
   ASSERT_TRUE(l.ok());
   listener_ = std::move(*l);
   port_ = listener_.port();
   runner_ = std::thread([this] { server_->Run(&listener_); });
+  socket_path_ = dir_ + "/s.sock";
+  auto u = io::Socket::ListenUnix(socket_path_);
+  ASSERT_TRUE(u.ok()) << u.status();
+  unix_listener_ = std::move(*u);
+  unix_runner_ = std::thread([this] { server_->Run(&unix_listener_); });
 }
 
 void ServedLogTest::TearDown() {
   if (server_) {
     server_->Shutdown();
     runner_.join();
+    if (unix_runner_.joinable()) unix_runner_.join();
     server_.reset();
   }
   log_.reset();

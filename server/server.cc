@@ -1,4 +1,4 @@
-#include "tools/server/server.h"
+#include "server/server.h"
 
 #include <time.h>
 
@@ -23,7 +23,7 @@
 #include "binlog/reader.h"
 #include "binlog/transaction_boundary.h"
 #include "io/codec.h"
-#include "tools/server/protocol.h"
+#include "server/protocol.h"
 
 namespace binlog {
 namespace server {
@@ -89,7 +89,7 @@ absl::StatusOr<FileScan> ScanFile(const ServerOptions& o, uint64_t n, uint64_t p
 // One client connection.
 class Session {
  public:
-  Session(Server* srv, Socket sock, uint32_t id, absl::Time handshake_end)
+  Session(Server* srv, io::Socket sock, uint32_t id, absl::Time handshake_end)
       : srv_(srv),
         o_(srv->options_),
         sock_(std::move(sock)),
@@ -104,6 +104,10 @@ class Session {
 
   // Whether the client authenticated (and counts toward max_connections).
   bool authenticated() const { return authenticated_; }
+  // Whether the transport is secure (a unix socket; TLS once negotiated):
+  // caching_sha2_password's full authentication then takes the password
+  // in clear instead of RSA-encrypted.
+  void set_secure_transport(bool secure) { secure_transport_ = secure; }
 
  private:
   void Serve() {
@@ -254,11 +258,22 @@ class Session {
   // The handshake, within handshake_end_ as a whole. false: the
   // connection ends (the error, if any, was sent).
   bool Handshake() {
-    const std::string scramble = NewScramble();
+    absl::StatusOr<std::string> scramble = NewScramble();
+    if (!scramble.ok()) {
+      SendErr(kErHandshake, "08S01", "Bad handshake");
+      return false;
+    }
+    // The plugin the greeting names: caching_sha2_password, MySQL 8.4's
+    // default, for a MySQL-flavor log; mysql_native_password for MariaDB
+    // replicas. Users of the other plugin get an auth switch.
+    const AuthPlugin greeting = srv_->flavor_ == LogFlavor::kMariaDB
+                                    ? AuthPlugin::kNativePassword
+                                    : AuthPlugin::kCachingSha2Password;
     server::Handshake h;
     h.server_version = srv_->version_;
     h.connection_id = id_;
-    h.scramble = scramble;
+    h.scramble = *scramble;
+    h.auth_plugin = AuthPluginName(greeting);
     seq_ = 0;
     if (!Send(EncodeHandshake(h))) return false;
     std::string p;
@@ -270,17 +285,17 @@ class Session {
       return false;
     }
     caps_ = resp->capabilities & kServerCapabilities;
-    std::string token = resp->auth_response;
-    if (resp->auth_plugin != "mysql_native_password" &&
-        !(resp->auth_plugin.empty() && (token.empty() || token.size() == 20))) {
-      // caching_sha2_password and others: ask for mysql_native_password.
-      if (!Send(EncodeAuthSwitch("mysql_native_password", scramble))) return false;
-      s = ReadPacket(&p, handshake_end_, o_.max_handshake_packet);
-      if (!s.ok()) return HandshakeFailed(s);
-      token = p;
-    }
-    auto it = o_.users.find(resp->user);
-    if (it == o_.users.end() || !CheckNativePassword(it->second, scramble, token)) {
+    // --- authentication (auth.h) ---
+    AuthRequest req;
+    req.user = resp->user;
+    req.client_plugin = resp->auth_plugin;
+    req.auth_response = resp->auth_response;
+    req.scramble = *scramble;
+    req.secure = secure_transport_;
+    AuthPackets ch(this);
+    s = srv_->auth_->Authenticate(req, greeting, &ch);
+    if (!s.ok() && !absl::IsPermissionDenied(s)) return HandshakeFailed(ch.read_status());
+    if (!s.ok()) {
       Count(&ServerStats::auth_failures, 1);
       // The delay bounds guessing (the connection keeps its
       // unauthenticated slot meanwhile); shutdown cuts it short.
@@ -288,9 +303,10 @@ class Session {
       SendErr(kErAccessDenied, "28000",
               absl::StrCat("Access denied for user '", resp->user.substr(0, 64),
                            "'@'localhost' (using password: ",
-                           token.empty() ? "NO" : "YES", ")"));
+                           resp->auth_response.empty() ? "NO" : "YES", ")"));
       return false;
     }
+    // --- end of authentication ---
     if (!srv_->Authenticated()) {
       SendErr(kErConCount, "08004", "Too many connections");
       return false;
@@ -298,6 +314,27 @@ class Session {
     authenticated_ = true;
     return Send(EncodeOk());
   }
+
+  // The authentication's packets, within the handshake's deadline and
+  // packet limit.
+  class AuthPackets : public AuthChannel {
+   public:
+    explicit AuthPackets(Session* s) : s_(s) {}
+    absl::Status Send(absl::string_view payload) override {
+      return s_->Send(payload) ? absl::OkStatus() : absl::UnavailableError("send failed");
+    }
+    absl::StatusOr<std::string> Read() override {
+      std::string p;
+      read_status_ = s_->ReadPacket(&p, s_->handshake_end_, s_->o_.max_handshake_packet);
+      if (!read_status_.ok()) return read_status_;
+      return p;
+    }
+    const absl::Status& read_status() const { return read_status_; }
+
+   private:
+    Session* s_;
+    absl::Status read_status_;
+  };
 
   bool HandshakeFailed(const absl::Status& s) {
     if (absl::IsResourceExhausted(s)) {
@@ -835,10 +872,11 @@ class Session {
 
   Server* srv_;
   const ServerOptions& o_;
-  Socket sock_;
+  io::Socket sock_;
   uint32_t id_;
   const absl::Time handshake_end_;
   bool authenticated_ = false;
+  bool secure_transport_ = false;
   bool shutdown_sent_ = false;
   uint8_t seq_ = 0;
   uint32_t caps_ = 0;
@@ -861,6 +899,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
 }
 
 absl::Status Server::Init() {
+  auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
   auto numbers = ReadIndex(io::FileSystem::Default(), options_.dir, options_.basename);
   if (!numbers.ok() || numbers->empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -961,7 +1000,7 @@ ServerFacts Server::StateFacts() {
   return f;
 }
 
-void Server::Run(Socket* listener) {
+void Server::Run(io::Socket* listener) {
   while (!shutdown_.load()) {
     auto c = listener->Accept(absl::Milliseconds(200));
     if (!c.ok()) continue;
@@ -990,10 +1029,13 @@ void Server::Run(Socket* listener) {
     ++unauthenticated_;
     uint32_t id = next_connection_id_.fetch_add(1);
     auto done = std::make_shared<std::atomic<bool>>(false);
-    std::thread t([this, sock = std::move(*c), id, done, handshake_end]() mutable {
+    // A unix socket is a secure transport (as MySQL counts it).
+    const bool secure = listener->is_unix_listener();
+    std::thread t([this, sock = std::move(*c), id, done, handshake_end, secure]() mutable {
       bool authenticated = false;
       {
         Session session(this, std::move(sock), id, handshake_end);
+        session.set_secure_transport(secure);
         session.Run();
         authenticated = session.authenticated();
       }
@@ -1013,13 +1055,13 @@ void Server::Run(Socket* listener) {
   }
 }
 
-void Server::Register(Socket* s) {
+void Server::Register(io::Socket* s) {
   std::lock_guard<std::mutex> l(mu_);
   open_.insert(s);
   if (shutdown_.load()) s->ShutdownRead();  // Shutdown() ran before: wake now
 }
 
-void Server::Unregister(Socket* s) {
+void Server::Unregister(io::Socket* s) {
   std::lock_guard<std::mutex> l(mu_);
   open_.erase(s);
 }
@@ -1041,7 +1083,7 @@ void Server::Shutdown() {
   // Wake every session blocked reading its client (handshakes, idle
   // sessions, dumps waiting for acks); they see shutdown_ and end.
   std::lock_guard<std::mutex> l(mu_);
-  for (Socket* s : open_) s->ShutdownRead();
+  for (io::Socket* s : open_) s->ShutdownRead();
 }
 
 Server::~Server() {
@@ -1059,8 +1101,13 @@ void Server::Join() {
 }
 
 ServerStats Server::stats() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return stats_;
+  ServerStats st;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    st = stats_;
+  }
+  st.auth = auth_->stats();
+  return st;
 }
 
 }  // namespace server

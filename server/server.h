@@ -1,8 +1,8 @@
-// File: tools/server/server.h
+// File: server/server.h
 //
 // Server: serves a binlog to replicas over the MySQL replication protocol
 // (what `binlog_server` runs). One thread per connection: handshake
-// (mysql_native_password, auth switch for other plugins), the connect-time
+// (caching_sha2_password and mysql_native_password, auth.h), the connect-time
 // queries (queries.h), COM_REGISTER_SLAVE, and a dump (COM_BINLOG_DUMP by
 // file and position, COM_BINLOG_DUMP_GTID by MySQL GTID set, or MariaDB's
 // GTID connect through @slave_connect_state) that streams the log: the fake
@@ -40,8 +40,8 @@
 // every session has ended.
 // Lifetime: `live`, when set, must outlive the Server.
 
-#ifndef BINLOG_TOOLS_SERVER_SERVER_H_
-#define BINLOG_TOOLS_SERVER_SERVER_H_
+#ifndef BINLOG_SERVER_SERVER_H_
+#define BINLOG_SERVER_SERVER_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -62,8 +62,9 @@
 #include "binlog/flavor.h"
 #include "binlog/log.h"
 #include "sync/ack_tracker.h"
-#include "tools/server/queries.h"
-#include "tools/server/socket.h"
+#include "server/auth.h"
+#include "server/queries.h"
+#include "io/socket.h"
 
 namespace binlog {
 namespace server {
@@ -71,8 +72,14 @@ namespace server {
 struct ServerOptions {
   std::string dir;
   std::string basename = "binlog";
-  // user -> password (mysql_native_password).
-  std::map<std::string, std::string> users;
+  // user -> plugin and authentication_string (auth.h; LoadUsersFile
+  // reads binlog_server's --users file).
+  UserMap users;
+  // caching_sha2_password's RSA key pair, for the full authentication over
+  // a plaintext transport (the public key goes to clients that ask for
+  // it). nullptr: a 2048-bit pair generated when first needed, in memory
+  // only (binlog_server generates it at startup).
+  std::shared_ptr<const RsaKeyPair> rsa_keys;
   // 0: the server_id of the log's first Format_description.
   uint32_t server_id = 0;
   // The in-process log to serve instead of the files at rest.
@@ -145,6 +152,7 @@ struct ServerOptions {
 struct ServerStats {
   uint64_t connections = 0;
   uint64_t auth_failures = 0;
+  AuthStats auth;  // the authenticator's counters (auth.h)
   uint64_t dumps = 0;
   uint64_t events_sent = 0;
   uint64_t bytes_sent = 0;
@@ -167,10 +175,10 @@ class Server {
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& o);
   ~Server();
 
-  // Serves connections on `listener` (from Socket::ListenLoopback or
+  // Serves connections on `listener` (from io::Socket::ListenLoopback or
   // ListenUnix) until Shutdown(). May be called for several listeners from
   // several threads.
-  void Run(Socket* listener);
+  void Run(io::Socket* listener);
   // Ends every session promptly (dumps and idle sessions get
   // ER_SERVER_SHUTDOWN; connections in the handshake or in a failed
   // login's delay are woken and closed) and makes Run() return.
@@ -191,8 +199,8 @@ class Server {
   friend class Session;
   explicit Server(const ServerOptions& o) : options_(o) {}
   // A session's socket, woken (its reading side shut) at Shutdown().
-  void Register(Socket* s);
-  void Unregister(Socket* s);
+  void Register(io::Socket* s);
+  void Unregister(io::Socket* s);
   // Moves a session from the unauthenticated count to the authenticated
   // one; false (nothing changed) when max_connections are in use.
   bool Authenticated();
@@ -209,6 +217,7 @@ class Server {
   ServerFacts StateFacts();
 
   const ServerOptions options_;
+  std::unique_ptr<Authenticator> auth_;  // set by Init()
   LogFlavor flavor_ = LogFlavor::kMySQL;
   uint32_t server_id_ = 1;
   bool checksums_ = true;
@@ -226,7 +235,7 @@ class Server {
   std::vector<SessionThread> threads_;  // guarded by mu_
   int active_ = 0;                    // authenticated sessions; guarded by mu_
   int unauthenticated_ = 0;           // sessions in the handshake; guarded by mu_
-  std::set<Socket*> open_;            // guarded by mu_
+  std::set<io::Socket*> open_;            // guarded by mu_
   ServerStats stats_;                 // guarded by mu_
 
   // StateFacts(). Lock order: facts_mu_, then mu_.
@@ -241,4 +250,4 @@ class Server {
 }  // namespace server
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_SERVER_SERVER_H_
+#endif  // BINLOG_SERVER_SERVER_H_

@@ -1,7 +1,7 @@
-// File: tools/server/protocol.h
+// File: server/protocol.h
 //
 // The MySQL client/server protocol as binlog_server speaks it: packet
-// framing, the v10 handshake with mysql_native_password, OK / ERR / EOF
+// framing, the v10 handshake (the authentication plugins are auth.h's), OK / ERR / EOF
 // packets, text result sets, and the replication commands
 // (COM_REGISTER_SLAVE, COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID). This is the
 // one home of the wire encoding; the binlog events themselves come from
@@ -13,8 +13,8 @@
 //
 // Thread safety: thread-safe (no shared state).
 
-#ifndef BINLOG_TOOLS_SERVER_PROTOCOL_H_
-#define BINLOG_TOOLS_SERVER_PROTOCOL_H_
+#ifndef BINLOG_SERVER_PROTOCOL_H_
+#define BINLOG_SERVER_PROTOCOL_H_
 
 #include <cstdint>
 #include <optional>
@@ -143,19 +143,8 @@ struct HandshakeResponse {
 // none), or a malformed packet.
 absl::StatusOr<HandshakeResponse> ParseHandshakeResponse(absl::string_view p);
 
-// 20 random bytes, none of them NUL (clients treat the scramble as a
-// C string), from the OS's random source.
-std::string NewScramble();
-
-// mysql_native_password: the token a client sends for `password` and
-// `scramble` (SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw)))), empty for
-// an empty password; and the server's check of a token.
-std::string NativePasswordToken(absl::string_view password,
-                                absl::string_view scramble);
-bool CheckNativePassword(absl::string_view password, absl::string_view scramble,
-                         absl::string_view token);
-
-// Auth switch request: 0xFE, plugin name, scramble + NUL.
+// Auth switch request: 0xFE, plugin name, scramble + NUL (server/auth.h
+// has the plugins).
 std::string EncodeAuthSwitch(absl::string_view plugin, absl::string_view scramble);
 
 // OK, ERR and EOF packets (CLIENT_PROTOCOL_41 layouts). EncodeOk with
@@ -216,4 +205,4 @@ std::string EncodeSemiSyncAck(uint64_t position, absl::string_view file);
 }  // namespace server
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_SERVER_PROTOCOL_H_
+#endif  // BINLOG_SERVER_PROTOCOL_H_
