@@ -431,11 +431,11 @@ class GoTaggedTest : public ::testing::TestWithParam<io::Codec> {
   void StartServer() {
     ServerOptions so;
     so.dir = dir_;
-    so.users = {{"repl", "pw"}};
+    so.users = {{"repl", {AuthPlugin::kNativePassword, NativePasswordHash("pw")}}};
     auto s = Server::Create(so);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
-    auto l = Socket::ListenLoopback(0);
+    auto l = io::Socket::ListenLoopback(0);
     ASSERT_TRUE(l.ok()) << l.status();
     listener_ = std::move(*l);
     runner_ = std::thread([this] { server_->Run(&listener_); });
@@ -449,7 +449,7 @@ class GoTaggedTest : public ::testing::TestWithParam<io::Codec> {
   int compressed_tagged_ = 0;  // tagged ones among them
   bool last_compressed_ = false;
   std::unique_ptr<Server> server_;
-  Socket listener_;
+  io::Socket listener_;
   std::thread runner_;
 };
 
