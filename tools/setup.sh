@@ -57,7 +57,8 @@ python_packages() {
 # 8.4 files), pinned by its go.mod and go.sum: downloaded into the module
 # cache, and the programs built once into the test's build cache
 # (/tmp/binlog_gomysql_gocache_UID) so the test, which builds them
-# offline, starts warm. go.mod needs Go 1.25 or later (go-mysql v1.15.0); Debian bookworm's golang-go is 1.19, so no package of the archive
+# offline, starts warm. go.mod needs Go 1.25 or later (go-mysql v1.15.0);
+# Debian bookworm's golang-go is 1.19, so no package of the archive
 # provides it: a Go from elsewhere (PATH, /usr/local/go) is used when there
 # is one. Without go the test skips with "no go command", the one skip of
 # it tests/expected_skips.txt accepts; with go and without the modules it
