@@ -23,18 +23,17 @@
 // timestamps and transaction_length.
 //
 // Each transaction is: a Gtid (or Anonymous_gtid, or Gtid_tagged) event,
-// a BEGIN Query event, a
-// Table_map of the table `gen`.`types` (25 columns of the common MySQL
-// types, with the optional metadata MySQL 8 logs under
+// a BEGIN Query event, a Table_map of the table `gen`.`types` (25 columns
+// of the common MySQL types, with the optional metadata MySQL 8 logs under
 // binlog_row_metadata=FULL: signedness, charsets, column names, ENUM/SET
 // strings), one Rows v2 event of --rows rows, and an Xid event; the
 // Table_map and Rows events come from binlog::RowsWriter. Every 10th
 // transaction updates its rows (before and after images), every 10th + 1
 // deletes them, the others insert them. With --payload the log compresses
 // every transaction (Options::compression kZstd, level 3, threshold 0): all
-// but its Gtid event go into a zstd Transaction_payload event, as MySQL
-// 8.0.20+ writes with binlog_transaction_compression=ON (a transaction
-// that would not get smaller stays plain, as in MySQL).
+// but its Gtid event (tagged or not) go into a zstd Transaction_payload
+// event, as MySQL 8.0.20+ writes with binlog_transaction_compression=ON
+// (a transaction that would not get smaller stays plain, as in MySQL).
 //
 // Row k (k = 1, 2, ... over the whole run; an update's after image is row
 // k + 500000) holds values that are functions of k, so a test can predict
