@@ -1,8 +1,8 @@
 // serve_bench: what serving replicas costs the log. A writer at --threads
 // (64) commits small transactions to a live Binlog in this process while
-// binlog_server's Server (tools/server, ServerOptions::live: tailing
+// binlog_server's Server (server/, ServerOptions::live: tailing
 // readers, NextBatch) streams the log over 127.0.0.1 to N replicas, each
-// the in-tree ReplicationClient (tools/server/client.h) in its own thread.
+// the in-tree ReplicationClient (server/client.h) in its own thread.
 //
 //   bazel run -c opt //benchmarks:serve_bench -- --replicas=0,1,8,64
 //       --format=jsonl [--seconds=3] [--threads=64] [--sync=group|never]
@@ -36,9 +36,9 @@
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/log.h"
-#include "tools/server/client.h"
-#include "tools/server/server.h"
-#include "tools/server/socket.h"
+#include "server/client.h"
+#include "server/server.h"
+#include "io/socket.h"
 
 
 ABSL_FLAG(std::string, replicas, "0,1,8,64",
@@ -54,7 +54,7 @@ namespace {
 using binlog::server::ReplicationClient;
 using binlog::server::Server;
 using binlog::server::ServerOptions;
-using binlog::server::Socket;
+using binlog::io::Socket;
 
 int64_t NowNs() {
   timespec t;

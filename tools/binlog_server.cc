@@ -30,8 +30,8 @@
 #include "absl/time/time.h"
 #include "binlog/index_file.h"
 #include "io/file_system.h"
-#include "tools/server/server.h"
-#include "tools/server/socket.h"
+#include "server/server.h"
+#include "io/socket.h"
 
 using binlog::server::ServerOptions;
 
@@ -98,7 +98,7 @@ absl::Status ReadUsers(const std::string& path, std::map<std::string, std::strin
 
 int main(int argc, char** argv) {
   using binlog::server::Server;
-  using binlog::server::Socket;
+  using binlog::io::Socket;
   absl::SetProgramUsageMessage(
       "binlog_server --dir=DIR [--basename=NAME] --port=N [--socket=PATH] "
       "--users=FILE [--server_id=N] [--max_connections=N ...]\n"

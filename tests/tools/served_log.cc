@@ -47,7 +47,7 @@ void ServedLogTest::StartServedLog(const char* prefix, int transactions,
   auto s = Server::Create(so);
   ASSERT_TRUE(s.ok()) << s.status();
   server_ = std::move(*s);
-  auto l = Socket::ListenLoopback(0);
+  auto l = io::Socket::ListenLoopback(0);
   ASSERT_TRUE(l.ok());
   listener_ = std::move(*l);
   port_ = listener_.port();

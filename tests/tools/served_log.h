@@ -14,8 +14,8 @@
 #include "binlog/log.h"
 #include "gtest/gtest.h"
 #include "io/codec.h"
-#include "tools/server/server.h"
-#include "tools/server/socket.h"
+#include "server/server.h"
+#include "io/socket.h"
 
 namespace binlog {
 namespace server {
@@ -40,7 +40,7 @@ class ServedLogTest : public ::testing::TestWithParam<io::Codec> {
   std::string dir_;
   std::unique_ptr<Binlog> log_;
   std::unique_ptr<Server> server_;
-  Socket listener_;
+  io::Socket listener_;
   uint16_t port_ = 0;
   std::thread runner_;
 };

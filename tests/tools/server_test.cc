@@ -9,7 +9,7 @@
 // each bounded by deadlines on 127.0.0.1 or in a temporary directory.
 
 #include "tests/tools/served_log.h"
-#include "tools/server/server.h"
+#include "server/server.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,11 +32,11 @@
 #include "binlog/gtid.h"
 #include "binlog/log.h"
 #include "gtest/gtest.h"
-#include "tools/server/client.h"
-#include "tools/server/protocol.h"
-#include "tools/server/queries.h"
-#include "tools/server/sha1.h"
-#include "tools/server/socket.h"
+#include "server/client.h"
+#include "server/protocol.h"
+#include "server/queries.h"
+#include "server/sha1.h"
+#include "io/socket.h"
 
 namespace binlog {
 namespace server {
@@ -278,7 +278,7 @@ TEST(QueriesTest, RandomStatementsAlwaysGetAnAnswer) {
 }
 
 // Reads one packet from a raw connection.
-absl::StatusOr<std::string> RawPacket(Socket* s, absl::Time deadline) {
+absl::StatusOr<std::string> RawPacket(io::Socket* s, absl::Time deadline) {
   char h[4];
   absl::Status st = s->ReadFull(h, 4, deadline);
   if (!st.ok()) return st;
@@ -298,7 +298,7 @@ uint16_t ErrCode(const std::string& p) {
 
 // Whether the peer closes `s` before `deadline` (what it sends meanwhile
 // is read and dropped).
-bool ClosedBy(Socket* s, absl::Time deadline) {
+bool ClosedBy(io::Socket* s, absl::Time deadline) {
   char buf[4096];
   while (true) {
     auto n = s->ReadSome(buf, sizeof(buf), deadline);
@@ -328,7 +328,7 @@ TEST_F(UnixSocketTest, ListenRefusesToReplaceAnythingButAStaleSocket) {
     std::ofstream f(path_);
     f << "precious";
   }
-  auto l = Socket::ListenUnix(path_);
+  auto l = io::Socket::ListenUnix(path_);
   EXPECT_FALSE(l.ok());
   EXPECT_NE(l.status().message().find("not a socket"), absl::string_view::npos) << l.status();
   std::ifstream in(path_);
@@ -338,25 +338,25 @@ TEST_F(UnixSocketTest, ListenRefusesToReplaceAnythingButAStaleSocket) {
   ASSERT_EQ(::unlink(path_.c_str()), 0);
 
   ASSERT_EQ(::mkdir(path_.c_str(), 0700), 0);
-  EXPECT_FALSE(Socket::ListenUnix(path_).ok());
+  EXPECT_FALSE(io::Socket::ListenUnix(path_).ok());
   ASSERT_EQ(::rmdir(path_.c_str()), 0);
 
-  auto first = Socket::ListenUnix(path_);
+  auto first = io::Socket::ListenUnix(path_);
   ASSERT_TRUE(first.ok()) << first.status();
-  auto second = Socket::ListenUnix(path_);
+  auto second = io::Socket::ListenUnix(path_);
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("listening"), absl::string_view::npos)
       << second.status();
   // The first server still owns the path.
-  auto c = Socket::ConnectUnix(path_);
+  auto c = io::Socket::ConnectUnix(path_);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(first->Accept(absl::Seconds(10)).ok());
 
   // Closed without removing its file: a stale socket, replaced.
   first->Close();
-  auto third = Socket::ListenUnix(path_);
+  auto third = io::Socket::ListenUnix(path_);
   ASSERT_TRUE(third.ok()) << third.status();
-  auto d = Socket::ConnectUnix(path_);
+  auto d = io::Socket::ConnectUnix(path_);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_TRUE(third->Accept(absl::Seconds(10)).ok());
 }
@@ -443,7 +443,7 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
     auto s = Server::Create(so);
     ASSERT_TRUE(s.ok()) << s.status();
     server_ = std::move(*s);
-    auto l = Socket::ListenLoopback(0);
+    auto l = io::Socket::ListenLoopback(0);
     ASSERT_TRUE(l.ok()) << l.status();
     listener_ = std::move(*l);
     port_ = listener_.port();
@@ -459,7 +459,7 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
   absl::StatusOr<ReplicationClient> Connect(const std::string& user = "repl",
                                             const std::string& pw = "pw",
                                             const std::string& plugin = "mysql_native_password") {
-    auto s = Socket::ConnectLoopback(port_);
+    auto s = io::Socket::ConnectLoopback(port_);
     if (!s.ok()) return s.status();
     return ReplicationClient::Connect(std::move(*s), user, pw, plugin);
   }
@@ -522,7 +522,7 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
   std::unique_ptr<Binlog> log_;
   int committed_ = 0;
   std::unique_ptr<Server> server_;
-  Socket listener_;
+  io::Socket listener_;
   uint16_t port_ = 0;
   std::thread runner_;
 };
@@ -549,14 +549,14 @@ TEST_P(ServerTest, GarbageDoesNotHurtTheServer) {
   for (const std::string& junk :
        {std::string("\x05\0\0\x01hello", 9), std::string("\xff\xff\xff\x01", 4) + "xx",
         std::string(64, '\x7f')}) {
-    auto s = Socket::ConnectLoopback(port_);
+    auto s = io::Socket::ConnectLoopback(port_);
     ASSERT_TRUE(s.ok());
     char buf[256];
     ASSERT_TRUE(s->ReadFull(buf, 4, absl::Now() + absl::Seconds(5)).ok());
     ASSERT_TRUE(s->WriteAll(junk, absl::Now() + absl::Seconds(5)).ok());
     s->Shutdown();
   }
-  auto silent = Socket::ConnectLoopback(port_);
+  auto silent = io::Socket::ConnectLoopback(port_);
   ASSERT_TRUE(silent.ok());
   // Authenticated garbage commands get errors, and the session survives an
   // unknown command.
@@ -899,10 +899,10 @@ INSTANTIATE_TEST_SUITE_P(Codecs, ServerTest,
 class HostileClientTest : public ServerTest {
  protected:
   // A connection that got the server's greeting and says nothing.
-  Socket Silent() {
-    auto s = Socket::ConnectLoopback(port_);
+  io::Socket Silent() {
+    auto s = io::Socket::ConnectLoopback(port_);
     EXPECT_TRUE(s.ok()) << s.status();
-    if (!s.ok()) return Socket();
+    if (!s.ok()) return io::Socket();
     auto p = RawPacket(&*s, absl::Now() + absl::Seconds(10));
     EXPECT_TRUE(p.ok()) << p.status();
     if (p.ok()) {
@@ -943,18 +943,18 @@ TEST_P(HostileClientTest, SilentSocketsDoNotLockReplicasOut) {
     o->max_unauthenticated_connections = 4;
     o->handshake_timeout = absl::Seconds(3);
   });
-  std::vector<Socket> silent;
+  std::vector<io::Socket> silent;
   for (int i = 0; i < 3; ++i) silent.push_back(Silent());
   ReplicationClient a = Replica();  // 3 silent + 1 in the handshake: fits
   silent.push_back(Silent());
   // A fifth unauthenticated connection is refused at once.
-  auto extra = Socket::ConnectLoopback(port_);
+  auto extra = io::Socket::ConnectLoopback(port_);
   ASSERT_TRUE(extra.ok());
   auto p = RawPacket(&*extra, absl::Now() + absl::Seconds(10));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(ErrCode(*p), kErConCount);
   // The server drops the silent ones after the handshake timeout.
-  for (Socket& s : silent) EXPECT_TRUE(ClosedBy(&s, absl::Now() + absl::Seconds(30)));
+  for (io::Socket& s : silent) EXPECT_TRUE(ClosedBy(&s, absl::Now() + absl::Seconds(30)));
   ReplicationClient b = Replica();
   // A third authenticated session is past max_connections.
   auto c = Connect();
@@ -969,7 +969,7 @@ TEST_P(HostileClientTest, SilentSocketsDoNotLockReplicasOut) {
 // not a 4 MiB buffer; after it, a packet past max_packet the same.
 TEST_P(HostileClientTest, OversizedPacketsGet1153) {
   StartServer(false, nullptr, [](ServerOptions* o) { o->max_packet = 1 << 20; });
-  auto s = Socket::ConnectLoopback(port_);
+  auto s = io::Socket::ConnectLoopback(port_);
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE(RawPacket(&*s, absl::Now() + absl::Seconds(10)).ok());
   ASSERT_TRUE(s->WriteAll(std::string("\x00\x00\x40\x01", 4) + "abc",
@@ -1057,7 +1057,7 @@ TEST_P(HostileClientTest, ShutdownEndsEveryConnectionPromptly) {
     o->handshake_timeout = absl::Seconds(60);
     o->auth_failure_delay = absl::Seconds(60);
   });
-  Socket silent = Silent();
+  io::Socket silent = Silent();
   ReplicationClient idle = Replica();
   ASSERT_TRUE(idle.Query("SELECT 1").ok());
   std::atomic<bool> guessed{false};
@@ -1170,7 +1170,7 @@ TEST_P(HostileClientTest, RandomPacketsNeverHurtTheServer) {
     return b;
   };
   for (int i = 0; i < 100; ++i) {
-    auto s = Socket::ConnectLoopback(port_);
+    auto s = io::Socket::ConnectLoopback(port_);
     ASSERT_TRUE(s.ok());
     ASSERT_TRUE(RawPacket(&*s, absl::Now() + absl::Seconds(10)).ok());
     std::string body = junk(next() % 300);

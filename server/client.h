@@ -1,4 +1,4 @@
-// File: tools/server/client.h
+// File: server/client.h
 //
 // A small replication client for tests and benchmarks of binlog_server
 // (not for production replicas): connects, authenticates with
@@ -7,8 +7,8 @@
 //
 // Thread safety: not thread-safe (one client per thread).
 
-#ifndef BINLOG_TOOLS_SERVER_CLIENT_H_
-#define BINLOG_TOOLS_SERVER_CLIENT_H_
+#ifndef BINLOG_SERVER_CLIENT_H_
+#define BINLOG_SERVER_CLIENT_H_
 
 #include <cstdint>
 #include <optional>
@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "tools/server/socket.h"
+#include "io/socket.h"
 
 namespace binlog {
 namespace server {
@@ -40,7 +40,7 @@ class ReplicationClient {
   // as PermissionDenied / FailedPrecondition with the server's code and
   // message in the text.
   static absl::StatusOr<ReplicationClient> Connect(
-      Socket sock, const std::string& user, const std::string& password,
+      io::Socket sock, const std::string& user, const std::string& password,
       const std::string& plugin = "mysql_native_password");
 
   // Runs a query; the reply (OK, error or result set).
@@ -63,15 +63,15 @@ class ReplicationClient {
   // Acknowledges receipt up to `position` of `file`.
   absl::Status SendAck(uint64_t position, const std::string& file);
 
-  Socket& socket() { return sock_; }
+  io::Socket& socket() { return sock_; }
 
  private:
-  explicit ReplicationClient(Socket s) : sock_(std::move(s)) {}
+  explicit ReplicationClient(io::Socket s) : sock_(std::move(s)) {}
   absl::Status ReadPacket(std::string* out, absl::Time deadline);
   absl::Status WritePacket(const std::string& payload);
   // Exactly n bytes, through a read buffer (a dump is many small packets).
   absl::Status ReadFull(char* out, size_t n, absl::Time deadline);
-  Socket sock_;
+  io::Socket sock_;
   std::string buf_;
   size_t buf_pos_ = 0;
   uint8_t seq_ = 0;
@@ -82,4 +82,4 @@ class ReplicationClient {
 }  // namespace server
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_SERVER_CLIENT_H_
+#endif  // BINLOG_SERVER_CLIENT_H_

@@ -1,21 +1,20 @@
-// File: tools/server/socket.h
+// File: io/socket.h
 //
 // The few socket calls binlog_server needs: listen on 127.0.0.1 or a unix
 // socket, accept, blocking reads/writes with deadlines, and shutdown.
 //
-// Why here and not in io/: io/ is the library's file-system seam (the log
-// never touches a socket), and a network listener is a property of this
-// one tool, not of the storage library. Keeping it tools-local keeps the
-// library free of networking while still keeping the OS calls of the
-// server in one small file.
+// io/ is where the project touches the OS, so the server's sockets live
+// here, in a target of their own (//io:socket): the storage library
+// (//binlog) never depends on it and stays free of networking; the server
+// library (//server) and the tests and benchmarks that talk to it do.
 //
 // Thread safety: a Socket is thread-compatible; Close() may be called from
 // another thread to wake a blocked Accept (shutdown).
 // Errors: absl::Status carrying the errno text; DeadlineExceeded when a
 // deadline passes, Unavailable when the peer closed the connection.
 
-#ifndef BINLOG_TOOLS_SERVER_SOCKET_H_
-#define BINLOG_TOOLS_SERVER_SOCKET_H_
+#ifndef BINLOG_IO_SOCKET_H_
+#define BINLOG_IO_SOCKET_H_
 
 #include <atomic>
 #include <cstdint>
@@ -28,7 +27,7 @@
 #include "absl/time/time.h"
 
 namespace binlog {
-namespace server {
+namespace io {
 
 class Socket {
  public:
@@ -94,7 +93,7 @@ class Socket {
   uint64_t unix_ino_ = 0;
 };
 
-}  // namespace server
+}  // namespace io
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_SERVER_SOCKET_H_
+#endif  // BINLOG_IO_SOCKET_H_

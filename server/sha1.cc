@@ -1,4 +1,4 @@
-#include "tools/server/sha1.h"
+#include "server/sha1.h"
 
 #include <cstring>
 #include <string>

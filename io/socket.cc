@@ -1,4 +1,4 @@
-#include "tools/server/socket.h"
+#include "io/socket.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace binlog {
-namespace server {
+namespace io {
 namespace {
 
 absl::Status Errno(absl::string_view what) {
@@ -262,5 +262,5 @@ void Socket::Close() {
   }
 }
 
-}  // namespace server
+}  // namespace io
 }  // namespace binlog

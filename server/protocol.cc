@@ -1,4 +1,4 @@
-#include "tools/server/protocol.h"
+#include "server/protocol.h"
 
 #include <fcntl.h>
 #include <sys/random.h>
@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "tools/server/sha1.h"
+#include "server/sha1.h"
 
 namespace binlog {
 namespace server {

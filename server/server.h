@@ -1,4 +1,4 @@
-// File: tools/server/server.h
+// File: server/server.h
 //
 // Server: serves a binlog to replicas over the MySQL replication protocol
 // (what `binlog_server` runs). One thread per connection: handshake
@@ -40,8 +40,8 @@
 // every session has ended.
 // Lifetime: `live`, when set, must outlive the Server.
 
-#ifndef BINLOG_TOOLS_SERVER_SERVER_H_
-#define BINLOG_TOOLS_SERVER_SERVER_H_
+#ifndef BINLOG_SERVER_SERVER_H_
+#define BINLOG_SERVER_SERVER_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -62,8 +62,8 @@
 #include "binlog/flavor.h"
 #include "binlog/log.h"
 #include "sync/ack_tracker.h"
-#include "tools/server/queries.h"
-#include "tools/server/socket.h"
+#include "server/queries.h"
+#include "io/socket.h"
 
 namespace binlog {
 namespace server {
@@ -167,10 +167,10 @@ class Server {
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& o);
   ~Server();
 
-  // Serves connections on `listener` (from Socket::ListenLoopback or
+  // Serves connections on `listener` (from io::Socket::ListenLoopback or
   // ListenUnix) until Shutdown(). May be called for several listeners from
   // several threads.
-  void Run(Socket* listener);
+  void Run(io::Socket* listener);
   // Ends every session promptly (dumps and idle sessions get
   // ER_SERVER_SHUTDOWN; connections in the handshake or in a failed
   // login's delay are woken and closed) and makes Run() return.
@@ -191,8 +191,8 @@ class Server {
   friend class Session;
   explicit Server(const ServerOptions& o) : options_(o) {}
   // A session's socket, woken (its reading side shut) at Shutdown().
-  void Register(Socket* s);
-  void Unregister(Socket* s);
+  void Register(io::Socket* s);
+  void Unregister(io::Socket* s);
   // Moves a session from the unauthenticated count to the authenticated
   // one; false (nothing changed) when max_connections are in use.
   bool Authenticated();
@@ -226,7 +226,7 @@ class Server {
   std::vector<SessionThread> threads_;  // guarded by mu_
   int active_ = 0;                    // authenticated sessions; guarded by mu_
   int unauthenticated_ = 0;           // sessions in the handshake; guarded by mu_
-  std::set<Socket*> open_;            // guarded by mu_
+  std::set<io::Socket*> open_;            // guarded by mu_
   ServerStats stats_;                 // guarded by mu_
 
   // StateFacts(). Lock order: facts_mu_, then mu_.
@@ -241,4 +241,4 @@ class Server {
 }  // namespace server
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_SERVER_SERVER_H_
+#endif  // BINLOG_SERVER_SERVER_H_

@@ -1,4 +1,4 @@
-#include "tools/server/queries.h"
+#include "server/queries.h"
 
 #include <cctype>
 
@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "tools/server/protocol.h"
+#include "server/protocol.h"
 
 namespace binlog {
 namespace server {

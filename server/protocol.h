@@ -1,4 +1,4 @@
-// File: tools/server/protocol.h
+// File: server/protocol.h
 //
 // The MySQL client/server protocol as binlog_server speaks it: packet
 // framing, the v10 handshake with mysql_native_password, OK / ERR / EOF
@@ -13,8 +13,8 @@
 //
 // Thread safety: thread-safe (no shared state).
 
-#ifndef BINLOG_TOOLS_SERVER_PROTOCOL_H_
-#define BINLOG_TOOLS_SERVER_PROTOCOL_H_
+#ifndef BINLOG_SERVER_PROTOCOL_H_
+#define BINLOG_SERVER_PROTOCOL_H_
 
 #include <cstdint>
 #include <optional>
@@ -216,4 +216,4 @@ std::string EncodeSemiSyncAck(uint64_t position, absl::string_view file);
 }  // namespace server
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_SERVER_PROTOCOL_H_
+#endif  // BINLOG_SERVER_PROTOCOL_H_

@@ -1,4 +1,4 @@
-// File: tools/server/sha1.h
+// File: server/sha1.h
 //
 // SHA-1 (FIPS 180-4), for mysql_native_password only: the scramble check of
 // the replication protocol's handshake needs it and nothing else in the
@@ -8,8 +8,8 @@
 //
 // Thread safety: thread-safe (no shared state).
 
-#ifndef BINLOG_TOOLS_SERVER_SHA1_H_
-#define BINLOG_TOOLS_SERVER_SHA1_H_
+#ifndef BINLOG_SERVER_SHA1_H_
+#define BINLOG_SERVER_SHA1_H_
 
 #include <array>
 #include <cstdint>
@@ -27,4 +27,4 @@ Sha1Digest Sha1(absl::string_view data);
 }  // namespace server
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_SERVER_SHA1_H_
+#endif  // BINLOG_SERVER_SHA1_H_

@@ -1,10 +1,10 @@
-#include "tools/server/client.h"
+#include "server/client.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "tools/server/protocol.h"
+#include "server/protocol.h"
 
 namespace binlog {
 namespace server {
@@ -73,7 +73,7 @@ absl::Status ReplicationClient::WritePacket(const std::string& payload) {
 }
 
 absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
-    Socket sock, const std::string& user, const std::string& password,
+    io::Socket sock, const std::string& user, const std::string& password,
     const std::string& plugin) {
   ReplicationClient c(std::move(sock));
   std::string p;

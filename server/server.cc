@@ -1,4 +1,4 @@
-#include "tools/server/server.h"
+#include "server/server.h"
 
 #include <time.h>
 
@@ -23,7 +23,7 @@
 #include "binlog/reader.h"
 #include "binlog/transaction_boundary.h"
 #include "io/codec.h"
-#include "tools/server/protocol.h"
+#include "server/protocol.h"
 
 namespace binlog {
 namespace server {
@@ -89,7 +89,7 @@ absl::StatusOr<FileScan> ScanFile(const ServerOptions& o, uint64_t n, uint64_t p
 // One client connection.
 class Session {
  public:
-  Session(Server* srv, Socket sock, uint32_t id, absl::Time handshake_end)
+  Session(Server* srv, io::Socket sock, uint32_t id, absl::Time handshake_end)
       : srv_(srv),
         o_(srv->options_),
         sock_(std::move(sock)),
@@ -835,7 +835,7 @@ class Session {
 
   Server* srv_;
   const ServerOptions& o_;
-  Socket sock_;
+  io::Socket sock_;
   uint32_t id_;
   const absl::Time handshake_end_;
   bool authenticated_ = false;
@@ -961,7 +961,7 @@ ServerFacts Server::StateFacts() {
   return f;
 }
 
-void Server::Run(Socket* listener) {
+void Server::Run(io::Socket* listener) {
   while (!shutdown_.load()) {
     auto c = listener->Accept(absl::Milliseconds(200));
     if (!c.ok()) continue;
@@ -1013,13 +1013,13 @@ void Server::Run(Socket* listener) {
   }
 }
 
-void Server::Register(Socket* s) {
+void Server::Register(io::Socket* s) {
   std::lock_guard<std::mutex> l(mu_);
   open_.insert(s);
   if (shutdown_.load()) s->ShutdownRead();  // Shutdown() ran before: wake now
 }
 
-void Server::Unregister(Socket* s) {
+void Server::Unregister(io::Socket* s) {
   std::lock_guard<std::mutex> l(mu_);
   open_.erase(s);
 }
@@ -1041,7 +1041,7 @@ void Server::Shutdown() {
   // Wake every session blocked reading its client (handshakes, idle
   // sessions, dumps waiting for acks); they see shutdown_ and end.
   std::lock_guard<std::mutex> l(mu_);
-  for (Socket* s : open_) s->ShutdownRead();
+  for (io::Socket* s : open_) s->ShutdownRead();
 }
 
 Server::~Server() {

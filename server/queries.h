@@ -1,4 +1,4 @@
-// File: tools/server/queries.h
+// File: server/queries.h
 //
 // The SQL a replica sends at connect, answered from the log's state: the
 // few statements MySQL and MariaDB replicas (and replication client
@@ -18,8 +18,8 @@
 //
 // Thread safety: thread-safe (no shared state; the caller owns the vars).
 
-#ifndef BINLOG_TOOLS_SERVER_QUERIES_H_
-#define BINLOG_TOOLS_SERVER_QUERIES_H_
+#ifndef BINLOG_SERVER_QUERIES_H_
+#define BINLOG_SERVER_QUERIES_H_
 
 #include <cstdint>
 #include <map>
@@ -88,4 +88,4 @@ std::vector<std::pair<std::string, std::string>> SystemVariables(
 }  // namespace server
 }  // namespace binlog
 
-#endif  // BINLOG_TOOLS_SERVER_QUERIES_H_
+#endif  // BINLOG_SERVER_QUERIES_H_
