@@ -23,6 +23,7 @@
 #include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/status_macros.h"
+#include "binlog/transaction_internal.h"
 
 namespace binlog {
 namespace internal {
@@ -76,11 +77,13 @@ size_t TransactionLengthOffset(absl::string_view body) {
 
 absl::StatusOr<TransactionBuffer*> PayloadPacker::Pack(
     TransactionBuffer* txn, const PayloadCompression& c) {
-  txn->written_ = nullptr;
-  const auto& events = txn->events_;
+  using Internal = TransactionBufferInternal;
+  Internal::written(txn) = nullptr;
+  const auto& events = Internal::events(txn);
   if (c.codec == io::Codec::kNone || events.size() < 2) return txn;
-  const char* b = txn->buf_.get();
-  const size_t footer = txn->checksums_ ? kChecksumSize : 0;
+  const char* b = Internal::bytes(txn);
+  const bool checksums = Internal::checksums(txn);
+  const size_t footer = checksums ? kChecksumSize : 0;
   const EventHeader gtid =
       DecodeHeader(absl::string_view(b + events[0].offset, kHeaderSize));
   if (gtid.type != kGtidEvent && gtid.type != kAnonymousGtidEvent &&
@@ -103,11 +106,11 @@ absl::StatusOr<TransactionBuffer*> PayloadPacker::Pack(
   // out plainly instead.
   if (inner > kMaxPayloadSize) return txn;
 
-  if (txn->pack_ == nullptr) {
-    txn->pack_ = std::unique_ptr<PackState, void (*)(PackState*)>(
-        new PackState(txn->checksums_), &DeletePackState);
+  Internal::PackStatePtr& pack = Internal::pack_state(txn);
+  if (pack == nullptr) {
+    pack = Internal::PackStatePtr(new PackState(checksums), &DeletePackState);
   }
-  PackState& ps = *txn->pack_;
+  PackState& ps = *pack;
   const size_t bound = io::MaxCompressedSize(c.codec, inner);
   // Without the memory for compressing, the events go out plainly (a
   // payload is an option of the format, not a duty).
@@ -198,7 +201,7 @@ absl::StatusOr<TransactionBuffer*> PayloadPacker::Pack(
   p = StorePackedInt(p, csize);
   *p++ = static_cast<char>(kPayloadHeaderEndMark);
   std::memcpy(p, s + inner, csize);
-  txn->written_ = &out;
+  Internal::written(txn) = &out;
   return &out;
 }
 

@@ -73,7 +73,6 @@ namespace binlog {
 class Binlog;
 
 namespace internal {
-class PayloadPacker;
 class TransactionBufferInternal;
 struct PackState;
 struct SpillState;
@@ -468,8 +467,9 @@ class TransactionBuffer {
   }
 
  private:
-  friend class internal::TransactionBufferInternal;  // the log
-  friend class internal::PayloadPacker;
+  // The log and the payload packer reach the internals through it
+  // (binlog/transaction_internal.h).
+  friend class internal::TransactionBufferInternal;
 
   struct EventMeta {
     uint32_t offset;      // start within the buffer
@@ -582,7 +582,7 @@ class TransactionBuffer {
   size_t capacity_ = 0;
   std::vector<EventMeta> events_;
 
-  // Compression state, created by PayloadPacker on first use and reused
+  // Compression state, created by the payload packer on first use and reused
   // (an incomplete type here: the deleter comes with it).
   std::unique_ptr<internal::PackState, void (*)(internal::PackState*)> pack_{
       nullptr, nullptr};

@@ -3,9 +3,12 @@
 // TransactionBufferInternal: what the log's commit path needs of a
 // TransactionBuffer beyond its public API (the identity request its first
 // event carries, the commit parent, the cookie, the identity assigned, the
-// serial-section steps Seal/Place, the spilled pieces), so that
+// serial-section steps Seal/Place, the spilled pieces), and what the
+// payload packer (binlog/payload.cc) needs (the events' bytes, the packing
+// state the buffer keeps, the packed form it shows), so that
 // binlog/transaction.h names one internal friend instead of the log's
-// classes. Not installed; not for users of the library.
+// classes, as LevelDB's write_batch_internal.h does. Not installed; not
+// for users of the library.
 //
 // Thread safety: as TransactionBuffer's (one thread at a time; the log's
 // pipeline hands a buffer from the committing thread to the flush stage).
@@ -15,6 +18,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "binlog/transaction.h"
@@ -79,6 +84,23 @@ class TransactionBufferInternal {
   static absl::Status NextSpilledPiece(TransactionBuffer* t, char* buf, size_t cap,
                                        size_t* n) {
     return t->NextSpilledPiece(buf, cap, n);
+  }
+
+  // Payload packing (PayloadPacker::Pack). The events in memory, each as
+  // [offset, end) in bytes(); whether they end in a checksum.
+  using EventMeta = TransactionBuffer::EventMeta;
+  static const std::vector<EventMeta>& events(const TransactionBuffer* t) {
+    return t->events_;
+  }
+  static const char* bytes(const TransactionBuffer* t) { return t->buf_.get(); }
+  static bool checksums(const TransactionBuffer* t) { return t->checksums_; }
+  // The packing state the buffer owns (created on first use, kept across
+  // Clear so that steady-state packing allocates nothing).
+  using PackStatePtr = std::unique_ptr<PackState, void (*)(PackState*)>;
+  static PackStatePtr& pack_state(TransactionBuffer* t) { return t->pack_; }
+  // The packed form data() shows while set (nullptr: the buffer's own).
+  static const TransactionBuffer*& written(TransactionBuffer* t) {
+    return t->written_;
   }
 };
 

@@ -25,12 +25,17 @@ TailNotifier::TailNotifier(const TailNotifierOptions& options)
       ns_per_sleeper_(options.wakeups_per_second == 0
                           ? 0
                           : 1000000000 / static_cast<int64_t>(
-                                             options.wakeups_per_second)) {
+                                             options.wakeups_per_second)),
+      now_nanos_(options.now_nanos) {
   if (min_ns_ > 0) timer_ = std::thread([this] { TimerLoop(); });
 }
 
 TailNotifier::TailNotifier(absl::Duration coalesce)
-    : TailNotifier(TailNotifierOptions{coalesce, coalesce, 0}) {}
+    : TailNotifier(TailNotifierOptions{coalesce, coalesce, 0, nullptr}) {}
+
+int64_t TailNotifier::NowNs() const {
+  return now_nanos_ ? now_nanos_() : MonotonicNanos();
+}
 
 int64_t TailNotifier::WindowNs(int sleepers) const {
   // A zero minimum is no coalescing at all (Notify wakes at once).
@@ -59,7 +64,7 @@ void TailNotifier::Notify() {
     WakeAll();
     return;
   }
-  int64_t now = MonotonicNanos();
+  int64_t now = NowNs();
   if (now - last_wake_ns_.load(std::memory_order_relaxed) >=
       WindowNs(sleepers)) {
     last_wake_ns_.store(now, std::memory_order_relaxed);
@@ -82,7 +87,7 @@ void TailNotifier::TimerLoop() {
     // since the deferred publish): it is re-read after every sleep.
     int64_t due = last_wake_ns_.load(std::memory_order_relaxed) +
                   WindowNs(sleepers_.load(std::memory_order_relaxed));
-    int64_t now = MonotonicNanos();
+    int64_t now = NowNs();
     if (now < due) {
       struct timespec ts;
       ts.tv_sec = (due - now) / 1000000000;
@@ -92,7 +97,7 @@ void TailNotifier::TimerLoop() {
     }
     timer_word_.store(0, std::memory_order_relaxed);
     deferred_.store(false, std::memory_order_release);
-    last_wake_ns_.store(MonotonicNanos(), std::memory_order_relaxed);
+    last_wake_ns_.store(NowNs(), std::memory_order_relaxed);
     WakeAll();
   }
 }

@@ -26,6 +26,10 @@
 //     a deferred publish may wait for a window widened after it (readers
 //     that caught up meanwhile), never longer than max_window after the
 //     last wake-up.
+//   - Windows are measured on CLOCK_MONOTONIC, or on the clock a test
+//     gives (TailNotifierOptions::now_nanos), so that a test places a
+//     publish inside or past a window exactly, whatever the machine's
+//     speed.
 //
 // Thread safety: thread-safe. Notify() is meant for one writer at a time
 // (it is correct with several, only the coalescing gets less exact).
@@ -53,6 +57,14 @@ struct TailNotifierOptions {
   // window = sleepers / wakeups_per_second within [min_window,
   // max_window]. 0: the window is min_window.
   uint32_t wakeups_per_second = 0;
+  // Test seam: the monotonic clock, in nanoseconds, that measures the
+  // windows (in Notify() and the timer thread); empty: CLOCK_MONOTONIC. It
+  // must be thread-safe and never go back. The timer thread sleeps for
+  // what is left of a window by this clock, in real time, then reads it
+  // again: a test clock that is moved past the end of a window is seen
+  // within one window of real time. Wait()'s deadline is always on
+  // absl::Now().
+  std::function<int64_t()> now_nanos;
 };
 
 class TailNotifier {
@@ -92,12 +104,14 @@ class TailNotifier {
 
  private:
   int64_t WindowNs(int sleepers) const;
+  int64_t NowNs() const;
   void WakeAll();
   void TimerLoop();
 
   const int64_t min_ns_;
   const int64_t max_ns_;
   const int64_t ns_per_sleeper_;  // 1e9 / wakeups_per_second; 0: fixed
+  const std::function<int64_t()> now_nanos_;  // empty: CLOCK_MONOTONIC
   // Readers sleep on gen_; every wake-up increments it.
   alignas(64) std::atomic<uint32_t> gen_{0};
   std::atomic<int> sleepers_{0};

@@ -11,6 +11,7 @@
 #include "binlog/log.h"
 #include "gtest/gtest.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/testutil/wait_until.h"
 
 namespace binlog {
 namespace {
@@ -29,15 +30,6 @@ Options Prealloc(io::PreallocMode mode, uint64_t max_size = 64 << 10) {
   return o;
 }
 
-bool WaitFor(const std::function<bool()>& cond) {
-  absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (!cond()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return true;
-}
-
 class PreallocModeTest : public ::testing::TestWithParam<io::PreallocMode> {};
 
 TEST_P(PreallocModeTest, RotationRenamesAReadySpareAndClosedFilesAreTrimmed) {
@@ -54,7 +46,9 @@ TEST_P(PreallocModeTest, RotationRenamesAReadySpareAndClosedFilesAreTrimmed) {
   }
   BuildTransaction(&txn, id++, 500);
   ASSERT_TRUE((*log)->Commit(&txn).ok());
-  ASSERT_TRUE(WaitFor([&] { return (*log)->stats().files_preallocated >= 1; }));
+  ASSERT_TRUE(testutil::WaitUntil(
+      [&] { return (*log)->stats().files_preallocated >= 1; }))
+      << "the background thread never prepared a spare";
   ASSERT_TRUE((*log)->Rotate().ok());
   LogStats s = (*log)->stats();
   EXPECT_EQ(s.rotations_from_spare, 1u);

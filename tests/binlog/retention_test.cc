@@ -21,6 +21,7 @@
 #include "io/fault_injection_file_system.h"
 #include "io/file_system_wrapper.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/testutil/wait_until.h"
 
 namespace binlog {
 namespace {
@@ -168,19 +169,13 @@ TEST(RetentionTest, ExpiryPurgesOldFilesInTheBackground) {
   auto log = FourFiles(dir, &c);  // the clock is at 3000 now
   // Rotations kicked the expiry: files whose last event is before 1500
   // (binlog.000001 at 1000) go.
-  absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (log->stats().files_expired < 1 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  EXPECT_TRUE(testutil::WaitUntil([&] { return log->stats().files_expired >= 1; }));
   EXPECT_EQ(log->stats().files_expired, 1u);
   EXPECT_EQ(log->ListFiles().front().name, "binlog.000002");
   c.now = 10000;
   // Kicks it again: 2 and 3 are old now; 4 was just rotated (at 10000).
   ASSERT_TRUE(log->Rotate().ok());
-  deadline = absl::Now() + absl::Seconds(30);
-  while (log->stats().files_expired < 3 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  EXPECT_TRUE(testutil::WaitUntil([&] { return log->stats().files_expired >= 3; }));
   EXPECT_EQ(log->stats().files_expired, 3u);
   EXPECT_EQ(Names(log->ListFiles()),
             (std::vector<std::string>{"binlog.000004", "binlog.000005"}));

@@ -110,6 +110,7 @@ class MariadbApplyTest : public ::testing::TestWithParam<LogFlavor> {
         s->pid = -1;
         break;
       }
+      // Polls an external process for its state (bounded), not a delay.
       absl::SleepFor(absl::Milliseconds(100));
     }
     std::string log;
@@ -125,7 +126,7 @@ class MariadbApplyTest : public ::testing::TestWithParam<LogFlavor> {
       bool done = false;
       for (int i = 0; i < 300 && !done; ++i) {  // clean shutdown, up to 30 s
         done = ::waitpid(g_server->pid, &st, WNOHANG) == g_server->pid;
-        if (!done) absl::SleepFor(absl::Milliseconds(100));
+        if (!done) absl::SleepFor(absl::Milliseconds(100));  // polls the exit
       }
       if (!done) {
         ::kill(g_server->pid, SIGKILL);

@@ -76,7 +76,7 @@ void Stop(pid_t pid, absl::Duration grace) {
   const absl::Time end = absl::Now() + grace;
   while (absl::Now() < end) {
     if (::waitpid(pid, &st, WNOHANG) == pid) return;
-    absl::SleepFor(absl::Milliseconds(50));
+    absl::SleepFor(absl::Milliseconds(50));  // polls the exit (bounded)
   }
   ::kill(pid, SIGKILL);
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
@@ -144,7 +144,7 @@ class MariadbReplicaTest : public ::testing::Test {
       RunCommand("cat " + dir_ + "/server.out", &out);
       size_t at = out.find("listening 127.0.0.1:");
       if (at != std::string::npos) return std::atoi(out.c_str() + at + 20);
-      absl::SleepFor(absl::Milliseconds(50));
+      absl::SleepFor(absl::Milliseconds(50));  // polls the server's output
     }
     ADD_FAILURE() << "binlog_server did not start";
     return 0;
@@ -171,7 +171,7 @@ class MariadbReplicaTest : public ::testing::Test {
     for (int i = 0; i < 300; ++i) {
       std::string ping;
       if (RunCommand(Client() + " -e 'SELECT 1'", &ping) == 0) return;
-      absl::SleepFor(absl::Milliseconds(100));
+      absl::SleepFor(absl::Milliseconds(100));  // polls mariadbd (bounded)
     }
     FAIL() << "mariadbd did not start";
   }
@@ -187,7 +187,7 @@ class MariadbReplicaTest : public ::testing::Test {
       status.clear();
       RunCommand(Client() + " -e 'SHOW SLAVE STATUS\\G'", &status);
       if (status.find("Last_SQL_Errno: 0") == std::string::npos) break;
-      absl::SleepFor(absl::Milliseconds(100));
+      absl::SleepFor(absl::Milliseconds(100));  // polls the replica (bounded)
     }
     FAIL() << "replica did not reach " << rows << " rows:\n" << status;
   }

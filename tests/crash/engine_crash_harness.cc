@@ -18,6 +18,7 @@
 #include <random>
 #include <set>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -38,6 +39,23 @@
 #include "rocksdb/utilities/transaction_db.h"
 #include "tests/crash/child_process.h"
 #include "tests/crash/crash_test_util.h"
+
+// The child's flags (the parent passes them; see RunIteration).
+ABSL_FLAG(bool, child, false,
+          "run as the server child (set by the harness, with --fd)");
+ABSL_FLAG(std::string, dir, "", "child: the server's directory");
+ABSL_FLAG(int, fd, -1, "child: the descriptor its records go to");
+ABSL_FLAG(uint64_t, seed, 0,
+          "child: the seed of its configuration and workload; "
+          "engine_crash_test: the run's random seed (0: a fresh one, printed)");
+ABSL_FLAG(std::string, pause_point, "",
+          "child: stop at this pause point of the server (and report it)");
+ABSL_FLAG(int, pause_hit, 1, "child: at this hit of --pause_point (1: the first)");
+ABSL_FLAG(uint64_t, pause_fs_call, 0,
+          "child: stop at this mutating call of the binlog's file system "
+          "(0: none)");
+ABSL_FLAG(bool, engine_commit_first, false,
+          "child: commit in the engine before the binlog (the wrong order)");
 
 namespace binlog {
 namespace engine_crash {
@@ -173,13 +191,6 @@ struct ChildArgs {
   std::fprintf(stderr, "engine child: clients stopped: %s\n",
                s.ToString().c_str());
   std::_Exit(2);
-}
-
-bool ParseFlag(const char* arg, const char* name, std::string* value) {
-  std::string prefix = absl::StrCat("--", name, "=");
-  if (std::strncmp(arg, prefix.c_str(), prefix.size()) != 0) return false;
-  *value = arg + prefix.size();
-  return true;
 }
 
 std::vector<Record> Records(const std::string& buf) {
@@ -625,30 +636,17 @@ void RestartAndCheck(const IterationConfig& cfg, std::vector<Acked>* acked,
 
 }  // namespace
 
-void MaybeRunChild(int argc, char** argv) {
-  bool child = false;
+void MaybeRunChild() {
+  if (!absl::GetFlag(FLAGS_child)) return;
   ChildArgs a;
-  for (int i = 1; i < argc; ++i) {
-    std::string v;
-    if (std::strcmp(argv[i], "--child") == 0) {
-      child = true;
-    } else if (ParseFlag(argv[i], "dir", &v)) {
-      a.dir = v;
-    } else if (ParseFlag(argv[i], "fd", &v)) {
-      if (!absl::SimpleAtoi(v, &a.fd)) std::_Exit(2);
-    } else if (ParseFlag(argv[i], "seed", &v)) {
-      if (!absl::SimpleAtoi(v, &a.seed)) std::_Exit(2);
-    } else if (ParseFlag(argv[i], "pause_point", &v)) {
-      a.pause_point = v;
-    } else if (ParseFlag(argv[i], "pause_hit", &v)) {
-      if (!absl::SimpleAtoi(v, &a.pause_hit)) std::_Exit(2);
-    } else if (ParseFlag(argv[i], "pause_fs_call", &v)) {
-      if (!absl::SimpleAtoi(v, &a.pause_fs_call)) std::_Exit(2);
-    } else if (std::strcmp(argv[i], "--engine_commit_first") == 0) {
-      a.engine_commit_first = true;
-    }
-  }
-  if (child) ChildMain(a);
+  a.dir = absl::GetFlag(FLAGS_dir);
+  a.fd = absl::GetFlag(FLAGS_fd);
+  a.seed = absl::GetFlag(FLAGS_seed);
+  a.pause_point = absl::GetFlag(FLAGS_pause_point);
+  a.pause_hit = absl::GetFlag(FLAGS_pause_hit);
+  a.pause_fs_call = absl::GetFlag(FLAGS_pause_fs_call);
+  a.engine_commit_first = absl::GetFlag(FLAGS_engine_commit_first);
+  ChildMain(a);
 }
 
 std::vector<std::string> RunIteration(const IterationConfig& cfg,

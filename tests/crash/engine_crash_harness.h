@@ -40,11 +40,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/declare.h"
+
+// The flags of a child, which the harness passes (absl flags, defined in
+// engine_crash_harness.cc): --child, --dir, --fd, --seed, --pause_point,
+// --pause_hit, --pause_fs_call, --engine_commit_first. --seed is also the
+// seed of a whole engine_crash_test run; the test reads it from here.
+ABSL_DECLARE_FLAG(uint64_t, seed);
+
 namespace binlog {
 namespace engine_crash {
 
-// If argv asks for a child (--child ...), runs it and never returns.
-void MaybeRunChild(int argc, char** argv);
+// If the command line, already parsed (absl::ParseCommandLine), asked for a
+// child (--child ...), runs it and never returns.
+void MaybeRunChild();
 
 // Where to kill the first (writer) child of an iteration. Empty point:
 // at a random moment.

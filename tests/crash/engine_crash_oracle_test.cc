@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/parse.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
@@ -103,7 +104,8 @@ TEST(EngineCrashOracleTest, RightOrderKilledBetweenEngineCommitsHolds) {
 }  // namespace binlog
 
 int main(int argc, char** argv) {
-  binlog::engine_crash::MaybeRunChild(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);  // takes the --gtest_* flags
+  absl::ParseCommandLine(argc, argv);     // the harness's child flags
+  binlog::engine_crash::MaybeRunChild();
   return RUN_ALL_TESTS();
 }

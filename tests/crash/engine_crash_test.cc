@@ -27,7 +27,6 @@
 #include "tests/crash/engine_crash_harness.h"
 
 ABSL_FLAG(uint64_t, iterations, 20, "crash-and-restart iterations");
-ABSL_FLAG(uint64_t, seed, 0, "random seed (0: a fresh one, printed)");
 ABSL_FLAG(bool, verbose, false, "print every iteration");
 
 namespace binlog {
@@ -35,13 +34,13 @@ namespace engine_crash {
 namespace {
 
 int Main(int argc, char** argv) {
-  // A child (the server under test) has its own flags, which the harness
-  // reads; it never returns from here.
-  MaybeRunChild(argc, argv);
   absl::SetProgramUsageMessage(
       "kill -9 crash test of the example engine server.\n"
       "usage: engine_crash_test [--iterations=N] [--seed=S] [--verbose]");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  // A child (the server under test) has its own flags, defined by the
+  // harness; it never returns from here.
+  MaybeRunChild();
   if (rest.size() > 1) {
     std::fprintf(stderr, "engine_crash_test: unexpected argument %s\n%s\n",
                  rest[1], std::string(absl::ProgramUsageMessage()).c_str());

@@ -41,6 +41,7 @@
 #include "sync/mutex.h"
 #include "tests/binlog/log_test_util.h"
 #include "tests/crash/crash_test_util.h"
+#include "tests/testutil/wait_until.h"
 
 namespace binlog {
 namespace {
@@ -418,11 +419,8 @@ class RotationFaultTest
       requested |= pos->start >= 4096;
       if (requested && pos->end >= 8192) break;
     }
-    const absl::Time limit = absl::Now() + absl::Seconds(30);
-    while (log->stats().files_preallocated < 1 && absl::Now() < limit) {
-      absl::SleepFor(absl::Milliseconds(1));
-    }
-    ASSERT_GE(log->stats().files_preallocated, 1u)
+    ASSERT_TRUE(testutil::WaitUntil(
+        [&] { return log->stats().files_preallocated >= 1; }))
         << "the background thread never prepared a spare";
   }
 

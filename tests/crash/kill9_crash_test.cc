@@ -73,6 +73,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -84,6 +87,25 @@
 #include "tests/binlog/log_test_util.h"
 #include "tests/crash/child_process.h"
 #include "tests/crash/crash_test_util.h"
+
+ABSL_FLAG(uint64_t, iterations, 30, "kill-and-recover iterations");
+ABSL_FLAG(uint64_t, seed, 0,
+          "random seed of the run (0: a fresh one, printed); child: the "
+          "seed of its options and workload");
+ABSL_FLAG(bool, verbose, false, "print every iteration");
+ABSL_FLAG(std::string, plant, "none",
+          "none, phantom_ack or flipped_byte: a defect planted in the "
+          "writer's reports, which every iteration must then detect");
+// The child's flags (the parent passes them).
+ABSL_FLAG(bool, child, false, "run as a child (set by the parent, with --fd)");
+ABSL_FLAG(std::string, dir, "", "child: the log's directory");
+ABSL_FLAG(int, fd, -1, "child: the descriptor its reports go to");
+ABSL_FLAG(uint64_t, first_id, 1, "child: the id of its first transaction");
+ABSL_FLAG(std::string, mode, "",
+          "child: \"recover\" for a recovering child; else a writer");
+ABSL_FLAG(uint64_t, pause_at, 0,
+          "recovering child: stop before this mutating file-system call "
+          "(0: none)");
 
 namespace binlog {
 namespace {
@@ -606,13 +628,6 @@ std::vector<std::string> RunIteration(const std::string& self,
   return violations;
 }
 
-bool ParseFlag(const char* arg, const char* name, std::string* value) {
-  std::string prefix = absl::StrCat("--", name, "=");
-  if (std::strncmp(arg, prefix.c_str(), prefix.size()) != 0) return false;
-  *value = arg + prefix.size();
-  return true;
-}
-
 // Whether `violation` is the one `plant` must cause.
 bool IsPlantedViolation(Plant plant, const std::string& violation) {
   switch (plant) {
@@ -632,49 +647,37 @@ bool IsPlantedViolation(Plant plant, const std::string& violation) {
 }
 
 int Main(int argc, char** argv) {
-  bool child = false, verbose = false;
-  uint64_t iterations = 30, seed = 0;
-  ChildConfig cc;
-  for (int i = 1; i < argc; ++i) {
-    std::string v;
-    if (std::strcmp(argv[i], "--child") == 0) {
-      child = true;
-    } else if (std::strcmp(argv[i], "--verbose") == 0) {
-      verbose = true;
-    } else if (ParseFlag(argv[i], "iterations", &v)) {
-      if (!absl::SimpleAtoi(v, &iterations)) return 2;
-    } else if (ParseFlag(argv[i], "seed", &v)) {
-      if (!absl::SimpleAtoi(v, &seed)) return 2;
-      cc.seed = seed;
-    } else if (ParseFlag(argv[i], "dir", &v)) {
-      cc.dir = v;
-    } else if (ParseFlag(argv[i], "fd", &v)) {
-      if (!absl::SimpleAtoi(v, &cc.fd)) return 2;
-    } else if (ParseFlag(argv[i], "first_id", &v)) {
-      if (!absl::SimpleAtoi(v, &cc.first_id)) return 2;
-    } else if (ParseFlag(argv[i], "mode", &v)) {
-      cc.recover = v == "recover";
-    } else if (ParseFlag(argv[i], "pause_at", &v)) {
-      if (!absl::SimpleAtoi(v, &cc.pause_at)) return 2;
-    } else if (ParseFlag(argv[i], "plant", &v)) {
-      if (v == "phantom_ack") {
-        cc.plant = Plant::kPhantomAck;
-      } else if (v == "flipped_byte") {
-        cc.plant = Plant::kFlippedByte;
-      } else if (v != "none") {
-        std::fprintf(stderr, "--plant: none, phantom_ack or flipped_byte\n");
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr,
-                   "usage: %s [--iterations=N] [--seed=S] [--verbose] "
-                   "[--plant=phantom_ack|flipped_byte]\n",
-                   argv[0]);
-      return 2;
-    }
+  absl::SetProgramUsageMessage(
+      "kill -9 crash test with the real POSIX file system.\n"
+      "usage: kill9_crash_test [--iterations=N] [--seed=S] [--verbose] "
+      "[--plant=phantom_ack|flipped_byte]");
+  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  if (rest.size() > 1) {
+    std::fprintf(stderr, "kill9_crash_test: unexpected argument %s\n%s\n",
+                 rest[1], std::string(absl::ProgramUsageMessage()).c_str());
+    return 2;
   }
-  if (child && cc.recover) RecoverChildMain(cc);
-  if (child) ChildMain(cc);
+  const bool verbose = absl::GetFlag(FLAGS_verbose);
+  const uint64_t iterations = absl::GetFlag(FLAGS_iterations);
+  uint64_t seed = absl::GetFlag(FLAGS_seed);
+  ChildConfig cc;
+  cc.seed = seed;
+  cc.dir = absl::GetFlag(FLAGS_dir);
+  cc.fd = absl::GetFlag(FLAGS_fd);
+  cc.first_id = absl::GetFlag(FLAGS_first_id);
+  cc.recover = absl::GetFlag(FLAGS_mode) == "recover";
+  cc.pause_at = absl::GetFlag(FLAGS_pause_at);
+  const std::string plant_name = absl::GetFlag(FLAGS_plant);
+  if (plant_name == "phantom_ack") {
+    cc.plant = Plant::kPhantomAck;
+  } else if (plant_name == "flipped_byte") {
+    cc.plant = Plant::kFlippedByte;
+  } else if (plant_name != "none") {
+    std::fprintf(stderr, "--plant: none, phantom_ack or flipped_byte\n");
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_child) && cc.recover) RecoverChildMain(cc);
+  if (absl::GetFlag(FLAGS_child)) ChildMain(cc);
 
   const std::string self = crash_test::SelfPath();
   if (seed == 0) seed = std::random_device()() | 1;

@@ -7,8 +7,10 @@
 #include "io/sequential_reader.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -118,6 +120,8 @@ class ReadFaultFs : public FileSystemWrapper {
       uint64_t prev = fs_->max_read_end.load();
       while (end > prev && !fs_->max_read_end.compare_exchange_weak(prev, end)) {
       }
+      // A slow disk (not synchronization: it widens the time a prefetch is
+      // in flight; no assertion depends on its length).
       if (int d = fs_->delay_us.load()) absl::SleepFor(absl::Microseconds(d));
       *got = 0;
       if (number == fs_->fail_read_number.load()) {
@@ -483,6 +487,10 @@ TEST_P(SequentialReaderTest, FollowsALimitRaisedWhileReading) {
   std::string junk(content.size(), '\x5a');
   ASSERT_THAT((*wf)->Write(0, junk), IsOk());
   std::atomic<uint64_t> published{0};
+  // The reader waits here for the writer to publish more (a condition, as
+  // a tailing reader waits for the log's notification).
+  std::mutex publish_mu;
+  std::condition_variable publish_cv;
   std::thread writer([&] {
     std::mt19937_64 rng(7);
     uint64_t off = 0;
@@ -492,7 +500,14 @@ TEST_P(SequentialReaderTest, FollowsALimitRaisedWhileReading) {
       ASSERT_THAT((*wf)->Write(off, absl::string_view(content).substr(off, n)),
                   IsOk());
       off += n;
-      published.store(off, std::memory_order_release);
+      {
+        std::lock_guard<std::mutex> l(publish_mu);
+        published.store(off, std::memory_order_release);
+      }
+      publish_cv.notify_all();
+      // Not synchronization: a pause now and then lets the reader catch
+      // up with the published end, so both paths (data waiting, limit
+      // reached) run; no assertion depends on its length.
       if (rng() % 3 == 0) absl::SleepFor(absl::Microseconds(200));
     }
   });
@@ -506,8 +521,9 @@ TEST_P(SequentialReaderTest, FollowsALimitRaisedWhileReading) {
     r.SetLimit(published.load(std::memory_order_acquire));
     absl::string_view v;
     ASSERT_THAT(r.Peek(got.size(), 1 + rng() % 2000, &v), IsOk());
-    if (v.empty()) {
-      absl::SleepFor(absl::Microseconds(50));
+    if (v.empty()) {  // caught up with the published end
+      std::unique_lock<std::mutex> l(publish_mu);
+      publish_cv.wait(l, [&] { return published.load() > got.size(); });
       continue;
     }
     ASSERT_TRUE(v == absl::string_view(content).substr(got.size(), v.size()))

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
+#include "tests/testutil/wait_until.h"
 
 namespace binlog {
 namespace io {
@@ -30,12 +31,8 @@ constexpr uint64_t kMiB = 1 << 20;
 
 // Waits (bounded) until the frontier reached `end` or stopped.
 bool WaitZeroed(const ZeroFrontier& f, uint64_t end) {
-  for (int i = 0; i < 20000; ++i) {
-    if (f.zeroed_end() >= end) return true;
-    if (!f.status().ok()) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return false;
+  testutil::WaitUntil([&] { return f.zeroed_end() >= end || !f.status().ok(); });
+  return f.zeroed_end() >= end;
 }
 
 // A fallocated file of `size` bytes, like the log's first file.
@@ -240,9 +237,7 @@ TEST(ZeroFrontierTest, AFrontierSyncFailureFailsTheLogsNextCommit) {
   fs.InjectFault({FaultOp::kSync, FaultKind::kEio, 2, "binlog.000001", false});
   auto log = Binlog::Open(dir, "binlog", opt);
   ASSERT_TRUE(log.ok()) << log.status();
-  for (int i = 0; i < 20000 && fs.faults_fired() == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  testutil::WaitUntil([&] { return fs.faults_fired() > 0; });
   ASSERT_EQ(fs.faults_fired(), 1u);
   TransactionBuffer txn;
   testing_util::BuildTransaction(&txn, 1, 100);
@@ -266,10 +261,9 @@ TEST(ZeroFrontierTest, TheLogFillsItsFirstFileAheadAndOnlyWhenAsked) {
       ASSERT_TRUE((*log)->Commit(&txn).ok());
     }
     // The frontier runs in the background: wait (bounded) for its chunks.
-    for (int i = 0; i < 60000 && ahead > 0 &&
-                    (*log)->stats().zero_fill_chunks < ahead / kMiB;
-         ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (ahead > 0) {
+      testutil::WaitUntil(
+          [&] { return (*log)->stats().zero_fill_chunks >= ahead / kMiB; });
     }
     if (ahead == 0) {
       EXPECT_EQ((*log)->stats().zero_fill_chunks, 0u);

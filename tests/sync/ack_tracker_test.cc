@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "tests/binlog/log_test_util.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/wait_until.h"
 
 // Allocation counter for the no-allocation promise of WaitForAck. Not under
 // TSan, whose runtime provides operator new itself.
@@ -68,15 +69,10 @@ AckTrackerOptions Opts(int k = 1, bool async_on_timeout = false,
   return o;
 }
 
-// Waits (polling; the condition is set by other threads) until f() or 10 s.
+// Waits until f(), a state other threads bring about (bounded).
 template <typename F>
 bool Eventually(F f) {
-  absl::Time end = absl::Now() + absl::Seconds(10);
-  while (absl::Now() < end) {
-    if (f()) return true;
-    absl::SleepFor(absl::Microseconds(200));
-  }
-  return f();
+  return ::binlog::testutil::WaitUntil(f);
 }
 
 // A thread blocked in WaitForAck, with its result.
@@ -522,7 +518,9 @@ void RaceTimeoutsWithAcks(bool async_on_timeout) {
         std::lock_guard<std::mutex> l(acks_mu);
         acks.push_back({acked, done});
       }
-      // Sometimes faster than the 300 us timeout, sometimes slower.
+      // Sometimes faster than the 300 us timeout, sometimes slower (not
+      // synchronization: the workload's pace; each wait is judged by the
+      // acks that returned before its deadline, whatever this delay was).
       absl::SleepFor(absl::Microseconds(50 + rng() % 500));
     }
   });
@@ -649,6 +647,8 @@ class SimulatedReplica {
         return;
       }
       if (got) {
+        // A replica's round trip (not synchronization: the assertions
+        // hold for any delay).
         absl::SleepFor(delay_);
         absl::Status a = tracker_->Ack(id_, last);
         if (!a.ok()) {

@@ -6,13 +6,16 @@
 // to be asleep (registered as a sleeper, so Notify() must wake it) when its
 // ready() predicate returns false for the second time in a Wait() round:
 // Wait() re-checks ready() after registering and before sleeping (see
-// tail_notifier.cc). Wake-up counts are compared with what the contract
+// tail_notifier.cc). Where a test needs a publish inside or past a window,
+// it moves a clock of its own (TailNotifierOptions::now_nanos) instead of
+// sleeping; the load test compares wake-up counts with what the contract
 // allows for the time that actually passed, measured, not assumed.
 
 #include "sync/tail_notifier.h"
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -101,13 +104,41 @@ TEST(TailNotifierTest, ZeroWindowWakesOnEveryPublish) {
   EXPECT_EQ(n.wakeups(), 50u);
 }
 
+// A clock the test moves (TailNotifierOptions::now_nanos): a publish falls
+// inside or past a window because the test says so, not because the
+// machine was fast enough.
+class FakeClock {
+ public:
+  std::function<int64_t()> Fn() {
+    return [this] { return ns_.load(); };
+  }
+  void Advance(absl::Duration d) { ns_.fetch_add(absl::ToInt64Nanoseconds(d)); }
+
+ private:
+  std::atomic<int64_t> ns_{absl::ToInt64Nanoseconds(absl::Hours(1))};
+};
+
+// Waits until `seen` reaches `want`: bounded by real time, so that a
+// publish never delivered fails the test instead of hanging it (the
+// caller then shuts the notifier down to release its readers).
+bool AwaitSeen(const std::atomic<int>& seen, int want) {
+  const absl::Time limit = absl::Now() + absl::Seconds(60);
+  while (seen.load() < want) {
+    if (absl::Now() > limit) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 // A publish inside the window after a wake-up is deferred, not lost: the
 // timer delivers it when the window ends, though the writer stays idle.
-// One attempt with `window`; returns false if the second publish did not
-// fall measurably inside the window (a slow machine), so that the caller
-// retries with a wider one instead of skipping the check.
-bool DeferredPublishAttempt(absl::Duration window) {
-  TailNotifier n(window);
+TEST(TailNotifierTest, DeferredPublishIsDeliveredWhenTheWriterGoesIdle) {
+  const absl::Duration window = absl::Milliseconds(100);
+  FakeClock clock;
+  TailNotifierOptions o;
+  o.min_window = o.max_window = window;
+  o.now_nanos = clock.Fn();
+  TailNotifier n(o);
   std::atomic<int> value{0};
   Armed armed(&value);
   std::atomic<int> seen{0};
@@ -118,44 +149,61 @@ bool DeferredPublishAttempt(absl::Duration window) {
     }
   });
   int asleep = armed.WaitAsleep(0);
-  const absl::Time first = absl::Now();
   value = 1;
   n.Notify();  // no wake-up in the last window: wakes at once
   EXPECT_EQ(n.wakeups(), 1u);
   while (seen.load() < 1) std::this_thread::yield();
   armed.WaitAsleep(asleep);  // asleep again, waiting for 2
+  clock.Advance(window - absl::Nanoseconds(1));  // the window's last instant
   value = 2;
   n.Notify();
-  const uint64_t after_notify = n.wakeups();
-  const absl::Time second = absl::Now();
-  const bool inside = second - first < window;
-  if (inside) {
-    // Inside the window: deferred to the timer, not delivered now (the
-    // count was read before `second`, so the timer, due a window after
-    // the first wake-up, cannot have run yet).
-    EXPECT_EQ(after_notify, 1u);
-  }
-  reader.join();  // delivered (by the timer if it was deferred)
-  EXPECT_EQ(seen.load(), 2);
+  // Deferred to the timer, not delivered now; the timer cannot deliver it
+  // either while the clock stands inside the window.
+  EXPECT_EQ(n.wakeups(), 1u) << "woken inside the window";
+  EXPECT_EQ(seen.load(), 1);
+  clock.Advance(absl::Nanoseconds(1));  // the window ends; the writer is idle
+  const bool delivered = AwaitSeen(seen, 2);  // by the timer
+  EXPECT_TRUE(delivered) << "the deferred publish was never delivered";
+  if (!delivered) n.Shutdown();
+  reader.join();
   // The waker counts a wake-up after the futex wake, so the reader may
   // return before the count moves: wait for it (a condition, bounded only
   // to turn a lost count into a failure instead of a hang).
-  const absl::Time limit = absl::Now() + absl::Seconds(30);
+  const absl::Time limit = absl::Now() + absl::Seconds(60);
   while (n.wakeups() < 2 && absl::Now() < limit) std::this_thread::yield();
   EXPECT_EQ(n.wakeups(), 2u);
-  return inside;
 }
 
-TEST(TailNotifierTest, DeferredPublishIsDeliveredWhenTheWriterGoesIdle) {
-  // 300 ms, doubled after each attempt the machine was too slow for.
-  absl::Duration window = absl::Milliseconds(300);
-  for (int attempt = 0; attempt < 6; ++attempt, window *= 2) {
-    if (DeferredPublishAttempt(window)) return;
-    std::printf("second publish fell outside a %s window; widening\n",
-                absl::FormatDuration(window).c_str());
-  }
-  ADD_FAILURE() << "no attempt placed the second publish inside its window "
-                   "(up to " << window / 2 << ")";
+// A publish at or past the end of the window wakes at once.
+TEST(TailNotifierTest, PublishPastTheWindowWakesAtOnce) {
+  const absl::Duration window = absl::Seconds(10);
+  FakeClock clock;
+  TailNotifierOptions o;
+  o.min_window = o.max_window = window;
+  o.now_nanos = clock.Fn();
+  TailNotifier n(o);
+  std::atomic<int> value{0};
+  Armed armed(&value);
+  std::atomic<int> seen{0};
+  std::thread reader([&] {
+    for (int want = 1; want <= 2; ++want) {
+      ASSERT_TRUE(n.Wait(armed.Want(want), absl::InfiniteFuture()));
+      seen = want;
+    }
+  });
+  int asleep = armed.WaitAsleep(0);
+  value = 1;
+  n.Notify();
+  while (seen.load() < 1) std::this_thread::yield();
+  armed.WaitAsleep(asleep);
+  clock.Advance(window);
+  value = 2;
+  n.Notify();  // not deferred: a deferral would wait for the timer
+  EXPECT_EQ(n.wakeups(), 2u);
+  const bool delivered = AwaitSeen(seen, 2);
+  EXPECT_TRUE(delivered);
+  if (!delivered) n.Shutdown();
+  reader.join();
 }
 
 // Options of a widening window.
@@ -199,16 +247,16 @@ TEST(TailNotifierTest, WindowWidensWithSleepersWithinItsBounds) {
   EXPECT_EQ(zero.WindowFor(1000), absl::ZeroDuration());
 }
 
-// With two sleepers and 4 wake-ups per second the window is 500 ms, not
-// the 10 ms minimum: a publish 10-500 ms after a wake-up is deferred (a
-// fixed 10 ms window would wake at once), and still delivered by the
-// timer once the writer goes idle. One attempt at `wakeups_per_second`;
-// false if the second publish did not fall inside the widened window (a
-// slow machine: the caller retries with a lower rate, a wider window).
-bool WidenedWindowAttempt(uint32_t wakeups_per_second) {
-  const TailNotifierOptions o =
-      Widening(absl::Milliseconds(10), absl::Seconds(5), wakeups_per_second);
-  const absl::Duration widened = absl::Seconds(2) / wakeups_per_second;
+// With two sleepers and 20 wake-ups per second the window is 100 ms, not
+// the 10 ms minimum: a publish 20 ms after a wake-up is deferred (a fixed
+// 10 ms window would wake at once), and still delivered by the timer once
+// the writer goes idle and the widened window ends.
+TEST(TailNotifierTest, ManySleepersWidenTheWindowAndStillSeeEveryPublish) {
+  FakeClock clock;
+  TailNotifierOptions o =
+      Widening(absl::Milliseconds(10), absl::Seconds(5), 20);
+  o.now_nanos = clock.Fn();
+  const absl::Duration widened = absl::Milliseconds(100);
   TailNotifier n(o);
   std::atomic<int> value{0};
   Armed a(&value), b(&value);
@@ -223,7 +271,6 @@ bool WidenedWindowAttempt(uint32_t wakeups_per_second) {
   std::thread tb(run, &b, &seen_b);
   int asleep_a = a.WaitAsleep(0);
   int asleep_b = b.WaitAsleep(0);
-  const absl::Time first = absl::Now();
   value = 1;
   n.Notify();  // no wake-up before: at once
   EXPECT_EQ(n.wakeups(), 1u);
@@ -232,32 +279,18 @@ bool WidenedWindowAttempt(uint32_t wakeups_per_second) {
   b.WaitAsleep(asleep_b);
   EXPECT_EQ(n.sleepers(), 2);
   EXPECT_EQ(n.WindowFor(2), widened);
-  // Past the minimum window (a fixed one would wake now): time must pass.
-  absl::SleepFor(o.min_window + absl::Milliseconds(10));
+  // Past the minimum window (a fixed one would wake now), inside the
+  // widened one.
+  clock.Advance(o.min_window + absl::Milliseconds(10));
   value = 2;
   n.Notify();
-  const uint64_t after_notify = n.wakeups();
-  const absl::Time second = absl::Now();
-  const bool inside = second - first < widened;
-  if (inside) {
-    EXPECT_EQ(after_notify, 1u) << "woken inside the widened window";
-  }
-  ta.join();  // delivered by the timer
+  EXPECT_EQ(n.wakeups(), 1u) << "woken inside the widened window";
+  clock.Advance(widened);  // the widened window ends; the writer is idle
+  const bool delivered = AwaitSeen(seen_a, 2) && AwaitSeen(seen_b, 2);
+  EXPECT_TRUE(delivered) << "the deferred publish was never delivered";
+  if (!delivered) n.Shutdown();
+  ta.join();
   tb.join();
-  EXPECT_EQ(seen_a.load(), 2);
-  EXPECT_EQ(seen_b.load(), 2);
-  return inside;
-}
-
-TEST(TailNotifierTest, ManySleepersWidenTheWindowAndStillSeeEveryPublish) {
-  // 4, 2, 1 wake-ups per second: windows of 0.5, 1 and 2 s.
-  for (uint32_t rate : {4u, 2u, 1u}) {
-    if (WidenedWindowAttempt(rate)) return;
-    std::printf("second publish fell outside the %u/s window; widening\n",
-                rate);
-  }
-  ADD_FAILURE() << "no attempt placed the second publish inside the widened "
-                   "window (up to 2 s)";
 }
 
 // Under load: whatever the machine's speed, wake-ups come at most once per
