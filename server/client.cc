@@ -74,7 +74,7 @@ absl::Status ReplicationClient::WritePacket(const std::string& payload) {
 
 absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     io::Socket sock, const std::string& user, const std::string& password,
-    const std::string& plugin) {
+    const std::string& plugin, const ClientTls* tls) {
   ReplicationClient c(std::move(sock));
   std::string p;
   absl::Status s = c.ReadPacket(&p, absl::Now() + kTimeout);
@@ -85,15 +85,26 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
   // The scramble: 8 bytes after version + id, 12 more after the reserved bytes.
   WireReader r(p);
   absl::string_view version, part1, part2;
-  uint64_t v;
+  uint64_t v, server_caps = 0;
   if (!r.Int(1, &v) || !r.NulString(&version) || !r.Int(4, &v) || !r.Bytes(8, &part1) ||
-      !r.Int(1, &v) || !r.Int(2, &v) || !r.Int(1, &v) || !r.Int(2, &v) || !r.Int(2, &v) ||
+      !r.Int(1, &v) || !r.Int(2, &server_caps) || !r.Int(1, &v) || !r.Int(2, &v) ||
+      !r.Int(2, &v) ||
       !r.Int(1, &v) || !r.Bytes(10, &part2) || !r.Bytes(12, &part2)) {
     return absl::DataLossError("malformed handshake");
   }
   const std::string scramble = absl::StrCat(part1, part2);
   c.caps_ = kClientProtocol41 | kClientSecureConnection | kClientPluginAuth |
             kClientLongPassword | kClientTransactions | kClientDeprecateEof;
+  if (tls != nullptr) {
+    if ((server_caps & kClientSsl) == 0) {
+      return absl::FailedPreconditionError("the server does not offer TLS");
+    }
+    c.caps_ |= kClientSsl;
+    s = c.WritePacket(EncodeSslRequest(c.caps_));
+    if (!s.ok()) return s;
+    s = c.sock_.StartTls(tls->context, absl::Now() + kTimeout, tls->verify_host);
+    if (!s.ok()) return s;
+  }
   std::string resp;
   for (int i = 0; i < 4; ++i) resp.push_back(static_cast<char>(c.caps_ >> (8 * i)));
   resp.append("\x00\x00\x00\x01", 4);

@@ -2,8 +2,9 @@
 //
 // A small replication client for tests and benchmarks of binlog_server
 // (not for production replicas): connects, authenticates with
-// mysql_native_password (following an auth switch), runs simple queries
-// and reads a binlog dump packet by packet.
+// mysql_native_password (following an auth switch), optionally over TLS
+// (the SSLRequest upgrade, verifying the server's certificate), runs
+// simple queries and reads a binlog dump packet by packet.
 //
 // Thread safety: not thread-safe (one client per thread).
 
@@ -11,6 +12,7 @@
 #define BINLOG_SERVER_CLIENT_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "io/socket.h"
+#include "io/tls.h"
 
 namespace binlog {
 namespace server {
@@ -32,16 +35,27 @@ struct ClientReply {
   bool need_ack = false;  // semi-sync: the server asked for an ack
 };
 
+// TLS for Connect: a client context (io::TlsContext::ForClient: the CA the
+// server's certificate must chain to, maybe a client certificate) and the
+// host name or IP address the certificate must name ("": not checked).
+struct ClientTls {
+  std::shared_ptr<const io::TlsContext> context;
+  std::string verify_host;
+};
+
 class ReplicationClient {
  public:
   // Connects and authenticates. `plugin` is the plugin the client claims
   // in its handshake response (the server switches it to
   // mysql_native_password if it is another one). Error replies come back
   // as PermissionDenied / FailedPrecondition with the server's code and
-  // message in the text.
+  // message in the text. With `tls`, the connection is upgraded to TLS
+  // before the credentials are sent: FailedPrecondition if the server does
+  // not offer it, Unavailable if the TLS handshake fails (a certificate
+  // that does not verify, among others).
   static absl::StatusOr<ReplicationClient> Connect(
       io::Socket sock, const std::string& user, const std::string& password,
-      const std::string& plugin = "mysql_native_password");
+      const std::string& plugin = "mysql_native_password", const ClientTls* tls = nullptr);
 
   // Runs a query; the reply (OK, error or result set).
   absl::StatusOr<ClientReply> Query(const std::string& sql);

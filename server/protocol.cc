@@ -123,6 +123,21 @@ std::string EncodeHandshake(const Handshake& h) {
   return p;
 }
 
+bool IsSslRequest(absl::string_view first_reply) {
+  WireReader r(first_reply);
+  uint64_t caps = 0;
+  return r.Int(4, &caps) && (caps & kClientSsl) != 0;
+}
+
+std::string EncodeSslRequest(uint32_t capabilities) {
+  std::string p;
+  PutInt(&p, capabilities | kClientSsl, 4);
+  PutInt(&p, 1 << 24, 4);  // max packet
+  p.push_back(33);         // utf8_general_ci
+  p.append(23, '\0');
+  return p;
+}
+
 absl::StatusOr<HandshakeResponse> ParseHandshakeResponse(absl::string_view p) {
   HandshakeResponse out;
   uint64_t v;

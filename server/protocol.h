@@ -43,7 +43,8 @@ inline constexpr uint32_t kClientConnectAttrs = 0x00100000;
 inline constexpr uint32_t kClientPluginAuthLenencData = 0x00200000;
 inline constexpr uint32_t kClientDeprecateEof = 0x01000000;
 
-// What the server offers: no SSL, no compression.
+// What the server offers: no compression; kClientSsl is added when TLS is
+// configured (ServerOptions::ssl_cert).
 inline constexpr uint32_t kServerCapabilities =
     kClientLongPassword | kClientFoundRows | kClientLongFlag |
     kClientConnectWithDb | kClientProtocol41 | kClientTransactions |
@@ -88,6 +89,7 @@ inline constexpr uint16_t kErMalformedPacket = 1835;
 inline constexpr uint16_t kErMasterHasPurgedRequiredGtids = 1789;
 inline constexpr uint16_t kErSlaveHasMoreGtidsThanMaster = 1885;
 inline constexpr uint16_t kErHandshake = 1043;
+inline constexpr uint16_t kErSecureTransportRequired = 3159;  // ER_SECURE_TRANSPORT_REQUIRED
 
 // Largest payload of one packet; longer payloads continue in the next.
 inline constexpr size_t kMaxPacketPayload = 0xffffff;
@@ -142,6 +144,15 @@ struct HandshakeResponse {
 // InvalidArgument for a pre-4.1 client, an SSL request (the server offers
 // none), or a malformed packet.
 absl::StatusOr<HandshakeResponse> ParseHandshakeResponse(absl::string_view p);
+
+// The SSLRequest: a client's first reply when it wants TLS (the first 32
+// bytes of a HandshakeResponse41 with CLIENT_SSL: capabilities, max
+// packet, charset, 23 reserved bytes), after which the TLS handshake
+// starts and the full response follows over TLS with the next sequence
+// id. IsSslRequest: whether a client's first reply asks for TLS (its
+// capabilities carry CLIENT_SSL).
+bool IsSslRequest(absl::string_view first_reply);
+std::string EncodeSslRequest(uint32_t capabilities);
 
 // 20 random bytes, none of them NUL (clients treat the scramble as a
 // C string), from the OS's random source.

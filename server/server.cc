@@ -104,6 +104,9 @@ class Session {
 
   // Whether the client authenticated (and counts toward max_connections).
   bool authenticated() const { return authenticated_; }
+  // Whether the connection is secure transport: TLS, or a unix socket
+  // (which MySQL counts as secure too).
+  bool secure() const { return sock_.tls() || sock_.is_unix(); }
 
  private:
   void Serve() {
@@ -259,11 +262,13 @@ class Session {
     h.server_version = srv_->version_;
     h.connection_id = id_;
     h.scramble = scramble;
+    if (srv_->tls_ != nullptr) h.capabilities |= kClientSsl;
     seq_ = 0;
     if (!Send(EncodeHandshake(h))) return false;
     std::string p;
     absl::Status s = ReadPacket(&p, handshake_end_, o_.max_handshake_packet);
     if (!s.ok()) return HandshakeFailed(s);
+    if (!SecureTransport(&p)) return false;
     auto resp = ParseHandshakeResponse(p);
     if (!resp.ok()) {
       SendErr(kErHandshake, "08S01", "Bad handshake");
@@ -297,6 +302,35 @@ class Session {
     }
     authenticated_ = true;
     return Send(EncodeOk());
+  }
+
+  // The transport step of the handshake, given the client's first reply:
+  // an SSLRequest upgrades the connection to TLS (within the handshake
+  // deadline) and `*p` becomes the full handshake response read over TLS;
+  // then require_secure_transport refuses a connection that is neither
+  // TLS nor a unix socket. false: the connection ends (the error, if any,
+  // was sent).
+  bool SecureTransport(std::string* p) {
+    if (IsSslRequest(*p)) {
+      if (srv_->tls_ == nullptr) {
+        SendErr(kErHandshake, "08S01",
+                "SSL connection requested, but this server has no TLS configured "
+                "(--ssl_cert, --ssl_key)");
+        return false;
+      }
+      absl::Status s = sock_.StartTls(srv_->tls_, handshake_end_);
+      Count(s.ok() ? &ServerStats::tls_handshakes : &ServerStats::tls_failures, 1);
+      if (!s.ok()) return false;
+      s = ReadPacket(p, handshake_end_, o_.max_handshake_packet);
+      if (!s.ok()) return HandshakeFailed(s);
+    }
+    if (o_.require_secure_transport && !secure()) {
+      SendErr(kErSecureTransportRequired, "HY000",
+              "Connections using insecure transport are prohibited while "
+              "--require_secure_transport=ON.");
+      return false;
+    }
+    return true;
   }
 
   bool HandshakeFailed(const absl::Status& s) {
@@ -883,6 +917,13 @@ absl::Status Server::Init() {
   checksums_ = fd.has_checksums();
   server_id_ = options_.server_id != 0 ? options_.server_id : ev.header.server_id;
   version_ = flavor_ == LogFlavor::kMariaDB ? "5.5.5-10.11.19-MariaDB-log" : "8.0.36-log";
+  if (!options_.ssl_cert.empty() || !options_.ssl_key.empty()) {
+    auto tls = io::TlsContext::ForServer(options_.ssl_cert, options_.ssl_key, options_.ssl_ca);
+    if (!tls.ok()) return tls.status();
+    tls_ = std::move(*tls);
+  } else if (!options_.ssl_ca.empty()) {
+    return absl::InvalidArgumentError("ssl_ca needs ssl_cert and ssl_key");
+  }
   return absl::OkStatus();
 }
 

@@ -25,6 +25,15 @@
 //     (Binlog::NewReader / NewGtidReader / NewMariaGtidReader) that wait on
 //     the published end and see only what the log publishes.
 //
+// TLS (ServerOptions::ssl_cert/ssl_key): CLIENT_SSL is advertised, and a
+// client whose first reply is an SSLRequest is upgraded to TLS (TLS 1.2 at
+// least) within the handshake deadline; its full handshake response then
+// comes over TLS, with the sequence ids going on as MySQL's do. Every later
+// read and write of the session (queries, dumps, heartbeats, semi-sync
+// acks, the shutdown error) goes through the TLS stream with the same
+// deadlines. With require_secure_transport, plaintext TCP is refused with
+// 3159; unix-socket connections count as secure, as in MySQL.
+//
 // Errors a replica receives: as the servers send them (protocol.h codes):
 // 1045 wrong password, 1236 positions or files the log does not have or
 // purged, 1789 / 1885 for MySQL GTID sets needing purged transactions or
@@ -64,6 +73,7 @@
 #include "sync/ack_tracker.h"
 #include "server/queries.h"
 #include "io/socket.h"
+#include "io/tls.h"
 
 namespace binlog {
 namespace server {
@@ -91,6 +101,28 @@ struct ServerOptions {
   sync::AckTracker* acks = nullptr;
   // Reader window for dumps.
   size_t read_buffer = 1 << 20;
+
+  // --- Transport security (binlog_server's --ssl_cert, --ssl_key,
+  // --ssl_ca, --require_secure_transport; tools/README.md, "Security"). --
+  //
+  // PEM files: the server's certificate (chain) and its private key. Both
+  // set: the server offers TLS (CLIENT_SSL). A file that cannot be read or
+  // parsed, a key that does not match the certificate, or a certificate
+  // outside its validity dates makes Create() fail (InvalidArgument). Both
+  // empty: no TLS; a client that asks for it gets ER_HANDSHAKE_ERROR (1043).
+  std::string ssl_cert;
+  std::string ssl_key;
+  // CA certificates (PEM): a client certificate, when a client presents
+  // one, must chain to one of them (the TLS handshake fails otherwise);
+  // clients without a certificate are accepted. Needs ssl_cert/ssl_key.
+  std::string ssl_ca;
+  // Refuses plaintext TCP connections: a client that did not upgrade to
+  // TLS gets ER_SECURE_TRANSPORT_REQUIRED (3159, SQLSTATE HY000) in answer
+  // to its handshake response, before its credentials are checked (so
+  // plaintext offers no password oracle), and is disconnected. Unix-socket
+  // connections count as secure (as in MySQL). Without TLS configured only
+  // unix-socket clients can connect.
+  bool require_secure_transport = false;
 
   // --- Limits: what one client can make the server hold or do. ----------
   // (binlog_server's flags of the same names; tools/README.md, "Security
@@ -150,6 +182,10 @@ struct ServerStats {
   uint64_t bytes_sent = 0;
   uint64_t heartbeats = 0;
   uint64_t semisync_acks = 0;  // ack packets received and passed on
+  // TLS handshakes completed and failed (bad ClientHello, certificate
+  // refused, timeout).
+  uint64_t tls_handshakes = 0;
+  uint64_t tls_failures = 0;
   // Scans of the log's state (GTID sets, files, end of the newest file)
   // for statements that report it, and statements that waited for a scan
   // in progress instead of starting one.
@@ -209,6 +245,8 @@ class Server {
   ServerFacts StateFacts();
 
   const ServerOptions options_;
+  // The TLS context when ssl_cert/ssl_key are set.
+  std::shared_ptr<const io::TlsContext> tls_;
   LogFlavor flavor_ = LogFlavor::kMySQL;
   uint32_t server_id_ = 1;
   bool checksums_ = true;

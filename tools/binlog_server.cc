@@ -3,6 +3,8 @@
 //
 //   binlog_server --dir=DIR [--basename=NAME] --port=N [--socket=PATH]
 //                 --users=FILE [--server_id=N] [limits...]
+//                 [--ssl_cert=PEM --ssl_key=PEM [--ssl_ca=PEM]]
+//                 [--require_secure_transport]
 //
 // Listens on 127.0.0.1:N (N = 0: a free port) and, with --socket, on a
 // unix socket. Prints "listening 127.0.0.1:<port>" once ready. The users
@@ -45,6 +47,16 @@ ABSL_FLAG(std::string, socket, "",
           "socket (no server accepts on it)");
 ABSL_FLAG(std::string, users, "",
           "users file, one user:password per line (required)");
+ABSL_FLAG(std::string, ssl_cert, "",
+          "PEM certificate (chain) of the server; with --ssl_key the server "
+          "offers TLS (1.2 or later) to clients that ask for it");
+ABSL_FLAG(std::string, ssl_key, "", "PEM private key of --ssl_cert");
+ABSL_FLAG(std::string, ssl_ca, "",
+          "PEM CA certificates a client certificate, if a client presents one, "
+          "must chain to");
+ABSL_FLAG(bool, require_secure_transport, false,
+          "refuse plaintext TCP connections with error 3159 (TLS and unix-socket "
+          "connections are accepted)");
 ABSL_FLAG(uint32_t, server_id, 0,
           "server_id to report (0: the log's first Format_description's)");
 ABSL_FLAG(int, max_connections, ServerOptions().max_connections,
@@ -110,6 +122,10 @@ int main(int argc, char** argv) {
   o.dir = absl::GetFlag(FLAGS_dir);
   o.basename = absl::GetFlag(FLAGS_basename);
   o.server_id = absl::GetFlag(FLAGS_server_id);
+  o.ssl_cert = absl::GetFlag(FLAGS_ssl_cert);
+  o.ssl_key = absl::GetFlag(FLAGS_ssl_key);
+  o.ssl_ca = absl::GetFlag(FLAGS_ssl_ca);
+  o.require_secure_transport = absl::GetFlag(FLAGS_require_secure_transport);
   o.max_connections = absl::GetFlag(FLAGS_max_connections);
   o.max_unauthenticated_connections = absl::GetFlag(FLAGS_max_unauthenticated_connections);
   o.handshake_timeout = absl::GetFlag(FLAGS_handshake_timeout);
@@ -126,6 +142,12 @@ int main(int argc, char** argv) {
   if (port < -1 || port > 65535) return Usage("--port must be -1 (none) or 0..65535");
   if (port < 0 && socket_path.empty()) return Usage("--port or --socket is required");
   if (users_file.empty()) return Usage("--users is required");
+  if (o.ssl_cert.empty() != o.ssl_key.empty()) {
+    return Usage("--ssl_cert and --ssl_key go together");
+  }
+  if (!o.ssl_ca.empty() && o.ssl_cert.empty()) {
+    return Usage("--ssl_ca needs --ssl_cert and --ssl_key");
+  }
   if (o.max_connections < 1 || o.max_unauthenticated_connections < 1) {
     return Usage("--max_connections and --max_unauthenticated_connections must be >= 1");
   }
