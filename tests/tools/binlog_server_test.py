@@ -8,6 +8,12 @@ handling and its signals (the protocol itself is server_test's).
   ServeTest     a client on 127.0.0.1 and on the socket gets the greeting;
                 the mariadb client (when installed) runs a query; SIGTERM
                 ends the server with status 0
+  TlsTest       unusable certificates are startup errors; the mariadb
+                client over TLS verifying the server's certificate against
+                the test CA (made at test time by make_test_pki), refusing
+                a server its CA did not sign; under
+                --require_secure_transport plaintext TCP gets 3159 and the
+                unix socket is served
 
 Every wait polls for a condition with a deadline. Started by
 binlog_server_test.sh (an sh_test, so python3 comes from PATH).
@@ -26,6 +32,7 @@ import unittest
 SRCDIR = os.environ["TEST_SRCDIR"]
 SERVER = os.path.join(SRCDIR, "binlog_storage", "tools", "binlog_server")
 GEN = os.path.join(SRCDIR, "binlog_storage", "tools", "binlog_gen")
+MAKE_PKI = os.path.join(SRCDIR, "binlog_storage", "tests", "testutil", "make_test_pki")
 DEADLINE = 30.0
 
 
@@ -181,6 +188,88 @@ class ServeTest(ServerBase):
             self.assertTrue(r.stdout.decode().startswith("server_id\t"), r.stdout)
         self.stop(p)
         self.assertFalse(os.path.exists(self.sock))
+
+
+class TlsTest(ServerBase):
+    def setUp(self):
+        super().setUp()
+        self.pki = os.path.join(self.dir, "pki")
+        os.mkdir(self.pki, 0o700)
+        r = subprocess.run([MAKE_PKI, self.pki], capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def f(self, name):
+        return os.path.join(self.pki, name)
+
+    def tls_flags(self):
+        return ["--ssl_cert=" + self.f("server.pem"), "--ssl_key=" + self.f("server.key"),
+                "--ssl_ca=" + self.f("ca.pem")]
+
+    def test_unusable_certificates_are_startup_errors(self):
+        base = ["--dir=" + self.log, "--users=" + self.users, "--port=0"]
+        for flags, code, why in [
+            (["--ssl_cert=" + self.f("expired.pem"), "--ssl_key=" + self.f("server.key")],
+             1, "expired"),
+            (["--ssl_cert=" + self.f("server.pem"), "--ssl_key=" + self.f("client.key")],
+             1, "does not match"),
+            (["--ssl_cert=" + self.dir + "/none.pem", "--ssl_key=" + self.f("server.key")],
+             1, "cannot load the certificate"),
+            (["--ssl_cert=" + self.f("server.pem"), "--ssl_key=" + self.f("server.key"),
+              "--ssl_ca=" + self.dir + "/none.pem"], 1, "cannot load the CA"),
+            (["--ssl_cert=" + self.f("server.pem")], 2, "go together"),
+            (["--ssl_ca=" + self.f("ca.pem")], 2, "--ssl_ca needs"),
+        ]:
+            got, err = self.run_server(*(base + flags))
+            self.assertEqual(got, code, (flags, err))
+            self.assertIn(why, err, flags)
+
+    def mariadb(self, *args):
+        client = shutil.which("mariadb")
+        if not client:
+            self.skipTest("the mariadb client is not installed (tools/setup.sh)")
+        r = subprocess.run([client, "--no-defaults", "-urepl", "-ps3cret", "-N", "-B"]
+                           + list(args), capture_output=True, timeout=DEADLINE)
+        return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+    def test_mariadb_client_verifies_the_server_certificate(self):
+        p, port = self.start("--port=0", *self.tls_flags())
+        tcp = ["-h127.0.0.1", "-P%d" % port]
+        code, out, err = self.mariadb(
+            *tcp, "--ssl", "--ssl-ca=" + self.f("ca.pem"), "--ssl-verify-server-cert",
+            "-e", "SHOW BINARY LOG STATUS")
+        self.assertEqual(code, 0, err)
+        self.assertTrue(out.startswith("binlog.000001\t"), out)
+        # A client certificate signed by the CA is accepted too.
+        code, out, err = self.mariadb(
+            *tcp, "--ssl", "--ssl-ca=" + self.f("ca.pem"), "--ssl-verify-server-cert",
+            "--ssl-cert=" + self.f("client.pem"), "--ssl-key=" + self.f("client.key"),
+            "-e", "SELECT 1")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.strip(), "1")
+        # A client trusting another CA refuses the server.
+        code, out, err = self.mariadb(
+            *tcp, "--ssl", "--ssl-ca=" + self.f("other-ca.pem"), "--ssl-verify-server-cert",
+            "-e", "SELECT 1")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("SSL", err)
+        self.stop(p)
+
+    def test_require_secure_transport(self):
+        p, port = self.start("--port=0", "--socket=" + self.sock,
+                             "--require_secure_transport", *self.tls_flags())
+        tcp = ["-h127.0.0.1", "-P%d" % port]
+        code, out, err = self.mariadb(*tcp, "--skip-ssl", "-e", "SELECT 1")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("ERROR 3159 (HY000)", err)
+        self.assertIn("require_secure_transport", err)
+        code, out, err = self.mariadb(
+            *tcp, "--ssl", "--ssl-ca=" + self.f("ca.pem"), "--ssl-verify-server-cert",
+            "-e", "SELECT 1")
+        self.assertEqual(code, 0, err)
+        code, out, err = self.mariadb("--socket=" + self.sock, "--skip-ssl", "-e", "SELECT 1")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.strip(), "1")
+        self.stop(p)
 
 
 if __name__ == "__main__":
