@@ -4,7 +4,9 @@
 // implementation of the replication protocol independent of ours: by file
 // and position (COM_BINLOG_DUMP) and by GTID set (COM_BINLOG_DUMP_GTID),
 // with CRC32 verification on, over plain and lz4 logs (lz4 payloads reach
-// the client expanded).
+// the client expanded); and with a TLSConfig verifying the server's
+// certificate against a CA made at test time, against a server that
+// refuses plaintext (3159), which the test also checks.
 //
 // The program is built offline (GOFLAGS=-mod=readonly, GOPROXY=off,
 // GOTOOLCHAIN=local) from the module cache of the user running the test
@@ -164,6 +166,10 @@ class GoClientTest : public ServedLogTest {
   void SetUp() override {
     if (!program_->skip.empty()) GTEST_SKIP() << program_->skip;
     ASSERT_TRUE(program_->error.empty()) << program_->error;
+  }
+
+  void SetUpServer(bool tls) {
+    if (tls) EnableTls(/*require_secure_transport=*/true);
     StartServedLog("binlog_goclient_", 50, /*xid_base=*/1000);
   }
 
@@ -190,18 +196,44 @@ class GoClientTest : public ServedLogTest {
 GoProgram* GoClientTest::program_ = nullptr;
 
 TEST_P(GoClientTest, ByFileAndPosition) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check("-file=binlog.000001 -pos=4", 1, 50, &out), 0) << out;
   EXPECT_EQ(out, Expected(1, 50));
 }
 
 TEST_P(GoClientTest, ByGtidSet) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check(absl::StrCat("-gtid=", kServedUuid, ":1-20"), 21, 50, &out), 0) << out;
   EXPECT_EQ(out, Expected(21, 50));
   out.clear();
   EXPECT_EQ(Check(absl::StrCat("-gtid=", kServedUuid, ":1-49"), 50, 50, &out), 0) << out;
   EXPECT_EQ(out, Expected(50, 50));
+}
+
+// BinlogSyncer with a TLSConfig trusting the test CA: both dump commands
+// over verified TLS; without TLS the server refuses it with 3159, and with
+// another CA it refuses the server.
+TEST_P(GoClientTest, OverVerifiedTls) {
+  SetUpServer(true);
+  const std::string tls = absl::StrCat("-ssl_ca=", ShellQuote(pki_.ca), " ");
+  std::string out;
+  EXPECT_EQ(Check(tls + "-file=binlog.000001 -pos=4", 1, 50, &out), 0) << out;
+  EXPECT_EQ(out, Expected(1, 50));
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat(tls, "-gtid=", kServedUuid, ":1-20"), 21, 50, &out), 0) << out;
+  EXPECT_EQ(out, Expected(21, 50));
+  out.clear();
+  EXPECT_EQ(Check("-file=binlog.000001 -pos=4", 1, 50, &out), 1) << out;
+  EXPECT_NE(out.find("3159"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat("-ssl_ca=", ShellQuote(pki_.other_ca),
+                               " -file=binlog.000001 -pos=4"),
+                  1, 50, &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("certificate"), std::string::npos) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, GoClientTest,

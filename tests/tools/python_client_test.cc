@@ -3,8 +3,10 @@
 // installed by tools/setup.sh), an implementation of the replication
 // protocol independent of ours: by file and position and by GTID set
 // (COM_BINLOG_DUMP_GTID), with CRC32 verification on, over plain and lz4
-// logs (lz4 payloads reach the client expanded). Skipped when python3 or
-// the package is missing.
+// logs (lz4 payloads reach the client expanded); and over TLS, verifying
+// the server's certificate against a CA made at test time, against a
+// server that refuses plaintext (3159), which the test also checks.
+// Skipped when python3 or the package is missing.
 
 #include <string>
 
@@ -29,6 +31,10 @@ class PythonClientTest : public ServedLogTest {
       GTEST_SKIP() << "python-mysql-replication not installed (tools/setup.sh installs "
                       "tests/tools/requirements.txt)";
     }
+  }
+
+  void SetUpServer(bool tls) {
+    if (tls) EnableTls(/*require_secure_transport=*/true);
     StartServedLog("binlog_pyclient_", 50, /*xid_base=*/0);
   }
 
@@ -41,15 +47,44 @@ class PythonClientTest : public ServedLogTest {
 };
 
 TEST_P(PythonClientTest, ByFileAndPosition) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check("--file=binlog.000001 --pos=4", 1, 50, &out), 0) << out;
 }
 
 TEST_P(PythonClientTest, ByGtidSet) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check(absl::StrCat("--gtid=", kServedUuid, ":1-20"), 21, 50, &out), 0) << out;
   out.clear();
   EXPECT_EQ(Check(absl::StrCat("--gtid=", kServedUuid, ":1-49"), 50, 50, &out), 0) << out;
+}
+
+// Both connections over TLS (connection_settings and
+// ctl_connection_settings with 'ssl': {'ca': ...}), the server's
+// certificate verified; the same client with TLS disabled is refused with
+// 3159, and one trusting another CA refuses the server.
+TEST_P(PythonClientTest, OverVerifiedTls) {
+  SetUpServer(true);
+  std::string out;
+  EXPECT_EQ(Check(absl::StrCat("--ssl_ca=", pki_.ca, " --gtid=", kServedUuid, ":1-20"), 21, 50,
+                  &out),
+            0)
+      << out;
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat("--ssl_ca=", pki_.ca, " --file=binlog.000001 --pos=4"), 1, 50,
+                  &out),
+            0)
+      << out;
+  out.clear();
+  EXPECT_EQ(Check("--ssl_disabled --file=binlog.000001 --pos=4", 1, 50, &out), 1) << out;
+  EXPECT_NE(out.find("3159"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat("--ssl_ca=", pki_.other_ca, " --file=binlog.000001 --pos=4"), 1,
+                  50, &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("CERTIFICATE_VERIFY_FAILED"), std::string::npos) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, PythonClientTest,
