@@ -126,6 +126,33 @@ bool IsIpLiteral(const std::string& host) {
          ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
+// An IPv4 or IPv6 literal and a port as a socket address.
+bool FillTcpAddr(const std::string& address, uint16_t port, sockaddr_storage* a,
+                 socklen_t* len) {
+  std::memset(a, 0, sizeof(*a));
+  auto* v4 = reinterpret_cast<sockaddr_in*>(a);
+  if (::inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    *len = sizeof(sockaddr_in);
+    return true;
+  }
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(a);
+  if (::inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    *len = sizeof(sockaddr_in6);
+    return true;
+  }
+  return false;
+}
+
+// "127.0.0.1:3306", "[::1]:3306".
+std::string TcpName(const std::string& address, uint16_t port) {
+  return address.find(':') != std::string::npos ? absl::StrCat("[", address, "]:", port)
+                                                 : absl::StrCat(address, ":", port);
+}
+
 }  // namespace
 
 Socket& Socket::operator=(Socket&& o) noexcept {
@@ -146,20 +173,29 @@ Socket& Socket::operator=(Socket&& o) noexcept {
   return *this;
 }
 
-absl::StatusOr<Socket> Socket::ListenLoopback(uint16_t port) {
-  Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!s.valid()) return Errno("socket");
+absl::StatusOr<Socket> Socket::ListenTcp(const std::string& address, uint16_t port) {
+  sockaddr_storage a;
+  socklen_t len = 0;
+  if (!FillTcpAddr(address, port, &a, &len)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", address, "' is not an IPv4 or IPv6 address (host names are not resolved)"));
+  }
+  Socket s(::socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!s.valid()) return Errno(absl::StrCat("socket for ", address));
   int one = 1;
   ::setsockopt(s.fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    return Errno(absl::StrCat("bind 127.0.0.1:", port));
+  if (a.ss_family == AF_INET6) {
+    ::setsockopt(s.fd_, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  }
+  if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&a), len) != 0) {
+    return Errno(absl::StrCat("bind ", TcpName(address, port)));
   }
   if (::listen(s.fd_, 64) != 0) return Errno("listen");
   return s;
+}
+
+absl::StatusOr<Socket> Socket::ListenLoopback(uint16_t port) {
+  return ListenTcp("127.0.0.1", port);
 }
 
 absl::StatusOr<Socket> Socket::ListenUnix(const std::string& path) {
@@ -215,19 +251,25 @@ void Socket::RemoveUnixPath() {
   unix_path_.clear();
 }
 
-absl::StatusOr<Socket> Socket::ConnectLoopback(uint16_t port) {
-  Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+absl::StatusOr<Socket> Socket::ConnectTcp(const std::string& address, uint16_t port) {
+  sockaddr_storage a;
+  socklen_t len = 0;
+  if (!FillTcpAddr(address, port, &a, &len)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", address, "' is not an IPv4 or IPv6 address"));
+  }
+  Socket s(::socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s.valid()) return Errno("socket");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(s.fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    return Errno("connect");
+  if (::connect(s.fd_, reinterpret_cast<sockaddr*>(&a), len) != 0) {
+    return Errno(absl::StrCat("connect ", TcpName(address, port)));
   }
   int one = 1;
   ::setsockopt(s.fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return s;
+}
+
+absl::StatusOr<Socket> Socket::ConnectLoopback(uint16_t port) {
+  return ConnectTcp("127.0.0.1", port);
 }
 
 absl::StatusOr<Socket> Socket::ConnectUnix(const std::string& path) {
@@ -243,10 +285,12 @@ absl::StatusOr<Socket> Socket::ConnectUnix(const std::string& path) {
 }
 
 uint16_t Socket::port() const {
-  sockaddr_in a{};
+  sockaddr_storage a{};
   socklen_t len = sizeof(a);
   if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
-  return ntohs(a.sin_port);
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+  return 0;
 }
 
 absl::StatusOr<Socket> Socket::Accept(absl::Duration timeout) {

@@ -1,7 +1,7 @@
 // File: io/socket.h
 //
-// The few socket calls binlog_server needs: listen on 127.0.0.1 or a unix
-// socket, accept, blocking reads/writes with deadlines, and shutdown; and
+// The few socket calls binlog_server needs: listen on IPv4 / IPv6
+// addresses or a unix socket, accept, blocking reads/writes with deadlines, and shutdown; and
 // TLS on a connected socket (StartTls, with a TlsContext from io/tls.h),
 // after which the same reads and writes, with the same deadlines, carry
 // TLS records.
@@ -48,7 +48,13 @@ class Socket {
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
 
-  // A listening socket on 127.0.0.1:`port` (0: a free port; see port()).
+  // A listening socket on `address`:`port`, `address` an IPv4 or IPv6
+  // literal ("127.0.0.1", "::1", "0.0.0.0", "::"; host names are refused
+  // with InvalidArgument: no resolver runs at startup). An IPv6 listener
+  // takes IPv6 only (IPV6_V6ONLY), so "::" and "0.0.0.0" can be bound side
+  // by side. `port` 0: a free port (see port()).
+  static absl::StatusOr<Socket> ListenTcp(const std::string& address, uint16_t port);
+  // ListenTcp("127.0.0.1", port).
   static absl::StatusOr<Socket> ListenLoopback(uint16_t port);
   // A listening unix socket at `path`. Something already at `path` is
   // replaced only if it is a stale socket (connecting to it is refused:
@@ -59,10 +65,11 @@ class Socket {
   // socket this listener bound (not one another server bound since).
   void RemoveUnixPath();
   // A client connection (tests and the benchmark client).
+  static absl::StatusOr<Socket> ConnectTcp(const std::string& address, uint16_t port);
   static absl::StatusOr<Socket> ConnectLoopback(uint16_t port);
   static absl::StatusOr<Socket> ConnectUnix(const std::string& path);
 
-  // The bound port of a loopback listener.
+  // The bound port of a TCP listener.
   uint16_t port() const;
 
   // Waits up to `timeout` for a connection. DeadlineExceeded if none came.

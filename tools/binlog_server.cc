@@ -1,13 +1,15 @@
 // binlog_server: serves a binlog directory to MySQL and MariaDB replicas
 // over the replication protocol (tools/README.md, "binlog_server").
 //
-//   binlog_server --dir=DIR [--basename=NAME] --port=N [--socket=PATH]
-//                 --users=FILE [--server_id=N] [limits...]
+//   binlog_server --dir=DIR [--basename=NAME] --port=N [--bind=ADDR,...]
+//                 [--socket=PATH] --users=FILE [--server_id=N] [limits...]
 //                 [--ssl_cert=PEM --ssl_key=PEM [--ssl_ca=PEM]]
 //                 [--require_secure_transport]
 //
-// Listens on 127.0.0.1:N (N = 0: a free port) and, with --socket, on a
-// unix socket. Prints "listening 127.0.0.1:<port>" once ready. The users
+// Listens on port N (N = 0: a free port, the same for every address) of
+// each --bind address (IPv4 or IPv6 literals; 127.0.0.1 by default) and,
+// with --socket, on a unix socket. Prints "listening 127.0.0.1:<port>"
+// (or "listening [::1]:<port>", "listening <path>") for each once ready. The users
 // file has one `user:password` per line (mysql_native_password). SIGTERM
 // or SIGINT: dumps get ER_SERVER_SHUTDOWN, the process exits 0; a second
 // signal exits at once. The limits (--max_connections and the rest, see
@@ -29,6 +31,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "absl/time/time.h"
 #include "binlog/index_file.h"
 #include "io/file_system.h"
@@ -40,8 +43,12 @@ using binlog::server::ServerOptions;
 ABSL_FLAG(std::string, dir, "", "directory of the binlog to serve (required)");
 ABSL_FLAG(std::string, basename, "binlog", "base name of the log's files");
 ABSL_FLAG(int, port, -1,
-          "TCP port on 127.0.0.1 (0: a free port, printed); -1: none (then "
-          "--socket is required)");
+          "TCP port on the --bind addresses (0: a free port, printed); -1: no "
+          "TCP (then --socket is required)");
+ABSL_FLAG(std::string, bind, "127.0.0.1",
+          "comma-separated IPv4/IPv6 addresses to listen on with --port "
+          "(literals: 127.0.0.1, ::1, 0.0.0.0 for every IPv4 address, :: for "
+          "every IPv6 one)");
 ABSL_FLAG(std::string, socket, "",
           "unix socket path; an existing path is replaced only if it is a stale "
           "socket (no server accepts on it)");
@@ -112,10 +119,12 @@ int main(int argc, char** argv) {
   using binlog::server::Server;
   using binlog::io::Socket;
   absl::SetProgramUsageMessage(
-      "binlog_server --dir=DIR [--basename=NAME] --port=N [--socket=PATH] "
+      "binlog_server --dir=DIR [--basename=NAME] --port=N [--bind=ADDR,...] "
+      "[--socket=PATH] "
       "--users=FILE [--server_id=N] [--max_connections=N ...]\n"
-      "Serves a binlog directory to MySQL and MariaDB replicas on 127.0.0.1 "
-      "and/or a unix socket (tools/README.md, binlog_server).");
+      "Serves a binlog directory to MySQL and MariaDB replicas on TCP "
+      "addresses (127.0.0.1 by default) and/or a unix socket, optionally "
+      "over TLS (tools/README.md, binlog_server).");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) return Usage(absl::StrCat("unexpected argument ", rest[1]));
   ServerOptions o;
@@ -136,11 +145,17 @@ int main(int argc, char** argv) {
   o.max_session_variables = absl::GetFlag(FLAGS_max_session_variables);
   o.max_session_variable_bytes = absl::GetFlag(FLAGS_max_session_variable_bytes);
   const int port = absl::GetFlag(FLAGS_port);
+  std::vector<std::string> binds;
+  for (absl::string_view a : absl::StrSplit(absl::GetFlag(FLAGS_bind), ',')) {
+    a = absl::StripAsciiWhitespace(a);
+    if (!a.empty()) binds.emplace_back(a);
+  }
   const std::string socket_path = absl::GetFlag(FLAGS_socket);
   const std::string users_file = absl::GetFlag(FLAGS_users);
   if (o.dir.empty()) return Usage("--dir is required");
   if (port < -1 || port > 65535) return Usage("--port must be -1 (none) or 0..65535");
   if (port < 0 && socket_path.empty()) return Usage("--port or --socket is required");
+  if (port >= 0 && binds.empty()) return Usage("--bind names no address");
   if (users_file.empty()) return Usage("--users is required");
   if (o.ssl_cert.empty() != o.ssl_key.empty()) {
     return Usage("--ssl_cert and --ssl_key go together");
@@ -177,14 +192,24 @@ int main(int argc, char** argv) {
   }
   std::vector<Socket> listeners;
   if (port >= 0) {
-    auto l = Socket::ListenLoopback(static_cast<uint16_t>(port));
-    if (!l.ok()) {
-      std::cerr << "binlog_server: " << l.status() << "\n";
-      return 1;
+    // --port=0: the first address picks a free port; the others take it.
+    uint16_t p = static_cast<uint16_t>(port);
+    for (const std::string& a : binds) {
+      auto l = Socket::ListenTcp(a, p);
+      if (!l.ok()) {
+        if (absl::IsInvalidArgument(l.status())) {
+          return Usage(absl::StrCat("--bind: ", l.status().message()));
+        }
+        std::cerr << "binlog_server: " << l.status() << "\n";
+        return 1;
+      }
+      p = l->port();
+      (*server)->set_port(p);
+      std::cout << "listening "
+                << (a.find(':') != std::string::npos ? absl::StrCat("[", a, "]") : a) << ":"
+                << p << std::endl;
+      listeners.push_back(std::move(*l));
     }
-    (*server)->set_port(l->port());
-    std::cout << "listening 127.0.0.1:" << l->port() << std::endl;
-    listeners.push_back(std::move(*l));
   }
   if (!socket_path.empty()) {
     auto l = Socket::ListenUnix(socket_path);

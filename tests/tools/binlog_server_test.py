@@ -5,6 +5,8 @@ handling and its signals (the protocol itself is server_test's).
   FlagsTest     required flags, bad values and unknown flags are refused
   SocketTest    --socket refuses a regular file and a live server's
                 socket, replaces a stale one, and is removed at exit
+  BindTest      --bind=127.0.0.1,::1 serves both on one port; what is not
+                an address literal is refused
   ServeTest     a client on 127.0.0.1 and on the socket gets the greeting;
                 the mariadb client (when installed) runs a query; SIGTERM
                 ends the server with status 0
@@ -72,7 +74,10 @@ class ServerBase(unittest.TestCase):
                              + list(flags), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         self.procs.append(p)
-        want = sum(1 for f in flags if f.startswith(("--port=", "--socket=")))
+        want = sum(1 for f in flags if f.startswith("--socket="))
+        if any(f.startswith("--port=") for f in flags):
+            binds = [f[len("--bind="):] for f in flags if f.startswith("--bind=")]
+            want += len(binds[-1].split(",")) if binds else 1
         port, seen, buf = None, 0, b""
         end = time.monotonic() + DEADLINE
         while seen < want:
@@ -88,7 +93,7 @@ class ServerBase(unittest.TestCase):
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
                 line = line.decode()
-                if line.startswith("listening 127.0.0.1:"):
+                if line.startswith(("listening 127.0.0.1:", "listening [::1]:")):
                     port = int(line.rsplit(":", 1)[1])
                 if line.startswith("listening "):
                     seen += 1
@@ -188,6 +193,29 @@ class ServeTest(ServerBase):
             self.assertTrue(r.stdout.decode().startswith("server_id\t"), r.stdout)
         self.stop(p)
         self.assertFalse(os.path.exists(self.sock))
+
+
+class BindTest(ServerBase):
+    def test_binds_ipv4_and_ipv6_on_one_port(self):
+        try:
+            probe = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            probe.bind(("::1", 0))
+            probe.close()
+        except OSError as e:
+            self.skipTest("no IPv6 loopback (::1) on this machine: %s" % e)
+        p, port = self.start("--port=0", "--bind=127.0.0.1, ::1")
+        self.assertEqual(self.greeting(socket.AF_INET, ("127.0.0.1", port)), 10)
+        self.assertEqual(self.greeting(socket.AF_INET6, ("::1", port)), 10)
+        self.stop(p)
+
+    def test_refuses_what_is_not_an_address(self):
+        base = ["--dir=" + self.log, "--users=" + self.users, "--port=0"]
+        for bind, why in [("localhost", "not an IPv4 or IPv6 address"),
+                          ("127.0.0.1,10.0.0.300", "not an IPv4 or IPv6 address"),
+                          (",", "--bind names no address")]:
+            code, err = self.run_server(*(base + ["--bind=" + bind]))
+            self.assertEqual(code, 2, (bind, err))
+            self.assertIn(why, err, bind)
 
 
 class TlsTest(ServerBase):

@@ -1535,6 +1535,49 @@ TEST_P(TlsTest, BrokenTlsHandshakesAreDroppedWithoutHarm) {
 
 INSTANTIATE_TEST_SUITE_P(Plain, TlsTest, ::testing::Values(io::Codec::kNone));
 
+// Listening on IPv4 and IPv6 addresses (binlog_server --bind): one server,
+// 127.0.0.1 and ::1 on the same port, a session on each.
+class ListenTest : public ServerTest {};
+
+TEST_P(ListenTest, ServesIpv4AndIpv6LoopbackOnOnePort) {
+  StartServer();
+  auto v6 = io::Socket::ListenTcp("::1", port_);
+  if (!v6.ok() && (v6.status().message().find("Cannot assign requested address") !=
+                       absl::string_view::npos ||
+                   v6.status().message().find("Address family not supported") !=
+                       absl::string_view::npos)) {
+    GTEST_SKIP() << "no IPv6 loopback (::1) on this machine: " << v6.status();
+  }
+  ASSERT_TRUE(v6.ok()) << v6.status();
+  EXPECT_EQ(v6->port(), port_);
+  std::thread v6_runner([&] { server_->Run(&*v6); });
+  for (const char* address : {"127.0.0.1", "::1"}) {
+    SCOPED_TRACE(address);
+    auto s = io::Socket::ConnectTcp(address, port_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    auto c = ReplicationClient::Connect(std::move(*s), "repl", "pw");
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE(c->Query("SET @master_binlog_checksum='CRC32'").ok());
+    ASSERT_TRUE(c->Dump("binlog.000001", 4, kDumpNonBlock).ok());
+    EXPECT_EQ(ReadDump(&*c).gnos, Range(1, 40));
+  }
+  server_->Shutdown();
+  v6_runner.join();
+  StopServer();
+}
+
+TEST(ListenAddressTest, OnlyAddressLiteralsAreAccepted) {
+  for (const char* bad : {"localhost", "127.0.0.256", "::1%", "", "1.2.3.4:5"}) {
+    auto l = io::Socket::ListenTcp(bad, 0);
+    ASSERT_FALSE(l.ok()) << bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(l.status())) << bad << ": " << l.status();
+  }
+  auto c = io::Socket::ConnectTcp("localhost", 1);
+  EXPECT_TRUE(absl::IsInvalidArgument(c.status())) << c.status();
+}
+
+INSTANTIATE_TEST_SUITE_P(Plain, ListenTest, ::testing::Values(io::Codec::kNone));
+
 }  // namespace
 }  // namespace server
 }  // namespace binlog
