@@ -471,6 +471,19 @@ absl::Status Socket::StartTls(std::shared_ptr<const TlsContext> ctx, absl::Time 
   }
 }
 
+std::string Socket::peer_address() const {
+  if (unix_) return "localhost";
+  sockaddr_storage a{};
+  socklen_t len = sizeof(a);
+  if (fd_ < 0 || ::getpeername(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "";
+  char buf[INET6_ADDRSTRLEN] = {};
+  const void* addr = a.ss_family == AF_INET6
+                         ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr)
+                         : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&a)->sin_addr);
+  if (::inet_ntop(a.ss_family, addr, buf, sizeof(buf)) == nullptr) return "";
+  return buf;
+}
+
 std::string Socket::tls_version() const {
   return ssl_ != nullptr ? SSL_get_version(ssl_) : "";
 }

@@ -109,6 +109,9 @@ class Socket {
   std::string tls_cipher() const;
   // Whether this is a unix-socket connection (or listener).
   bool is_unix() const { return unix_; }
+  // The peer's IP address as text ("127.0.0.1", "::1"); "localhost" for a
+  // unix socket, "" if unknown.
+  std::string peer_address() const;
 
   void Close();
   // Shuts the connection down (wakes a reader in another thread) without

@@ -148,6 +148,25 @@ absl::Status ReplicationClient::SendCommand(const std::string& payload) {
   return WritePacket(payload);
 }
 
+absl::Status ReplicationClient::Register(uint32_t server_id, const std::string& host,
+                                         uint16_t port, uint32_t source_id) {
+  RegisterSlave r;
+  r.server_id = server_id;
+  r.host = host;
+  r.port = port;
+  r.master_id = source_id;
+  absl::Status s = SendCommand(EncodeRegisterSlave(r));
+  if (!s.ok()) return s;
+  std::string p;
+  s = ReadPacket(&p, absl::Now() + kTimeout);
+  if (!s.ok()) return s;
+  if (p.empty() || static_cast<uint8_t>(p[0]) != 0) {
+    ClientReply e = ParseErr(p);
+    return absl::FailedPreconditionError(absl::StrCat(e.error_code, ": ", e.message));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ClientReply> ReplicationClient::Query(const std::string& sql) {
   absl::Status s = SendCommand(std::string(1, static_cast<char>(kComQuery)) + sql);
   if (!s.ok()) return s;

@@ -61,6 +61,11 @@ class ReplicationClient {
   absl::StatusOr<ClientReply> Query(const std::string& sql);
   // Sends a raw command payload (sequence id 0).
   absl::Status SendCommand(const std::string& payload);
+  // COM_REGISTER_SLAVE announcing `host`:`port` as server `server_id`
+  // replicating from `source_id`; the server's error as
+  // FailedPrecondition.
+  absl::Status Register(uint32_t server_id, const std::string& host, uint16_t port,
+                        uint32_t source_id = 0);
   // COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID (with the set's Previous_gtids
   // encoding); then read the stream with Read().
   absl::Status Dump(const std::string& file, uint32_t position, uint16_t flags,

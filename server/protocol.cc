@@ -322,7 +322,22 @@ absl::StatusOr<RegisterSlave> ParseRegisterSlave(absl::string_view p) {
   if (!r.Int(1, &len) || !r.Bytes(len, &s)) return Malformed("COM_REGISTER_SLAVE");
   if (!r.Int(2, &v)) return Malformed("COM_REGISTER_SLAVE");
   out.port = static_cast<uint16_t>(v);
-  return out;  // rank and master id follow; unused
+  // The rank (unused), then the source id.
+  if (r.Int(4, &v) && r.Int(4, &v)) out.master_id = static_cast<uint32_t>(v);
+  return out;
+}
+
+std::string EncodeRegisterSlave(const RegisterSlave& r) {
+  std::string p(1, static_cast<char>(kComRegisterSlave));
+  PutInt(&p, r.server_id, 4);
+  const absl::string_view host = absl::string_view(r.host).substr(0, 255);
+  p.push_back(static_cast<char>(host.size()));
+  p.append(host.data(), host.size());
+  p.append(2, '\0');  // no report user, no report password
+  PutInt(&p, r.port, 2);
+  PutInt(&p, 0, 4);  // rank
+  PutInt(&p, r.master_id, 4);
+  return p;
 }
 
 absl::StatusOr<BinlogDump> ParseBinlogDump(absl::string_view p) {

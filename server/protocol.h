@@ -186,13 +186,19 @@ std::vector<std::string> EncodeResultSet(
     const std::vector<std::vector<std::optional<std::string>>>& rows,
     uint32_t client_capabilities);
 
-// COM_REGISTER_SLAVE (the fields the server uses).
+// COM_REGISTER_SLAVE: the replica's server id, the host and port it
+// announces (--report-host / --report-port), and the id of the source it
+// replicates from (0: unknown; MySQL then shows its own id). The report
+// user and password, and the rank, are skipped. The rank and source id
+// are optional on parsing (older clients end after the port).
 struct RegisterSlave {
   uint32_t server_id = 0;
   std::string host;
   uint16_t port = 0;
+  uint32_t master_id = 0;
 };
 absl::StatusOr<RegisterSlave> ParseRegisterSlave(absl::string_view p);
+std::string EncodeRegisterSlave(const RegisterSlave& r);
 
 // COM_BINLOG_DUMP: position, flags, server id, file name (may be empty).
 struct BinlogDump {

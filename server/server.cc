@@ -99,6 +99,7 @@ class Session {
   void Run() {
     srv_->Register(&sock_);
     Serve();
+    srv_->UnregisterReplica(id_);
     srv_->Unregister(&sock_);
   }
 
@@ -149,6 +150,15 @@ class Session {
             SendMalformed();
             return;
           }
+          ReplicaFacts rep;
+          rep.server_id = r->server_id;
+          rep.host = r->host.empty() ? sock_.peer_address() : r->host;
+          rep.port = r->port;
+          rep.source_id = r->master_id != 0 ? r->master_id : srv_->server_id_;
+          std::optional<std::string> uuid = Var("replica_uuid");
+          if (!uuid.has_value()) uuid = Var("slave_uuid");
+          if (uuid.has_value()) rep.uuid = uuid->substr(0, 64);
+          srv_->RegisterReplica(id_, rep);
           if (!Send(EncodeOk())) return;
           break;
         }
@@ -611,6 +621,7 @@ class Session {
     // Ignored acks (stale, too many replicas) are the tracker's to count.
     Count(&ServerStats::semisync_acks, 1);
     o_.acks->Ack(replica_id_, sync::AckPosition{n, ack->position}).IgnoreError();
+    srv_->ReplicaAcked(id_, ack->file, ack->position);
     return true;
   }
 
@@ -935,6 +946,10 @@ ServerFacts Server::Facts(bool with_state) {
   f.semisync = options_.acks != nullptr;
   f.version = version_;
   f.port = port_;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [id, reg] : replicas_) f.replicas.push_back(reg.facts);
+  }
   absl::StatusOr<AtRestGtidState> st = absl::UnavailableError("not read");
   if (with_state) {
     {
@@ -1071,6 +1086,31 @@ bool Server::Authenticated() {
   --unauthenticated_;
   ++active_;
   return true;
+}
+
+void Server::RegisterReplica(uint32_t session, const ReplicaFacts& r) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
+  }
+  replicas_[r.server_id] = Registered{session, r};
+}
+
+void Server::UnregisterReplica(uint32_t session) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
+  }
+}
+
+void Server::ReplicaAcked(uint32_t session, const std::string& file, uint64_t position) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto& [id, reg] : replicas_) {
+    if (reg.session != session) continue;
+    reg.facts.acked = true;
+    reg.facts.acked_file = file;
+    reg.facts.acked_position = position;
+  }
 }
 
 void Server::WaitUnlessShutdown(absl::Duration d) {

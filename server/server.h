@@ -234,6 +234,13 @@ class Server {
   bool Authenticated();
   // Waits `d`, or less if Shutdown() comes first.
   void WaitUnlessShutdown(absl::Duration d);
+  // The registered replicas (SHOW REPLICAS): COM_REGISTER_SLAVE from
+  // `session` registers `r` (replacing any replica of the same server id,
+  // and this session's earlier registration, as MySQL does); the
+  // session's end removes what it registered; a semi-sync ack updates it.
+  void RegisterReplica(uint32_t session, const ReplicaFacts& r);
+  void UnregisterReplica(uint32_t session);
+  void ReplicaAcked(uint32_t session, const std::string& file, uint64_t position);
   absl::Status Init();
   // What queries report; `with_state`: also the GTID state, the files and
   // the end of the log (a scan of the newest file).
@@ -265,6 +272,11 @@ class Server {
   int active_ = 0;                    // authenticated sessions; guarded by mu_
   int unauthenticated_ = 0;           // sessions in the handshake; guarded by mu_
   std::set<io::Socket*> open_;            // guarded by mu_
+  struct Registered {
+    uint32_t session = 0;
+    ReplicaFacts facts;
+  };
+  std::map<uint32_t, Registered> replicas_;  // by server id; guarded by mu_
   ServerStats stats_;                 // guarded by mu_
 
   // StateFacts(). Lock order: facts_mu_, then mu_.

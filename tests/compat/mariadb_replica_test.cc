@@ -170,7 +170,8 @@ class MariadbReplicaTest : public ::testing::Test {
          "--socket=" + dir_ + "/sock", "--skip-networking", "--user=" + user,
          "--log-error=" + dir_ + "/error.log", "--pid-file=" + dir_ + "/pid",
          "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M", "--skip-log-bin",
-         "--server-id=2", "--character-set-server=utf8mb4", "--slave-net-timeout=20"},
+         "--server-id=2", "--character-set-server=utf8mb4", "--slave-net-timeout=20",
+         "--report-host=replica-under-test", "--report-port=3399"},
         "");
     for (int i = 0; i < 300; ++i) {
       std::string ping;
@@ -386,6 +387,16 @@ TEST_F(MariadbReplicaTest, ReplicatesOverVerifiedTls) {
   RunCommand(Client() + " -e 'SHOW SLAVE STATUS\\G'", &status);
   EXPECT_NE(status.find("Master_SSL_Allowed: Yes"), std::string::npos) << status;
   EXPECT_NE(status.find("Master_SSL_Verify_Server_Cert: Yes"), std::string::npos) << status;
+  // binlog_server lists the replica as it registered (its --report-host
+  // and --report-port), asked by the mariadb client over verified TLS.
+  std::string hosts;
+  EXPECT_EQ(RunCommand(absl::StrCat(kClient, " --no-defaults -h127.0.0.1 -P", port,
+                                    " -urepl -ps3cret --ssl --ssl-ca=", pki->ca,
+                                    " --ssl-verify-server-cert -N -B -e 'SHOW SLAVE HOSTS'"),
+                       &hosts),
+            0)
+      << hosts;
+  EXPECT_EQ(hosts.rfind("2\treplica-under-test\t3399\t", 0), 0u) << hosts;
   ASSERT_TRUE(log_->Close().ok());
 }
 

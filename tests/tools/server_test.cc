@@ -153,6 +153,31 @@ TEST(QueriesTest, ConnectTimeStatements) {
   EXPECT_EQ(*r.rows[0][0], "0");
   r = AnswerQuery("SELECT @never_set", f, &vars, now);
   EXPECT_FALSE(r.rows[0][0].has_value());
+  r = AnswerQuery("SHOW SLAVE HOSTS", f, &vars, now);
+  ASSERT_EQ(r.kind, QueryResult::kResultSet);
+  EXPECT_EQ(r.columns, (std::vector<std::string>{"Server_id", "Host", "Port", "Master_id",
+                                                 "Semi_Sync_Acked_File",
+                                                 "Semi_Sync_Acked_Position"}));
+  EXPECT_TRUE(r.rows.empty());
+  ServerFacts with = f;
+  ReplicaFacts rep;
+  rep.server_id = 3;
+  rep.host = "h";
+  rep.port = 3306;
+  rep.source_id = 7;
+  with.replicas = {rep};
+  r = AnswerQuery("SHOW REPLICA HOSTS", with, &vars, now);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0], (std::vector<std::optional<std::string>>{"3", "h", "3306", "7",
+                                                                 std::nullopt, std::nullopt}));
+  with.flavor = LogFlavor::kMySQL;
+  r = AnswerQuery("SHOW REPLICAS", with, &vars, now);
+  EXPECT_EQ(r.columns, (std::vector<std::string>{"Server_Id", "Host", "Port", "Source_Id",
+                                                 "Replica_UUID", "Semi_Sync_Acked_File",
+                                                 "Semi_Sync_Acked_Position"}));
+  r = AnswerQuery("SHOW SLAVE HOSTS", with, &vars, now);
+  EXPECT_EQ(r.columns[3], "Master_Id");
+  EXPECT_EQ(r.columns[4], "Slave_UUID");
   r = AnswerQuery("show master status;", f, &vars, now);
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(*r.rows[0][0], "binlog.000002");
@@ -888,6 +913,70 @@ TEST_P(ServerTest, SemiSyncAcksReachTheAckTracker) {
   EXPECT_GE(server_->stats().semisync_acks, static_cast<uint64_t>(committed_ + 1));
   EXPECT_EQ(acks.acknowledged().file_number, pos.file_number);
   EXPECT_EQ(acks.acknowledged().offset, pos.end);
+  StopServer();
+}
+
+// SHOW REPLICAS lists the replicas registered (COM_REGISTER_SLAVE) while
+// their connections last: announced host and port (the peer's address
+// when none is announced), server id, source id (this server's when the
+// replica sent 0), the UUID a replica set, and the last position a
+// semi-sync replica acknowledged; SHOW SLAVE HOSTS the same with MySQL
+// 8.0's older column names.
+TEST_P(ServerTest, ShowReplicasListsRegisteredReplicasWhileConnected) {
+  sync::AckTrackerOptions ao;
+  ao.timeout = absl::Seconds(60);
+  ao.async_on_timeout = false;
+  sync::AckTracker acks(ao);
+  StartServer(/*live=*/true, &acks, [](ServerOptions* o) { o->server_id = 9; });
+  ReplicationClient a = Replica();
+  ASSERT_TRUE(a.Query("SET @replica_uuid = '11111111-2222-3333-4444-555555555555'").ok());
+  ASSERT_TRUE(a.Register(21, "replica-a.example", 3307, 5).ok());
+  ReplicationClient b = Replica();
+  ASSERT_TRUE(b.Register(22, "", 3308).ok());
+  ASSERT_TRUE(b.Query("SET @rpl_semi_sync_slave=1").ok());
+  b.set_semisync(true);
+  ASSERT_TRUE(b.Dump("", 4, 0, 22).ok());
+  // B acknowledges the first transaction.
+  std::string file = "binlog.000001";
+  uint64_t acked = 0;
+  while (acked == 0) {
+    auto e = b.Read(absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(e.ok()) << e.status();
+    ASSERT_EQ(e->kind, ClientReply::kEvent);
+    if (e->need_ack) {
+      acked = DecodeHeader(e->event).log_pos;
+      ASSERT_TRUE(b.SendAck(acked, file).ok());
+    }
+  }
+  ReplicationClient admin = Replica();
+  using Row = std::vector<std::optional<std::string>>;
+  const Row row_a = {"21", "replica-a.example", "3307", "5",
+                     "11111111-2222-3333-4444-555555555555", std::nullopt, std::nullopt};
+  const Row row_b = {"22", "127.0.0.1", "3308", "9", "", file, absl::StrCat(acked)};
+  // The ack is recorded by B's session; wait for it to show.
+  absl::StatusOr<ClientReply> q;
+  const absl::Time end = absl::Now() + absl::Seconds(30);
+  do {
+    q = admin.Query("SHOW REPLICAS");
+    ASSERT_TRUE(q.ok()) << q.status();
+  } while (q->rows != std::vector<Row>{row_a, row_b} && absl::Now() < end);
+  EXPECT_EQ(q->rows, (std::vector<Row>{row_a, row_b}));
+  q = admin.Query("show slave hosts;");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->rows, (std::vector<Row>{row_a, row_b}));
+  // A replica that disconnects leaves the list.
+  a.socket().Close();
+  do {
+    q = admin.Query("SHOW REPLICAS");
+    ASSERT_TRUE(q.ok()) << q.status();
+  } while (q->rows.size() != 1 && absl::Now() < end);
+  EXPECT_EQ(q->rows, std::vector<Row>{row_b});
+  // Registering again under B's server id replaces B.
+  ASSERT_TRUE(admin.Register(22, "replica-c", 1).ok());
+  q = admin.Query("SHOW REPLICAS");
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->rows.size(), 1u);
+  EXPECT_EQ(q->rows[0][1], "replica-c");
   StopServer();
 }
 
