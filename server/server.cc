@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -159,6 +160,7 @@ class Session {
           if (!uuid.has_value()) uuid = Var("slave_uuid");
           if (uuid.has_value()) rep.uuid = uuid->substr(0, 64);
           srv_->RegisterReplica(id_, rep);
+          registered_id_ = rep.server_id;
           if (!Send(EncodeOk())) return;
           break;
         }
@@ -621,7 +623,9 @@ class Session {
     // Ignored acks (stale, too many replicas) are the tracker's to count.
     Count(&ServerStats::semisync_acks, 1);
     o_.acks->Ack(replica_id_, sync::AckPosition{n, ack->position}).IgnoreError();
-    srv_->ReplicaAcked(id_, ack->file, ack->position);
+    if (registered_id_.has_value()) {
+      srv_->ReplicaAcked(id_, *registered_id_, ack->file, ack->position);
+    }
     return true;
   }
 
@@ -895,6 +899,8 @@ class Session {
   absl::Time last_send_;
   bool semisync_ = false;
   uint32_t replica_id_ = 0;
+  // The server id this session registered (COM_REGISTER_SLAVE).
+  std::optional<uint32_t> registered_id_;
   TransactionBoundaryParser parser_;
 };
 
@@ -1103,14 +1109,14 @@ void Server::UnregisterReplica(uint32_t session) {
   }
 }
 
-void Server::ReplicaAcked(uint32_t session, const std::string& file, uint64_t position) {
+void Server::ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
+                          uint64_t position) {
   std::lock_guard<std::mutex> l(mu_);
-  for (auto& [id, reg] : replicas_) {
-    if (reg.session != session) continue;
-    reg.facts.acked = true;
-    reg.facts.acked_file = file;
-    reg.facts.acked_position = position;
-  }
+  auto it = replicas_.find(server_id);
+  if (it == replicas_.end() || it->second.session != session) return;  // replaced
+  it->second.facts.acked = true;
+  it->second.facts.acked_file = file;
+  it->second.facts.acked_position = position;
 }
 
 void Server::WaitUnlessShutdown(absl::Duration d) {

@@ -240,7 +240,8 @@ class Server {
   // session's end removes what it registered; a semi-sync ack updates it.
   void RegisterReplica(uint32_t session, const ReplicaFacts& r);
   void UnregisterReplica(uint32_t session);
-  void ReplicaAcked(uint32_t session, const std::string& file, uint64_t position);
+  void ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
+                    uint64_t position);
   absl::Status Init();
   // What queries report; `with_state`: also the GTID state, the files and
   // the end of the log (a scan of the newest file).

@@ -26,6 +26,8 @@ import select
 import shutil
 import signal
 import socket
+import ssl
+import struct
 import subprocess
 import tempfile
 import time
@@ -280,6 +282,41 @@ class TlsTest(ServerBase):
             "-e", "SELECT 1")
         self.assertNotEqual(code, 0, out)
         self.assertIn("SSL", err)
+        self.stop(p)
+
+    def tls_version(self, port, version):
+        """Opens TLS limited to `version` after a raw SSLRequest; returns the
+        negotiated version or raises ssl.SSLError."""
+        s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+        try:
+            head = b""
+            while len(head) < 4:
+                head += s.recv(4 - len(head))
+            length = int.from_bytes(head[:3], "little")
+            while length:
+                length -= len(s.recv(length))
+            # CLIENT_PROTOCOL_41 | CLIENT_SSL | CLIENT_SECURE_CONNECTION.
+            payload = struct.pack("<IIB23s", 0x200 | 0x800 | 0x8000, 1 << 24, 33, b"")
+            s.sendall(len(payload).to_bytes(3, "little") + b"\x01" + payload)
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.load_verify_locations(self.f("ca.pem"))
+            ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+            ctx.minimum_version = version
+            ctx.maximum_version = version
+            with ctx.wrap_socket(s, server_hostname="127.0.0.1") as t:
+                return t.version()
+        finally:
+            s.close()
+
+    def test_tls_1_2_is_the_minimum(self):
+        p, port = self.start("--port=0", *self.tls_flags())
+        self.assertEqual(self.tls_version(port, ssl.TLSVersion.TLSv1_2), "TLSv1.2")
+        self.assertEqual(self.tls_version(port, ssl.TLSVersion.TLSv1_3), "TLSv1.3")
+        for old in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
+            with self.assertRaises(ssl.SSLError) as e:
+                self.tls_version(port, old)
+            # The server's refusal (an alert), not the client's own.
+            self.assertIn("PROTOCOL_VERSION", str(e.exception).upper(), old)
         self.stop(p)
 
     def test_require_secure_transport(self):
