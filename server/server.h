@@ -203,7 +203,7 @@ class Server {
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& o);
   ~Server();
 
-  // Serves connections on `listener` (from io::Socket::ListenLoopback or
+  // Serves connections on `listener` (from io::Socket::ListenTcp or
   // ListenUnix) until Shutdown(). May be called for several listeners from
   // several threads.
   void Run(io::Socket* listener);
