@@ -40,6 +40,7 @@
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
 #include "binlog/log.h"
+#include "server/auth.h"
 #include "server/client.h"
 #include "server/server.h"
 #include "io/socket.h"
@@ -99,7 +100,8 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   }
   ServerOptions so;
   so.dir = dir;
-  so.users = {{"bench", "bench"}};
+  so.users = {{"bench", {binlog::server::AuthPlugin::kNativePassword,
+                         binlog::server::NativePasswordHash("bench")}}};
   so.live = log->get();
   so.ssl_cert = tls.cert;
   so.ssl_key = tls.key;
@@ -132,7 +134,7 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
     clients.emplace_back([&, r] {
       auto sock = Socket::ConnectLoopback(port);
       auto c = ReplicationClient::Connect(std::move(*sock), "bench", "bench",
-                                          "mysql_native_password",
+                                          "mysql_native_password", false,
                                           tls.on() ? &client_tls : nullptr);
       if (!c.ok()) {
         std::fprintf(stderr, "replica: %s\n", c.status().ToString().c_str());

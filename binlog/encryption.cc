@@ -1050,13 +1050,8 @@ absl::StatusOr<std::unique_ptr<MemoryKeyring>> LoadKeyringFile(
                           fs->OpenReadable(path));
   // Its keys decrypt every file of the log: a file that other users may
   // read or write is refused (its group may read it: a service group).
-  BINLOG_ASSIGN_OR_RETURN(uint32_t mode, fs->Permissions(path));
-  if ((mode & 0007) != 0) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: the key file is open to other users (mode %04o); it holds the "
-        "binlog encryption keys: chmod o-rwx it (600 or 640)",
-        path, mode));
-  }
+  BINLOG_RETURN_IF_ERROR(
+      io::CheckPrivateFile(fs, path, 0007, "the binlog encryption keys"));
   BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
   std::string text(size, '\0');
   size_t got = 0;

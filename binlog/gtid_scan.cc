@@ -10,7 +10,7 @@
 #include "binlog/index_file.h"
 #include "binlog/reader.h"
 #include "binlog/status_macros.h"
-#include "binlog/transaction_boundary.h"
+#include "binlog/transaction_scan.h"
 
 namespace binlog {
 namespace internal {
@@ -29,21 +29,17 @@ absl::Status ScanFileGtids(io::FileSystem* fs, const std::string& path,
   ReaderOptions ro;
   ro.checksum_mode = ChecksumMode::kSkip;
   ro.payloads = PayloadMode::kRaw;
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                          Reader::OpenFiles({path}, ro, fs));
-  Event ev;
-  TransactionBoundaryParser parser;
+  BINLOG_ASSIGN_OR_RETURN(TransactionScan t, TransactionScan::Open(fs, path, ro));
+  // The files of other servers are read for what they hold, past events
+  // this scan does not understand.
+  t.set_tolerate_unexpected(true);
   bool have_pending = false;
   Pending pending{};
   bool in_header = true;
-  absl::Status s;
-  while ((s = reader->Next(&ev)).ok()) {
+  BINLOG_RETURN_IF_ERROR(t.Run([&](const Event& ev, TransactionScan::Result r)
+                                   -> absl::StatusOr<ScanNext> {
     const uint8_t type = ev.header.type;
-    if (type == kFormatDescriptionEvent) {
-      parser.set_query_post_header_len(
-          reader->format_description().PostHeaderLen(kQueryEvent));
-      continue;
-    }
+    if (type == kFormatDescriptionEvent) return ScanNext::kContinue;
     if (in_header && type == state_type) {
       absl::Status hs = on_state(ev.body());
       if (!hs.ok()) {
@@ -53,23 +49,25 @@ absl::Status ScanFileGtids(io::FileSystem* fs, const std::string& path,
                                                 ": cannot read the GTID ", what,
                                                 ": ", hs.message()));
       }
-      continue;
+      return ScanNext::kContinue;
     }
-    auto r = parser.Feed(ev.header, ev.body());
-    if (r == TransactionBoundaryParser::Result::kOutside && in_header) {
-      continue;  // other header events (Binlog_checkpoint, a callback's)
+    if (r == TransactionScan::Result::kOutside && in_header) {
+      return ScanNext::kContinue;  // other header events (Binlog_checkpoint, a callback's)
     }
     in_header = false;
-    if (!with_transactions) break;
+    if (!with_transactions) return ScanNext::kStop;
     if (is_gtid_type(type)) have_pending = on_gtid(ev, &pending);
-    if (r == TransactionBoundaryParser::Result::kEnded) {
+    if (r == TransactionScan::Result::kEnded) {
       if (have_pending) add(pending);
       have_pending = false;
-    } else if (r == TransactionBoundaryParser::Result::kUnexpected) {
+    } else if (r == TransactionScan::Result::kUnexpected) {
       have_pending = false;
     }
-  }
-  if (!s.ok() && !absl::IsOutOfRange(s)) return s;
+    return ScanNext::kContinue;
+  }));
+  // Damage ends what the scan can know; the GTIDs of the complete
+  // transactions before it stand (a crash's torn tail).
+  if (t.stop() == ScanStop::kDamaged) return t.reader_error();
   return absl::OkStatus();
 }
 

@@ -54,5 +54,25 @@ bool HoldsOnlyHeaderEvents(io::FileSystem* fs, const std::string& path,
   return absl::IsOutOfRange(s) || absl::IsDataLoss(s);
 }
 
+absl::StatusOr<bool> OnlyZerosFrom(io::FileSystem* fs, const std::string& path,
+                                   uint64_t from) {
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs->FileSize(path));
+  if (size <= from) return true;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(path));
+  constexpr size_t kChunk = 1 << 20;
+  std::string buf(kChunk, '\0');
+  for (uint64_t off = from; off < size;) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, size - off));
+    size_t got = 0;
+    BINLOG_RETURN_IF_ERROR(f->Read(off, want, buf.data(), &got));
+    if (got == 0) break;  // shorter than its size said: the rest reads as nothing
+    for (size_t i = 0; i < got; ++i) {
+      if (buf[i] != 0) return false;
+    }
+    off += got;
+  }
+  return true;
+}
+
 }  // namespace internal
 }  // namespace binlog

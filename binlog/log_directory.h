@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "io/file_system.h"
 
 namespace binlog {
@@ -31,6 +32,14 @@ absl::Status CreateLogDirectory(io::FileSystem* fs, const std::string& dir,
 // it holds no transaction. `fs` reads the file in its plain form.
 bool HoldsOnlyHeaderEvents(io::FileSystem* fs, const std::string& path,
                            std::initializer_list<uint8_t> header_types);
+
+// True if every byte of the file at `path` from offset `from` to its end
+// is zero (also when the file ends at or before `from`). `fs` reads the file
+// as stored (for an encrypted file, the base file system: bytes never
+// written read as zeros there, not as decrypted keystream). What a torn
+// write leaves after the part that reached the disk. Errors: the file
+// system's.
+absl::StatusOr<bool> OnlyZerosFrom(io::FileSystem* fs, const std::string& path, uint64_t from);
 
 }  // namespace internal
 }  // namespace binlog

@@ -32,6 +32,7 @@
 #include "binlog/log_options.h"
 #include "binlog/payload.h"
 #include "binlog/status_macros.h"
+#include "binlog/transaction_scan.h"
 #include "binlog/transaction_boundary.h"
 #include "binlog/transaction_spill.h"
 #include "binlog/xid_collector.h"
@@ -327,12 +328,12 @@ absl::Status BinlogImpl::CheckFilesLayout(uint64_t newest) {
   ReaderOptions ro;
   ro.checksum_mode = ChecksumMode::kSkip;
   ro.payloads = PayloadMode::kRaw;
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, Reader::OpenFiles({path}, ro, fs_));
-  Event ev;
-  if (!reader->Next(&ev).ok()) {
+  absl::StatusOr<TransactionScan> header = TransactionScan::Open(fs_, path, ro);
+  if (!header.ok()) {
+    if (!absl::IsDataLoss(header.status())) return header.status();
     return absl::OkStatus();  // no readable header: recovery judges the file
   }
-  const FormatDescription& fde = reader->format_description();
+  const FormatDescription& fde = header->format_description();
   // By the post-header lengths the Format_description declares (the
   // server version string is the caller's choice, Options::server_version):
   // MariaDB declares 171 (10.x), MySQL 8.4 42, MySQL 8.0 41.
@@ -363,15 +364,31 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   // with nothing but header events. Anything else is left alone.
   *removed = false;
   std::string path = io::JoinPath(dir_, BinlogFileName(basename_, number));
+  // A header that does not decode is a torn write only if nothing lies
+  // after it: the file's writes persist in order up to the tear (or whole
+  // 512-byte pieces of them, and sector 0, which holds the magic, the
+  // encryption header or the Format_description, is then zeros), so a tear
+  // inside the header leaves zeros from there to the end of the file. A
+  // header that does not decode with data after it was damaged after it
+  // was written: with a rotation off the commit path the file may hold
+  // acknowledged commits (the index names it only after its first group's
+  // fdatasync), so it is refused, never removed.
+  auto refuse_damaged_header = [&](absl::string_view what) {
+    return absl::DataLossError(absl::StrCat(
+        path, ": this file is not in the index, its ", what,
+        " does not decode, and it holds data after that header; a torn "
+        "header write leaves nothing after it, so this is damage, and the "
+        "file may hold acknowledged transactions (a rotation off the "
+        "commit path commits to a file before the index names it). Nothing "
+        "was changed: restore the file, or move it away if its "
+        "transactions are not needed"));
+  };
   if (crypt_fs_ != nullptr) {
     // An encrypted file whose header write was torn (a prefix of the
-    // encrypted magic, or a header that does not decode): no commit in it
-    // was acknowledged, since the first group's fdatasync, which
-    // acknowledges its commits, would have made the header durable too
-    // (data written after the header may have reached the disk without
-    // it). Removed like a torn magic below. (Telling such a tear from a
-    // header damaged later would need the header synced on its own before
-    // any data is written.)
+    // encrypted magic, or a header that does not decode with nothing after
+    // it): no commit in it was acknowledged, since the first group's
+    // fdatasync, which acknowledges its commits, would have made the
+    // header durable too. Removed like a torn magic below.
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> rf,
                             base_fs_->OpenReadable(path));
     char raw[kEncryptionHeaderSize];
@@ -381,9 +398,12 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
     while (prefix < std::min<size_t>(got, 4) && raw[prefix] == kEncryptedMagic[prefix]) {
       ++prefix;
     }
-    if (prefix > 0 &&
-        (prefix < 4 ||
-         !DecodeEncryptionHeader(absl::string_view(raw, got)).ok())) {
+    const bool header_bad =
+        prefix > 0 && (prefix < 4 || !DecodeEncryptionHeader(absl::string_view(raw, got)).ok());
+    if (header_bad) {
+      BINLOG_ASSIGN_OR_RETURN(bool torn,
+                              OnlyZerosFrom(base_fs_, path, kEncryptionHeaderSize));
+      if (!torn) return refuse_damaged_header("encryption header");
       BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
       BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
       recovery_.removed_files.push_back(BinlogFileName(basename_, number));
@@ -409,11 +429,43 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   if (got == 0 || (zeros_after && magic_prefix < kMagicSize)) {
     ours_and_empty = true;  // empty or zero-filled spare, or a torn magic
   } else if (got == kMagicSize && std::memcmp(head, kBinlogMagic, kMagicSize) == 0) {
-    // A file with our magic and no complete event at all (a torn
-    // Format_description) holds no transaction either.
-    ours_and_empty = HoldsOnlyHeaderEvents(
-        fs_, path, {kFormatDescriptionEvent, kPreviousGtidsEvent, kMariaGtidListEvent,
-                    kMariaBinlogCheckpointEvent});
+    ReaderOptions ro;
+    ro.checksum_mode = ChecksumMode::kVerify;
+    ro.payloads = PayloadMode::kRaw;
+    absl::StatusOr<TransactionScan> header = TransactionScan::Open(fs_, path, ro);
+    if (!header.ok() && !absl::IsDataLoss(header.status())) return header.status();
+    if (!header.ok()) {
+      // The Format_description does not decode. Torn (nothing from inside
+      // it to the end of the file, as stored), the file holds no
+      // transaction; otherwise it was damaged later.
+      // Magic and Format_description lie in the file's first 512 bytes
+      // (its post-header lengths are one byte per event type).
+      constexpr uint64_t kMaxFormatDescriptionSize = 512 - kMagicSize;
+      char size_field[4] = {0, 0, 0, 0};
+      size_t n = 0;
+      BINLOG_RETURN_IF_ERROR(f->Read(kMagicSize + kEventSizeOffset, 4, size_field, &n));
+      const uint64_t declared = n == 4 ? LoadLe32(size_field) : 0;
+      uint64_t fde_end;
+      if (declared == 0) {
+        fde_end = kMagicSize + kEventSizeOffset;  // torn before its size field
+      } else if (declared >= kHeaderSize && declared <= kMaxFormatDescriptionSize) {
+        fde_end = kMagicSize + declared;
+      } else {
+        return refuse_damaged_header("Format_description event");
+      }
+      const uint64_t base_offset = crypt_fs_ != nullptr ? kEncryptionHeaderSize : 0;
+      BINLOG_ASSIGN_OR_RETURN(bool torn,
+                              OnlyZerosFrom(base_fs_, path, base_offset + fde_end));
+      if (!torn) return refuse_damaged_header("Format_description event");
+      ours_and_empty = true;
+    } else {
+      // A file with our magic, a whole Format_description and nothing but
+      // header events (possibly torn) holds no transaction either.
+      header->Close();
+      ours_and_empty = HoldsOnlyHeaderEvents(
+          fs_, path, {kFormatDescriptionEvent, kPreviousGtidsEvent, kMariaGtidListEvent,
+                      kMariaBinlogCheckpointEvent});
+    }
   }
   if (!ours_and_empty) return absl::OkStatus();
   BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
@@ -436,40 +488,29 @@ absl::Status BinlogImpl::AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint
   const std::string name = BinlogFileName(basename_, n);
   const std::string path = io::JoinPath(dir_, name);
   const std::string prev_path = io::JoinPath(dir_, BinlogFileName(basename_, prev));
-  {
-    ReaderOptions ro;
-    auto reader = Reader::OpenFiles({path}, ro, fs_);
-    if (!reader.ok()) return absl::OkStatus();
-    Event ev;
-    if (!(*reader)->Next(&ev).ok() || ev.header.type != kFormatDescriptionEvent) {
-      return absl::OkStatus();
-    }
+  // A file whose Format_description does not decode is not one this log
+  // rotated to.
+  if (!TransactionScan::Open(fs_, path, ReaderOptions()).ok()) return absl::OkStatus();
+  ReaderOptions ro;
+  ro.payloads = PayloadMode::kRaw;
+  absl::StatusOr<TransactionScan> prev_scan = TransactionScan::Open(fs_, prev_path, ro);
+  if (!prev_scan.ok()) {
+    if (!absl::IsDataLoss(prev_scan.status())) return prev_scan.status();
+    return absl::OkStatus();  // recovery of the last file reports it
   }
-  bool prev_in_use = false;
-  {
-    ReaderOptions ro;
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                            Reader::OpenFiles({prev_path}, ro, fs_));
-    Event ev;
-    absl::Status s = reader->Next(&ev);
-    if (!s.ok()) return absl::OkStatus();  // recovery of the last file reports it
-    prev_in_use = reader->format_description().in_use;
-  }
-  if (!prev_in_use) {
+  if (!prev_scan->format_description().in_use) {
     // Closed: only a last event that is a Rotate naming `name` makes the
     // unindexed file its successor (zeros may follow it with
     // trim_preallocated off).
-    ReaderOptions ro;
-    ro.payloads = PayloadMode::kRaw;
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                            Reader::OpenFiles({prev_path}, ro, fs_));
-    Event ev;
     bool found = false;
-    while (reader->Next(&ev).ok()) {
-      absl::string_view body = ev.body();
-      found = ev.header.type == kRotateEvent && body.size() >= kRotatePostHeaderSize &&
-              absl::StartsWith(body.substr(kRotatePostHeaderSize), name);
-    }
+    BINLOG_RETURN_IF_ERROR(prev_scan->Run(
+        [](const Event&) { return TransactionScan::Result::kOutside; },
+        [&](const Event& ev, TransactionScan::Result) {
+          absl::string_view body = ev.body();
+          found = ev.header.type == kRotateEvent && body.size() >= kRotatePostHeaderSize &&
+                  absl::StartsWith(body.substr(kRotatePostHeaderSize), name);
+          return ScanNext::kContinue;
+        }));
     if (!found) return absl::OkStatus();
   } else {
     BINLOG_RETURN_IF_ERROR(CloseUnclosedFile(RecoveryContextFor(), prev, n));

@@ -31,6 +31,7 @@
 #include "binlog/payload.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
+#include "binlog/transaction_scan.h"
 #include "binlog/transaction_spill.h"
 #include "binlog/xid_collector.h"
 #include "io/preallocator.h"
@@ -41,6 +42,16 @@
 namespace binlog {
 namespace internal {
 namespace {
+
+// How recovery reads a file: checksums verified; a complete, checksum-valid
+// Transaction_payload ends its transaction, so recovery need not decompress
+// it (and must not cut an acknowledged transaction because of its content).
+ReaderOptions RecoveryReaderOptions() {
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kVerify;
+  ro.payloads = PayloadMode::kRaw;
+  return ro;
+}
 
 absl::Status ScanCheckpointedFiles(
     const RecoveryContext& ctx, const std::vector<uint64_t>& numbers, const std::string& checkpoint,
@@ -57,49 +68,27 @@ absl::Status ScanCheckpointedFiles(
     if (n < from || n == numbers.back()) continue;
     std::string name = BinlogFileName(ctx.basename, n);
     std::string path = io::JoinPath(ctx.dir, name);
-    ReaderOptions ro;
-    ro.checksum_mode = ChecksumMode::kVerify;
-    ro.payloads = PayloadMode::kRaw;
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                            Reader::OpenFiles({path}, ro, ctx.fs));
-    Event ev;
-    absl::Status s = reader->Next(&ev);
-    if (!s.ok()) {
-      return absl::DataLossError(absl::StrCat(path, ": Format_description unreadable: ",
-                                              s.message()));
-    }
-    const uint8_t qlen = reader->format_description().PostHeaderLen(kQueryEvent);
-    TransactionBoundaryParser parser(qlen);
-    internal::XidCollector collector(scan, qlen);
-    for (;;) {
-      s = reader->Next(&ev);
-      if (!s.ok()) break;
-      auto r = parser.Feed(ev.header, ev.body());
-      if (r == TransactionBoundaryParser::Result::kUnexpected) {
-        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
-                                                ": event does not fit a transaction"));
-      }
-      if (r == TransactionBoundaryParser::Result::kOutside) continue;
-      if (r == TransactionBoundaryParser::Result::kStarted) collector.Drop();
+    BINLOG_ASSIGN_OR_RETURN(TransactionScan t,
+                            TransactionScan::Open(ctx.fs, path, RecoveryReaderOptions()));
+    internal::XidCollector collector(scan, t.format_description().PostHeaderLen(kQueryEvent));
+    BINLOG_RETURN_IF_ERROR(t.Run([&](const Event& ev, TransactionScan::Result r)
+                                     -> absl::StatusOr<ScanNext> {
+      if (r == TransactionScan::Result::kOutside) return ScanNext::kContinue;
+      if (r == TransactionScan::Result::kStarted) collector.Drop();
       absl::Status as = collector.Add(ev.header, ev.body());
+      if (as.ok() && r == TransactionScan::Result::kEnded) as = collector.Commit();
       if (!as.ok()) {
         return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
                                                 as.message()));
       }
-      if (r == TransactionBoundaryParser::Result::kEnded) {
-        absl::Status cs = collector.Commit();
-        if (!cs.ok()) {
-          return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
-                                                  cs.message()));
-        }
-      }
-    }
-    if (!absl::IsOutOfRange(s)) return s;
-    if (!reader->torn_tails().empty()) {
-      const TornTail& t = reader->torn_tails().front();
-      if (!t.zeros) {
-        return absl::DataLossError(absl::StrCat(path, ": offset ", t.offset, ": ", t.reason));
-      }
+      return ScanNext::kContinue;
+    }));
+    // A file before the last one was synced whole before the next began:
+    // only zeros (preallocated space) may follow its last event.
+    if (t.stop() == ScanStop::kDamaged) return t.reader_error();
+    if (t.stop() == ScanStop::kUnexpected ||
+        (t.stop() == ScanStop::kTornTail && t.partial())) {
+      return absl::DataLossError(absl::StrCat(path, ": offset ", t.bad_at(), ": ", t.reason()));
     }
     scan->files.push_back(name);
   }
@@ -216,22 +205,9 @@ absl::Status ScanLastFile(const RecoveryContext& ctx, const std::vector<uint64_t
   const uint64_t number = numbers.back();
   std::string name = BinlogFileName(ctx.basename, number);
   std::string path = io::JoinPath(ctx.dir, name);
-  ReaderOptions ro;
-  ro.checksum_mode = ChecksumMode::kVerify;
-  // A complete, checksum-valid Transaction_payload ends its transaction;
-  // recovery need not decompress it (and must not cut an acknowledged
-  // transaction because of its content).
-  ro.payloads = PayloadMode::kRaw;
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                          Reader::OpenFiles({path}, ro, ctx.fs));
-  Event ev;
-  absl::Status s = reader->Next(&ev);
-  if (!s.ok()) {
-    return absl::DataLossError(absl::StrCat(
-        "cannot recover ", path, ": its Format_description event is unreadable: ",
-        s.message()));
-  }
-  const FormatDescription fde = reader->format_description();
+  ReaderOptions ro = RecoveryReaderOptions();
+  BINLOG_ASSIGN_OR_RETURN(TransactionScan t, TransactionScan::Open(ctx.fs, path, ro));
+  const FormatDescription fde = t.format_description();
   if (!fde.in_use) return absl::OkStatus();  // closed cleanly
   if (scan != nullptr) {
     scan->in_use = true;
@@ -239,101 +215,54 @@ absl::Status ScanLastFile(const RecoveryContext& ctx, const std::vector<uint64_t
   }
   if (!fde.has_checksums()) {
     // Without checksums a torn Transaction_payload can look complete; only
-    // decompressing it (sizes and frame checked) tells. Rescan decoded.
+    // decompressing it (sizes and frame checked) tells. Scan decoded.
     ro.payloads = PayloadMode::kDecoded;
-    BINLOG_ASSIGN_OR_RETURN(reader, Reader::OpenFiles({path}, ro, ctx.fs));
-    BINLOG_RETURN_IF_ERROR(reader->Next(&ev));
+    BINLOG_ASSIGN_OR_RETURN(t, TransactionScan::Open(ctx.fs, path, ro));
   }
 
-  // Scan: the valid end advances only past events that leave no
-  // transaction open (the Format_description and header events count).
-  TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
   // Two-phase-commit recovery: what the file's complete transactions
   // carry (kept apart until the scan ends, then merged after any
   // checkpointed earlier files).
   XidRecoveryScan last;
   internal::XidCollector collector(&last, fde.PostHeaderLen(kQueryEvent));
   std::string checkpoint;  // the last Binlog_checkpoint's file name
-  uint64_t valid_end = ev.end_offset;
-  uint64_t pending = 0;
-  std::string reason = "end of file";
-  bool unexpected = false;  // an event the writer never accepts
-  uint64_t unexpected_at = 0;
-  for (;;) {
-    s = reader->Next(&ev);
-    if (!s.ok()) break;
-    auto r = parser.Feed(ev.header, ev.body());
-    if (r == TransactionBoundaryParser::Result::kUnexpected) {
-      // Commit refuses transactions that do not follow the boundary rules,
-      // so this event is damage that its size and log_pos survived (a torn
-      // header without checksums, say): the first bad event.
-      unexpected = true;
-      unexpected_at = ev.offset;
-      break;
-    }
-    if (scan != nullptr) {
-      if (r == TransactionBoundaryParser::Result::kStarted) collector.Drop();
-      if (r == TransactionBoundaryParser::Result::kOutside) {
-        if (ev.header.type == kMariaBinlogCheckpointEvent) {
-          absl::StatusOr<absl::string_view> cp = DecodeBinlogCheckpoint(ev.body());
-          if (!cp.ok()) {
-            return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset,
-                                                    ": ", cp.status().message()));
-          }
-          checkpoint = std::string(*cp);
-        }
-      } else {
-        absl::Status as = collector.Add(ev.header, ev.body());
-        if (!as.ok()) {
-          return absl::DataLossError(absl::StrCat(
-              path, ": offset ", ev.offset, ": two-phase-commit recovery cannot "
-              "read this event of a transaction: ", as.message()));
-        }
-      }
-    }
-    if (r == TransactionBoundaryParser::Result::kOutside ||
-        r == TransactionBoundaryParser::Result::kEnded) {
-      valid_end = ev.end_offset;
-      pending = 0;
-      if (scan != nullptr && r == TransactionBoundaryParser::Result::kEnded) {
-        absl::Status cs = collector.Commit();
-        if (!cs.ok()) {
+  BINLOG_RETURN_IF_ERROR(t.Run([&](const Event& ev, TransactionScan::Result r)
+                                   -> absl::StatusOr<ScanNext> {
+    if (scan == nullptr) return ScanNext::kContinue;
+    if (r == TransactionScan::Result::kOutside) {
+      if (ev.header.type == kMariaBinlogCheckpointEvent) {
+        absl::StatusOr<absl::string_view> cp = DecodeBinlogCheckpoint(ev.body());
+        if (!cp.ok()) {
           return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
-                                                  cs.message()));
+                                                  cp.status().message()));
         }
+        checkpoint = std::string(*cp);
       }
-    } else {
-      ++pending;
+      return ScanNext::kContinue;
     }
-  }
-  bool partial = false;
-  bool damaged = false;     // a bad event (not zeros, not a clean end)
-  uint64_t bad_at = 0;      // where the first bad or missing event starts
-  if (unexpected) {
-    partial = true;
-    damaged = true;
-    bad_at = unexpected_at;
-    reason = absl::StrCat("event of type ", ev.header.type, " at offset ",
-                          unexpected_at, " does not fit a transaction");
-  } else if (absl::IsOutOfRange(s)) {
-    if (!reader->torn_tails().empty()) {
-      const TornTail& t = reader->torn_tails().front();
-      partial = !t.zeros;
-      reason = t.reason;
-      damaged = true;  // zeros may hide valid events after them too
-      bad_at = t.offset;
-    } else if (pending > 0) {
-      reason = "file ends inside a transaction";
+    if (r == TransactionScan::Result::kStarted) collector.Drop();
+    absl::Status as = collector.Add(ev.header, ev.body());
+    if (!as.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          path, ": offset ", ev.offset, ": two-phase-commit recovery cannot "
+          "read this event of a transaction: ", as.message()));
     }
-  } else if (absl::IsDataLoss(s)) {
-    partial = true;
-    damaged = true;
-    bad_at = reader->position();
-    reason = std::string(s.message());
-  } else {
-    return s;  // I/O error: change nothing
-  }
-  reader.reset();
+    if (r == TransactionScan::Result::kEnded) {
+      absl::Status cs = collector.Commit();
+      if (!cs.ok()) {
+        return absl::DataLossError(absl::StrCat(path, ": offset ", ev.offset, ": ",
+                                                cs.message()));
+      }
+    }
+    return ScanNext::kContinue;
+  }));
+  const uint64_t valid_end = t.valid_end();
+  const uint64_t pending = t.pending();
+  const bool partial = t.partial();
+  const bool damaged = t.damaged();  // zeros may hide valid events after them too
+  const uint64_t bad_at = t.bad_at();
+  const std::string reason = t.reason();
+  t.Close();  // before the file is cut
 
   // Which bound the writer kept for this file (see RecoveryMode).
   auto records = ReadSyncRecords(ctx.fs, ctx.dir, ctx.basename);
@@ -396,51 +325,30 @@ absl::Status CloseUnclosedFile(const RecoveryContext& ctx, uint64_t number,
   // before the next, as a clean close does).
   const std::string path = io::JoinPath(ctx.dir, BinlogFileName(ctx.basename, number));
   const std::string next = BinlogFileName(ctx.basename, next_number);
-  ReaderOptions ro;
-  ro.checksum_mode = ChecksumMode::kVerify;
-  ro.payloads = PayloadMode::kRaw;
-  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                          Reader::OpenFiles({path}, ro, ctx.fs));
-  Event ev;
-  BINLOG_RETURN_IF_ERROR(reader->Next(&ev));
-  const FormatDescription fde = reader->format_description();
-  TransactionBoundaryParser parser(fde.PostHeaderLen(kQueryEvent));
-  uint64_t valid_end = ev.end_offset;
+  BINLOG_ASSIGN_OR_RETURN(TransactionScan t,
+                          TransactionScan::Open(ctx.fs, path, RecoveryReaderOptions()));
+  const FormatDescription fde = t.format_description();
   bool ends_with_rotate = false;
-  bool unexpected = false;  // an event the writer never writes there
-  uint64_t pending = 0;
-  absl::Status s;
-  for (;;) {
-    s = reader->Next(&ev);
-    if (!s.ok()) break;
-    auto r = parser.Feed(ev.header, ev.body());
-    if (r == TransactionBoundaryParser::Result::kUnexpected) {
-      unexpected = true;
-      break;
-    }
+  BINLOG_RETURN_IF_ERROR(t.Run([&](const Event& ev, TransactionScan::Result r)
+                                   -> absl::StatusOr<ScanNext> {
     if (ev.header.type == kRotateEvent) {
       // Only the Rotate event naming the next file ends it (without
       // checksums a torn one can pass the reader's checks).
       absl::string_view body = ev.body();
       if (body.size() < kRotatePostHeaderSize ||
           body.substr(kRotatePostHeaderSize) != next) {
-        unexpected = true;
-        break;
+        return ScanNext::kUnexpected;
       }
     }
-    if (r == TransactionBoundaryParser::Result::kOutside ||
-        r == TransactionBoundaryParser::Result::kEnded) {
-      valid_end = ev.end_offset;
-      pending = 0;
+    if (r == TransactionScan::Result::kOutside || r == TransactionScan::Result::kEnded) {
       ends_with_rotate = ev.header.type == kRotateEvent;
-    } else {
-      ++pending;
     }
-  }
-  if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;  // I/O
-  const bool damaged =
-      unexpected || (!s.ok() && (!absl::IsOutOfRange(s) || !reader->torn_tails().empty()));
-  reader.reset();
+    return ScanNext::kContinue;
+  }));
+  uint64_t valid_end = t.valid_end();
+  const uint64_t pending = t.pending();
+  const bool damaged = t.damaged();
+  t.Close();
   if (pending > 0) {
     return absl::DataLossError(absl::StrCat(
         path, " is not the last file of the log but ends inside a transaction "

@@ -13,6 +13,7 @@
 #include "binlog/index_file.h"
 #include "binlog/log_directory.h"
 #include "binlog/reader.h"
+#include "binlog/transaction_scan.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
 
@@ -298,48 +299,37 @@ absl::Status RelayLog::OpenImpl() {
       ReaderOptions ro;
       ro.checksum_mode = ChecksumMode::kVerify;
       ro.payloads = PayloadMode::kRaw;
-      BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
-                              Reader::OpenFiles({path}, ro, fs));
-      Event ev;
-      absl::Status s = reader->Next(&ev);
-      if (!s.ok()) {
-        return absl::DataLossError(absl::StrCat(
-            "cannot recover ", path, ": its Format_description event is unreadable: ",
-            s.message()));
+      absl::StatusOr<internal::TransactionScan> opened =
+          internal::TransactionScan::Open(fs, path, ro);
+      if (!opened.ok()) {
+        if (!absl::IsDataLoss(opened.status())) return opened.status();
+        return absl::DataLossError(
+            absl::StrCat("cannot recover ", opened.status().message()));
       }
-      const FormatDescription own = reader->format_description();
+      internal::TransactionScan& t = *opened;
+      const FormatDescription own = t.format_description();
       if (!own.relay_log) {
         return absl::DataLossError(absl::StrCat(
             path, " is not a relay log file (no LOG_EVENT_RELAY_LOG_F in its "
                   "Format_description)"));
       }
       m->checksums = own.has_checksums();
-      m->boundary_end = ev.end_offset;
-      std::string reason = "end of file";
-      for (;;) {
-        s = reader->Next(&ev);
-        if (!s.ok()) break;
-        // The checksum setting that applies to this event: the file's
-        // latest Format_description (a source copy replaces the file's).
-        bool cs = ev.file_has_checksums;
-        auto r = m->Observe(ev.data, cs, ev.end_offset, &source_, &retrieved_);
-        if (ev.header.type == kFormatDescriptionEvent) m->checksums = cs;
-        if (r == TransactionBoundaryParser::Result::kUnexpected) {
-          s = absl::DataLossError(absl::StrCat(
-              path, ": offset ", ev.offset, ": event of type ", ev.header.type,
-              " does not fit a transaction"));
-          break;
-        }
-      }
-      if (absl::IsOutOfRange(s)) {
-        if (!reader->torn_tails().empty()) reason = reader->torn_tails().front().reason;
-        else if (!m->parser.outside()) reason = "file ends inside a transaction";
-      } else if (absl::IsDataLoss(s)) {
-        reason = std::string(s.message());
-      } else {
-        return s;  // an I/O error: change nothing
-      }
-      reader.reset();
+      m->boundary_end = t.header_end();
+      // The relay log's own parser classifies (it also tracks the source
+      // position and the retrieved GTIDs), with the checksum setting that
+      // applies to each event: the file's latest Format_description (a
+      // source copy replaces the file's).
+      BINLOG_RETURN_IF_ERROR(t.Run(
+          [&](const Event& ev) {
+            return m->Observe(ev.data, ev.file_has_checksums, ev.end_offset, &source_,
+                              &retrieved_);
+          },
+          [&](const Event& ev, internal::TransactionScan::Result) {
+            if (ev.header.type == kFormatDescriptionEvent) m->checksums = ev.file_has_checksums;
+            return internal::ScanNext::kContinue;
+          }));
+      const std::string reason = t.reason();
+      t.Close();
       BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs->FileSize(path));
       if (!own.in_use && (size != m->boundary_end || !m->parser.outside())) {
         // A closed file ends at a complete event outside a transaction

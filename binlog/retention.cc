@@ -11,6 +11,7 @@
 #include "binlog/gtid_scan.h"
 #include "binlog/index_file.h"
 #include "binlog/reader.h"
+#include "binlog/transaction_scan.h"
 #include "binlog/status_macros.h"
 
 namespace binlog {
@@ -181,11 +182,17 @@ absl::StatusOr<uint32_t> Retention::LastEventTime(uint64_t number,
     ReaderOptions ro;
     ro.checksum_mode = ChecksumMode::kSkip;
     ro.payloads = PayloadMode::kRaw;
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, Reader::OpenFiles({path}, ro, deps_.fs));
-    Event ev;
-    absl::Status rs;
-    while ((rs = reader->Next(&ev)).ok()) ts = ev.header.timestamp;
-    if (!absl::IsOutOfRange(rs)) return rs;
+    BINLOG_ASSIGN_OR_RETURN(internal::TransactionScan t,
+                            internal::TransactionScan::Open(deps_.fs, path, ro));
+    ts = t.fde_header().timestamp;
+    // Every event counts, whatever transaction it belongs to.
+    BINLOG_RETURN_IF_ERROR(t.Run(
+        [](const Event&) { return internal::TransactionScan::Result::kOutside; },
+        [&](const Event& ev, internal::TransactionScan::Result) {
+          ts = ev.header.timestamp;
+          return internal::ScanNext::kContinue;
+        }));
+    if (t.stop() == internal::ScanStop::kDamaged) return t.reader_error();
   }
   sync::MutexLock l(&last_event_mu_);
   // Not for a file of an earlier generation (a Reset reuses numbers).

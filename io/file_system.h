@@ -260,6 +260,14 @@ std::string DirName(absl::string_view path);
 // The last component of `path` (all of it without a '/').
 std::string BaseName(absl::string_view path);
 
+// For files of secrets (key files, password hashes): FailedPrecondition
+// when `path` has any of the permission bits `forbidden` (0007: other
+// users; 0077: also its group), naming the path, its mode, `holds` (what
+// the file holds, e.g. "the binlog encryption keys") and the chmod that
+// fixes it. The file system's errors (NotFound for a missing file).
+absl::Status CheckPrivateFile(FileSystem* fs, const std::string& path, uint32_t forbidden,
+                              absl::string_view holds);
+
 }  // namespace io
 }  // namespace binlog
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -454,6 +455,19 @@ class PosixFileSystem final : public FileSystem {
 FileSystem* FileSystem::Default() {
   static FileSystem* fs = new PosixFileSystem();
   return fs;
+}
+
+absl::Status CheckPrivateFile(FileSystem* fs, const std::string& path, uint32_t forbidden,
+                              absl::string_view holds) {
+  absl::StatusOr<uint32_t> mode = fs->Permissions(path);
+  if (!mode.ok()) return mode.status();
+  if ((*mode & forbidden) == 0) return absl::OkStatus();
+  const bool group = (forbidden & 0070) != 0;
+  char m[16];
+  snprintf(m, sizeof(m), "%04o", static_cast<unsigned>(*mode & 07777));
+  return absl::FailedPreconditionError(absl::StrCat(
+      path, ": the file is open to ", group ? "its group or " : "", "other users (mode ", m,
+      "); it holds ", holds, ": chmod ", group ? "go-rwx it (600)" : "o-rwx it (600 or 640)"));
 }
 
 std::string JoinPath(absl::string_view dir, absl::string_view name) {

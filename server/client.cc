@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "server/auth.h"
 #include "server/protocol.h"
 
 namespace binlog {
@@ -74,7 +75,7 @@ absl::Status ReplicationClient::WritePacket(const std::string& payload) {
 
 absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     io::Socket sock, const std::string& user, const std::string& password,
-    const std::string& plugin, const ClientTls* tls) {
+    const std::string& plugin, bool secure, const ClientTls* tls) {
   ReplicationClient c(std::move(sock));
   std::string p;
   absl::Status s = c.ReadPacket(&p, absl::Now() + kTimeout);
@@ -104,6 +105,7 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     if (!s.ok()) return s;
     s = c.sock_.StartTls(tls->context, absl::Now() + kTimeout, tls->verify_host);
     if (!s.ok()) return s;
+    secure = true;
   }
   std::string resp;
   for (int i = 0; i < 4; ++i) resp.push_back(static_cast<char>(c.caps_ >> (8 * i)));
@@ -112,9 +114,12 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
   resp.append(23, '\0');
   resp.append(user);
   resp.push_back('\0');
-  std::string token = plugin == "mysql_native_password"
-                          ? NativePasswordToken(password, scramble)
-                          : std::string(32, 'x');  // what another plugin would send
+  auto token_for = [&password](absl::string_view name, absl::string_view nonce) {
+    if (name == kNativePasswordPlugin) return NativePasswordToken(password, nonce);
+    if (name == kCachingSha2Plugin) return CachingSha2Token(password, nonce);
+    return std::string(32, 'x');  // what another plugin would send
+  };
+  std::string token = token_for(plugin, scramble);
   resp.push_back(static_cast<char>(token.size()));
   resp.append(token);
   resp.append(plugin);
@@ -123,6 +128,7 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
   if (!s.ok()) return s;
   s = c.ReadPacket(&p, absl::Now() + kTimeout);
   if (!s.ok()) return s;
+  std::string nonce = scramble;
   if (!p.empty() && static_cast<uint8_t>(p[0]) == 0xfe) {
     // Auth switch: plugin name, scramble.
     WireReader w(p);
@@ -131,8 +137,35 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     if (!w.NulString(&name)) return absl::DataLossError("malformed auth switch");
     salt = w.Rest();
     if (!salt.empty() && salt.back() == '\0') salt.remove_suffix(1);
-    s = c.WritePacket(NativePasswordToken(password, salt));
+    nonce = std::string(salt);
+    s = c.WritePacket(token_for(name, salt));
     if (!s.ok()) return s;
+    s = c.ReadPacket(&p, absl::Now() + kTimeout);
+    if (!s.ok()) return s;
+  }
+  // caching_sha2_password: fast_auth_success, then the OK; or
+  // perform_full_authentication: the password, in clear over a secure
+  // transport, else RSA-encrypted with the public key the server sends.
+  if (p.size() == 2 && static_cast<uint8_t>(p[0]) == kAuthMoreData) {
+    if (static_cast<uint8_t>(p[1]) == kPerformFullAuthentication) {
+      const std::string with_nul = password + std::string(1, '\0');
+      if (secure) {
+        s = c.WritePacket(with_nul);
+      } else {
+        s = c.WritePacket(std::string(1, static_cast<char>(kRequestPublicKey)));
+        if (!s.ok()) return s;
+        s = c.ReadPacket(&p, absl::Now() + kTimeout);
+        if (!s.ok()) return s;
+        if (p.empty() || static_cast<uint8_t>(p[0]) != kAuthMoreData) {
+          return absl::DataLossError("no public key from the server");
+        }
+        auto cipher = RsaKeyPair::Encrypt(absl::string_view(p).substr(1),
+                                          XorWithScramble(with_nul, nonce));
+        if (!cipher.ok()) return cipher.status();
+        s = c.WritePacket(*cipher);
+      }
+      if (!s.ok()) return s;
+    }
     s = c.ReadPacket(&p, absl::Now() + kTimeout);
     if (!s.ok()) return s;
   }

@@ -2,9 +2,10 @@
 //
 // A small replication client for tests and benchmarks of binlog_server
 // (not for production replicas): connects, authenticates with
-// mysql_native_password (following an auth switch), optionally over TLS
-// (the SSLRequest upgrade, verifying the server's certificate), runs
-// simple queries and reads a binlog dump packet by packet.
+// mysql_native_password or caching_sha2_password (following an auth
+// switch), optionally over TLS (the SSLRequest upgrade, verifying the
+// server's certificate), runs simple queries and reads a binlog dump
+// packet by packet.
 //
 // Thread safety: not thread-safe (one client per thread).
 
@@ -46,16 +47,20 @@ struct ClientTls {
 class ReplicationClient {
  public:
   // Connects and authenticates. `plugin` is the plugin the client claims
-  // in its handshake response (the server switches it to
-  // mysql_native_password if it is another one). Error replies come back
-  // as PermissionDenied / FailedPrecondition with the server's code and
-  // message in the text. With `tls`, the connection is upgraded to TLS
-  // before the credentials are sent: FailedPrecondition if the server does
-  // not offer it, Unavailable if the TLS handshake fails (a certificate
-  // that does not verify, among others).
+  // in its handshake response (mysql_native_password or
+  // caching_sha2_password answer; any other name sends a token of neither);
+  // an auth switch is followed. caching_sha2_password's full
+  // authentication sends the password in clear when `secure` (a unix
+  // socket) or over TLS, RSA-encrypted with the server's public key
+  // otherwise. With `tls`, the connection is upgraded to TLS before the
+  // credentials are sent: FailedPrecondition if the server does not offer
+  // it, Unavailable if the TLS handshake fails (a certificate that does
+  // not verify, among others). Error replies come back as PermissionDenied
+  // / FailedPrecondition with the server's code and message in the text.
   static absl::StatusOr<ReplicationClient> Connect(
       io::Socket sock, const std::string& user, const std::string& password,
-      const std::string& plugin = "mysql_native_password", const ClientTls* tls = nullptr);
+      const std::string& plugin = "mysql_native_password", bool secure = false,
+      const ClientTls* tls = nullptr);
 
   // Runs a query; the reply (OK, error or result set).
   absl::StatusOr<ClientReply> Query(const std::string& sql);

@@ -1,15 +1,9 @@
 #include "server/protocol.h"
 
-#include <fcntl.h>
-#include <sys/random.h>
-#include <unistd.h>
-
 #include <cstring>
-#include <random>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "server/sha1.h"
 
 namespace binlog {
 namespace server {
@@ -186,43 +180,6 @@ absl::StatusOr<HandshakeResponse> ParseHandshakeResponse(absl::string_view p) {
   }
   // Connection attributes, if any, are not needed.
   return out;
-}
-
-std::string NewScramble() {
-  std::string s(20, '\0');
-  ssize_t got = ::getrandom(s.data(), s.size(), 0);
-  if (got != static_cast<ssize_t>(s.size())) {
-    std::random_device rd;
-    for (char& c : s) c = static_cast<char>(rd());
-  }
-  for (char& c : s) {
-    // Printable, non-NUL, as the servers make it.
-    c = static_cast<char>(33 + static_cast<uint8_t>(c) % 94);
-  }
-  return s;
-}
-
-std::string NativePasswordToken(absl::string_view password,
-                                absl::string_view scramble) {
-  if (password.empty()) return std::string();
-  Sha1Digest stage1 = Sha1(password);
-  Sha1Digest stage2 =
-      Sha1(absl::string_view(reinterpret_cast<const char*>(stage1.data()), 20));
-  std::string buf(scramble);
-  buf.append(reinterpret_cast<const char*>(stage2.data()), 20);
-  Sha1Digest mix = Sha1(buf);
-  std::string token(20, '\0');
-  for (int i = 0; i < 20; ++i) token[i] = static_cast<char>(stage1[i] ^ mix[i]);
-  return token;
-}
-
-bool CheckNativePassword(absl::string_view password, absl::string_view scramble,
-                         absl::string_view token) {
-  std::string want = NativePasswordToken(password, scramble);
-  if (want.size() != token.size()) return false;
-  unsigned diff = 0;
-  for (size_t i = 0; i < want.size(); ++i) diff |= static_cast<uint8_t>(want[i] ^ token[i]);
-  return diff == 0;
 }
 
 std::string EncodeAuthSwitch(absl::string_view plugin, absl::string_view scramble) {

@@ -1,7 +1,7 @@
 // File: server/protocol.h
 //
 // The MySQL client/server protocol as binlog_server speaks it: packet
-// framing, the v10 handshake with mysql_native_password, OK / ERR / EOF
+// framing, the v10 handshake (the authentication plugins are auth.h's), OK / ERR / EOF
 // packets, text result sets, and the replication commands
 // (COM_REGISTER_SLAVE, COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID). This is the
 // one home of the wire encoding; the binlog events themselves come from
@@ -154,19 +154,8 @@ absl::StatusOr<HandshakeResponse> ParseHandshakeResponse(absl::string_view p);
 bool IsSslRequest(absl::string_view first_reply);
 std::string EncodeSslRequest(uint32_t capabilities);
 
-// 20 random bytes, none of them NUL (clients treat the scramble as a
-// C string), from the OS's random source.
-std::string NewScramble();
-
-// mysql_native_password: the token a client sends for `password` and
-// `scramble` (SHA1(pw) XOR SHA1(scramble + SHA1(SHA1(pw)))), empty for
-// an empty password; and the server's check of a token.
-std::string NativePasswordToken(absl::string_view password,
-                                absl::string_view scramble);
-bool CheckNativePassword(absl::string_view password, absl::string_view scramble,
-                         absl::string_view token);
-
-// Auth switch request: 0xFE, plugin name, scramble + NUL.
+// Auth switch request: 0xFE, plugin name, scramble + NUL (server/auth.h
+// has the plugins).
 std::string EncodeAuthSwitch(absl::string_view plugin, absl::string_view scramble);
 
 // OK, ERR and EOF packets (CLIENT_PROTOCOL_41 layouts). EncodeOk with

@@ -107,7 +107,9 @@ class Session {
   // Whether the client authenticated (and counts toward max_connections).
   bool authenticated() const { return authenticated_; }
   // Whether the connection is secure transport: TLS, or a unix socket
-  // (which MySQL counts as secure too).
+  // (which MySQL counts as secure too). caching_sha2_password's full
+  // authentication then takes the password in clear instead of
+  // RSA-encrypted.
   bool secure() const { return sock_.tls() || sock_.is_unix(); }
 
  private:
@@ -269,11 +271,22 @@ class Session {
   // The handshake, within handshake_end_ as a whole. false: the
   // connection ends (the error, if any, was sent).
   bool Handshake() {
-    const std::string scramble = NewScramble();
+    absl::StatusOr<std::string> scramble = NewScramble();
+    if (!scramble.ok()) {
+      SendErr(kErHandshake, "08S01", "Bad handshake");
+      return false;
+    }
+    // The plugin the greeting names: caching_sha2_password, MySQL 8.4's
+    // default, for a MySQL-flavor log; mysql_native_password for MariaDB
+    // replicas. Users of the other plugin get an auth switch.
+    const AuthPlugin greeting = srv_->flavor_ == LogFlavor::kMariaDB
+                                    ? AuthPlugin::kNativePassword
+                                    : AuthPlugin::kCachingSha2Password;
     server::Handshake h;
     h.server_version = srv_->version_;
     h.connection_id = id_;
-    h.scramble = scramble;
+    h.scramble = *scramble;
+    h.auth_plugin = AuthPluginName(greeting);
     if (srv_->tls_ != nullptr) h.capabilities |= kClientSsl;
     seq_ = 0;
     if (!Send(EncodeHandshake(h))) return false;
@@ -287,17 +300,17 @@ class Session {
       return false;
     }
     caps_ = resp->capabilities & kServerCapabilities;
-    std::string token = resp->auth_response;
-    if (resp->auth_plugin != "mysql_native_password" &&
-        !(resp->auth_plugin.empty() && (token.empty() || token.size() == 20))) {
-      // caching_sha2_password and others: ask for mysql_native_password.
-      if (!Send(EncodeAuthSwitch("mysql_native_password", scramble))) return false;
-      s = ReadPacket(&p, handshake_end_, o_.max_handshake_packet);
-      if (!s.ok()) return HandshakeFailed(s);
-      token = p;
-    }
-    auto it = o_.users.find(resp->user);
-    if (it == o_.users.end() || !CheckNativePassword(it->second, scramble, token)) {
+    // --- authentication (auth.h) ---
+    AuthRequest req;
+    req.user = resp->user;
+    req.client_plugin = resp->auth_plugin;
+    req.auth_response = resp->auth_response;
+    req.scramble = *scramble;
+    req.secure = secure();
+    AuthPackets ch(this);
+    s = srv_->auth_->Authenticate(req, greeting, &ch);
+    if (!s.ok() && !absl::IsPermissionDenied(s)) return HandshakeFailed(ch.read_status());
+    if (!s.ok()) {
       Count(&ServerStats::auth_failures, 1);
       // The delay bounds guessing (the connection keeps its
       // unauthenticated slot meanwhile); shutdown cuts it short.
@@ -305,9 +318,10 @@ class Session {
       SendErr(kErAccessDenied, "28000",
               absl::StrCat("Access denied for user '", resp->user.substr(0, 64),
                            "'@'localhost' (using password: ",
-                           token.empty() ? "NO" : "YES", ")"));
+                           resp->auth_response.empty() ? "NO" : "YES", ")"));
       return false;
     }
+    // --- end of authentication ---
     if (!srv_->Authenticated()) {
       SendErr(kErConCount, "08004", "Too many connections");
       return false;
@@ -344,6 +358,27 @@ class Session {
     }
     return true;
   }
+
+  // The authentication's packets, within the handshake's deadline and
+  // packet limit.
+  class AuthPackets : public AuthChannel {
+   public:
+    explicit AuthPackets(Session* s) : s_(s) {}
+    absl::Status Send(absl::string_view payload) override {
+      return s_->Send(payload) ? absl::OkStatus() : absl::UnavailableError("send failed");
+    }
+    absl::StatusOr<std::string> Read() override {
+      std::string p;
+      read_status_ = s_->ReadPacket(&p, s_->handshake_end_, s_->o_.max_handshake_packet);
+      if (!read_status_.ok()) return read_status_;
+      return p;
+    }
+    const absl::Status& read_status() const { return read_status_; }
+
+   private:
+    Session* s_;
+    absl::Status read_status_;
+  };
 
   bool HandshakeFailed(const absl::Status& s) {
     if (absl::IsResourceExhausted(s)) {
@@ -912,6 +947,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
 }
 
 absl::Status Server::Init() {
+  auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
   auto numbers = ReadIndex(io::FileSystem::Default(), options_.dir, options_.basename);
   if (!numbers.ok() || numbers->empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -1146,8 +1182,13 @@ void Server::Join() {
 }
 
 ServerStats Server::stats() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return stats_;
+  ServerStats st;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    st = stats_;
+  }
+  st.auth = auth_->stats();
+  return st;
 }
 
 }  // namespace server

@@ -2,7 +2,7 @@
 //
 // Server: serves a binlog to replicas over the MySQL replication protocol
 // (what `binlog_server` runs). One thread per connection: handshake
-// (mysql_native_password, auth switch for other plugins), the connect-time
+// (caching_sha2_password and mysql_native_password, auth.h), the connect-time
 // queries (queries.h), COM_REGISTER_SLAVE, and a dump (COM_BINLOG_DUMP by
 // file and position, COM_BINLOG_DUMP_GTID by MySQL GTID set, or MariaDB's
 // GTID connect through @slave_connect_state) that streams the log: the fake
@@ -71,6 +71,7 @@
 #include "binlog/flavor.h"
 #include "binlog/log.h"
 #include "sync/ack_tracker.h"
+#include "server/auth.h"
 #include "server/queries.h"
 #include "io/socket.h"
 #include "io/tls.h"
@@ -81,8 +82,14 @@ namespace server {
 struct ServerOptions {
   std::string dir;
   std::string basename = "binlog";
-  // user -> password (mysql_native_password).
-  std::map<std::string, std::string> users;
+  // user -> plugin and authentication_string (auth.h; LoadUsersFile
+  // reads binlog_server's --users file).
+  UserMap users;
+  // caching_sha2_password's RSA key pair, for the full authentication over
+  // a plaintext transport (the public key goes to clients that ask for
+  // it). nullptr: a 2048-bit pair generated when first needed, in memory
+  // only (binlog_server generates it at startup).
+  std::shared_ptr<const RsaKeyPair> rsa_keys;
   // 0: the server_id of the log's first Format_description.
   uint32_t server_id = 0;
   // The in-process log to serve instead of the files at rest.
@@ -177,6 +184,7 @@ struct ServerOptions {
 struct ServerStats {
   uint64_t connections = 0;
   uint64_t auth_failures = 0;
+  AuthStats auth;  // the authenticator's counters (auth.h)
   uint64_t dumps = 0;
   uint64_t events_sent = 0;
   uint64_t bytes_sent = 0;
@@ -255,6 +263,7 @@ class Server {
   const ServerOptions options_;
   // The TLS context when ssl_cert/ssl_key are set.
   std::shared_ptr<const io::TlsContext> tls_;
+  std::unique_ptr<Authenticator> auth_;  // set by Init()
   LogFlavor flavor_ = LogFlavor::kMySQL;
   uint32_t server_id_ = 1;
   bool checksums_ = true;

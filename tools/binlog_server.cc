@@ -5,12 +5,15 @@
 //                 [--socket=PATH] --users=FILE [--server_id=N] [limits...]
 //                 [--ssl_cert=PEM --ssl_key=PEM [--ssl_ca=PEM]]
 //                 [--require_secure_transport]
+//   binlog_server --hash_user=USER [--auth_plugin=PLUGIN] < password
 //
 // Listens on port N (N = 0: a free port, the same for every address) of
 // each --bind address (IPv4 or IPv6 literals; 127.0.0.1 by default) and,
 // with --socket, on a unix socket. Prints "listening 127.0.0.1:<port>"
-// (or "listening [::1]:<port>", "listening <path>") for each once ready. The users
-// file has one `user:password` per line (mysql_native_password). SIGTERM
+// (or "listening [::1]:<port>", "listening <path>") for each once ready.
+// The users file has one `user:plugin:authentication_string` per line
+// (server/auth.h); --hash_user prints such a line for the password read
+// on standard input and exits. SIGTERM
 // or SIGINT: dumps get ER_SERVER_SHUTDOWN, the process exits 0; a second
 // signal exits at once. The limits (--max_connections and the rest, see
 // --help) are ServerOptions' fields of the same names, with their
@@ -35,6 +38,7 @@
 #include "absl/time/time.h"
 #include "binlog/index_file.h"
 #include "io/file_system.h"
+#include "server/auth.h"
 #include "server/server.h"
 #include "io/socket.h"
 
@@ -53,7 +57,19 @@ ABSL_FLAG(std::string, socket, "",
           "unix socket path; an existing path is replaced only if it is a stale "
           "socket (no server accepts on it)");
 ABSL_FLAG(std::string, users, "",
-          "users file, one user:password per line (required)");
+          "users file, one user:plugin:authentication_string per line, not "
+          "readable by group or others (required)");
+ABSL_FLAG(std::string, hash_user, "",
+          "print the users-file line of this user for the password read on "
+          "standard input (--auth_plugin's hash), then exit");
+ABSL_FLAG(std::string, auth_plugin, "caching_sha2_password",
+          "--hash_user's plugin: caching_sha2_password or mysql_native_password");
+ABSL_FLAG(std::string, caching_sha2_password_private_key_path, "",
+          "PEM RSA private key for caching_sha2_password over plaintext TCP "
+          "(with --caching_sha2_password_public_key_path; unset: a 2048-bit "
+          "pair generated at startup, in memory only)");
+ABSL_FLAG(std::string, caching_sha2_password_public_key_path, "",
+          "PEM public key of --caching_sha2_password_private_key_path");
 ABSL_FLAG(std::string, ssl_cert, "",
           "PEM certificate (chain) of the server; with --ssl_key the server "
           "offers TLS (1.2 or later) to clients that ask for it");
@@ -97,20 +113,35 @@ int Usage(const std::string& why) {
   return 2;
 }
 
-// Reads `path` (user:password lines; '#' comments) into `users`.
-absl::Status ReadUsers(const std::string& path, std::map<std::string, std::string>* users) {
-  auto text = binlog::ReadSmallFile(binlog::io::FileSystem::Default(), path, 1 << 20);
-  if (!text.ok()) return text.status();
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty() || line[0] == '#') continue;
-    const size_t colon = line.find(':');
-    if (colon == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": a line without ':'"));
-    }
-    (*users)[std::string(line.substr(0, colon))] = std::string(line.substr(colon + 1));
+// --hash_user: reads one password line from standard input (a trailing
+// newline is not part of it) and prints the user's line.
+int HashUser(const std::string& user, const std::string& plugin_name) {
+  using namespace binlog::server;  // NOLINT
+  auto plugin = ParseAuthPlugin(plugin_name);
+  if (!plugin.ok()) return Usage(absl::StrCat("--auth_plugin: ", plugin.status().message()));
+  if (user.find(':') != std::string::npos || user.find('\n') != std::string::npos) {
+    return Usage("--hash_user: a user name cannot hold ':' or a newline");
   }
-  return absl::OkStatus();
+  std::string password;
+  if (!std::getline(std::cin, password) && !std::cin.eof()) {
+    std::cerr << "binlog_server: cannot read the password on standard input\n";
+    return 1;
+  }
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  Credential c;
+  c.plugin = *plugin;
+  if (*plugin == AuthPlugin::kNativePassword) {
+    c.authentication_string = NativePasswordHash(password);
+  } else {
+    auto h = NewCachingSha2PasswordHash(password);
+    if (!h.ok()) {
+      std::cerr << "binlog_server: " << h.status() << "\n";
+      return 1;
+    }
+    c.authentication_string = *h;
+  }
+  std::cout << UserLine(user, c) << std::endl;
+  return 0;
 }
 
 }  // namespace
@@ -122,11 +153,14 @@ int main(int argc, char** argv) {
       "binlog_server --dir=DIR [--basename=NAME] --port=N [--bind=ADDR,...] "
       "[--socket=PATH] "
       "--users=FILE [--server_id=N] [--max_connections=N ...]\n"
+      "       binlog_server --hash_user=USER [--auth_plugin=PLUGIN] < password\n"
       "Serves a binlog directory to MySQL and MariaDB replicas on TCP "
       "addresses (127.0.0.1 by default) and/or a unix socket, optionally "
       "over TLS (tools/README.md, binlog_server).");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) return Usage(absl::StrCat("unexpected argument ", rest[1]));
+  const std::string hash_user = absl::GetFlag(FLAGS_hash_user);
+  if (!hash_user.empty()) return HashUser(hash_user, absl::GetFlag(FLAGS_auth_plugin));
   ServerOptions o;
   o.dir = absl::GetFlag(FLAGS_dir);
   o.basename = absl::GetFlag(FLAGS_basename);
@@ -174,8 +208,33 @@ int main(int argc, char** argv) {
     return Usage("--max_handshake_packet and --max_packet must be >= 1024, "
                  "--max_query_length >= 1");
   }
-  absl::Status users = ReadUsers(users_file, &o.users);
-  if (!users.ok()) return Usage(absl::StrCat("cannot read --users: ", users.message()));
+  auto users = binlog::server::LoadUsersFile(nullptr, users_file);
+  if (!users.ok()) return Usage(absl::StrCat("cannot read --users: ", users.status().message()));
+  o.users = std::move(*users);
+  const std::string private_key = absl::GetFlag(FLAGS_caching_sha2_password_private_key_path);
+  const std::string public_key = absl::GetFlag(FLAGS_caching_sha2_password_public_key_path);
+  if (private_key.empty() != public_key.empty()) {
+    return Usage("--caching_sha2_password_private_key_path and "
+                 "--caching_sha2_password_public_key_path go together");
+  }
+  if (!private_key.empty()) {
+    auto keys = binlog::server::RsaKeyPair::Load(nullptr, private_key, public_key);
+    if (!keys.ok()) {
+      return Usage(absl::StrCat("cannot read the caching_sha2_password keys: ",
+                                keys.status().message()));
+    }
+    o.rsa_keys = std::move(*keys);
+  } else {
+    // Generated now rather than at the first client that needs it: a
+    // failure shows at startup, and no client waits for it.
+    auto keys = binlog::server::RsaKeyPair::Generate();
+    if (!keys.ok()) {
+      std::cerr << "binlog_server: generating the caching_sha2_password RSA key pair: "
+                << keys.status() << "\n";
+      return 1;
+    }
+    o.rsa_keys = std::move(*keys);
+  }
 
   // Signals go to a watcher thread (blocked everywhere else).
   sigset_t set;

@@ -39,13 +39,14 @@ packages=(
 )
 
 # Python packages of the tests (tests/tools/requirements.txt: the
-# independent replication client that reads from binlog_server). Without
+# independent replication client that reads from binlog_server, and
+# cryptography, PyMySQL's RSA for caching_sha2_password). Without
 # them python_client_test skips, and tools/test.sh fails on that skip (it is
 # not in tests/expected_skips.txt).
 python_packages() {
   local req
   req="$(dirname "$0")/../tests/tools/requirements.txt"
-  if ! python3 -c 'import pymysqlreplication' 2>/dev/null; then
+  if ! python3 -c 'import pymysqlreplication, pymysql, cryptography' 2>/dev/null; then
     python3 -m pip install -q -r "$req" >&2 ||
       echo "tools/setup.sh: could not pip install $req (python_client_test will skip)" >&2
   fi

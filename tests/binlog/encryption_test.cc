@@ -665,6 +665,30 @@ TEST(EncryptedLogTest, TornHeaderOfAnInterruptedRotationIsRemoved) {
   }
 }
 
+// A header that does not decode with data after it is damage, not a torn
+// write (a torn header write leaves nothing after it): with a rotation off
+// the commit path the unindexed file may hold acknowledged commits, so
+// Open refuses instead of removing it.
+TEST(EncryptedLogTest, DamagedHeaderOfAnUnindexedFileWithDataIsRefused) {
+  MemoryKeyring keyring;
+  std::string dir = NewTempDir("enc_damaged_header");
+  std::vector<std::string> names = WriteLog(dir, Base(&keyring, true), 5);
+  ASSERT_FALSE(names.empty());
+  // A whole encrypted file with events, its version byte damaged, as the
+  // file after the last indexed one.
+  std::string bytes = ReadFile(dir + "/" + names.front());
+  ASSERT_GT(bytes.size(), 1024u);
+  bytes[4] ^= 0x7f;
+  const std::string next = dir + "/" + absl::StrCat("binlog.00000", names.size() + 1);
+  WriteFile(next, bytes);
+  auto log = Binlog::Open(dir, "binlog", Base(&keyring, true));
+  ASSERT_FALSE(log.ok());
+  EXPECT_TRUE(absl::IsDataLoss(log.status())) << log.status();
+  EXPECT_TRUE(absl::StrContains(log.status().message(), "encryption header"))
+      << log.status();
+  EXPECT_EQ(ReadFile(next), bytes);
+}
+
 TEST(EncryptedLogTest, MariaDBFlavorRefusesEncryption) {
   MemoryKeyring keyring;
   Options o = Base(&keyring, true);

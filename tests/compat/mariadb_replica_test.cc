@@ -134,8 +134,14 @@ class MariadbReplicaTest : public ::testing::Test {
   // flags; returns its port.
   int StartServer(int port = 0, const std::vector<std::string>& extra = {}) {
     {
-      std::ofstream u(dir_ + "/users");
-      u << "repl:s3cret\n";
+      // The users file as an operator makes it: --hash_user's line, 0600.
+      std::string out;
+      EXPECT_EQ(RunCommand(absl::StrCat("echo s3cret | ", kServer,
+                                        " --hash_user=repl --auth_plugin=mysql_native_password > ",
+                                        dir_, "/users && chmod 600 ", dir_, "/users"),
+                           &out),
+                0)
+          << out;
     }
     ::unlink((dir_ + "/server.out").c_str());
     std::vector<std::string> args = {kServer, "--dir=" + dir_ + "/log", "--basename=binlog",

@@ -677,6 +677,44 @@ TEST_F(BackgroundRotationTest, CrashBeforeTheIndexUpdateAdoptsTheNewFile) {
   EXPECT_THAT(last_recovery_.adopted_files, ::testing::ElementsAre("binlog.000002"));
 }
 
+// The file a rotation off the commit path started holds acknowledged
+// commits before the index names it. A byte damaged in its
+// Format_description later must not make Open take it for an interrupted
+// rotation and remove it: refused (DataLoss), the file untouched.
+TEST_F(BackgroundRotationTest, AnUnindexedFileWithADamagedHeaderIsRefusedNotRemoved) {
+  PowerCutInBackgroundCall(FaultOp::kOpenWritable, "binlog.index_crash_safe");
+  bool acked_in_new_file = false;
+  for (const AckedTxn& t : acks_.acked()) acked_in_new_file |= t.pos.file_number == 2;
+  ASSERT_TRUE(acked_in_new_file) << "the test needs acknowledged commits in binlog.000002";
+  auto index = ReadIndex(io::FileSystem::Default(), dir_, "binlog");
+  ASSERT_TRUE(index.ok()) << index.status();
+  ASSERT_THAT(*index, ::testing::ElementsAre(1u));
+  const std::string path = dir_ + "/binlog.000002";
+  std::string bytes = testing_util::ReadFile(path);
+  bytes[kMagicSize + kHeaderSize + 4] ^= 0x20;  // in the server version
+  ExpectOpenRefusesDamage(path, bytes);
+}
+
+// The same file with its header write torn (a prefix of the
+// Format_description, then nothing): no commit in it was acknowledged (the
+// first group's fdatasync would have made the header durable), so Open
+// removes it as an interrupted rotation.
+TEST_F(BackgroundRotationTest, AnUnindexedFileWithATornHeaderIsRemoved) {
+  PowerCutInBackgroundCall(FaultOp::kOpenWritable, "binlog.index_crash_safe");
+  const std::string path = dir_ + "/binlog.000002";
+  std::string bytes = testing_util::ReadFile(path);
+  ASSERT_GT(bytes.size(), kMagicSize + 40);
+  // A torn write: a prefix survived, the rest reads as zeros.
+  testing_util::WriteFile(path, bytes.substr(0, kMagicSize + 40) +
+                                    std::string(bytes.size() - kMagicSize - 40, '\0'));
+  Options o = BaseOptions();
+  o.file_system = nullptr;
+  auto log = Binlog::Open(dir_, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_THAT((*log)->recovery().removed_files, ::testing::ElementsAre("binlog.000002"));
+  EXPECT_TRUE((*log)->recovery().adopted_files.empty());
+}
+
 TEST_F(BackgroundRotationTest, APurgeWhileTheOldFileIsClosedKeepsIt) {
   // Until the rotation thread rewrites the index, binlog.000001 is the last
   // file it names: a purge up to the newest file keeps it (else the index

@@ -50,7 +50,10 @@ class ServerBase(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.users = os.path.join(self.dir, "users")
         with open(self.users, "w") as f:
-            f.write("# replication user\nrepl:s3cret\n")
+            f.write("# replication users\n")
+            f.write(self.hash_user("repl", "mysql_native_password", "s3cret"))
+            f.write(self.hash_user("sha2", "caching_sha2_password", "s3cret2"))
+        os.chmod(self.users, 0o600)
         self.sock = os.path.join(self.dir, "s.sock")
         self.procs = []
 
@@ -62,6 +65,14 @@ class ServerBase(unittest.TestCase):
             p.stdout.close()
             p.stderr.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def hash_user(self, user, plugin, password):
+        """The users-file line --hash_user prints for `password`."""
+        r = subprocess.run([SERVER, "--hash_user=" + user, "--auth_plugin=" + plugin],
+                           input=(password + "\n").encode(), capture_output=True,
+                           timeout=DEADLINE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout.decode()
 
     def run_server(self, *flags):
         """Runs binlog_server to completion (it is expected to refuse)."""
@@ -150,6 +161,41 @@ class FlagsTest(ServerBase):
         self.stop(p)
 
 
+class UsersFileTest(ServerBase):
+    def test_hash_user_prints_the_stored_credential(self):
+        # MariaDB's PASSWORD('pw').
+        self.assertEqual(self.hash_user("u", "mysql_native_password", "pw"),
+                         "u:mysql_native_password:*D821809F681A40A6E379B50D0463EFAE20BDD122\n")
+        line = self.hash_user("u", "caching_sha2_password", "pw").rstrip("\n")
+        user, plugin, auth = line.split(":", 2)
+        self.assertEqual((user, plugin), ("u", "caching_sha2_password"))
+        self.assertTrue(auth.startswith("$A$005$"), auth)
+        self.assertEqual(len(auth), 7 + 20 + 43)
+        # A new salt every time.
+        self.assertNotEqual(self.hash_user("u", "caching_sha2_password", "pw").rstrip("\n"), line)
+        r = subprocess.run([SERVER, "--hash_user=u", "--auth_plugin=sha256_password"],
+                           input=b"pw\n", capture_output=True, timeout=DEADLINE)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(b"unknown authentication plugin", r.stderr)
+
+    def test_refuses_plaintext_and_readable_users_files(self):
+        old = os.path.join(self.dir, "old_users")
+        with open(old, "w") as f:
+            f.write("repl:s3cret\n")
+        os.chmod(old, 0o600)
+        code, err = self.run_server("--dir=" + self.log, "--users=" + old, "--port=0")
+        self.assertEqual(code, 2, err)
+        self.assertIn("plain-text passwords are no longer read", err)
+        self.assertIn("--hash_user", err)
+        for mode in (0o640, 0o604):
+            os.chmod(self.users, mode)
+            code, err = self.run_server("--dir=" + self.log, "--users=" + self.users,
+                                        "--port=0")
+            self.assertEqual(code, 2, err)
+            self.assertIn("open to its group or other users", err)
+            self.assertIn("chmod go-rwx", err)
+
+
 class SocketTest(ServerBase):
     def test_refuses_a_regular_file(self):
         with open(self.sock, "w") as f:
@@ -187,12 +233,29 @@ class ServeTest(ServerBase):
         self.assertEqual(self.greeting(socket.AF_UNIX, self.sock), 10)
         client = shutil.which("mariadb")
         if client:
+            # The mariadb client (libmariadb): mysql_native_password, and
+            # its caching_sha2_password plugin: over the unix socket the
+            # full authentication in clear, over TCP with the server's RSA
+            # public key, then the fast path.
+            for where, user, pw in [
+                    (["--socket=" + self.sock], "repl", "s3cret"),
+                    (["--protocol=tcp", "--host=127.0.0.1", "--port=%d" % port], "repl",
+                     "s3cret"),
+                    (["--socket=" + self.sock], "sha2", "s3cret2"),
+                    (["--protocol=tcp", "--host=127.0.0.1", "--port=%d" % port], "sha2",
+                     "s3cret2")]:
+                r = subprocess.run(
+                    [client, "--no-defaults"] + where +
+                    ["-u" + user, "-p" + pw, "-N", "-B", "-e",
+                     "SHOW VARIABLES LIKE 'server_id'"],
+                    capture_output=True, timeout=DEADLINE)
+                self.assertEqual(r.returncode, 0, (where, user, r.stderr))
+                self.assertTrue(r.stdout.decode().startswith("server_id\t"), r.stdout)
             r = subprocess.run(
-                [client, "--no-defaults", "--socket=" + self.sock, "-urepl",
-                 "-ps3cret", "-N", "-B", "-e", "SHOW VARIABLES LIKE 'server_id'"],
-                capture_output=True, timeout=DEADLINE)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertTrue(r.stdout.decode().startswith("server_id\t"), r.stdout)
+                [client, "--no-defaults", "--socket=" + self.sock, "-usha2", "-pwrong",
+                 "-e", "SELECT 1"], capture_output=True, timeout=DEADLINE)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(b"1045", r.stderr)
         self.stop(p)
         self.assertFalse(os.path.exists(self.sock))
 

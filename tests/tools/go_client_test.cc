@@ -174,10 +174,11 @@ class GoClientTest : public ServedLogTest {
   }
 
   // Runs the Go program; its exit status, its output in *out.
-  int Check(const std::string& how, int first, int last, std::string* out) {
-    return RunCommand(absl::StrCat(ShellQuote(program_->binary), " -port=", port_,
-                                   " -user=repl -password=pw -uuid=", kServedUuid, " -first=", first,
-                                   " -last=", last, " -timeout=20s ", how),
+  int Check(const std::string& how, int first, int last, std::string* out,
+            const std::string& user = "repl", const std::string& password = "pw") {
+    return RunCommand(absl::StrCat(ShellQuote(program_->binary), " -port=", port_, " -user=",
+                                   user, " -password=", password, " -uuid=", kServedUuid,
+                                   " -first=", first, " -last=", last, " -timeout=20s ", how),
                       out);
   }
 
@@ -234,6 +235,31 @@ TEST_P(GoClientTest, OverVerifiedTls) {
             1)
       << out;
   EXPECT_NE(out.find("certificate"), std::string::npos) << out;
+}
+
+// go-mysql's caching_sha2_password over plaintext TCP: the full
+// authentication with the server's RSA public key once, then the fast path
+// (BinlogSyncer connects more than once per run).
+TEST_P(GoClientTest, CachingSha2Password) {
+  SetUpServer(false);
+  std::string out;
+  EXPECT_EQ(Check(absl::StrCat("-gtid=", kServedUuid, ":1-49"), 50, 50, &out, "sha2", "pw2"), 0)
+      << out;
+  EXPECT_EQ(out, Expected(50, 50));
+  AuthStats a = server_->stats().auth;
+  EXPECT_EQ(a.full_auths, 1u);
+  EXPECT_EQ(a.public_key_requests, 1u);
+  const uint64_t fast = a.fast_auths;
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat("-gtid=", kServedUuid, ":1-49"), 50, 50, &out, "sha2", "pw2"), 0)
+      << out;
+  a = server_->stats().auth;
+  EXPECT_GT(a.fast_auths, fast);
+  EXPECT_EQ(a.full_auths, 1u);
+  EXPECT_EQ(server_->stats().auth_failures, 0u);
+  out.clear();
+  EXPECT_NE(Check(absl::StrCat("-gtid=", kServedUuid, ":1-49"), 50, 50, &out, "sha2", "nope"), 0);
+  EXPECT_GE(server_->stats().auth_failures, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, GoClientTest,

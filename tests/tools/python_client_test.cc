@@ -3,10 +3,11 @@
 // installed by tools/setup.sh), an implementation of the replication
 // protocol independent of ours: by file and position and by GTID set
 // (COM_BINLOG_DUMP_GTID), with CRC32 verification on, over plain and lz4
-// logs (lz4 payloads reach the client expanded); and over TLS, verifying
-// the server's certificate against a CA made at test time, against a
-// server that refuses plaintext (3159), which the test also checks.
-// Skipped when python3 or the package is missing.
+// logs (lz4 payloads reach the client expanded); PyMySQL's
+// caching_sha2_password (tests/tools/auth_client_check.py); and over TLS,
+// verifying the server's certificate against a CA made at test time,
+// against a server that refuses plaintext (3159), which the test also
+// checks. Skipped when python3 or the packages are missing.
 
 #include <string>
 
@@ -20,6 +21,7 @@ namespace server {
 namespace {
 
 const char kScript[] = "tests/tools/replication_client_check.py";
+const char kAuthScript[] = "tests/tools/auth_client_check.py";
 
 using testing_util::RunCommand;
 
@@ -85,6 +87,49 @@ TEST_P(PythonClientTest, OverVerifiedTls) {
             1)
       << out;
   EXPECT_NE(out.find("CERTIFICATE_VERIFY_FAILED"), std::string::npos) << out;
+}
+
+// PyMySQL's caching_sha2_password against the server: over plaintext TCP
+// the full authentication with the server's RSA public key, then the fast
+// path from the cache; over the unix socket (a secure transport) the full
+// authentication with the password in clear; a wrong password and an
+// unknown user get 1045. mysql_native_password (user repl) through the
+// auth switch.
+TEST_P(PythonClientTest, CachingSha2PasswordPaths) {
+  std::string out;
+  if (RunCommand("python3 -c 'import pymysql, cryptography'", &out) != 0) {
+    GTEST_SKIP() << "PyMySQL or cryptography not installed (tests/tools/requirements.txt)";
+  }
+  SetUpServer(false);
+  auto run = [&](const std::string& where, const std::string& user, const std::string& pw,
+                 bool denied = false) {
+    out.clear();
+    return RunCommand(absl::StrCat("python3 ", kAuthScript, " ", where, " --user=", user,
+                                   " --password=", pw, denied ? " --expect_denied" : ""),
+                      &out);
+  };
+  const std::string tcp = absl::StrCat("--port=", port_);
+  const std::string sock = "--socket=" + socket_path_;
+  ASSERT_EQ(run(tcp, "sha2", "pw2"), 0) << out;
+  AuthStats a = server_->stats().auth;
+  EXPECT_EQ(a.full_auths, 1u);
+  EXPECT_EQ(a.public_key_requests, 1u);
+  EXPECT_EQ(a.fast_auths, 0u);
+  ASSERT_EQ(run(tcp, "sha2", "pw2"), 0) << out;
+  a = server_->stats().auth;
+  EXPECT_EQ(a.fast_auths, 1u);
+  EXPECT_EQ(a.full_auths, 1u);
+  ASSERT_EQ(run(sock, "sha2sock", "pw3"), 0) << out;
+  a = server_->stats().auth;
+  EXPECT_EQ(a.full_auths, 2u);
+  EXPECT_EQ(a.public_key_requests, 1u);  // in clear: no key needed
+  ASSERT_EQ(run(sock, "sha2sock", "pw3"), 0) << out;
+  EXPECT_EQ(server_->stats().auth.fast_auths, 2u);
+  EXPECT_EQ(run(tcp, "repl", "pw"), 0) << out;
+  EXPECT_EQ(run(tcp, "sha2", "wrong", true), 0) << out;
+  EXPECT_EQ(run(sock, "sha2sock", "wrong", true), 0) << out;
+  EXPECT_EQ(run(tcp, "nobody", "pw2", true), 0) << out;
+  EXPECT_EQ(server_->stats().auth_failures, 3u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, PythonClientTest,

@@ -43,7 +43,11 @@ void ServedLogTest::StartServedLog(const char* prefix, int transactions,
   }
   ServerOptions so;
   so.dir = dir_;
-  so.users = {{"repl", "pw"}};
+  so.users = {{"repl", {AuthPlugin::kNativePassword, NativePasswordHash("pw")}},
+              {"sha2", {AuthPlugin::kCachingSha2Password,
+                        CachingSha2PasswordHash("pw2", "saltsaltsaltsaltsalt")}},
+              {"sha2sock", {AuthPlugin::kCachingSha2Password,
+                            CachingSha2PasswordHash("pw3", "SALTsaltSALTsaltSALT")}}};
   if (!pki_dir_.empty()) {
     so.ssl_cert = pki_.server_cert;
     so.ssl_key = pki_.server_key;
@@ -58,6 +62,11 @@ void ServedLogTest::StartServedLog(const char* prefix, int transactions,
   listener_ = std::move(*l);
   port_ = listener_.port();
   runner_ = std::thread([this] { server_->Run(&listener_); });
+  socket_path_ = dir_ + "/s.sock";
+  auto u = io::Socket::ListenUnix(socket_path_);
+  ASSERT_TRUE(u.ok()) << u.status();
+  unix_listener_ = std::move(*u);
+  unix_runner_ = std::thread([this] { server_->Run(&unix_listener_); });
 }
 
 void ServedLogTest::EnableTls(bool require_secure_transport) {
@@ -74,6 +83,7 @@ void ServedLogTest::TearDown() {
   if (server_) {
     server_->Shutdown();
     runner_.join();
+    if (unix_runner_.joinable()) unix_runner_.join();
     server_.reset();
   }
   log_.reset();

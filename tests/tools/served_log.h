@@ -34,7 +34,9 @@ class ServedLogTest : public ::testing::TestWithParam<io::Codec> {
   // Opens the log in /tmp/<prefix>XXXXXX (ServedLogOptions(GetParam())),
   // commits `transactions` transactions (GNO i: BEGIN, an INSERT of about
   // 330 bytes, Xid xid_base + i) and starts the server (user repl,
-  // password pw) on a free loopback port. Fails the test on any error.
+  // password pw, mysql_native_password; users sha2 and sha2sock,
+  // passwords pw2 and pw3, caching_sha2_password) on a free loopback port
+  // and on the unix socket socket_path_. Fails the test on any error.
   void StartServedLog(const char* prefix, int transactions, uint64_t xid_base);
   // Before StartServedLog: the server offers TLS (certificates in pki_,
   // made in a temporary directory of their own) and, with
@@ -52,6 +54,9 @@ class ServedLogTest : public ::testing::TestWithParam<io::Codec> {
   io::Socket listener_;
   uint16_t port_ = 0;
   std::thread runner_;
+  std::string socket_path_;
+  io::Socket unix_listener_;
+  std::thread unix_runner_;
 };
 
 }  // namespace server

@@ -39,7 +39,7 @@
 #include "server/client.h"
 #include "server/protocol.h"
 #include "server/queries.h"
-#include "server/sha1.h"
+#include "server/auth.h"
 #include "io/socket.h"
 #include "io/tls.h"
 #include "tests/testutil/test_pki.h"
@@ -47,34 +47,6 @@
 namespace binlog {
 namespace server {
 namespace {
-
-std::string Hex(const Sha1Digest& d) {
-  std::string s;
-  for (uint8_t b : d) absl::StrAppend(&s, absl::Hex(b, absl::kZeroPad2));
-  return s;
-}
-
-TEST(Sha1Test, KnownVectors) {
-  EXPECT_EQ(Hex(Sha1("")), "da39a3ee5e6b4b0d3255bfef95601890afd80709");
-  EXPECT_EQ(Hex(Sha1("abc")), "a9993e364706816aba3e25717850c26c9cd0d89d");
-  EXPECT_EQ(Hex(Sha1("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
-            "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
-  EXPECT_EQ(Hex(Sha1(std::string(1000000, 'a'))),
-            "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
-}
-
-TEST(ProtocolTest, NativePasswordRoundTrip) {
-  const std::string scramble = NewScramble();
-  ASSERT_EQ(scramble.size(), 20u);
-  EXPECT_EQ(scramble.find('\0'), std::string::npos);
-  std::string token = NativePasswordToken("secret", scramble);
-  EXPECT_EQ(token.size(), 20u);
-  EXPECT_TRUE(CheckNativePassword("secret", scramble, token));
-  EXPECT_FALSE(CheckNativePassword("Secret", scramble, token));
-  EXPECT_FALSE(CheckNativePassword("secret", scramble, token.substr(1)));
-  EXPECT_TRUE(CheckNativePassword("", scramble, ""));
-  EXPECT_FALSE(CheckNativePassword("", scramble, token));
-}
 
 TEST(ProtocolTest, LenencAndFraming) {
   for (uint64_t v : {0ull, 250ull, 251ull, 65535ull, 65536ull, 16777215ull, 16777216ull,
@@ -466,7 +438,10 @@ class ServerTest : public ::testing::TestWithParam<io::Codec> {
     ServerOptions so;
     so.acks = acks;
     so.dir = dir_;
-    so.users = {{"repl", "pw"}, {"empty", ""}};
+    so.users = {{"repl", {AuthPlugin::kNativePassword, NativePasswordHash("pw")}},
+                {"empty", {AuthPlugin::kNativePassword, ""}},
+                {"sha2", {AuthPlugin::kCachingSha2Password,
+                          CachingSha2PasswordHash("pw2", "abcdefghijklmnopqrst")}}};
     so.live = live ? log_.get() : nullptr;
     so.poll_interval = absl::Milliseconds(2);
     so.auth_failure_delay = absl::ZeroDuration();
@@ -562,15 +537,25 @@ TEST_P(ServerTest, AuthenticatesAndRejectsWrongPasswords) {
   StartServer();
   EXPECT_TRUE(Connect().ok());
   EXPECT_TRUE(Connect("empty", "").ok());
-  // caching_sha2_password clients are switched to mysql_native_password.
+  // A caching_sha2_password client is switched to the user's plugin, and
+  // the other way round.
   EXPECT_TRUE(Connect("repl", "pw", "caching_sha2_password").ok());
+  EXPECT_TRUE(Connect("sha2", "pw2", "mysql_native_password").ok());
+  // caching_sha2_password: the full authentication (RSA over TCP), then
+  // the fast path from the cache.
+  EXPECT_TRUE(Connect("sha2", "pw2", "caching_sha2_password").ok());
+  EXPECT_EQ(server_->stats().auth.fast_auths, 1u);
+  EXPECT_EQ(server_->stats().auth.public_key_requests, 1u);
   auto bad = Connect("repl", "nope");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("1045"), absl::string_view::npos) << bad.status();
   bad = Connect("nobody", "pw");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("1045"), absl::string_view::npos);
-  EXPECT_EQ(server_->stats().auth_failures, 2u);
+  bad = Connect("sha2", "nope", "caching_sha2_password");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("1045"), absl::string_view::npos);
+  EXPECT_EQ(server_->stats().auth_failures, 3u);
 }
 
 TEST_P(ServerTest, GarbageDoesNotHurtTheServer) {
@@ -1328,7 +1313,7 @@ class TlsTest : public ServerTest {
     ClientTls tls{*ctx, host};
     auto s = io::Socket::ConnectLoopback(port_);
     if (!s.ok()) return s.status();
-    return ReplicationClient::Connect(std::move(*s), "repl", "pw", "mysql_native_password",
+    return ReplicationClient::Connect(std::move(*s), "repl", "pw", "mysql_native_password", false,
                                       &tls);
   }
 
@@ -1473,6 +1458,39 @@ TEST_P(TlsTest, CertificatesAreVerifiedBothWays) {
   while (server_->stats().tls_failures < 3 && absl::Now() < end) std::this_thread::yield();
   EXPECT_GE(server_->stats().tls_failures, 3u);
   EXPECT_GE(server_->stats().tls_handshakes, 2u);
+}
+
+// caching_sha2_password over TLS: the full authentication takes the
+// password in clear (TLS is a secure transport, as for MySQL), with no
+// RSA key exchange; the next connection takes the fast path; a wrong
+// password is still refused.
+TEST_P(TlsTest, CachingSha2FullAuthenticationOverTlsNeedsNoRsaKey) {
+  StartTlsServer();
+  auto ctx = io::TlsContext::ForClient(pki_.ca);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  ClientTls tls{*ctx, "127.0.0.1"};
+  auto connect = [&](const std::string& pw) {
+    auto s = io::Socket::ConnectLoopback(port_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return ReplicationClient::Connect(std::move(*s), "sha2", pw, "caching_sha2_password",
+                                      false, &tls);
+  };
+  auto c = connect("pw2");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->socket().tls());
+  AuthStats a = server_->stats().auth;
+  EXPECT_EQ(a.full_auths, 1u);
+  EXPECT_EQ(a.public_key_requests, 0u);
+  EXPECT_EQ(a.fast_auths, 0u);
+  auto d = connect("pw2");
+  ASSERT_TRUE(d.ok()) << d.status();
+  a = server_->stats().auth;
+  EXPECT_EQ(a.fast_auths, 1u);
+  EXPECT_EQ(a.full_auths, 1u);
+  auto wrong = connect("nope");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("1045"), absl::string_view::npos) << wrong.status();
+  EXPECT_EQ(server_->stats().auth.public_key_requests, 0u);
 }
 
 // A client that asks a server without TLS for it gets 1043, and the
