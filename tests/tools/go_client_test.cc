@@ -235,6 +235,18 @@ TEST_P(GoClientTest, OverVerifiedTls) {
             1)
       << out;
   EXPECT_NE(out.find("certificate"), std::string::npos) << out;
+  // caching_sha2_password over the verified TLS: the full authentication
+  // sends the password in clear (no RSA key), then the fast path.
+  out.clear();
+  const AuthStats before = server_->stats().auth;
+  EXPECT_EQ(Check(absl::StrCat(tls, "-gtid=", kServedUuid, ":1-49"), 50, 50, &out, "sha2", "pw2"),
+            0)
+      << out;
+  EXPECT_EQ(out, Expected(50, 50));
+  const AuthStats after = server_->stats().auth;
+  EXPECT_EQ(after.full_auths, before.full_auths + 1);
+  EXPECT_GT(after.fast_auths, before.fast_auths);  // BinlogSyncer connects twice
+  EXPECT_EQ(after.public_key_requests, 0u);
 }
 
 // go-mysql's caching_sha2_password over plaintext TCP: the full

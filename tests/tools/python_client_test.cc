@@ -87,6 +87,23 @@ TEST_P(PythonClientTest, OverVerifiedTls) {
             1)
       << out;
   EXPECT_NE(out.find("CERTIFICATE_VERIFY_FAILED"), std::string::npos) << out;
+  // PyMySQL's caching_sha2_password over verified TLS: the full
+  // authentication sends the password in clear (no RSA key), then the
+  // fast path.
+  out.clear();
+  if (RunCommand("python3 -c 'import pymysql, cryptography'", &out) != 0) {
+    GTEST_SKIP() << "PyMySQL or cryptography not installed (tests/tools/requirements.txt)";
+  }
+  const std::string tls = absl::StrCat("python3 ", kAuthScript, " --port=", port_,
+                                       " --ssl_ca=", pki_.ca, " --user=sha2 --password=pw2");
+  out.clear();
+  ASSERT_EQ(RunCommand(tls, &out), 0) << out;
+  AuthStats a = server_->stats().auth;
+  EXPECT_EQ(a.full_auths, 1u);
+  EXPECT_EQ(a.public_key_requests, 0u);
+  out.clear();
+  ASSERT_EQ(RunCommand(tls, &out), 0) << out;
+  EXPECT_EQ(server_->stats().auth.fast_auths, 1u);
 }
 
 // PyMySQL's caching_sha2_password against the server: over plaintext TCP
