@@ -6,15 +6,19 @@
 //
 //   bazel run -c opt //benchmarks:serve_bench -- --replicas=0,1,8,64
 //       --format=jsonl [--seconds=3] [--threads=64] [--sync=group|never]
-//       [--dir=DIR]
+//       [--dir=DIR] [--ssl_cert=PEM --ssl_key=PEM --ssl_ca=PEM]
+//
+// With the three TLS flags the server offers TLS and every replica
+// connects over it, verifying the server's certificate (which must name
+// 127.0.0.1) against --ssl_ca: the cost of TLS on the same workload.
 //
 // One JSON line per replica count:
 //   replicas, tps (commits/s of the writer), sent_mb_s (bytes the server
 //   sent to all replicas / s), lag_p99_us (99th percentile, over every
 //   transaction and replica, of the time from the writer's Commit() call
 //   to the replica's receipt of the Xid event), server_cpu_ns_per_replica_txn
-//   (CPU of the server's session threads / (replicas x transactions))
-//   and transactions.
+//   (CPU of the server's session threads / (replicas x transactions)),
+//   transactions and tls.
 
 #include <time.h>
 
@@ -40,6 +44,7 @@
 #include "server/client.h"
 #include "server/server.h"
 #include "io/socket.h"
+#include "io/tls.h"
 
 
 ABSL_FLAG(std::string, replicas, "0,1,8,64",
@@ -49,6 +54,9 @@ ABSL_FLAG(int, threads, 64, "committing writer threads");
 ABSL_FLAG(double, seconds, 3, "length of each run");
 ABSL_FLAG(std::string, sync, "group", "group (fdatasync per group) or never");
 ABSL_FLAG(std::string, dir, "/tmp/serve_bench", "scratch directory");
+ABSL_FLAG(std::string, ssl_cert, "", "server certificate (PEM): replicas connect over TLS");
+ABSL_FLAG(std::string, ssl_key, "", "its private key (PEM)");
+ABSL_FLAG(std::string, ssl_ca, "", "CA (PEM) the replicas verify the server's certificate with");
 
 namespace {
 
@@ -71,8 +79,13 @@ struct Result {
 
 constexpr size_t kMaxTxns = 4 << 20;
 
+struct Tls {
+  std::string cert, key, ca;
+  bool on() const { return !cert.empty(); }
+};
+
 Result RunOnce(const std::string& dir, int replicas, int threads, double seconds,
-               bool sync_group) {
+               bool sync_group, const Tls& tls) {
   Result res;
   res.replicas = replicas;
   std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
@@ -90,8 +103,22 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   so.users = {{"bench", {binlog::server::AuthPlugin::kNativePassword,
                          binlog::server::NativePasswordHash("bench")}}};
   so.live = log->get();
+  so.ssl_cert = tls.cert;
+  so.ssl_key = tls.key;
   auto server = Server::Create(so);
-  if (!server.ok()) std::exit(1);
+  if (!server.ok()) {
+    std::fprintf(stderr, "server: %s\n", server.status().ToString().c_str());
+    std::exit(1);
+  }
+  binlog::server::ClientTls client_tls;
+  if (tls.on()) {
+    auto ctx = binlog::io::TlsContext::ForClient(tls.ca);
+    if (!ctx.ok()) {
+      std::fprintf(stderr, "--ssl_ca: %s\n", ctx.status().ToString().c_str());
+      std::exit(1);
+    }
+    client_tls = {*ctx, "127.0.0.1"};
+  }
   auto listener = Socket::ListenLoopback(0);
   if (!listener.ok()) std::exit(1);
   const uint16_t port = listener->port();
@@ -106,8 +133,13 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   for (int r = 0; r < replicas; ++r) {
     clients.emplace_back([&, r] {
       auto sock = Socket::ConnectLoopback(port);
-      auto c = ReplicationClient::Connect(std::move(*sock), "bench", "bench");
-      if (!c.ok()) std::abort();
+      auto c = ReplicationClient::Connect(std::move(*sock), "bench", "bench",
+                                          "mysql_native_password", false,
+                                          tls.on() ? &client_tls : nullptr);
+      if (!c.ok()) {
+        std::fprintf(stderr, "replica: %s\n", c.status().ToString().c_str());
+        std::abort();
+      }
       c->Query("SET @master_binlog_checksum='CRC32'").IgnoreError();
       // Heartbeats every 10 ms when idle, so a client that has everything
       // notices the writer's final count without waiting for an event.
@@ -192,7 +224,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "what serving replicas costs the log.\n"
       "usage: serve_bench [--replicas=0,1,8,64] [--format=jsonl|text] "
-      "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR]");
+      "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR] "
+      "[--ssl_cert=PEM --ssl_key=PEM --ssl_ca=PEM]");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   auto usage = [](absl::string_view why) {
     std::fprintf(stderr, "serve_bench: %s\n%s\n", std::string(why).c_str(),
@@ -215,15 +248,21 @@ int main(int argc, char** argv) {
   if (sync != "group" && sync != "never") return usage("bad --sync");
   const bool sync_group = sync == "group";
   const std::string dir = absl::GetFlag(FLAGS_dir);
+  const Tls tls{absl::GetFlag(FLAGS_ssl_cert), absl::GetFlag(FLAGS_ssl_key),
+                absl::GetFlag(FLAGS_ssl_ca)};
+  if (tls.cert.empty() != tls.key.empty() || tls.cert.empty() != tls.ca.empty()) {
+    return usage("--ssl_cert, --ssl_key and --ssl_ca go together");
+  }
   for (int n : replica_counts) {
-    Result r = RunOnce(dir, n, threads, seconds, sync_group);
+    Result r = RunOnce(dir, n, threads, seconds, sync_group, tls);
     if (format == "jsonl") {
       std::printf(
           "{\"replicas\":%d,\"threads\":%d,\"sync\":\"%s\",\"transactions\":%llu,"
           "\"tps\":%.0f,\"sent_mb_s\":%.2f,\"lag_p99_us\":%.0f,"
-          "\"server_cpu_ns_per_replica_txn\":%.0f}\n",
+          "\"server_cpu_ns_per_replica_txn\":%.0f,\"tls\":%s}\n",
           n, threads, sync_group ? "group" : "never",
-          static_cast<unsigned long long>(r.txns), r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns);
+          static_cast<unsigned long long>(r.txns), r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns,
+          tls.on() ? "true" : "false");
     } else {
       std::printf("replicas=%d tps=%.0f sent_mb_s=%.2f lag_p99_us=%.0f cpu_ns/replica/txn=%.0f\n",
                   n, r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns);

@@ -1,7 +1,10 @@
 // File: io/socket.h
 //
-// The few socket calls binlog_server needs: listen on 127.0.0.1 or a unix
-// socket, accept, blocking reads/writes with deadlines, and shutdown.
+// The few socket calls binlog_server needs: listen on IPv4 / IPv6
+// addresses or a unix socket, accept, blocking reads/writes with deadlines, and shutdown; and
+// TLS on a connected socket (StartTls, with a TlsContext from io/tls.h),
+// after which the same reads and writes, with the same deadlines, carry
+// TLS records.
 //
 // io/ is where the project touches the OS, so the server's sockets live
 // here, in a target of their own (//io:socket): the storage library
@@ -9,7 +12,9 @@
 // library (//server) and the tests and benchmarks that talk to it do.
 //
 // Thread safety: a Socket is thread-compatible; Close() may be called from
-// another thread to wake a blocked Accept (shutdown).
+// another thread to wake a blocked Accept (shutdown), and ShutdownRead()
+// from another thread while one thread reads and writes (TLS included:
+// it touches only the descriptor).
 // Errors: absl::Status carrying the errno text; DeadlineExceeded when a
 // deadline passes, Unavailable when the peer closed the connection.
 
@@ -18,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -25,6 +31,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "io/tls.h"
+
+struct ssl_st;
 
 namespace binlog {
 namespace io {
@@ -39,7 +48,13 @@ class Socket {
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
 
-  // A listening socket on 127.0.0.1:`port` (0: a free port; see port()).
+  // A listening socket on `address`:`port`, `address` an IPv4 or IPv6
+  // literal ("127.0.0.1", "::1", "0.0.0.0", "::"; host names are refused
+  // with InvalidArgument: no resolver runs at startup). An IPv6 listener
+  // takes IPv6 only (IPV6_V6ONLY), so "::" and "0.0.0.0" can be bound side
+  // by side. `port` 0: a free port (see port()).
+  static absl::StatusOr<Socket> ListenTcp(const std::string& address, uint16_t port);
+  // ListenTcp("127.0.0.1", port).
   static absl::StatusOr<Socket> ListenLoopback(uint16_t port);
   // A listening unix socket at `path`. Something already at `path` is
   // replaced only if it is a stale socket (connecting to it is refused:
@@ -49,13 +64,12 @@ class Socket {
   // For a ListenUnix socket: removes its file if the path still names the
   // socket this listener bound (not one another server bound since).
   void RemoveUnixPath();
-  // Whether this is a ListenUnix socket (its connections are local).
-  bool is_unix_listener() const { return !unix_path_.empty(); }
   // A client connection (tests and the benchmark client).
+  static absl::StatusOr<Socket> ConnectTcp(const std::string& address, uint16_t port);
   static absl::StatusOr<Socket> ConnectLoopback(uint16_t port);
   static absl::StatusOr<Socket> ConnectUnix(const std::string& path);
 
-  // The bound port of a loopback listener.
+  // The bound port of a TCP listener.
   uint16_t port() const;
 
   // Waits up to `timeout` for a connection. DeadlineExceeded if none came.
@@ -76,6 +90,29 @@ class Socket {
   // `timeout`.
   bool WaitReadable(absl::Duration timeout);
 
+  // --- TLS -------------------------------------------------------------
+  // Runs the TLS handshake on this connected socket, as the server or as
+  // the client according to `ctx` (which the socket keeps), ending by
+  // `deadline` (DeadlineExceeded otherwise). A client verifies that the
+  // server's certificate chains to the context's CA and, with
+  // `verify_host`, names it (an IP literal is matched against the
+  // certificate's IP addresses, a name against its DNS names and CN).
+  // After OK, every read and write goes through TLS; after an error the
+  // stream is unusable: close the socket. Data the peer sent before its
+  // TLS ClientHello must have been read exactly (the MySQL SSLRequest):
+  // nothing may be buffered above this socket.
+  absl::Status StartTls(std::shared_ptr<const TlsContext> ctx, absl::Time deadline,
+                        const std::string& verify_host = "");
+  bool tls() const { return ssl_ != nullptr; }
+  // The negotiated protocol ("TLSv1.3") and cipher; empty without TLS.
+  std::string tls_version() const;
+  std::string tls_cipher() const;
+  // Whether this is a unix-socket connection (or listener).
+  bool is_unix() const { return unix_; }
+  // The peer's IP address as text ("127.0.0.1", "::1"); "localhost" for a
+  // unix socket, "" if unknown.
+  std::string peer_address() const;
+
   void Close();
   // Shuts the connection down (wakes a reader in another thread) without
   // releasing the descriptor.
@@ -88,7 +125,15 @@ class Socket {
   bool valid() const { return fd_ >= 0; }
 
  private:
+  // TLS: 1..n decrypted bytes, waiting until `deadline` for the first.
+  absl::StatusOr<size_t> TlsRead(char* buf, size_t n, absl::Time deadline);
+
   int fd_ = -1;
+  bool unix_ = false;
+  ssl_st* ssl_ = nullptr;
+  std::shared_ptr<const TlsContext> tls_ctx_;
+  // A fatal TLS error happened: no close_notify at Close().
+  bool tls_broken_ = false;
   // ListenUnix: the path and the identity of the socket file it bound.
   std::string unix_path_;
   uint64_t unix_dev_ = 0;

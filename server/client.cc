@@ -75,7 +75,7 @@ absl::Status ReplicationClient::WritePacket(const std::string& payload) {
 
 absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     io::Socket sock, const std::string& user, const std::string& password,
-    const std::string& plugin, bool secure) {
+    const std::string& plugin, bool secure, const ClientTls* tls) {
   ReplicationClient c(std::move(sock));
   std::string p;
   absl::Status s = c.ReadPacket(&p, absl::Now() + kTimeout);
@@ -86,15 +86,27 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
   // The scramble: 8 bytes after version + id, 12 more after the reserved bytes.
   WireReader r(p);
   absl::string_view version, part1, part2;
-  uint64_t v;
+  uint64_t v, server_caps = 0;
   if (!r.Int(1, &v) || !r.NulString(&version) || !r.Int(4, &v) || !r.Bytes(8, &part1) ||
-      !r.Int(1, &v) || !r.Int(2, &v) || !r.Int(1, &v) || !r.Int(2, &v) || !r.Int(2, &v) ||
+      !r.Int(1, &v) || !r.Int(2, &server_caps) || !r.Int(1, &v) || !r.Int(2, &v) ||
+      !r.Int(2, &v) ||
       !r.Int(1, &v) || !r.Bytes(10, &part2) || !r.Bytes(12, &part2)) {
     return absl::DataLossError("malformed handshake");
   }
   const std::string scramble = absl::StrCat(part1, part2);
   c.caps_ = kClientProtocol41 | kClientSecureConnection | kClientPluginAuth |
             kClientLongPassword | kClientTransactions | kClientDeprecateEof;
+  if (tls != nullptr) {
+    if ((server_caps & kClientSsl) == 0) {
+      return absl::FailedPreconditionError("the server does not offer TLS");
+    }
+    c.caps_ |= kClientSsl;
+    s = c.WritePacket(EncodeSslRequest(c.caps_));
+    if (!s.ok()) return s;
+    s = c.sock_.StartTls(tls->context, absl::Now() + kTimeout, tls->verify_host);
+    if (!s.ok()) return s;
+    secure = true;
+  }
   std::string resp;
   for (int i = 0; i < 4; ++i) resp.push_back(static_cast<char>(c.caps_ >> (8 * i)));
   resp.append("\x00\x00\x00\x01", 4);
@@ -167,6 +179,25 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
 absl::Status ReplicationClient::SendCommand(const std::string& payload) {
   seq_ = 0;
   return WritePacket(payload);
+}
+
+absl::Status ReplicationClient::Register(uint32_t server_id, const std::string& host,
+                                         uint16_t port, uint32_t source_id) {
+  RegisterSlave r;
+  r.server_id = server_id;
+  r.host = host;
+  r.port = port;
+  r.master_id = source_id;
+  absl::Status s = SendCommand(EncodeRegisterSlave(r));
+  if (!s.ok()) return s;
+  std::string p;
+  s = ReadPacket(&p, absl::Now() + kTimeout);
+  if (!s.ok()) return s;
+  if (p.empty() || static_cast<uint8_t>(p[0]) != 0) {
+    ClientReply e = ParseErr(p);
+    return absl::FailedPreconditionError(absl::StrCat(e.error_code, ": ", e.message));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ClientReply> ReplicationClient::Query(const std::string& sql) {

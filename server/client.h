@@ -3,7 +3,9 @@
 // A small replication client for tests and benchmarks of binlog_server
 // (not for production replicas): connects, authenticates with
 // mysql_native_password or caching_sha2_password (following an auth
-// switch), runs simple queries and reads a binlog dump packet by packet.
+// switch), optionally over TLS (the SSLRequest upgrade, verifying the
+// server's certificate), runs simple queries and reads a binlog dump
+// packet by packet.
 //
 // Thread safety: not thread-safe (one client per thread).
 
@@ -11,6 +13,7 @@
 #define BINLOG_SERVER_CLIENT_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "io/socket.h"
+#include "io/tls.h"
 
 namespace binlog {
 namespace server {
@@ -32,6 +36,14 @@ struct ClientReply {
   bool need_ack = false;  // semi-sync: the server asked for an ack
 };
 
+// TLS for Connect: a client context (io::TlsContext::ForClient: the CA the
+// server's certificate must chain to, maybe a client certificate) and the
+// host name or IP address the certificate must name ("": not checked).
+struct ClientTls {
+  std::shared_ptr<const io::TlsContext> context;
+  std::string verify_host;
+};
+
 class ReplicationClient {
  public:
   // Connects and authenticates. `plugin` is the plugin the client claims
@@ -39,17 +51,26 @@ class ReplicationClient {
   // caching_sha2_password answer; any other name sends a token of neither);
   // an auth switch is followed. caching_sha2_password's full
   // authentication sends the password in clear when `secure` (a unix
-  // socket), RSA-encrypted with the server's public key otherwise. Error
-  // replies come back as PermissionDenied / FailedPrecondition with the
-  // server's code and message in the text.
+  // socket) or over TLS, RSA-encrypted with the server's public key
+  // otherwise. With `tls`, the connection is upgraded to TLS before the
+  // credentials are sent: FailedPrecondition if the server does not offer
+  // it, Unavailable if the TLS handshake fails (a certificate that does
+  // not verify, among others). Error replies come back as PermissionDenied
+  // / FailedPrecondition with the server's code and message in the text.
   static absl::StatusOr<ReplicationClient> Connect(
       io::Socket sock, const std::string& user, const std::string& password,
-      const std::string& plugin = "mysql_native_password", bool secure = false);
+      const std::string& plugin = "mysql_native_password", bool secure = false,
+      const ClientTls* tls = nullptr);
 
   // Runs a query; the reply (OK, error or result set).
   absl::StatusOr<ClientReply> Query(const std::string& sql);
   // Sends a raw command payload (sequence id 0).
   absl::Status SendCommand(const std::string& payload);
+  // COM_REGISTER_SLAVE announcing `host`:`port` as server `server_id`
+  // replicating from `source_id`; the server's error as
+  // FailedPrecondition.
+  absl::Status Register(uint32_t server_id, const std::string& host, uint16_t port,
+                        uint32_t source_id = 0);
   // COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID (with the set's Previous_gtids
   // encoding); then read the stream with Read().
   absl::Status Dump(const std::string& file, uint32_t position, uint16_t flags,

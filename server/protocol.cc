@@ -117,6 +117,21 @@ std::string EncodeHandshake(const Handshake& h) {
   return p;
 }
 
+bool IsSslRequest(absl::string_view first_reply) {
+  WireReader r(first_reply);
+  uint64_t caps = 0;
+  return r.Int(4, &caps) && (caps & kClientSsl) != 0;
+}
+
+std::string EncodeSslRequest(uint32_t capabilities) {
+  std::string p;
+  PutInt(&p, capabilities | kClientSsl, 4);
+  PutInt(&p, 1 << 24, 4);  // max packet
+  p.push_back(33);         // utf8_general_ci
+  p.append(23, '\0');
+  return p;
+}
+
 absl::StatusOr<HandshakeResponse> ParseHandshakeResponse(absl::string_view p) {
   HandshakeResponse out;
   uint64_t v;
@@ -264,7 +279,22 @@ absl::StatusOr<RegisterSlave> ParseRegisterSlave(absl::string_view p) {
   if (!r.Int(1, &len) || !r.Bytes(len, &s)) return Malformed("COM_REGISTER_SLAVE");
   if (!r.Int(2, &v)) return Malformed("COM_REGISTER_SLAVE");
   out.port = static_cast<uint16_t>(v);
-  return out;  // rank and master id follow; unused
+  // The rank (unused), then the source id.
+  if (r.Int(4, &v) && r.Int(4, &v)) out.master_id = static_cast<uint32_t>(v);
+  return out;
+}
+
+std::string EncodeRegisterSlave(const RegisterSlave& r) {
+  std::string p(1, static_cast<char>(kComRegisterSlave));
+  PutInt(&p, r.server_id, 4);
+  const absl::string_view host = absl::string_view(r.host).substr(0, 255);
+  p.push_back(static_cast<char>(host.size()));
+  p.append(host.data(), host.size());
+  p.append(2, '\0');  // no report user, no report password
+  PutInt(&p, r.port, 2);
+  PutInt(&p, 0, 4);  // rank
+  PutInt(&p, r.master_id, 4);
+  return p;
 }
 
 absl::StatusOr<BinlogDump> ParseBinlogDump(absl::string_view p) {

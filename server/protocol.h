@@ -43,7 +43,8 @@ inline constexpr uint32_t kClientConnectAttrs = 0x00100000;
 inline constexpr uint32_t kClientPluginAuthLenencData = 0x00200000;
 inline constexpr uint32_t kClientDeprecateEof = 0x01000000;
 
-// What the server offers: no SSL, no compression.
+// What the server offers: no compression; kClientSsl is added when TLS is
+// configured (ServerOptions::ssl_cert).
 inline constexpr uint32_t kServerCapabilities =
     kClientLongPassword | kClientFoundRows | kClientLongFlag |
     kClientConnectWithDb | kClientProtocol41 | kClientTransactions |
@@ -88,6 +89,7 @@ inline constexpr uint16_t kErMalformedPacket = 1835;
 inline constexpr uint16_t kErMasterHasPurgedRequiredGtids = 1789;
 inline constexpr uint16_t kErSlaveHasMoreGtidsThanMaster = 1885;
 inline constexpr uint16_t kErHandshake = 1043;
+inline constexpr uint16_t kErSecureTransportRequired = 3159;  // ER_SECURE_TRANSPORT_REQUIRED
 
 // Largest payload of one packet; longer payloads continue in the next.
 inline constexpr size_t kMaxPacketPayload = 0xffffff;
@@ -143,6 +145,15 @@ struct HandshakeResponse {
 // none), or a malformed packet.
 absl::StatusOr<HandshakeResponse> ParseHandshakeResponse(absl::string_view p);
 
+// The SSLRequest: a client's first reply when it wants TLS (the first 32
+// bytes of a HandshakeResponse41 with CLIENT_SSL: capabilities, max
+// packet, charset, 23 reserved bytes), after which the TLS handshake
+// starts and the full response follows over TLS with the next sequence
+// id. IsSslRequest: whether a client's first reply asks for TLS (its
+// capabilities carry CLIENT_SSL).
+bool IsSslRequest(absl::string_view first_reply);
+std::string EncodeSslRequest(uint32_t capabilities);
+
 // Auth switch request: 0xFE, plugin name, scramble + NUL (server/auth.h
 // has the plugins).
 std::string EncodeAuthSwitch(absl::string_view plugin, absl::string_view scramble);
@@ -164,13 +175,19 @@ std::vector<std::string> EncodeResultSet(
     const std::vector<std::vector<std::optional<std::string>>>& rows,
     uint32_t client_capabilities);
 
-// COM_REGISTER_SLAVE (the fields the server uses).
+// COM_REGISTER_SLAVE: the replica's server id, the host and port it
+// announces (--report-host / --report-port), and the id of the source it
+// replicates from (0: unknown; MySQL then shows its own id). The report
+// user and password, and the rank, are skipped. The rank and source id
+// are optional on parsing (older clients end after the port).
 struct RegisterSlave {
   uint32_t server_id = 0;
   std::string host;
   uint16_t port = 0;
+  uint32_t master_id = 0;
 };
 absl::StatusOr<RegisterSlave> ParseRegisterSlave(absl::string_view p);
+std::string EncodeRegisterSlave(const RegisterSlave& r);
 
 // COM_BINLOG_DUMP: position, flags, server id, file name (may be empty).
 struct BinlogDump {

@@ -337,6 +337,35 @@ QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& f,
       r.rows.push_back(std::move(row));
       return r;
     }
+    if (rest == "replicas" || rest == "slave hosts" || rest == "replica hosts") {
+      QueryResult r;
+      r.kind = QueryResult::kResultSet;
+      const bool maria = f.flavor == LogFlavor::kMariaDB && rest != "replicas";
+      if (rest == "replicas") {
+        r.columns = {"Server_Id", "Host", "Port", "Source_Id", "Replica_UUID"};
+      } else if (maria) {
+        r.columns = {"Server_id", "Host", "Port", "Master_id"};
+      } else {
+        r.columns = {"Server_Id", "Host", "Port", "Master_Id", "Slave_UUID"};
+      }
+      r.columns.push_back("Semi_Sync_Acked_File");
+      r.columns.push_back("Semi_Sync_Acked_Position");
+      for (const ReplicaFacts& rep : f.replicas) {
+        std::vector<std::optional<std::string>> row = {
+            absl::StrCat(rep.server_id), rep.host, absl::StrCat(rep.port),
+            absl::StrCat(rep.source_id)};
+        if (!maria) row.push_back(rep.uuid);
+        if (rep.acked) {
+          row.push_back(rep.acked_file);
+          row.push_back(absl::StrCat(rep.acked_position));
+        } else {
+          row.push_back(std::nullopt);
+          row.push_back(std::nullopt);
+        }
+        r.rows.push_back(std::move(row));
+      }
+      return r;
+    }
     if (rest == "binary logs" || rest == "master logs") {
       QueryResult r;
       r.kind = QueryResult::kResultSet;

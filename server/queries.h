@@ -15,6 +15,18 @@
 //   SHOW [GLOBAL|SESSION] VARIABLES [LIKE 'pattern']
 //   SHOW MASTER STATUS | SHOW BINARY LOG STATUS
 //   SHOW BINARY LOGS | SHOW MASTER LOGS
+//   SHOW REPLICAS                   the registered replicas, MySQL 8.4's columns
+//                                   (Server_Id, Host, Port, Source_Id, Replica_UUID)
+//   SHOW SLAVE HOSTS | SHOW REPLICA HOSTS
+//                                   the same; MariaDB's columns for MariaDB-flavor
+//                                   logs (Server_id, Host, Port, Master_id), MySQL
+//                                   8.0's otherwise (Server_Id, Host, Port,
+//                                   Master_Id, Slave_UUID)
+//                                   Each list ends with two columns of ours,
+//                                   Semi_Sync_Acked_File and
+//                                   Semi_Sync_Acked_Position: the last position a
+//                                   semi-sync replica acknowledged (NULL for other
+//                                   replicas and before the first ack).
 //
 // Thread safety: thread-safe (no shared state; the caller owns the vars).
 
@@ -35,6 +47,20 @@
 namespace binlog {
 namespace server {
 
+// A replica registered with COM_REGISTER_SLAVE, while its connection
+// lasts.
+struct ReplicaFacts {
+  uint32_t server_id = 0;
+  std::string host;       // as announced; the peer's address when it announced none
+  uint16_t port = 0;
+  uint32_t source_id = 0;  // the source it announced, else this server's id
+  std::string uuid;        // @replica_uuid / @slave_uuid, "" when not sent
+  // Semi-sync: the last acknowledged position.
+  bool acked = false;
+  std::string acked_file;
+  uint64_t acked_position = 0;
+};
+
 // What the answers report; filled by the server from the log.
 struct ServerFacts {
   LogFlavor flavor = LogFlavor::kMySQL;
@@ -52,6 +78,7 @@ struct ServerFacts {
   std::string gtid_purged;
   std::string maria_binlog_pos;    // MariaDB @@gtid_binlog_pos
   std::string maria_binlog_state;  // MariaDB @@gtid_binlog_state
+  std::vector<ReplicaFacts> replicas;  // ordered by server id
 };
 
 // A session's user variables (lower-case names without '@'), as text.

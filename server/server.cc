@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -99,15 +100,17 @@ class Session {
   void Run() {
     srv_->Register(&sock_);
     Serve();
+    srv_->UnregisterReplica(id_);
     srv_->Unregister(&sock_);
   }
 
   // Whether the client authenticated (and counts toward max_connections).
   bool authenticated() const { return authenticated_; }
-  // Whether the transport is secure (a unix socket; TLS once negotiated):
-  // caching_sha2_password's full authentication then takes the password
-  // in clear instead of RSA-encrypted.
-  void set_secure_transport(bool secure) { secure_transport_ = secure; }
+  // Whether the connection is secure transport: TLS, or a unix socket
+  // (which MySQL counts as secure too). caching_sha2_password's full
+  // authentication then takes the password in clear instead of
+  // RSA-encrypted.
+  bool secure() const { return sock_.tls() || sock_.is_unix(); }
 
  private:
   void Serve() {
@@ -150,6 +153,16 @@ class Session {
             SendMalformed();
             return;
           }
+          ReplicaFacts rep;
+          rep.server_id = r->server_id;
+          rep.host = r->host.empty() ? sock_.peer_address() : r->host;
+          rep.port = r->port;
+          rep.source_id = r->master_id != 0 ? r->master_id : srv_->server_id_;
+          std::optional<std::string> uuid = Var("replica_uuid");
+          if (!uuid.has_value()) uuid = Var("slave_uuid");
+          if (uuid.has_value()) rep.uuid = uuid->substr(0, 64);
+          srv_->RegisterReplica(id_, rep);
+          registered_id_ = rep.server_id;
           if (!Send(EncodeOk())) return;
           break;
         }
@@ -274,11 +287,13 @@ class Session {
     h.connection_id = id_;
     h.scramble = *scramble;
     h.auth_plugin = AuthPluginName(greeting);
+    if (srv_->tls_ != nullptr) h.capabilities |= kClientSsl;
     seq_ = 0;
     if (!Send(EncodeHandshake(h))) return false;
     std::string p;
     absl::Status s = ReadPacket(&p, handshake_end_, o_.max_handshake_packet);
     if (!s.ok()) return HandshakeFailed(s);
+    if (!SecureTransport(&p)) return false;
     auto resp = ParseHandshakeResponse(p);
     if (!resp.ok()) {
       SendErr(kErHandshake, "08S01", "Bad handshake");
@@ -291,7 +306,7 @@ class Session {
     req.client_plugin = resp->auth_plugin;
     req.auth_response = resp->auth_response;
     req.scramble = *scramble;
-    req.secure = secure_transport_;
+    req.secure = secure();
     AuthPackets ch(this);
     s = srv_->auth_->Authenticate(req, greeting, &ch);
     if (!s.ok() && !absl::IsPermissionDenied(s)) return HandshakeFailed(ch.read_status());
@@ -313,6 +328,35 @@ class Session {
     }
     authenticated_ = true;
     return Send(EncodeOk());
+  }
+
+  // The transport step of the handshake, given the client's first reply:
+  // an SSLRequest upgrades the connection to TLS (within the handshake
+  // deadline) and `*p` becomes the full handshake response read over TLS;
+  // then require_secure_transport refuses a connection that is neither
+  // TLS nor a unix socket. false: the connection ends (the error, if any,
+  // was sent).
+  bool SecureTransport(std::string* p) {
+    if (IsSslRequest(*p)) {
+      if (srv_->tls_ == nullptr) {
+        SendErr(kErHandshake, "08S01",
+                "SSL connection requested, but this server has no TLS configured "
+                "(--ssl_cert, --ssl_key)");
+        return false;
+      }
+      absl::Status s = sock_.StartTls(srv_->tls_, handshake_end_);
+      Count(s.ok() ? &ServerStats::tls_handshakes : &ServerStats::tls_failures, 1);
+      if (!s.ok()) return false;
+      s = ReadPacket(p, handshake_end_, o_.max_handshake_packet);
+      if (!s.ok()) return HandshakeFailed(s);
+    }
+    if (o_.require_secure_transport && !secure()) {
+      SendErr(kErSecureTransportRequired, "HY000",
+              "Connections using insecure transport are prohibited while "
+              "--require_secure_transport=ON.");
+      return false;
+    }
+    return true;
   }
 
   // The authentication's packets, within the handshake's deadline and
@@ -614,6 +658,9 @@ class Session {
     // Ignored acks (stale, too many replicas) are the tracker's to count.
     Count(&ServerStats::semisync_acks, 1);
     o_.acks->Ack(replica_id_, sync::AckPosition{n, ack->position}).IgnoreError();
+    if (registered_id_.has_value()) {
+      srv_->ReplicaAcked(id_, *registered_id_, ack->file, ack->position);
+    }
     return true;
   }
 
@@ -876,7 +923,6 @@ class Session {
   uint32_t id_;
   const absl::Time handshake_end_;
   bool authenticated_ = false;
-  bool secure_transport_ = false;
   bool shutdown_sent_ = false;
   uint8_t seq_ = 0;
   uint32_t caps_ = 0;
@@ -888,6 +934,8 @@ class Session {
   absl::Time last_send_;
   bool semisync_ = false;
   uint32_t replica_id_ = 0;
+  // The server id this session registered (COM_REGISTER_SLAVE).
+  std::optional<uint32_t> registered_id_;
   TransactionBoundaryParser parser_;
 };
 
@@ -922,6 +970,13 @@ absl::Status Server::Init() {
   checksums_ = fd.has_checksums();
   server_id_ = options_.server_id != 0 ? options_.server_id : ev.header.server_id;
   version_ = flavor_ == LogFlavor::kMariaDB ? "5.5.5-10.11.19-MariaDB-log" : "8.0.36-log";
+  if (!options_.ssl_cert.empty() || !options_.ssl_key.empty()) {
+    auto tls = io::TlsContext::ForServer(options_.ssl_cert, options_.ssl_key, options_.ssl_ca);
+    if (!tls.ok()) return tls.status();
+    tls_ = std::move(*tls);
+  } else if (!options_.ssl_ca.empty()) {
+    return absl::InvalidArgumentError("ssl_ca needs ssl_cert and ssl_key");
+  }
   return absl::OkStatus();
 }
 
@@ -933,6 +988,10 @@ ServerFacts Server::Facts(bool with_state) {
   f.semisync = options_.acks != nullptr;
   f.version = version_;
   f.port = port_;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [id, reg] : replicas_) f.replicas.push_back(reg.facts);
+  }
   absl::StatusOr<AtRestGtidState> st = absl::UnavailableError("not read");
   if (with_state) {
     {
@@ -1029,13 +1088,10 @@ void Server::Run(io::Socket* listener) {
     ++unauthenticated_;
     uint32_t id = next_connection_id_.fetch_add(1);
     auto done = std::make_shared<std::atomic<bool>>(false);
-    // A unix socket is a secure transport (as MySQL counts it).
-    const bool secure = listener->is_unix_listener();
-    std::thread t([this, sock = std::move(*c), id, done, handshake_end, secure]() mutable {
+    std::thread t([this, sock = std::move(*c), id, done, handshake_end]() mutable {
       bool authenticated = false;
       {
         Session session(this, std::move(sock), id, handshake_end);
-        session.set_secure_transport(secure);
         session.Run();
         authenticated = session.authenticated();
       }
@@ -1072,6 +1128,31 @@ bool Server::Authenticated() {
   --unauthenticated_;
   ++active_;
   return true;
+}
+
+void Server::RegisterReplica(uint32_t session, const ReplicaFacts& r) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
+  }
+  replicas_[r.server_id] = Registered{session, r};
+}
+
+void Server::UnregisterReplica(uint32_t session) {
+  std::lock_guard<std::mutex> l(mu_);
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
+  }
+}
+
+void Server::ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
+                          uint64_t position) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = replicas_.find(server_id);
+  if (it == replicas_.end() || it->second.session != session) return;  // replaced
+  it->second.facts.acked = true;
+  it->second.facts.acked_file = file;
+  it->second.facts.acked_position = position;
 }
 
 void Server::WaitUnlessShutdown(absl::Duration d) {

@@ -25,6 +25,15 @@
 //     (Binlog::NewReader / NewGtidReader / NewMariaGtidReader) that wait on
 //     the published end and see only what the log publishes.
 //
+// TLS (ServerOptions::ssl_cert/ssl_key): CLIENT_SSL is advertised, and a
+// client whose first reply is an SSLRequest is upgraded to TLS (TLS 1.2 at
+// least) within the handshake deadline; its full handshake response then
+// comes over TLS, with the sequence ids going on as MySQL's do. Every later
+// read and write of the session (queries, dumps, heartbeats, semi-sync
+// acks, the shutdown error) goes through the TLS stream with the same
+// deadlines. With require_secure_transport, plaintext TCP is refused with
+// 3159; unix-socket connections count as secure, as in MySQL.
+//
 // Errors a replica receives: as the servers send them (protocol.h codes):
 // 1045 wrong password, 1236 positions or files the log does not have or
 // purged, 1789 / 1885 for MySQL GTID sets needing purged transactions or
@@ -65,6 +74,7 @@
 #include "server/auth.h"
 #include "server/queries.h"
 #include "io/socket.h"
+#include "io/tls.h"
 
 namespace binlog {
 namespace server {
@@ -98,6 +108,28 @@ struct ServerOptions {
   sync::AckTracker* acks = nullptr;
   // Reader window for dumps.
   size_t read_buffer = 1 << 20;
+
+  // --- Transport security (binlog_server's --ssl_cert, --ssl_key,
+  // --ssl_ca, --require_secure_transport; tools/README.md, "Security"). --
+  //
+  // PEM files: the server's certificate (chain) and its private key. Both
+  // set: the server offers TLS (CLIENT_SSL). A file that cannot be read or
+  // parsed, a key that does not match the certificate, or a certificate
+  // outside its validity dates makes Create() fail (InvalidArgument). Both
+  // empty: no TLS; a client that asks for it gets ER_HANDSHAKE_ERROR (1043).
+  std::string ssl_cert;
+  std::string ssl_key;
+  // CA certificates (PEM): a client certificate, when a client presents
+  // one, must chain to one of them (the TLS handshake fails otherwise);
+  // clients without a certificate are accepted. Needs ssl_cert/ssl_key.
+  std::string ssl_ca;
+  // Refuses plaintext TCP connections: a client that did not upgrade to
+  // TLS gets ER_SECURE_TRANSPORT_REQUIRED (3159, SQLSTATE HY000) in answer
+  // to its handshake response, before its credentials are checked (so
+  // plaintext offers no password oracle), and is disconnected. Unix-socket
+  // connections count as secure (as in MySQL). Without TLS configured only
+  // unix-socket clients can connect.
+  bool require_secure_transport = false;
 
   // --- Limits: what one client can make the server hold or do. ----------
   // (binlog_server's flags of the same names; tools/README.md, "Security
@@ -158,6 +190,10 @@ struct ServerStats {
   uint64_t bytes_sent = 0;
   uint64_t heartbeats = 0;
   uint64_t semisync_acks = 0;  // ack packets received and passed on
+  // TLS handshakes completed and failed (bad ClientHello, certificate
+  // refused, timeout).
+  uint64_t tls_handshakes = 0;
+  uint64_t tls_failures = 0;
   // Scans of the log's state (GTID sets, files, end of the newest file)
   // for statements that report it, and statements that waited for a scan
   // in progress instead of starting one.
@@ -175,7 +211,7 @@ class Server {
   static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& o);
   ~Server();
 
-  // Serves connections on `listener` (from io::Socket::ListenLoopback or
+  // Serves connections on `listener` (from io::Socket::ListenTcp or
   // ListenUnix) until Shutdown(). May be called for several listeners from
   // several threads.
   void Run(io::Socket* listener);
@@ -206,6 +242,14 @@ class Server {
   bool Authenticated();
   // Waits `d`, or less if Shutdown() comes first.
   void WaitUnlessShutdown(absl::Duration d);
+  // The registered replicas (SHOW REPLICAS): COM_REGISTER_SLAVE from
+  // `session` registers `r` (replacing any replica of the same server id,
+  // and this session's earlier registration, as MySQL does); the
+  // session's end removes what it registered; a semi-sync ack updates it.
+  void RegisterReplica(uint32_t session, const ReplicaFacts& r);
+  void UnregisterReplica(uint32_t session);
+  void ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
+                    uint64_t position);
   absl::Status Init();
   // What queries report; `with_state`: also the GTID state, the files and
   // the end of the log (a scan of the newest file).
@@ -217,6 +261,8 @@ class Server {
   ServerFacts StateFacts();
 
   const ServerOptions options_;
+  // The TLS context when ssl_cert/ssl_key are set.
+  std::shared_ptr<const io::TlsContext> tls_;
   std::unique_ptr<Authenticator> auth_;  // set by Init()
   LogFlavor flavor_ = LogFlavor::kMySQL;
   uint32_t server_id_ = 1;
@@ -236,6 +282,11 @@ class Server {
   int active_ = 0;                    // authenticated sessions; guarded by mu_
   int unauthenticated_ = 0;           // sessions in the handshake; guarded by mu_
   std::set<io::Socket*> open_;            // guarded by mu_
+  struct Registered {
+    uint32_t session = 0;
+    ReplicaFacts facts;
+  };
+  std::map<uint32_t, Registered> replicas_;  // by server id; guarded by mu_
   ServerStats stats_;                 // guarded by mu_
 
   // StateFacts(). Lock order: facts_mu_, then mu_.

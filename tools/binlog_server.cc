@@ -1,13 +1,17 @@
 // binlog_server: serves a binlog directory to MySQL and MariaDB replicas
 // over the replication protocol (tools/README.md, "binlog_server").
 //
-//   binlog_server --dir=DIR [--basename=NAME] --port=N [--socket=PATH]
-//                 --users=FILE [--server_id=N] [limits...]
+//   binlog_server --dir=DIR [--basename=NAME] --port=N [--bind=ADDR,...]
+//                 [--socket=PATH] --users=FILE [--server_id=N] [limits...]
+//                 [--ssl_cert=PEM --ssl_key=PEM [--ssl_ca=PEM]]
+//                 [--require_secure_transport]
 //   binlog_server --hash_user=USER [--auth_plugin=PLUGIN] < password
 //
-// Listens on 127.0.0.1:N (N = 0: a free port) and, with --socket, on a
-// unix socket. Prints "listening 127.0.0.1:<port>" once ready. The users
-// file has one `user:plugin:authentication_string` per line
+// Listens on port N (N = 0: a free port, the same for every address) of
+// each --bind address (IPv4 or IPv6 literals; 127.0.0.1 by default) and,
+// with --socket, on a unix socket. Prints "listening 127.0.0.1:<port>"
+// (or "listening [::1]:<port>", "listening <path>") for each once ready.
+// The users file has one `user:plugin:authentication_string` per line
 // (server/auth.h); --hash_user prints such a line for the password read
 // on standard input and exits. SIGTERM
 // or SIGINT: dumps get ER_SERVER_SHUTDOWN, the process exits 0; a second
@@ -30,6 +34,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/ascii.h"
 #include "absl/time/time.h"
 #include "binlog/index_file.h"
 #include "io/file_system.h"
@@ -42,8 +47,12 @@ using binlog::server::ServerOptions;
 ABSL_FLAG(std::string, dir, "", "directory of the binlog to serve (required)");
 ABSL_FLAG(std::string, basename, "binlog", "base name of the log's files");
 ABSL_FLAG(int, port, -1,
-          "TCP port on 127.0.0.1 (0: a free port, printed); -1: none (then "
-          "--socket is required)");
+          "TCP port on the --bind addresses (0: a free port, printed); -1: no "
+          "TCP (then --socket is required)");
+ABSL_FLAG(std::string, bind, "127.0.0.1",
+          "comma-separated IPv4/IPv6 addresses to listen on with --port "
+          "(literals: 127.0.0.1, ::1, 0.0.0.0 for every IPv4 address, :: for "
+          "every IPv6 one)");
 ABSL_FLAG(std::string, socket, "",
           "unix socket path; an existing path is replaced only if it is a stale "
           "socket (no server accepts on it)");
@@ -61,6 +70,16 @@ ABSL_FLAG(std::string, caching_sha2_password_private_key_path, "",
           "pair generated at startup, in memory only)");
 ABSL_FLAG(std::string, caching_sha2_password_public_key_path, "",
           "PEM public key of --caching_sha2_password_private_key_path");
+ABSL_FLAG(std::string, ssl_cert, "",
+          "PEM certificate (chain) of the server; with --ssl_key the server "
+          "offers TLS (1.2 or later) to clients that ask for it");
+ABSL_FLAG(std::string, ssl_key, "", "PEM private key of --ssl_cert");
+ABSL_FLAG(std::string, ssl_ca, "",
+          "PEM CA certificates a client certificate, if a client presents one, "
+          "must chain to");
+ABSL_FLAG(bool, require_secure_transport, false,
+          "refuse plaintext TCP connections with error 3159 (TLS and unix-socket "
+          "connections are accepted)");
 ABSL_FLAG(uint32_t, server_id, 0,
           "server_id to report (0: the log's first Format_description's)");
 ABSL_FLAG(int, max_connections, ServerOptions().max_connections,
@@ -131,11 +150,13 @@ int main(int argc, char** argv) {
   using binlog::server::Server;
   using binlog::io::Socket;
   absl::SetProgramUsageMessage(
-      "binlog_server --dir=DIR [--basename=NAME] --port=N [--socket=PATH] "
+      "binlog_server --dir=DIR [--basename=NAME] --port=N [--bind=ADDR,...] "
+      "[--socket=PATH] "
       "--users=FILE [--server_id=N] [--max_connections=N ...]\n"
       "       binlog_server --hash_user=USER [--auth_plugin=PLUGIN] < password\n"
-      "Serves a binlog directory to MySQL and MariaDB replicas on 127.0.0.1 "
-      "and/or a unix socket (tools/README.md, binlog_server).");
+      "Serves a binlog directory to MySQL and MariaDB replicas on TCP "
+      "addresses (127.0.0.1 by default) and/or a unix socket, optionally "
+      "over TLS (tools/README.md, binlog_server).");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) return Usage(absl::StrCat("unexpected argument ", rest[1]));
   const std::string hash_user = absl::GetFlag(FLAGS_hash_user);
@@ -144,6 +165,10 @@ int main(int argc, char** argv) {
   o.dir = absl::GetFlag(FLAGS_dir);
   o.basename = absl::GetFlag(FLAGS_basename);
   o.server_id = absl::GetFlag(FLAGS_server_id);
+  o.ssl_cert = absl::GetFlag(FLAGS_ssl_cert);
+  o.ssl_key = absl::GetFlag(FLAGS_ssl_key);
+  o.ssl_ca = absl::GetFlag(FLAGS_ssl_ca);
+  o.require_secure_transport = absl::GetFlag(FLAGS_require_secure_transport);
   o.max_connections = absl::GetFlag(FLAGS_max_connections);
   o.max_unauthenticated_connections = absl::GetFlag(FLAGS_max_unauthenticated_connections);
   o.handshake_timeout = absl::GetFlag(FLAGS_handshake_timeout);
@@ -154,12 +179,24 @@ int main(int argc, char** argv) {
   o.max_session_variables = absl::GetFlag(FLAGS_max_session_variables);
   o.max_session_variable_bytes = absl::GetFlag(FLAGS_max_session_variable_bytes);
   const int port = absl::GetFlag(FLAGS_port);
+  std::vector<std::string> binds;
+  for (absl::string_view a : absl::StrSplit(absl::GetFlag(FLAGS_bind), ',')) {
+    a = absl::StripAsciiWhitespace(a);
+    if (!a.empty()) binds.emplace_back(a);
+  }
   const std::string socket_path = absl::GetFlag(FLAGS_socket);
   const std::string users_file = absl::GetFlag(FLAGS_users);
   if (o.dir.empty()) return Usage("--dir is required");
   if (port < -1 || port > 65535) return Usage("--port must be -1 (none) or 0..65535");
   if (port < 0 && socket_path.empty()) return Usage("--port or --socket is required");
+  if (port >= 0 && binds.empty()) return Usage("--bind names no address");
   if (users_file.empty()) return Usage("--users is required");
+  if (o.ssl_cert.empty() != o.ssl_key.empty()) {
+    return Usage("--ssl_cert and --ssl_key go together");
+  }
+  if (!o.ssl_ca.empty() && o.ssl_cert.empty()) {
+    return Usage("--ssl_ca needs --ssl_cert and --ssl_key");
+  }
   if (o.max_connections < 1 || o.max_unauthenticated_connections < 1) {
     return Usage("--max_connections and --max_unauthenticated_connections must be >= 1");
   }
@@ -214,14 +251,24 @@ int main(int argc, char** argv) {
   }
   std::vector<Socket> listeners;
   if (port >= 0) {
-    auto l = Socket::ListenLoopback(static_cast<uint16_t>(port));
-    if (!l.ok()) {
-      std::cerr << "binlog_server: " << l.status() << "\n";
-      return 1;
+    // --port=0: the first address picks a free port; the others take it.
+    uint16_t p = static_cast<uint16_t>(port);
+    for (const std::string& a : binds) {
+      auto l = Socket::ListenTcp(a, p);
+      if (!l.ok()) {
+        if (absl::IsInvalidArgument(l.status())) {
+          return Usage(absl::StrCat("--bind: ", l.status().message()));
+        }
+        std::cerr << "binlog_server: " << l.status() << "\n";
+        return 1;
+      }
+      p = l->port();
+      (*server)->set_port(p);
+      std::cout << "listening "
+                << (a.find(':') != std::string::npos ? absl::StrCat("[", a, "]") : a) << ":"
+                << p << std::endl;
+      listeners.push_back(std::move(*l));
     }
-    (*server)->set_port(l->port());
-    std::cout << "listening 127.0.0.1:" << l->port() << std::endl;
-    listeners.push_back(std::move(*l));
   }
   if (!socket_path.empty()) {
     auto l = Socket::ListenUnix(socket_path);

@@ -11,6 +11,11 @@
 // key makes a repeated insert stop the SQL thread with a duplicate-key
 // error, which the test reports). It also checks a few of the errors the
 // server gives (a wrong password, a GTID position the log never had).
+// Over TLS: binlog_server with --require_secure_transport and a
+// certificate from a CA the test makes with openssl; the replica, told
+// MASTER_SSL=1, MASTER_SSL_CA and MASTER_SSL_VERIFY_SERVER_CERT=1,
+// replicates and its table is checked; told nothing about TLS, it is
+// refused with 3159.
 //
 // Skipped (GTEST_SKIP) only when the MariaDB binaries are not installed
 // (tools/setup.sh installs mariadb-server).
@@ -18,12 +23,14 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +44,7 @@
 #include "binlog/rows_writer.h"
 #include "gtest/gtest.h"
 #include "tests/testutil/external_tools.h"
+#include "tests/testutil/test_pki.h"
 
 namespace binlog {
 namespace {
@@ -107,7 +115,7 @@ class MariadbReplicaTest : public ::testing::Test {
       RunCommand("rm -rf '" + dir_ + "'", &out);
     } else if (!dir_.empty()) {
       std::string log;
-      RunCommand("tail -30 " + dir_ + "/error.log " + dir_ + "/server.out", &log);
+      RunCommand("tail -n 30 " + dir_ + "/error.log " + dir_ + "/server.out", &log);
       std::cerr << "kept " << dir_ << "\n" << log;
     }
   }
@@ -122,9 +130,9 @@ class MariadbReplicaTest : public ::testing::Test {
     return out;
   }
 
-  // Starts binlog_server on the log (`port` 0: a free one); returns its
-  // port.
-  int StartServer(int port = 0) {
+  // Starts binlog_server on the log (`port` 0: a free one) with `extra`
+  // flags; returns its port.
+  int StartServer(int port = 0, const std::vector<std::string>& extra = {}) {
     {
       // The users file as an operator makes it: --hash_user's line, 0600.
       std::string out;
@@ -136,9 +144,11 @@ class MariadbReplicaTest : public ::testing::Test {
           << out;
     }
     ::unlink((dir_ + "/server.out").c_str());
-    server_pid_ = Spawn({kServer, "--dir=" + dir_ + "/log", "--basename=binlog",
-                         absl::StrCat("--port=", port), "--users=" + dir_ + "/users"},
-                        dir_ + "/server.out");
+    std::vector<std::string> args = {kServer, "--dir=" + dir_ + "/log", "--basename=binlog",
+                                     absl::StrCat("--port=", port),
+                                     "--users=" + dir_ + "/users"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    server_pid_ = Spawn(args, dir_ + "/server.out");
     for (int i = 0; i < 200; ++i) {
       std::string out;
       RunCommand("cat " + dir_ + "/server.out", &out);
@@ -166,7 +176,8 @@ class MariadbReplicaTest : public ::testing::Test {
          "--socket=" + dir_ + "/sock", "--skip-networking", "--user=" + user,
          "--log-error=" + dir_ + "/error.log", "--pid-file=" + dir_ + "/pid",
          "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M", "--skip-log-bin",
-         "--server-id=2", "--character-set-server=utf8mb4", "--slave-net-timeout=20"},
+         "--server-id=2", "--character-set-server=utf8mb4", "--slave-net-timeout=20",
+         "--report-host=replica-under-test", "--report-port=3399"},
         "");
     for (int i = 0; i < 300; ++i) {
       std::string ping;
@@ -192,74 +203,100 @@ class MariadbReplicaTest : public ::testing::Test {
     FAIL() << "replica did not reach " << rows << " rows:\n" << status;
   }
 
+  // Opens a MariaDB-flavor log in dir_/log (16 KiB files: several
+  // rotations) holding the database shop and its table items; Insert()
+  // then commits one transaction of rows, remembered in want_.
+  void OpenShopLog() {
+    Options o;
+    o.flavor = LogFlavor::kMariaDB;
+    o.max_file_size = 16384;
+    o.sync_policy = SyncPolicy::kNever;
+    auto log = Binlog::Open(dir_ + "/log", "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    log_ = std::move(*log);
+    txn_ = std::make_unique<TransactionBuffer>(o.checksums);
+    auto ddl = [&](const std::string& db, const std::string& query) {
+      txn_->Clear();
+      CommitGtid g;
+      g.isolated = true;
+      txn_->AppendMariaCommitGtid(kTs, 1, g);
+      AppendMariaDdlQuery(txn_.get(), kTs, 1, 5, db, query, ++xid_);
+      auto c = log_->Commit(txn_.get());
+      ASSERT_TRUE(c.ok()) << c.status();
+    };
+    ddl("", "CREATE DATABASE shop");
+    ddl("shop",
+        "CREATE TABLE items (id INT NOT NULL PRIMARY KEY, v VARCHAR(200) CHARACTER SET "
+        "latin1) ENGINE=InnoDB");
+    RowsWriterOptions wo;
+    wo.flavor = LogFlavor::kMariaDB;
+    auto writer = RowsWriter::Create(wo);
+    ASSERT_TRUE(writer.ok());
+    writer_ = std::make_unique<RowsWriter>(std::move(*writer));
+    TableDef def;
+    def.table_id = 70;
+    def.schema = "shop";
+    def.table = "items";
+    def.metadata = RowMetadata::kFull;
+    ColumnDef id;
+    id.type = kColLong;
+    id.name = "id";
+    id.nullable = false;
+    ColumnDef v;
+    v.type = kColVarchar;
+    v.length = 200;
+    v.name = "v";
+    v.collation = 8;
+    def.columns = {id, v};
+    def.primary_key = {0};
+    auto table = writer_->DescribeTable(def);
+    ASSERT_TRUE(table.ok()) << table.status();
+    table_ = *table;
+  }
+
+  // One transaction of `n` inserted rows.
+  void Insert(int n) {
+    txn_->Clear();
+    txn_->AppendMariaCommitGtid(kTs, 1, CommitGtid());
+    ASSERT_TRUE(writer_->BeginStatement(txn_.get(), kTs, "INSERT INTO items ...").ok());
+    for (int i = 0; i < n; ++i, ++next_) {
+      std::string val = absl::StrCat("row-", next_, "-", std::string(next_ % 50, 'x'));
+      ASSERT_TRUE(writer_->Insert(table_, {Value::Int(next_), Value::Bytes(val)}).ok());
+      want_[next_] = val;
+    }
+    ASSERT_TRUE(writer_->EndStatement().ok());
+    AppendXid(txn_.get(), kTs, 1, ++xid_);
+    auto c = log_->Commit(txn_.get());
+    ASSERT_TRUE(c.ok()) << c.status();
+  }
+
+  // The replica's table is what was written, and its GTID position the
+  // log's.
+  void CheckReplicaTable() {
+    std::string got = Sql("SELECT id, v FROM shop.items ORDER BY id");
+    std::string expect;
+    for (const auto& [k, val] : want_) absl::StrAppend(&expect, k, "\t", val, "\n");
+    EXPECT_EQ(got, expect);
+    std::string pos(absl::StripAsciiWhitespace(Sql("SELECT @@gtid_slave_pos")));
+    EXPECT_EQ(pos, log_->mariadb_gtid_state().ToString());
+  }
+
   std::string dir_;
   pid_t server_pid_ = -1;
   pid_t replica_pid_ = -1;
+  std::unique_ptr<Binlog> log_;
+  std::unique_ptr<TransactionBuffer> txn_;
+  std::unique_ptr<RowsWriter> writer_;
+  RowsWriter::TableHandle table_ = 0;
+  std::map<int, std::string> want_;
+  int next_ = 1;
+  uint64_t xid_ = 0;
 };
 
 TEST_F(MariadbReplicaTest, ReplicatesWithGtidAndResumesAfterStopStart) {
-  Options o;
-  o.flavor = LogFlavor::kMariaDB;
-  o.max_file_size = 16384;  // several rotations
-  o.sync_policy = SyncPolicy::kNever;
-  auto log = Binlog::Open(dir_ + "/log", "binlog", o);
-  ASSERT_TRUE(log.ok()) << log.status();
-  TransactionBuffer txn(o.checksums);
-  uint64_t xid = 0;
-  auto ddl = [&](const std::string& db, const std::string& query) {
-    txn.Clear();
-    CommitGtid g;
-    g.isolated = true;
-    txn.AppendMariaCommitGtid(kTs, 1, g);
-    AppendMariaDdlQuery(&txn, kTs, 1, 5, db, query, ++xid);
-    auto c = (*log)->Commit(&txn);
-    ASSERT_TRUE(c.ok()) << c.status();
-  };
-  ddl("", "CREATE DATABASE shop");
-  ddl("shop",
-      "CREATE TABLE items (id INT NOT NULL PRIMARY KEY, v VARCHAR(200) CHARACTER SET "
-      "latin1) ENGINE=InnoDB");
-
-  RowsWriterOptions wo;
-  wo.flavor = LogFlavor::kMariaDB;
-  auto writer = RowsWriter::Create(wo);
-  ASSERT_TRUE(writer.ok());
-  TableDef def;
-  def.table_id = 70;
-  def.schema = "shop";
-  def.table = "items";
-  def.metadata = RowMetadata::kFull;
-  ColumnDef id;
-  id.type = kColLong;
-  id.name = "id";
-  id.nullable = false;
-  ColumnDef v;
-  v.type = kColVarchar;
-  v.length = 200;
-  v.name = "v";
-  v.collation = 8;
-  def.columns = {id, v};
-  def.primary_key = {0};
-  auto table = writer->DescribeTable(def);
-  ASSERT_TRUE(table.ok()) << table.status();
-
-  std::map<int, std::string> want;
-  int next = 1;
-  // One transaction of `n` inserted rows.
-  auto insert = [&](int n) {
-    txn.Clear();
-    txn.AppendMariaCommitGtid(kTs, 1, CommitGtid());
-    ASSERT_TRUE(writer->BeginStatement(&txn, kTs, "INSERT INTO items ...").ok());
-    for (int i = 0; i < n; ++i, ++next) {
-      std::string val = absl::StrCat("row-", next, "-", std::string(next % 50, 'x'));
-      ASSERT_TRUE(writer->Insert(*table, {Value::Int(next), Value::Bytes(val)}).ok());
-      want[next] = val;
-    }
-    ASSERT_TRUE(writer->EndStatement().ok());
-    AppendXid(&txn, kTs, 1, ++xid);
-    auto c = (*log)->Commit(&txn);
-    ASSERT_TRUE(c.ok()) << c.status();
-  };
+  OpenShopLog();
+  if (HasFatalFailure()) return;
+  auto insert = [&](int n) { Insert(n); };
   for (int t = 0; t < 60; ++t) insert(1 + t % 5);
 
   const int port = StartServer();
@@ -270,7 +307,7 @@ TEST_F(MariadbReplicaTest, ReplicatesWithGtidAndResumesAfterStopStart) {
                    ", MASTER_USER='repl', MASTER_PASSWORD='s3cret', "
                    "MASTER_CONNECT_RETRY=1, MASTER_HEARTBEAT_PERIOD=1, "
                    "MASTER_USE_GTID=slave_pos; START SLAVE"));
-  WaitForRows(want.size());
+  WaitForRows(want_.size());
   if (HasFatalFailure()) return;
 
   // The writer goes on while the replica is stopped and restarted.
@@ -280,7 +317,7 @@ TEST_F(MariadbReplicaTest, ReplicatesWithGtidAndResumesAfterStopStart) {
     for (int t = 0; t < 20; ++t) insert(3);
     Sql("START SLAVE");
     for (int t = 0; t < 20; ++t) insert(1);
-    WaitForRows(want.size());
+    WaitForRows(want_.size());
     if (HasFatalFailure()) return;
   }
 
@@ -295,18 +332,12 @@ TEST_F(MariadbReplicaTest, ReplicatesWithGtidAndResumesAfterStopStart) {
   for (int t = 0; t < 20; ++t) insert(4);
   ASSERT_EQ(StartServer(port), port);
   for (int t = 0; t < 10; ++t) insert(1);
-  WaitForRows(want.size());
+  WaitForRows(want_.size());
   if (HasFatalFailure()) return;
 
-  std::string got = Sql("SELECT id, v FROM shop.items ORDER BY id");
-  std::string expect;
-  for (const auto& [k, val] : want) absl::StrAppend(&expect, k, "\t", val, "\n");
-  EXPECT_EQ(got, expect);
-  // The replica's GTID position is the log's.
-  std::string pos(absl::StripAsciiWhitespace(Sql("SELECT @@gtid_slave_pos")));
-  EXPECT_EQ(pos, (*log)->mariadb_gtid_state().ToString());
+  CheckReplicaTable();
   // Files rotated along the way.
-  EXPECT_GT((*log)->ListFiles().size(), 3u);
+  EXPECT_GT(log_->ListFiles().size(), 3u);
 
   // Wrong password: the server answers 1045.
   std::string out;
@@ -314,7 +345,65 @@ TEST_F(MariadbReplicaTest, ReplicatesWithGtidAndResumesAfterStopStart) {
                           " -urepl -pwrong -e 'SELECT 1'"),
              &out);
   EXPECT_NE(out.find("1045"), std::string::npos) << out;
-  ASSERT_TRUE((*log)->Close().ok());
+  ASSERT_TRUE(log_->Close().ok());
+}
+
+// The replica over TLS, verifying binlog_server's certificate (CN
+// localhost, SAN 127.0.0.1) against the test CA; the server refuses
+// plaintext TCP.
+TEST_F(MariadbReplicaTest, ReplicatesOverVerifiedTls) {
+  const std::string pki_dir = dir_ + "/pki";
+  ASSERT_EQ(::mkdir(pki_dir.c_str(), 0700), 0);
+  auto pki = testing_util::MakeTestPki(pki_dir);
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  OpenShopLog();
+  if (HasFatalFailure()) return;
+  for (int t = 0; t < 40; ++t) Insert(1 + t % 4);
+  const int port = StartServer(0, {"--ssl_cert=" + pki->server_cert,
+                                   "--ssl_key=" + pki->server_key, "--ssl_ca=" + pki->ca,
+                                   "--require_secure_transport"});
+  ASSERT_GT(port, 0);
+  StartReplica();
+  if (HasFatalFailure()) return;
+  // Without TLS: refused with 3159.
+  Sql(absl::StrCat("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=", port,
+                   ", MASTER_USER='repl', MASTER_PASSWORD='s3cret', "
+                   "MASTER_CONNECT_RETRY=1, MASTER_SSL=0, MASTER_USE_GTID=slave_pos; "
+                   "START SLAVE"));
+  std::string status;
+  for (int i = 0; i < 300 && status.find("3159") == std::string::npos; ++i) {
+    status.clear();
+    RunCommand(Client() + " -e 'SHOW SLAVE STATUS\\G'", &status);
+    if (status.find("3159") == std::string::npos) absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_NE(status.find("3159"), std::string::npos) << status;
+  EXPECT_NE(status.find("require_secure_transport"), std::string::npos) << status;
+  Sql("STOP SLAVE");
+  // With TLS and the server's certificate verified.
+  Sql(absl::StrCat("CHANGE MASTER TO MASTER_SSL=1, MASTER_SSL_CA='", pki->ca,
+                   "', MASTER_SSL_VERIFY_SERVER_CERT=1, MASTER_HEARTBEAT_PERIOD=1; "
+                   "START SLAVE"));
+  WaitForRows(want_.size());
+  if (HasFatalFailure()) return;
+  for (int t = 0; t < 30; ++t) Insert(2);  // while the replica tails
+  WaitForRows(want_.size());
+  if (HasFatalFailure()) return;
+  CheckReplicaTable();
+  status.clear();
+  RunCommand(Client() + " -e 'SHOW SLAVE STATUS\\G'", &status);
+  EXPECT_NE(status.find("Master_SSL_Allowed: Yes"), std::string::npos) << status;
+  EXPECT_NE(status.find("Master_SSL_Verify_Server_Cert: Yes"), std::string::npos) << status;
+  // binlog_server lists the replica as it registered (its --report-host
+  // and --report-port), asked by the mariadb client over verified TLS.
+  std::string hosts;
+  EXPECT_EQ(RunCommand(absl::StrCat(kClient, " --no-defaults -h127.0.0.1 -P", port,
+                                    " -urepl -ps3cret --ssl --ssl-ca=", pki->ca,
+                                    " --ssl-verify-server-cert -N -B -e 'SHOW SLAVE HOSTS'"),
+                       &hosts),
+            0)
+      << hosts;
+  EXPECT_EQ(hosts.rfind("2\treplica-under-test\t3399\t", 0), 0u) << hosts;
+  ASSERT_TRUE(log_->Close().ok());
 }
 
 }  // namespace

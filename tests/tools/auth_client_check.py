@@ -5,7 +5,11 @@ fast path, its full authentication in clear over a unix socket and with the
 server's RSA public key over plaintext TCP) and runs one statement.
 
   auth_client_check.py (--port=N | --socket=PATH) --user=U --password=P
-      [--expect_denied]
+      [--expect_denied] [--ssl_ca=PEM]
+
+With --ssl_ca the connection uses TLS, verifying the server's certificate
+against that CA and the address 127.0.0.1 (the full authentication then
+sends the password in clear, as over the socket).
 
 Exit 0 when the connection and `SHOW VARIABLES LIKE 'server_id'` succeed
 (with --expect_denied: when the server refuses with 1045), 1 otherwise; 77
@@ -29,8 +33,11 @@ def main():
     ap.add_argument("--user", required=True)
     ap.add_argument("--password", required=True)
     ap.add_argument("--expect_denied", action="store_true")
+    ap.add_argument("--ssl_ca")
     a = ap.parse_args()
     where = {"unix_socket": a.socket} if a.socket else {"host": "127.0.0.1", "port": a.port}
+    if a.ssl_ca:
+        where["ssl"] = {"ca": a.ssl_ca, "check_hostname": True}
     try:
         conn = pymysql.connect(user=a.user, password=a.password, connect_timeout=10,
                                autocommit=None, **where)

@@ -5,9 +5,17 @@ handling and its signals (the protocol itself is server_test's).
   FlagsTest     required flags, bad values and unknown flags are refused
   SocketTest    --socket refuses a regular file and a live server's
                 socket, replaces a stale one, and is removed at exit
+  BindTest      --bind=127.0.0.1,::1 serves both on one port; what is not
+                an address literal is refused
   ServeTest     a client on 127.0.0.1 and on the socket gets the greeting;
                 the mariadb client (when installed) runs a query; SIGTERM
                 ends the server with status 0
+  TlsTest       unusable certificates are startup errors; the mariadb
+                client over TLS verifying the server's certificate against
+                the test CA (made at test time by make_test_pki), refusing
+                a server its CA did not sign; under
+                --require_secure_transport plaintext TCP gets 3159 and the
+                unix socket is served
 
 Every wait polls for a condition with a deadline. Started by
 binlog_server_test.sh (an sh_test, so python3 comes from PATH).
@@ -18,6 +26,8 @@ import select
 import shutil
 import signal
 import socket
+import ssl
+import struct
 import subprocess
 import tempfile
 import time
@@ -26,6 +36,7 @@ import unittest
 SRCDIR = os.environ["TEST_SRCDIR"]
 SERVER = os.path.join(SRCDIR, "binlog_storage", "tools", "binlog_server")
 GEN = os.path.join(SRCDIR, "binlog_storage", "tools", "binlog_gen")
+MAKE_PKI = os.path.join(SRCDIR, "binlog_storage", "tests", "testutil", "make_test_pki")
 DEADLINE = 30.0
 
 
@@ -76,7 +87,10 @@ class ServerBase(unittest.TestCase):
                              + list(flags), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         self.procs.append(p)
-        want = sum(1 for f in flags if f.startswith(("--port=", "--socket=")))
+        want = sum(1 for f in flags if f.startswith("--socket="))
+        if any(f.startswith("--port=") for f in flags):
+            binds = [f[len("--bind="):] for f in flags if f.startswith("--bind=")]
+            want += len(binds[-1].split(",")) if binds else 1
         port, seen, buf = None, 0, b""
         end = time.monotonic() + DEADLINE
         while seen < want:
@@ -92,7 +106,7 @@ class ServerBase(unittest.TestCase):
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
                 line = line.decode()
-                if line.startswith("listening 127.0.0.1:"):
+                if line.startswith(("listening 127.0.0.1:", "listening [::1]:")):
                     port = int(line.rsplit(":", 1)[1])
                 if line.startswith("listening "):
                     seen += 1
@@ -244,6 +258,146 @@ class ServeTest(ServerBase):
             self.assertIn(b"1045", r.stderr)
         self.stop(p)
         self.assertFalse(os.path.exists(self.sock))
+
+
+class BindTest(ServerBase):
+    def test_binds_ipv4_and_ipv6_on_one_port(self):
+        try:
+            probe = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+            probe.bind(("::1", 0))
+            probe.close()
+        except OSError as e:
+            self.skipTest("no IPv6 loopback (::1) on this machine: %s" % e)
+        p, port = self.start("--port=0", "--bind=127.0.0.1, ::1")
+        self.assertEqual(self.greeting(socket.AF_INET, ("127.0.0.1", port)), 10)
+        self.assertEqual(self.greeting(socket.AF_INET6, ("::1", port)), 10)
+        self.stop(p)
+
+    def test_refuses_what_is_not_an_address(self):
+        base = ["--dir=" + self.log, "--users=" + self.users, "--port=0"]
+        for bind, why in [("localhost", "not an IPv4 or IPv6 address"),
+                          ("127.0.0.1,10.0.0.300", "not an IPv4 or IPv6 address"),
+                          (",", "--bind names no address")]:
+            code, err = self.run_server(*(base + ["--bind=" + bind]))
+            self.assertEqual(code, 2, (bind, err))
+            self.assertIn(why, err, bind)
+
+
+class TlsTest(ServerBase):
+    def setUp(self):
+        super().setUp()
+        self.pki = os.path.join(self.dir, "pki")
+        os.mkdir(self.pki, 0o700)
+        r = subprocess.run([MAKE_PKI, self.pki], capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def f(self, name):
+        return os.path.join(self.pki, name)
+
+    def tls_flags(self):
+        return ["--ssl_cert=" + self.f("server.pem"), "--ssl_key=" + self.f("server.key"),
+                "--ssl_ca=" + self.f("ca.pem")]
+
+    def test_unusable_certificates_are_startup_errors(self):
+        base = ["--dir=" + self.log, "--users=" + self.users, "--port=0"]
+        for flags, code, why in [
+            (["--ssl_cert=" + self.f("expired.pem"), "--ssl_key=" + self.f("server.key")],
+             1, "expired"),
+            (["--ssl_cert=" + self.f("server.pem"), "--ssl_key=" + self.f("client.key")],
+             1, "does not match"),
+            (["--ssl_cert=" + self.dir + "/none.pem", "--ssl_key=" + self.f("server.key")],
+             1, "cannot load the certificate"),
+            (["--ssl_cert=" + self.f("server.pem"), "--ssl_key=" + self.f("server.key"),
+              "--ssl_ca=" + self.dir + "/none.pem"], 1, "cannot load the CA"),
+            (["--ssl_cert=" + self.f("server.pem")], 2, "go together"),
+            (["--ssl_ca=" + self.f("ca.pem")], 2, "--ssl_ca needs"),
+        ]:
+            got, err = self.run_server(*(base + flags))
+            self.assertEqual(got, code, (flags, err))
+            self.assertIn(why, err, flags)
+
+    def mariadb(self, *args):
+        client = shutil.which("mariadb")
+        if not client:
+            self.skipTest("the mariadb client is not installed (tools/setup.sh)")
+        r = subprocess.run([client, "--no-defaults", "-urepl", "-ps3cret", "-N", "-B"]
+                           + list(args), capture_output=True, timeout=DEADLINE)
+        return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+    def test_mariadb_client_verifies_the_server_certificate(self):
+        p, port = self.start("--port=0", *self.tls_flags())
+        tcp = ["-h127.0.0.1", "-P%d" % port]
+        code, out, err = self.mariadb(
+            *tcp, "--ssl", "--ssl-ca=" + self.f("ca.pem"), "--ssl-verify-server-cert",
+            "-e", "SHOW BINARY LOG STATUS")
+        self.assertEqual(code, 0, err)
+        self.assertTrue(out.startswith("binlog.000001\t"), out)
+        # A client certificate signed by the CA is accepted too.
+        code, out, err = self.mariadb(
+            *tcp, "--ssl", "--ssl-ca=" + self.f("ca.pem"), "--ssl-verify-server-cert",
+            "--ssl-cert=" + self.f("client.pem"), "--ssl-key=" + self.f("client.key"),
+            "-e", "SELECT 1")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.strip(), "1")
+        # A client trusting another CA refuses the server.
+        code, out, err = self.mariadb(
+            *tcp, "--ssl", "--ssl-ca=" + self.f("other-ca.pem"), "--ssl-verify-server-cert",
+            "-e", "SELECT 1")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("SSL", err)
+        self.stop(p)
+
+    def tls_version(self, port, version):
+        """Opens TLS limited to `version` after a raw SSLRequest; returns the
+        negotiated version or raises ssl.SSLError."""
+        s = socket.create_connection(("127.0.0.1", port), timeout=DEADLINE)
+        try:
+            head = b""
+            while len(head) < 4:
+                head += s.recv(4 - len(head))
+            length = int.from_bytes(head[:3], "little")
+            while length:
+                length -= len(s.recv(length))
+            # CLIENT_PROTOCOL_41 | CLIENT_SSL | CLIENT_SECURE_CONNECTION.
+            payload = struct.pack("<IIB23s", 0x200 | 0x800 | 0x8000, 1 << 24, 33, b"")
+            s.sendall(len(payload).to_bytes(3, "little") + b"\x01" + payload)
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.load_verify_locations(self.f("ca.pem"))
+            ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+            ctx.minimum_version = version
+            ctx.maximum_version = version
+            with ctx.wrap_socket(s, server_hostname="127.0.0.1") as t:
+                return t.version()
+        finally:
+            s.close()
+
+    def test_tls_1_2_is_the_minimum(self):
+        p, port = self.start("--port=0", *self.tls_flags())
+        self.assertEqual(self.tls_version(port, ssl.TLSVersion.TLSv1_2), "TLSv1.2")
+        self.assertEqual(self.tls_version(port, ssl.TLSVersion.TLSv1_3), "TLSv1.3")
+        for old in (ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1):
+            with self.assertRaises(ssl.SSLError) as e:
+                self.tls_version(port, old)
+            # The server's refusal (an alert), not the client's own.
+            self.assertIn("PROTOCOL_VERSION", str(e.exception).upper(), old)
+        self.stop(p)
+
+    def test_require_secure_transport(self):
+        p, port = self.start("--port=0", "--socket=" + self.sock,
+                             "--require_secure_transport", *self.tls_flags())
+        tcp = ["-h127.0.0.1", "-P%d" % port]
+        code, out, err = self.mariadb(*tcp, "--skip-ssl", "-e", "SELECT 1")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("ERROR 3159 (HY000)", err)
+        self.assertIn("require_secure_transport", err)
+        code, out, err = self.mariadb(
+            *tcp, "--ssl", "--ssl-ca=" + self.f("ca.pem"), "--ssl-verify-server-cert",
+            "-e", "SELECT 1")
+        self.assertEqual(code, 0, err)
+        code, out, err = self.mariadb("--socket=" + self.sock, "--skip-ssl", "-e", "SELECT 1")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.strip(), "1")
+        self.stop(p)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 //   - gomysql_check (main.go): replication.BinlogSyncer by file and
 //     position (COM_BINLOG_DUMP) and by GTID set (COM_BINLOG_DUMP_GTID),
 //     with CRC32 verification on, over plain and lz4 logs (lz4 payloads
-//     reach the client expanded);
+//     reach the client expanded), and with a TLSConfig verifying the
+//     server's certificate against a CA made at test time, against a
+//     server that refuses plaintext (3159), which the test also checks;
 //   - gomysql_tagged (tagged/main.go): a MySQL 8.4 log with tagged and
 //     untagged GTIDs (Commit with CommitGtid::tag, automatic and assigned)
 //     and row events from RowsWriter, read at rest by
@@ -189,6 +191,10 @@ class GoClientTest : public ServedLogTest {
     program_ = &Programs();
     if (!program_->skip.empty()) GTEST_SKIP() << program_->skip;
     ASSERT_TRUE(program_->error.empty()) << program_->error;
+  }
+
+  void SetUpServer(bool tls) {
+    if (tls) EnableTls(/*require_secure_transport=*/true);
     StartServedLog("binlog_goclient_", 50, /*xid_base=*/1000);
   }
 
@@ -214,12 +220,14 @@ class GoClientTest : public ServedLogTest {
 };
 
 TEST_P(GoClientTest, ByFileAndPosition) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check("-file=binlog.000001 -pos=4", 1, 50, &out), 0) << out;
   EXPECT_EQ(out, Expected(1, 50));
 }
 
 TEST_P(GoClientTest, ByGtidSet) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check(absl::StrCat("-gtid=", kServedUuid, ":1-20"), 21, 50, &out), 0) << out;
   EXPECT_EQ(out, Expected(21, 50));
@@ -228,10 +236,47 @@ TEST_P(GoClientTest, ByGtidSet) {
   EXPECT_EQ(out, Expected(50, 50));
 }
 
+// BinlogSyncer with a TLSConfig trusting the test CA: both dump commands
+// over verified TLS; without TLS the server refuses it with 3159, and with
+// another CA it refuses the server.
+TEST_P(GoClientTest, OverVerifiedTls) {
+  SetUpServer(true);
+  const std::string tls = absl::StrCat("-ssl_ca=", ShellQuote(pki_.ca), " ");
+  std::string out;
+  EXPECT_EQ(Check(tls + "-file=binlog.000001 -pos=4", 1, 50, &out), 0) << out;
+  EXPECT_EQ(out, Expected(1, 50));
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat(tls, "-gtid=", kServedUuid, ":1-20"), 21, 50, &out), 0) << out;
+  EXPECT_EQ(out, Expected(21, 50));
+  out.clear();
+  EXPECT_EQ(Check("-file=binlog.000001 -pos=4", 1, 50, &out), 1) << out;
+  EXPECT_NE(out.find("3159"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat("-ssl_ca=", ShellQuote(pki_.other_ca),
+                               " -file=binlog.000001 -pos=4"),
+                  1, 50, &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("certificate"), std::string::npos) << out;
+  // caching_sha2_password over the verified TLS: the full authentication
+  // sends the password in clear (no RSA key), then the fast path.
+  out.clear();
+  const AuthStats before = server_->stats().auth;
+  EXPECT_EQ(Check(absl::StrCat(tls, "-gtid=", kServedUuid, ":1-49"), 50, 50, &out, "sha2", "pw2"),
+            0)
+      << out;
+  EXPECT_EQ(out, Expected(50, 50));
+  const AuthStats after = server_->stats().auth;
+  EXPECT_EQ(after.full_auths, before.full_auths + 1);
+  EXPECT_GT(after.fast_auths, before.fast_auths);  // BinlogSyncer connects twice
+  EXPECT_EQ(after.public_key_requests, 0u);
+}
+
 // go-mysql's caching_sha2_password over plaintext TCP: the full
 // authentication with the server's RSA public key once, then the fast path
 // (BinlogSyncer connects more than once per run).
 TEST_P(GoClientTest, CachingSha2Password) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check(absl::StrCat("-gtid=", kServedUuid, ":1-49"), 50, 50, &out, "sha2", "pw2"), 0)
       << out;

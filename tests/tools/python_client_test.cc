@@ -3,9 +3,11 @@
 // installed by tools/setup.sh), an implementation of the replication
 // protocol independent of ours: by file and position and by GTID set
 // (COM_BINLOG_DUMP_GTID), with CRC32 verification on, over plain and lz4
-// logs (lz4 payloads reach the client expanded); and PyMySQL's
-// caching_sha2_password (tests/tools/auth_client_check.py). Skipped when
-// python3 or the packages are missing.
+// logs (lz4 payloads reach the client expanded); PyMySQL's
+// caching_sha2_password (tests/tools/auth_client_check.py); and over TLS,
+// verifying the server's certificate against a CA made at test time,
+// against a server that refuses plaintext (3159), which the test also
+// checks. Skipped when python3 or the packages are missing.
 
 #include <string>
 
@@ -31,6 +33,10 @@ class PythonClientTest : public ServedLogTest {
       GTEST_SKIP() << "python-mysql-replication not installed (tools/setup.sh installs "
                       "tests/tools/requirements.txt)";
     }
+  }
+
+  void SetUpServer(bool tls) {
+    if (tls) EnableTls(/*require_secure_transport=*/true);
     StartServedLog("binlog_pyclient_", 50, /*xid_base=*/0);
   }
 
@@ -43,15 +49,61 @@ class PythonClientTest : public ServedLogTest {
 };
 
 TEST_P(PythonClientTest, ByFileAndPosition) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check("--file=binlog.000001 --pos=4", 1, 50, &out), 0) << out;
 }
 
 TEST_P(PythonClientTest, ByGtidSet) {
+  SetUpServer(false);
   std::string out;
   EXPECT_EQ(Check(absl::StrCat("--gtid=", kServedUuid, ":1-20"), 21, 50, &out), 0) << out;
   out.clear();
   EXPECT_EQ(Check(absl::StrCat("--gtid=", kServedUuid, ":1-49"), 50, 50, &out), 0) << out;
+}
+
+// Both connections over TLS (connection_settings and
+// ctl_connection_settings with 'ssl': {'ca': ...}), the server's
+// certificate verified; the same client with TLS disabled is refused with
+// 3159, and one trusting another CA refuses the server.
+TEST_P(PythonClientTest, OverVerifiedTls) {
+  SetUpServer(true);
+  std::string out;
+  EXPECT_EQ(Check(absl::StrCat("--ssl_ca=", pki_.ca, " --gtid=", kServedUuid, ":1-20"), 21, 50,
+                  &out),
+            0)
+      << out;
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat("--ssl_ca=", pki_.ca, " --file=binlog.000001 --pos=4"), 1, 50,
+                  &out),
+            0)
+      << out;
+  out.clear();
+  EXPECT_EQ(Check("--ssl_disabled --file=binlog.000001 --pos=4", 1, 50, &out), 1) << out;
+  EXPECT_NE(out.find("3159"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(Check(absl::StrCat("--ssl_ca=", pki_.other_ca, " --file=binlog.000001 --pos=4"), 1,
+                  50, &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("CERTIFICATE_VERIFY_FAILED"), std::string::npos) << out;
+  // PyMySQL's caching_sha2_password over verified TLS: the full
+  // authentication sends the password in clear (no RSA key), then the
+  // fast path.
+  out.clear();
+  if (RunCommand("python3 -c 'import pymysql, cryptography'", &out) != 0) {
+    GTEST_SKIP() << "PyMySQL or cryptography not installed (tests/tools/requirements.txt)";
+  }
+  const std::string tls = absl::StrCat("python3 ", kAuthScript, " --port=", port_,
+                                       " --ssl_ca=", pki_.ca, " --user=sha2 --password=pw2");
+  out.clear();
+  ASSERT_EQ(RunCommand(tls, &out), 0) << out;
+  AuthStats a = server_->stats().auth;
+  EXPECT_EQ(a.full_auths, 1u);
+  EXPECT_EQ(a.public_key_requests, 0u);
+  out.clear();
+  ASSERT_EQ(RunCommand(tls, &out), 0) << out;
+  EXPECT_EQ(server_->stats().auth.fast_auths, 1u);
 }
 
 // PyMySQL's caching_sha2_password against the server: over plaintext TCP
@@ -65,6 +117,7 @@ TEST_P(PythonClientTest, CachingSha2PasswordPaths) {
   if (RunCommand("python3 -c 'import pymysql, cryptography'", &out) != 0) {
     GTEST_SKIP() << "PyMySQL or cryptography not installed (tests/tools/requirements.txt)";
   }
+  SetUpServer(false);
   auto run = [&](const std::string& where, const std::string& user, const std::string& pw,
                  bool denied = false) {
     out.clear();

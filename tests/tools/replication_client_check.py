@@ -5,6 +5,12 @@ every transaction arrives once, in order, with intact checksums.
 
   replication_client_check.py --port=N --user=U --password=P
       (--file=NAME --pos=N | --gtid=SET) --uuid=UUID --first=A --last=B
+      [--ssl_ca=PEM | --ssl_disabled]
+
+With --ssl_ca the connections (the replication stream and the control
+connection) use TLS and verify the server's certificate against that CA
+and the address 127.0.0.1. Without it PyMySQL uses TLS if the server offers
+it, unverified ("preferred"); --ssl_disabled makes it plaintext.
 
 Exit 0 when the GTIDs received are exactly UUID:A..B in order (each
 transaction a Gtid event, its Query events and an Xid event), 1 otherwise;
@@ -32,10 +38,18 @@ def main():
     ap.add_argument("--uuid", required=True)
     ap.add_argument("--first", type=int, required=True)
     ap.add_argument("--last", type=int, required=True)
+    ap.add_argument("--ssl_ca")
+    ap.add_argument("--ssl_disabled", action="store_true")
     a = ap.parse_args()
     settings = {"host": "127.0.0.1", "port": a.port, "user": a.user, "passwd": a.password}
+    if a.ssl_ca:
+        settings["ssl"] = {"ca": a.ssl_ca, "check_hostname": True}
+    if a.ssl_disabled:
+        settings["ssl_disabled"] = True
     kwargs = dict(connection_settings=settings, server_id=4242, blocking=False,
                   verify_checksum=True)
+    if a.ssl_ca:
+        kwargs["ctl_connection_settings"] = dict(settings)
     if a.gtid is not None:
         kwargs["auto_position"] = a.gtid
     else:
@@ -46,7 +60,12 @@ def main():
     gnos = []
     in_txn = False
     problems = []
-    for ev in stream:
+    try:
+        events = list(stream)
+    except Exception as e:  # the server's refusal (3159), a TLS failure
+        print("error: %s" % (e,))
+        return 1
+    for ev in events:
         if isinstance(ev, GtidEvent):
             if in_txn:
                 problems.append("Gtid event inside a transaction")

@@ -48,6 +48,12 @@ void ServedLogTest::StartServedLog(const char* prefix, int transactions,
                         CachingSha2PasswordHash("pw2", "saltsaltsaltsaltsalt")}},
               {"sha2sock", {AuthPlugin::kCachingSha2Password,
                             CachingSha2PasswordHash("pw3", "SALTsaltSALTsaltSALT")}}};
+  if (!pki_dir_.empty()) {
+    so.ssl_cert = pki_.server_cert;
+    so.ssl_key = pki_.server_key;
+    so.ssl_ca = pki_.ca;
+    so.require_secure_transport = require_secure_transport_;
+  }
   auto s = Server::Create(so);
   ASSERT_TRUE(s.ok()) << s.status();
   server_ = std::move(*s);
@@ -63,6 +69,16 @@ void ServedLogTest::StartServedLog(const char* prefix, int transactions,
   unix_runner_ = std::thread([this] { server_->Run(&unix_listener_); });
 }
 
+void ServedLogTest::EnableTls(bool require_secure_transport) {
+  std::string tmpl = "/tmp/binlog_pki_XXXXXX";
+  ASSERT_NE(::mkdtemp(&tmpl[0]), nullptr);
+  pki_dir_ = tmpl;
+  auto pki = testing_util::MakeTestPki(pki_dir_);
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  pki_ = *pki;
+  require_secure_transport_ = require_secure_transport;
+}
+
 void ServedLogTest::TearDown() {
   if (server_) {
     server_->Shutdown();
@@ -71,9 +87,10 @@ void ServedLogTest::TearDown() {
     server_.reset();
   }
   log_.reset();
-  if (!dir_.empty()) {
+  for (const std::string& d : {dir_, pki_dir_}) {
+    if (d.empty()) continue;
     std::string out;
-    testing_util::RunCommand("rm -rf '" + dir_ + "'", &out);
+    testing_util::RunCommand("rm -rf '" + d + "'", &out);
   }
 }
 

@@ -1,7 +1,8 @@
 // The fixture of the tests that run real replication clients (go-mysql,
 // python-mysql-replication) against binlog_server: a MySQL-flavor log in a
 // new temporary directory, with GTIDs kServedUuid:1..n, served by a
-// server::Server on 127.0.0.1.
+// server::Server on 127.0.0.1, optionally over TLS with certificates made
+// at test time (tests/testutil/test_pki.h).
 
 #ifndef BINLOG_TESTS_TOOLS_SERVED_LOG_H_
 #define BINLOG_TESTS_TOOLS_SERVED_LOG_H_
@@ -16,6 +17,7 @@
 #include "io/codec.h"
 #include "server/server.h"
 #include "io/socket.h"
+#include "tests/testutil/test_pki.h"
 
 namespace binlog {
 namespace server {
@@ -36,10 +38,17 @@ class ServedLogTest : public ::testing::TestWithParam<io::Codec> {
   // passwords pw2 and pw3, caching_sha2_password) on a free loopback port
   // and on the unix socket socket_path_. Fails the test on any error.
   void StartServedLog(const char* prefix, int transactions, uint64_t xid_base);
-  // Stops the server, closes the log, removes the directory.
+  // Before StartServedLog: the server offers TLS (certificates in pki_,
+  // made in a temporary directory of their own) and, with
+  // `require_secure_transport`, refuses plaintext TCP (3159).
+  void EnableTls(bool require_secure_transport);
+  // Stops the server, closes the log, removes the directories.
   void TearDown() override;
 
   std::string dir_;
+  std::string pki_dir_;
+  testing_util::TestPki pki_;
+  bool require_secure_transport_ = false;
   std::unique_ptr<Binlog> log_;
   std::unique_ptr<Server> server_;
   io::Socket listener_;

@@ -6,7 +6,11 @@
 // tailing dump, heartbeats and shutdown; and hostile clients (huge and
 // pathological queries, silent and oversized handshakes, session variable
 // floods, password guessing, bad heartbeat periods, unix socket paths),
-// each bounded by deadlines on 127.0.0.1 or in a temporary directory.
+// each bounded by deadlines on 127.0.0.1 or in a temporary directory; and
+// TLS (certificates made by the openssl command in the test's directory):
+// the upgrade, dumps, semi-sync and shutdown over TLS, certificate checks
+// both ways, require_secure_transport, and clients that break the TLS
+// handshake.
 
 #include "tests/tools/served_log.h"
 #include "server/server.h"
@@ -37,6 +41,8 @@
 #include "server/queries.h"
 #include "server/auth.h"
 #include "io/socket.h"
+#include "io/tls.h"
+#include "tests/testutil/test_pki.h"
 
 namespace binlog {
 namespace server {
@@ -119,6 +125,31 @@ TEST(QueriesTest, ConnectTimeStatements) {
   EXPECT_EQ(*r.rows[0][0], "0");
   r = AnswerQuery("SELECT @never_set", f, &vars, now);
   EXPECT_FALSE(r.rows[0][0].has_value());
+  r = AnswerQuery("SHOW SLAVE HOSTS", f, &vars, now);
+  ASSERT_EQ(r.kind, QueryResult::kResultSet);
+  EXPECT_EQ(r.columns, (std::vector<std::string>{"Server_id", "Host", "Port", "Master_id",
+                                                 "Semi_Sync_Acked_File",
+                                                 "Semi_Sync_Acked_Position"}));
+  EXPECT_TRUE(r.rows.empty());
+  ServerFacts with = f;
+  ReplicaFacts rep;
+  rep.server_id = 3;
+  rep.host = "h";
+  rep.port = 3306;
+  rep.source_id = 7;
+  with.replicas = {rep};
+  r = AnswerQuery("SHOW REPLICA HOSTS", with, &vars, now);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0], (std::vector<std::optional<std::string>>{"3", "h", "3306", "7",
+                                                                 std::nullopt, std::nullopt}));
+  with.flavor = LogFlavor::kMySQL;
+  r = AnswerQuery("SHOW REPLICAS", with, &vars, now);
+  EXPECT_EQ(r.columns, (std::vector<std::string>{"Server_Id", "Host", "Port", "Source_Id",
+                                                 "Replica_UUID", "Semi_Sync_Acked_File",
+                                                 "Semi_Sync_Acked_Position"}));
+  r = AnswerQuery("SHOW SLAVE HOSTS", with, &vars, now);
+  EXPECT_EQ(r.columns[3], "Master_Id");
+  EXPECT_EQ(r.columns[4], "Slave_UUID");
   r = AnswerQuery("show master status;", f, &vars, now);
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(*r.rows[0][0], "binlog.000002");
@@ -870,6 +901,70 @@ TEST_P(ServerTest, SemiSyncAcksReachTheAckTracker) {
   StopServer();
 }
 
+// SHOW REPLICAS lists the replicas registered (COM_REGISTER_SLAVE) while
+// their connections last: announced host and port (the peer's address
+// when none is announced), server id, source id (this server's when the
+// replica sent 0), the UUID a replica set, and the last position a
+// semi-sync replica acknowledged; SHOW SLAVE HOSTS the same with MySQL
+// 8.0's older column names.
+TEST_P(ServerTest, ShowReplicasListsRegisteredReplicasWhileConnected) {
+  sync::AckTrackerOptions ao;
+  ao.timeout = absl::Seconds(60);
+  ao.async_on_timeout = false;
+  sync::AckTracker acks(ao);
+  StartServer(/*live=*/true, &acks, [](ServerOptions* o) { o->server_id = 9; });
+  ReplicationClient a = Replica();
+  ASSERT_TRUE(a.Query("SET @replica_uuid = '11111111-2222-3333-4444-555555555555'").ok());
+  ASSERT_TRUE(a.Register(21, "replica-a.example", 3307, 5).ok());
+  ReplicationClient b = Replica();
+  ASSERT_TRUE(b.Register(22, "", 3308).ok());
+  ASSERT_TRUE(b.Query("SET @rpl_semi_sync_slave=1").ok());
+  b.set_semisync(true);
+  ASSERT_TRUE(b.Dump("", 4, 0, 22).ok());
+  // B acknowledges the first transaction.
+  std::string file = "binlog.000001";
+  uint64_t acked = 0;
+  while (acked == 0) {
+    auto e = b.Read(absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(e.ok()) << e.status();
+    ASSERT_EQ(e->kind, ClientReply::kEvent);
+    if (e->need_ack) {
+      acked = DecodeHeader(e->event).log_pos;
+      ASSERT_TRUE(b.SendAck(acked, file).ok());
+    }
+  }
+  ReplicationClient admin = Replica();
+  using Row = std::vector<std::optional<std::string>>;
+  const Row row_a = {"21", "replica-a.example", "3307", "5",
+                     "11111111-2222-3333-4444-555555555555", std::nullopt, std::nullopt};
+  const Row row_b = {"22", "127.0.0.1", "3308", "9", "", file, absl::StrCat(acked)};
+  // The ack is recorded by B's session; wait for it to show.
+  absl::StatusOr<ClientReply> q;
+  const absl::Time end = absl::Now() + absl::Seconds(30);
+  do {
+    q = admin.Query("SHOW REPLICAS");
+    ASSERT_TRUE(q.ok()) << q.status();
+  } while (q->rows != std::vector<Row>{row_a, row_b} && absl::Now() < end);
+  EXPECT_EQ(q->rows, (std::vector<Row>{row_a, row_b}));
+  q = admin.Query("show slave hosts;");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->rows, (std::vector<Row>{row_a, row_b}));
+  // A replica that disconnects leaves the list.
+  a.socket().Close();
+  do {
+    q = admin.Query("SHOW REPLICAS");
+    ASSERT_TRUE(q.ok()) << q.status();
+  } while (q->rows.size() != 1 && absl::Now() < end);
+  EXPECT_EQ(q->rows, std::vector<Row>{row_b});
+  // Registering again under B's server id replaces B.
+  ASSERT_TRUE(admin.Register(22, "replica-c", 1).ok());
+  q = admin.Query("SHOW REPLICAS");
+  ASSERT_TRUE(q.ok());
+  ASSERT_EQ(q->rows.size(), 1u);
+  EXPECT_EQ(q->rows[0][1], "replica-c");
+  StopServer();
+}
+
 INSTANTIATE_TEST_SUITE_P(Codecs, ServerTest,
                          ::testing::Values(io::Codec::kNone, io::Codec::kZstd, io::Codec::kLz4),
                          [](const ::testing::TestParamInfo<io::Codec>& i) {
@@ -1183,6 +1278,417 @@ TEST_P(HostileClientTest, RandomPacketsNeverHurtTheServer) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Plain, HostileClientTest, ::testing::Values(io::Codec::kNone));
+
+// TLS: the server with the test CA's certificate (tests/testutil/test_pki.h,
+// made in the test's directory), the in-tree client over TLS.
+class TlsTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    ServerTest::SetUp();
+    const std::string pki_dir = dir_ + "/pki";
+    ASSERT_EQ(::mkdir(pki_dir.c_str(), 0700), 0);
+    auto pki = testing_util::MakeTestPki(pki_dir);
+    ASSERT_TRUE(pki.ok()) << pki.status();
+    pki_ = *pki;
+  }
+
+  void StartTlsServer(bool live = false, sync::AckTracker* acks = nullptr,
+                      const std::function<void(ServerOptions*)>& tweak = nullptr) {
+    StartServer(live, acks, [&](ServerOptions* o) {
+      o->ssl_cert = pki_.server_cert;
+      o->ssl_key = pki_.server_key;
+      o->ssl_ca = pki_.ca;
+      if (tweak) tweak(o);
+    });
+  }
+
+  // A TLS client trusting `ca` (the test CA by default), verifying the
+  // certificate names `host`, with the given client certificate.
+  absl::StatusOr<ReplicationClient> ConnectTls(const std::string& ca = "",
+                                               const std::string& host = "127.0.0.1",
+                                               const std::string& cert = "",
+                                               const std::string& key = "") {
+    auto ctx = io::TlsContext::ForClient(ca.empty() ? pki_.ca : ca, cert, key);
+    if (!ctx.ok()) return ctx.status();
+    ClientTls tls{*ctx, host};
+    auto s = io::Socket::ConnectLoopback(port_);
+    if (!s.ok()) return s.status();
+    return ReplicationClient::Connect(std::move(*s), "repl", "pw", "mysql_native_password", false,
+                                      &tls);
+  }
+
+  ReplicationClient TlsReplica() {
+    auto c = ConnectTls();
+    EXPECT_TRUE(c.ok()) << c.status();
+    EXPECT_TRUE(c->socket().tls());
+    auto r = c->Query("SET @master_binlog_checksum= @@global.binlog_checksum");
+    EXPECT_TRUE(r.ok() && r->kind == ClientReply::kOk);
+    return std::move(*c);
+  }
+
+  // A raw connection that read the greeting and sent an SSLRequest.
+  io::Socket SentSslRequest() {
+    auto s = io::Socket::ConnectLoopback(port_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (!s.ok()) return io::Socket();
+    auto greeting = RawPacket(&*s, absl::Now() + absl::Seconds(10));
+    EXPECT_TRUE(greeting.ok()) << greeting.status();
+    if (greeting.ok()) {
+      EXPECT_EQ(static_cast<uint8_t>((*greeting)[0]), 10) << "not a greeting: "
+                                                          << ErrCode(*greeting);
+    }
+    std::string wire;
+    uint8_t seq = 1;
+    FramePacket(EncodeSslRequest(kClientProtocol41 | kClientSecureConnection), &seq, &wire);
+    EXPECT_TRUE(s->WriteAll(wire, absl::Now() + absl::Seconds(10)).ok());
+    return std::move(*s);
+  }
+
+  testing_util::TestPki pki_;
+};
+
+// The upgrade, then everything a replica does over TLS: queries, a dump
+// by position and a live semi-sync dump with heartbeats and acks, ended by
+// shutdown's error; a plaintext client still connects (TLS is offered,
+// not required).
+TEST_P(TlsTest, DumpsQueriesAcksHeartbeatsAndShutdownOverTls) {
+  sync::AckTrackerOptions ao;
+  ao.timeout = absl::Seconds(60);
+  ao.async_on_timeout = false;
+  sync::AckTracker acks(ao);
+  StartTlsServer(/*live=*/true, &acks);
+  ReplicationClient c = TlsReplica();
+  EXPECT_TRUE(c.socket().tls_version() == "TLSv1.3" || c.socket().tls_version() == "TLSv1.2")
+      << c.socket().tls_version();
+  auto q = c.Query("SELECT 1");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kResultSet);
+  ASSERT_TRUE(c.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  Received all = ReadDump(&c);
+  EXPECT_EQ(all.gnos, Range(1, 40));
+  EXPECT_EQ(all.bad_checksums, 0);
+
+  ReplicationClient r = TlsReplica();
+  ASSERT_TRUE(r.Query("SET @master_heartbeat_period=1000000").ok());  // 1 ms
+  ASSERT_TRUE(r.Query("SET @rpl_semi_sync_slave=1").ok());
+  r.set_semisync(true);
+  ASSERT_TRUE(r.Dump("", 4, 0, /*server_id=*/78).ok());
+  std::string file = "binlog.000001";
+  int xids = 0;
+  bool heartbeat = false;
+  std::atomic<bool> acked{false};
+  std::thread committer;
+  while (!acked.load()) {
+    auto e = r.Read(absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(e.ok()) << e.status();
+    ASSERT_EQ(e->kind, ClientReply::kEvent);
+    const uint8_t type = static_cast<uint8_t>(e->event[4]);
+    if (type == kRotateEvent) {
+      auto rot = DecodeRotate(EventBody(e->event, true));
+      ASSERT_TRUE(rot.ok());
+      file = std::string(rot->next_file);
+    }
+    xids += type == kXidEvent || type == kTransactionPayloadEvent;
+    if (e->need_ack) {
+      ASSERT_TRUE(r.SendAck(DecodeHeader(e->event).log_pos, file).ok());
+    }
+    if (type == kHeartbeatEvent && !heartbeat) {
+      // Caught up and idle: a committer now waits for this replica's ack.
+      heartbeat = true;
+      committer = std::thread([&] {
+        TransactionBuffer txn;
+        txn.AppendCommitGtid(kTs, 1, CommitGtid());
+        AppendQuery(&txn, kTs, 1, 5, "db", "BEGIN");
+        AppendXid(&txn, kTs, 1, 999);
+        auto p = log_->Commit(&txn);
+        ASSERT_TRUE(p.ok());
+        sync::AckOutcome outcome;
+        EXPECT_TRUE(acks.WaitForAck(sync::AckPosition{p->file_number, p->end}, &outcome).ok());
+        EXPECT_EQ(outcome, sync::AckOutcome::kAcknowledged);
+        acked = true;
+      });
+    }
+    if (xids == committed_ + 1) break;
+  }
+  if (committer.joinable()) committer.join();
+  EXPECT_TRUE(heartbeat);
+  EXPECT_TRUE(acked.load());
+
+  auto plain = Connect();
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->socket().tls());
+
+  // Shutdown reaches the TLS dump: ER_SERVER_SHUTDOWN, then the close.
+  server_->Shutdown();
+  ClientReply end;
+  while (true) {
+    auto e = r.Read(absl::Now() + absl::Seconds(10));
+    ASSERT_TRUE(e.ok()) << e.status();
+    if (e->kind != ClientReply::kEvent) {
+      end = *e;
+      break;
+    }
+  }
+  EXPECT_EQ(end.error_code, kErServerShutdown);
+  StopServer();
+  EXPECT_GE(acks.acknowledged().file_number, 1u);
+}
+
+// Certificates are checked both ways: the client refuses a server whose
+// certificate does not chain to its CA or does not name the address it
+// connected to; the server (with ssl_ca) refuses a client certificate
+// from another CA and accepts its own CA's, and clients without one.
+TEST_P(TlsTest, CertificatesAreVerifiedBothWays) {
+  StartTlsServer();
+  auto wrong_ca = ConnectTls(pki_.other_ca);
+  ASSERT_FALSE(wrong_ca.ok());
+  EXPECT_TRUE(absl::IsUnavailable(wrong_ca.status())) << wrong_ca.status();
+  EXPECT_NE(wrong_ca.status().message().find("certificate"), absl::string_view::npos)
+      << wrong_ca.status();
+  auto wrong_host = ConnectTls("", "10.1.2.3");
+  ASSERT_FALSE(wrong_host.ok());
+  EXPECT_NE(wrong_host.status().message().find("certificate"), absl::string_view::npos)
+      << wrong_host.status();
+  EXPECT_TRUE(ConnectTls("", "localhost").ok());
+
+  auto foreign = ConnectTls("", "127.0.0.1", pki_.other_client_cert, pki_.other_client_key);
+  EXPECT_FALSE(foreign.ok());
+  auto own = ConnectTls("", "127.0.0.1", pki_.client_cert, pki_.client_key);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_TRUE(own->Query("SELECT 1").ok());
+  // The failed handshakes are the server's too (the client that refused
+  // the server's certificate aborted it).
+  const absl::Time end = absl::Now() + absl::Seconds(10);
+  while (server_->stats().tls_failures < 3 && absl::Now() < end) std::this_thread::yield();
+  EXPECT_GE(server_->stats().tls_failures, 3u);
+  EXPECT_GE(server_->stats().tls_handshakes, 2u);
+}
+
+// caching_sha2_password over TLS: the full authentication takes the
+// password in clear (TLS is a secure transport, as for MySQL), with no
+// RSA key exchange; the next connection takes the fast path; a wrong
+// password is still refused.
+TEST_P(TlsTest, CachingSha2FullAuthenticationOverTlsNeedsNoRsaKey) {
+  StartTlsServer();
+  auto ctx = io::TlsContext::ForClient(pki_.ca);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  ClientTls tls{*ctx, "127.0.0.1"};
+  auto connect = [&](const std::string& pw) {
+    auto s = io::Socket::ConnectLoopback(port_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return ReplicationClient::Connect(std::move(*s), "sha2", pw, "caching_sha2_password",
+                                      false, &tls);
+  };
+  auto c = connect("pw2");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->socket().tls());
+  AuthStats a = server_->stats().auth;
+  EXPECT_EQ(a.full_auths, 1u);
+  EXPECT_EQ(a.public_key_requests, 0u);
+  EXPECT_EQ(a.fast_auths, 0u);
+  auto d = connect("pw2");
+  ASSERT_TRUE(d.ok()) << d.status();
+  a = server_->stats().auth;
+  EXPECT_EQ(a.fast_auths, 1u);
+  EXPECT_EQ(a.full_auths, 1u);
+  auto wrong = connect("nope");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("1045"), absl::string_view::npos) << wrong.status();
+  EXPECT_EQ(server_->stats().auth.public_key_requests, 0u);
+}
+
+// A client that asks a server without TLS for it gets 1043, and the
+// client library says the server offers none.
+TEST_P(TlsTest, AServerWithoutTlsSaysSo) {
+  StartServer();
+  io::Socket s = SentSslRequest();
+  auto p = RawPacket(&s, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ErrCode(*p), kErHandshake);
+  EXPECT_NE(p->find("no TLS configured"), std::string::npos) << *p;
+  auto c = ConnectTls();
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(c.status())) << c.status();
+}
+
+// require_secure_transport: plaintext TCP gets 3159 (SQLSTATE HY000) as in
+// MySQL; TLS and a unix socket are accepted.
+TEST_P(TlsTest, RequireSecureTransportRefusesPlaintextTcpOnly) {
+  StartTlsServer(false, nullptr, [](ServerOptions* o) { o->require_secure_transport = true; });
+  auto plain = Connect();
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.status().message().find("3159"), absl::string_view::npos) << plain.status();
+  EXPECT_NE(plain.status().message().find("require_secure_transport"), absl::string_view::npos)
+      << plain.status();
+  {
+    // The ERR packet itself: code 3159, SQLSTATE HY000, sequence id 2.
+    auto s = io::Socket::ConnectLoopback(port_);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(RawPacket(&*s, absl::Now() + absl::Seconds(10)).ok());
+    std::string resp(4, '\0');
+    const uint32_t caps = kClientProtocol41 | kClientSecureConnection | kClientPluginAuth;
+    for (int i = 0; i < 4; ++i) resp[i] = static_cast<char>(caps >> (8 * i));
+    resp += std::string("\0\0\0\x01\x21", 5) + std::string(23, '\0') + "repl" +
+            std::string(1, '\0') + std::string(1, '\0') + "mysql_native_password" +
+            std::string(1, '\0');
+    std::string wire;
+    uint8_t seq = 1;
+    FramePacket(resp, &seq, &wire);
+    ASSERT_TRUE(s->WriteAll(wire, absl::Now() + absl::Seconds(10)).ok());
+    char h[4];
+    ASSERT_TRUE(s->ReadFull(h, 4, absl::Now() + absl::Seconds(10)).ok());
+    EXPECT_EQ(h[3], 2);
+    std::string err(static_cast<uint8_t>(h[0]), '\0');
+    ASSERT_TRUE(s->ReadFull(err.data(), err.size(), absl::Now() + absl::Seconds(10)).ok());
+    EXPECT_EQ(ErrCode(err), kErSecureTransportRequired);
+    EXPECT_EQ(err.substr(3, 6), "#HY000");
+  }
+  ReplicationClient t = TlsReplica();
+  EXPECT_TRUE(t.Query("SELECT 1").ok());
+
+  auto unix_listener = io::Socket::ListenUnix(dir_ + "/s.sock");
+  ASSERT_TRUE(unix_listener.ok()) << unix_listener.status();
+  std::thread unix_runner([&] { server_->Run(&*unix_listener); });
+  auto us = io::Socket::ConnectUnix(dir_ + "/s.sock");
+  ASSERT_TRUE(us.ok()) << us.status();
+  auto u = ReplicationClient::Connect(std::move(*us), "repl", "pw");
+  EXPECT_TRUE(u.ok()) << u.status();
+  if (u.ok()) {
+    EXPECT_FALSE(u->socket().tls());
+    EXPECT_TRUE(u->Query("SELECT 1").ok());
+  }
+  server_->Shutdown();
+  unix_runner.join();
+  StopServer();
+}
+
+// A certificate or key the server cannot use is an error of Create (the
+// startup of binlog_server), with the file and the reason.
+TEST_P(TlsTest, UnusableCertificatesFailAtStartup) {
+  auto create = [&](const std::string& cert, const std::string& key, const std::string& ca) {
+    ServerOptions so;
+    so.dir = dir_;
+    so.ssl_cert = cert;
+    so.ssl_key = key;
+    so.ssl_ca = ca;
+    auto s = Server::Create(so);
+    return s.ok() ? absl::OkStatus() : s.status();
+  };
+  EXPECT_TRUE(create(pki_.server_cert, pki_.server_key, pki_.ca).ok());
+  absl::Status s = create(pki_.expired_cert, pki_.server_key, "");
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(s.message().find("expired"), absl::string_view::npos) << s;
+  s = create(dir_ + "/missing.pem", pki_.server_key, "");
+  EXPECT_NE(s.message().find("cannot load the certificate"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("missing.pem"), absl::string_view::npos) << s;
+  s = create(pki_.server_cert, pki_.client_key, "");
+  EXPECT_NE(s.message().find("does not match"), absl::string_view::npos) << s;
+  s = create(pki_.server_key, pki_.server_key, "");  // a key is not a certificate
+  EXPECT_NE(s.message().find("cannot load the certificate"), absl::string_view::npos) << s;
+  s = create(pki_.server_cert, pki_.server_cert, "");  // nor a certificate a key
+  EXPECT_NE(s.message().find("cannot load the private key"), absl::string_view::npos) << s;
+  s = create(pki_.server_cert, pki_.server_key, dir_ + "/missing-ca.pem");
+  EXPECT_NE(s.message().find("cannot load the CA"), absl::string_view::npos) << s;
+  s = create("", "", pki_.ca);
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  s = create(pki_.server_cert, "", "");
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+}
+
+// A client that sends garbage instead of a TLS ClientHello is dropped at
+// once; one that sends nothing after its SSLRequest holds an
+// unauthenticated slot only until the handshake deadline. Neither
+// disturbs a TLS replica already served.
+TEST_P(TlsTest, BrokenTlsHandshakesAreDroppedWithoutHarm) {
+  StartTlsServer(false, nullptr, [](ServerOptions* o) {
+    o->handshake_timeout = absl::Seconds(2);
+    o->max_unauthenticated_connections = 2;
+  });
+  ReplicationClient good = TlsReplica();  // authenticated: holds no slot
+  // Two stalled TLS handshakes fill the unauthenticated slots ...
+  const absl::Time start = absl::Now();
+  io::Socket stalled1 = SentSslRequest();
+  io::Socket stalled2 = SentSslRequest();
+  const absl::Time deadline_wait = absl::Now() + absl::Seconds(10);
+  while (server_->stats().connections < 3 && absl::Now() < deadline_wait) {
+    std::this_thread::yield();
+  }
+  auto refused = io::Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(refused.ok());
+  auto p = RawPacket(&*refused, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(ErrCode(*p), kErConCount);
+  // ... until the handshake deadline, which covers the TLS handshake.
+  EXPECT_TRUE(ClosedBy(&stalled1, absl::Now() + absl::Seconds(10)));
+  EXPECT_TRUE(ClosedBy(&stalled2, absl::Now() + absl::Seconds(10)));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(1500));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(8));
+  const absl::Time slots_end = absl::Now() + absl::Seconds(10);
+  absl::StatusOr<ReplicationClient> again = absl::UnavailableError("not tried");
+  while (absl::Now() < slots_end) {
+    // The sessions' threads release their slots as they end.
+    again = ConnectTls();
+    if (again.ok()) break;
+  }
+  ASSERT_TRUE(again.ok()) << again.status();
+  // Garbage instead of a ClientHello: dropped at once, not at the deadline.
+  io::Socket garbage = SentSslRequest();
+  ASSERT_TRUE(garbage.WriteAll(std::string(300, '\x16') + "GET / HTTP/1.0\r\n\r\n",
+                               absl::Now() + absl::Seconds(10))
+                  .ok());
+  EXPECT_TRUE(ClosedBy(&garbage, absl::Now() + absl::Seconds(1)));
+  EXPECT_GE(server_->stats().tls_failures, 3u);
+  auto q = good.Query("SELECT 1");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kResultSet);
+  ASSERT_TRUE(good.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  EXPECT_EQ(ReadDump(&good).gnos, Range(1, 40));
+}
+
+INSTANTIATE_TEST_SUITE_P(Plain, TlsTest, ::testing::Values(io::Codec::kNone));
+
+// Listening on IPv4 and IPv6 addresses (binlog_server --bind): one server,
+// 127.0.0.1 and ::1 on the same port, a session on each.
+class ListenTest : public ServerTest {};
+
+TEST_P(ListenTest, ServesIpv4AndIpv6LoopbackOnOnePort) {
+  StartServer();
+  auto v6 = io::Socket::ListenTcp("::1", port_);
+  if (!v6.ok() && (v6.status().message().find("Cannot assign requested address") !=
+                       absl::string_view::npos ||
+                   v6.status().message().find("Address family not supported") !=
+                       absl::string_view::npos)) {
+    GTEST_SKIP() << "no IPv6 loopback (::1) on this machine: " << v6.status();
+  }
+  ASSERT_TRUE(v6.ok()) << v6.status();
+  EXPECT_EQ(v6->port(), port_);
+  std::thread v6_runner([&] { server_->Run(&*v6); });
+  for (const char* address : {"127.0.0.1", "::1"}) {
+    SCOPED_TRACE(address);
+    auto s = io::Socket::ConnectTcp(address, port_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    auto c = ReplicationClient::Connect(std::move(*s), "repl", "pw");
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE(c->Query("SET @master_binlog_checksum='CRC32'").ok());
+    ASSERT_TRUE(c->Dump("binlog.000001", 4, kDumpNonBlock).ok());
+    EXPECT_EQ(ReadDump(&*c).gnos, Range(1, 40));
+  }
+  server_->Shutdown();
+  v6_runner.join();
+  StopServer();
+}
+
+TEST(ListenAddressTest, OnlyAddressLiteralsAreAccepted) {
+  for (const char* bad : {"localhost", "127.0.0.256", "::1%", "", "1.2.3.4:5"}) {
+    auto l = io::Socket::ListenTcp(bad, 0);
+    ASSERT_FALSE(l.ok()) << bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(l.status())) << bad << ": " << l.status();
+  }
+  auto c = io::Socket::ConnectTcp("localhost", 1);
+  EXPECT_TRUE(absl::IsInvalidArgument(c.status())) << c.status();
+}
+
+INSTANTIATE_TEST_SUITE_P(Plain, ListenTest, ::testing::Values(io::Codec::kNone));
 
 }  // namespace
 }  // namespace server

@@ -5,6 +5,10 @@
 //
 //	gomysql_check -port=N -user=U -password=P
 //	    (-file=NAME -pos=N | -gtid=SET) -uuid=UUID -first=A -last=B
+//	    [-ssl_ca=PEM]
+//
+// With -ssl_ca the connection uses TLS (1.2 or later) and verifies the
+// server's certificate against that CA and the address 127.0.0.1.
 //
 // It reads until it has B-A+1 transactions or GNO B (each a GTID event,
 // Query events and an Xid event; Rows events, if any, decoded) and prints
@@ -15,6 +19,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +50,7 @@ func run() int {
 	first := flag.Int64("first", 1, "first expected GNO")
 	last := flag.Int64("last", 0, "last expected GNO")
 	timeout := flag.Duration("timeout", 15*time.Second, "give up after this long")
+	sslCA := flag.String("ssl_ca", "", "CA certificates (PEM): connect over TLS, verifying the server")
 	flag.Parse()
 	if *port == 0 || *uuid == "" || *last < *first || (*file == "") == (*gtid == "") {
 		fmt.Println("usage: -port -user -password (-file -pos | -gtid) -uuid -first -last")
@@ -63,6 +70,19 @@ func run() int {
 	}
 	if *gtid != "" {
 		cfg.DiscardGTIDSet = true
+	}
+	if *sslCA != "" {
+		pem, err := os.ReadFile(*sslCA)
+		if err != nil {
+			fmt.Printf("-ssl_ca: %v\n", err)
+			return 2
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			fmt.Printf("-ssl_ca: no certificate in %s\n", *sslCA)
+			return 2
+		}
+		cfg.TLSConfig = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 	}
 	syncer := replication.NewBinlogSyncer(cfg)
 	defer syncer.Close()
