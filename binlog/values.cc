@@ -188,7 +188,12 @@ bool AppendDecimal(absl::string_view bytes, int precision, int scale,
   return true;
 }
 
-void AppendFloat(float v, std::string* out) {
+namespace {
+
+// The shortest text that reads back as `v` (std::to_chars), or nan / inf /
+// -inf.
+template <typename Floating>
+void AppendFloating(Floating v, std::string* out) {
   if (!std::isfinite(v)) {
     out->append(std::isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf"));
     return;
@@ -198,15 +203,11 @@ void AppendFloat(float v, std::string* out) {
   out->append(buf, r.ptr);
 }
 
-void AppendDouble(double v, std::string* out) {
-  if (!std::isfinite(v)) {
-    out->append(std::isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf"));
-    return;
-  }
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  out->append(buf, r.ptr);
-}
+}  // namespace
+
+void AppendFloat(float v, std::string* out) { AppendFloating(v, out); }
+
+void AppendDouble(double v, std::string* out) { AppendFloating(v, out); }
 
 bool AppendTime2(absl::string_view bytes, int fsp, std::string* out) {
   if (fsp < 0 || fsp > 6 || bytes.size() != 3 + TemporalFracBytes(fsp)) {
