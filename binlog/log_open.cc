@@ -441,22 +441,27 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
       // Magic and Format_description lie in the file's first 512 bytes
       // (its post-header lengths are one byte per event type).
       constexpr uint64_t kMaxFormatDescriptionSize = 512 - kMagicSize;
-      char size_field[4] = {0, 0, 0, 0};
-      size_t n = 0;
-      BINLOG_RETURN_IF_ERROR(f->Read(kMagicSize + kEventSizeOffset, 4, size_field, &n));
-      const uint64_t declared = n == 4 ? LoadLe32(size_field) : 0;
-      uint64_t fde_end;
-      if (declared == 0) {
-        fde_end = kMagicSize + kEventSizeOffset;  // torn before its size field
-      } else if (declared >= kHeaderSize && declared <= kMaxFormatDescriptionSize) {
-        fde_end = kMagicSize + declared;
-      } else {
-        return refuse_damaged_header("Format_description event");
-      }
       const uint64_t base_offset = crypt_fs_ != nullptr ? kEncryptionHeaderSize : 0;
+      // Torn at or before the end of its size field (the file may end
+      // inside that field: a byte prefix of the write persisted): nothing
+      // after it, whatever the partial field reads as.
+      constexpr uint64_t kSizeFieldEnd = kMagicSize + kEventSizeOffset + 4;
       BINLOG_ASSIGN_OR_RETURN(bool torn,
-                              OnlyZerosFrom(base_fs_, path, base_offset + fde_end));
-      if (!torn) return refuse_damaged_header("Format_description event");
+                              OnlyZerosFrom(base_fs_, path, base_offset + kSizeFieldEnd));
+      if (!torn) {
+        // The size field lies before data that persisted, so it was
+        // written whole: torn inside the event it sizes, or damaged.
+        char size_field[4] = {0, 0, 0, 0};
+        size_t n = 0;
+        BINLOG_RETURN_IF_ERROR(f->Read(kMagicSize + kEventSizeOffset, 4, size_field, &n));
+        const uint64_t declared = n == 4 ? LoadLe32(size_field) : 0;
+        if (declared < kHeaderSize || declared > kMaxFormatDescriptionSize) {
+          return refuse_damaged_header("Format_description event");
+        }
+        BINLOG_ASSIGN_OR_RETURN(torn,
+                                OnlyZerosFrom(base_fs_, path, base_offset + kMagicSize + declared));
+        if (!torn) return refuse_damaged_header("Format_description event");
+      }
       ours_and_empty = true;
     } else {
       // A file with our magic, a whole Format_description and nothing but

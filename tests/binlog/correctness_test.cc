@@ -798,6 +798,30 @@ TEST_F(CorrectnessTest, AFirstOpenCutInsideTheMagicLeavesALogThatOpens) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(CorrectnessTest, ARotationCutInsideTheFormatDescriptionSizeIsRemoved) {
+  // A power cut that keeps a byte prefix of the new file's header write
+  // (PowerLossOptions::kKeepRandomPrefix) can end the file inside the
+  // Format_description's event_size field. Nothing lies after the header,
+  // so the file holds no transaction: Open removes it as an interrupted
+  // rotation, as it does a cut before or after that field.
+  for (size_t cut = kMagicSize + kEventSizeOffset; cut <= kMagicSize + kEventSizeOffset + 5;
+       ++cut) {
+    dir_ = NewTempDir("torn_fde_size");
+    {
+      auto log = OpenLog(BaseOptions());
+      ASSERT_NE(log, nullptr);
+      ASSERT_TRUE(log->Close().ok());
+    }
+    const std::string first = testing_util::ReadFile(FilePath(1));
+    ASSERT_GT(first.size(), cut);
+    testing_util::WriteFile(FilePath(2), first.substr(0, cut));
+    auto log = Binlog::Open(dir_, "binlog", BaseOptions());
+    ASSERT_TRUE(log.ok()) << "cut at " << cut << ": " << log.status();
+    EXPECT_EQ((*log)->recovery().removed_files, std::vector<std::string>{"binlog.000002"})
+        << "cut at " << cut;
+  }
+}
+
 TEST_F(CorrectnessTest, AnUnreadableGtidSetInTheLastFileIsDataLoss) {
   // Found by the recovery fuzzer: a Previous_gtids body the GTID-set
   // decoder refused made Open fail with InvalidArgument, which its contract
