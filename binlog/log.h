@@ -188,7 +188,10 @@ class Binlog {
   // server with an engine) and the last file was not closed cleanly: such a
   // server must use BeginRecovery, or the XIDs its engine recovery needs
   // would be lost; DataLoss for an index or last file that cannot be trusted
-  // (the message names the file and offset; nothing is changed on disk);
+  // (the message names the file and offset; nothing is changed on disk),
+  // and for a file after the last indexed one whose header is damaged
+  // rather than torn (data follows it: it may hold acknowledged commits of
+  // a rotation off the commit path; nothing is changed);
   // NotFound for a missing directory (create_if_missing false) or an index
   // entry whose file is missing; FailedPrecondition (naming both) when the
   // newest file is of another flavor than Options::flavor, or of MySQL

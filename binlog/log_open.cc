@@ -426,8 +426,22 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
   bool zeros_after = true;
   for (size_t i = magic_prefix; i < got; ++i) zeros_after &= head[i] == 0;
   bool ours_and_empty = false;
-  if (got == 0 || (zeros_after && magic_prefix < kMagicSize)) {
-    ours_and_empty = true;  // empty or zero-filled spare, or a torn magic
+  const uint64_t base_offset = crypt_fs_ != nullptr ? kEncryptionHeaderSize : 0;
+  if (got == 0) {
+    ours_and_empty = true;  // empty
+  } else if (zeros_after && magic_prefix < kMagicSize) {
+    // Zeros where the magic goes: a zero-filled spare, or a header write
+    // that did not reach the disk while later writes did (each unsynced
+    // write's pieces persist or not on their own), which reads the same as
+    // magic bytes damaged to zeros: removed. A prefix of the magic is a
+    // torn write (a byte prefix persisted, in order) only with nothing
+    // after it; the piece holding the header persists whole or not at all.
+    bool torn = true;
+    if (magic_prefix > 0) {
+      BINLOG_ASSIGN_OR_RETURN(torn, OnlyZerosFrom(base_fs_, path, base_offset + kMagicSize));
+    }
+    if (!torn) return refuse_damaged_header("binlog magic");
+    ours_and_empty = true;
   } else if (got == kMagicSize && std::memcmp(head, kBinlogMagic, kMagicSize) == 0) {
     ReaderOptions ro;
     ro.checksum_mode = ChecksumMode::kVerify;
@@ -441,22 +455,26 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
       // Magic and Format_description lie in the file's first 512 bytes
       // (its post-header lengths are one byte per event type).
       constexpr uint64_t kMaxFormatDescriptionSize = 512 - kMagicSize;
-      char size_field[4] = {0, 0, 0, 0};
-      size_t n = 0;
-      BINLOG_RETURN_IF_ERROR(f->Read(kMagicSize + kEventSizeOffset, 4, size_field, &n));
-      const uint64_t declared = n == 4 ? LoadLe32(size_field) : 0;
-      uint64_t fde_end;
-      if (declared == 0) {
-        fde_end = kMagicSize + kEventSizeOffset;  // torn before its size field
-      } else if (declared >= kHeaderSize && declared <= kMaxFormatDescriptionSize) {
-        fde_end = kMagicSize + declared;
-      } else {
-        return refuse_damaged_header("Format_description event");
-      }
-      const uint64_t base_offset = crypt_fs_ != nullptr ? kEncryptionHeaderSize : 0;
+      // Torn at or before the end of its size field (the file may end
+      // inside that field: a byte prefix of the write persisted): nothing
+      // after it, whatever the partial field reads as.
+      constexpr uint64_t kSizeFieldEnd = kMagicSize + kEventSizeOffset + 4;
       BINLOG_ASSIGN_OR_RETURN(bool torn,
-                              OnlyZerosFrom(base_fs_, path, base_offset + fde_end));
-      if (!torn) return refuse_damaged_header("Format_description event");
+                              OnlyZerosFrom(base_fs_, path, base_offset + kSizeFieldEnd));
+      if (!torn) {
+        // The size field lies before data that persisted, so it was
+        // written whole: torn inside the event it sizes, or damaged.
+        char size_field[4] = {0, 0, 0, 0};
+        size_t n = 0;
+        BINLOG_RETURN_IF_ERROR(f->Read(kMagicSize + kEventSizeOffset, 4, size_field, &n));
+        const uint64_t declared = n == 4 ? LoadLe32(size_field) : 0;
+        if (declared < kHeaderSize || declared > kMaxFormatDescriptionSize) {
+          return refuse_damaged_header("Format_description event");
+        }
+        BINLOG_ASSIGN_OR_RETURN(torn,
+                                OnlyZerosFrom(base_fs_, path, base_offset + kMagicSize + declared));
+        if (!torn) return refuse_damaged_header("Format_description event");
+      }
       ours_and_empty = true;
     } else {
       // A file with our magic, a whole Format_description and nothing but

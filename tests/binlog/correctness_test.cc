@@ -6,6 +6,7 @@
 // (a request queued in the commit pipeline, a thread blocked in the hook),
 // never for time to pass.
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -796,6 +797,68 @@ TEST_F(CorrectnessTest, AFirstOpenCutInsideTheMagicLeavesALogThatOpens) {
   testing_util::WriteFile(FilePath(1), bytes);
   EXPECT_EQ(Binlog::Open(dir_, "binlog", BaseOptions()).status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CorrectnessTest, AnUnindexedFileWithADamagedMagicAndDataIsRefused) {
+  // A file after the last indexed one may hold acknowledged commits (a
+  // rotation off the commit path). A torn magic (a prefix of it) leaves
+  // nothing after it; a prefix of the magic followed by zeros where the
+  // rest of it goes, with the file's events intact after them, is damage:
+  // refused, not removed.
+  {
+    auto log = OpenLog(BaseOptions());
+    ASSERT_NE(log, nullptr);
+    for (int i = 0; i < 5; ++i) {
+      TransactionBuffer txn;
+      BuildTransaction(&txn, i + 1, 200);
+      ASSERT_TRUE(log->Commit(&txn).ok());
+    }
+    ASSERT_TRUE(log->Close().ok());
+  }
+  const std::string whole = testing_util::ReadFile(FilePath(1));
+  ASSERT_GT(whole.size(), 1024u);
+  for (size_t kept : {1, 3}) {
+    std::string bytes = whole;
+    for (size_t i = kept; i < kMagicSize; ++i) bytes[i] = 0;
+    testing_util::WriteFile(FilePath(2), bytes);
+    auto log = Binlog::Open(dir_, "binlog", BaseOptions());
+    ASSERT_FALSE(log.ok()) << "magic bytes kept: " << kept;
+    EXPECT_TRUE(absl::IsDataLoss(log.status())) << log.status();
+    EXPECT_EQ(testing_util::ReadFile(FilePath(2)), bytes);
+  }
+  // The header write lost (it reads as zeros), later writes persisted: no
+  // group's fdatasync completed, so nothing in the file was acknowledged;
+  // removed. (Magic bytes all damaged to zeros read the same: removed too.)
+  std::string bytes = whole;
+  std::fill(bytes.begin(), bytes.begin() + 512, '\0');
+  testing_util::WriteFile(FilePath(2), bytes);
+  auto log = OpenLog(BaseOptions());
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log->recovery().removed_files, std::vector<std::string>{"binlog.000002"});
+}
+
+TEST_F(CorrectnessTest, ARotationCutInsideTheFormatDescriptionSizeIsRemoved) {
+  // A power cut that keeps a byte prefix of the new file's header write
+  // (PowerLossOptions::kKeepRandomPrefix) can end the file inside the
+  // Format_description's event_size field. Nothing lies after the header,
+  // so the file holds no transaction: Open removes it as an interrupted
+  // rotation, as it does a cut before or after that field.
+  for (size_t cut = kMagicSize + kEventSizeOffset; cut <= kMagicSize + kEventSizeOffset + 5;
+       ++cut) {
+    dir_ = NewTempDir("torn_fde_size");
+    {
+      auto log = OpenLog(BaseOptions());
+      ASSERT_NE(log, nullptr);
+      ASSERT_TRUE(log->Close().ok());
+    }
+    const std::string first = testing_util::ReadFile(FilePath(1));
+    ASSERT_GT(first.size(), cut);
+    testing_util::WriteFile(FilePath(2), first.substr(0, cut));
+    auto log = Binlog::Open(dir_, "binlog", BaseOptions());
+    ASSERT_TRUE(log.ok()) << "cut at " << cut << ": " << log.status();
+    EXPECT_EQ((*log)->recovery().removed_files, std::vector<std::string>{"binlog.000002"})
+        << "cut at " << cut;
+  }
 }
 
 TEST_F(CorrectnessTest, AnUnreadableGtidSetInTheLastFileIsDataLoss) {

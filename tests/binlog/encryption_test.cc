@@ -18,6 +18,8 @@
 #include "absl/time/time.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "binlog/format.h"
+#include "binlog/index_file.h"
 #include "binlog/keyring.h"
 #include "binlog/log.h"
 #include "gtest/gtest.h"
@@ -662,6 +664,35 @@ TEST(EncryptedLogTest, TornHeaderOfAnInterruptedRotationIsRemoved) {
     ASSERT_TRUE((*log)->Close().ok());
     next += 1;  // that Open started file `next`; the next torn one follows
     next_name = absl::StrCat("binlog.00000", next);
+  }
+}
+
+// A rotation cut while it wrote the new file's binlog header after its
+// encryption header: a byte prefix of the encrypted magic and
+// Format_description, the file ending there (inside the event_size field
+// too) or zeros after it. Nothing lies after the header: Open removes it.
+TEST(EncryptedLogTest, TornBinlogHeaderOfAnInterruptedRotationIsRemoved) {
+  MemoryKeyring keyring;
+  std::string dir = NewTempDir("enc_torn_binlog_header");
+  std::vector<std::string> names = WriteLog(dir, Base(&keyring, true), 5);
+  ASSERT_FALSE(names.empty());
+  // A whole file's encryption header and ciphertext (its own password).
+  const std::string whole = ReadFile(dir + "/" + names.front());
+  uint64_t next = names.size() + 1;
+  for (size_t cut : {kMagicSize + 2, kMagicSize + kEventSizeOffset + 1,
+                     kMagicSize + kEventSizeOffset + 3, kMagicSize + 40}) {
+    for (bool zeros_after : {false, true}) {
+      const std::string next_name = BinlogFileName("binlog", next);
+      std::string bytes = whole.substr(0, kEncryptionHeaderSize + cut);
+      if (zeros_after) bytes += std::string(4096 - bytes.size(), '\0');
+      WriteFile(dir + "/" + next_name, bytes);
+      auto log = Binlog::Open(dir, "binlog", Base(&keyring, true));
+      ASSERT_TRUE(log.ok()) << cut << " " << zeros_after << ": " << log.status();
+      ASSERT_EQ((*log)->recovery().removed_files.size(), 1u) << cut << " " << zeros_after;
+      EXPECT_EQ((*log)->recovery().removed_files[0], next_name);
+      ASSERT_TRUE((*log)->Close().ok());
+      next += 1;  // that Open started file `next`
+    }
   }
 }
 
