@@ -447,6 +447,13 @@ absl::Status BinlogImpl::RemoveInterruptedRotation(uint64_t number, bool* remove
     ro.checksum_mode = ChecksumMode::kVerify;
     ro.payloads = PayloadMode::kRaw;
     absl::StatusOr<TransactionScan> header = TransactionScan::Open(fs_, path, ro);
+    if (!header.ok() && (absl::IsUnimplemented(header.status()) ||
+                         absl::IsFailedPrecondition(header.status()))) {
+      // A file in a format this log does not read (binlog v1-v3), or an
+      // encrypted file in a log without keys: not one this log wrote. Left
+      // alone, as before.
+      return absl::OkStatus();
+    }
     if (!header.ok() && !absl::IsDataLoss(header.status())) return header.status();
     if (!header.ok()) {
       // The Format_description does not decode. Torn (nothing from inside

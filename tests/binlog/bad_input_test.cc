@@ -189,6 +189,34 @@ TEST(BadInputTest, ForeignFilesAreLeftAlone) {
   EXPECT_TRUE(ReadDir(dir).ok());
 }
 
+// A binlog v3 file (MySQL 3.23-4.x: a Start_v3 event first) where the
+// log's next file would be: a format the library does not read, so not a
+// file this log wrote. Open leaves it alone, as other foreign files.
+TEST(BadInputTest, AFileOfAnOlderFormatInTheNextFileSlotIsLeftAlone) {
+  std::string dir = ClosedLog(true);
+  std::string v3(kBinlogMagic, kMagicSize);
+  std::string body;
+  body += std::string("\x03\x00", 2);                  // binlog version 3
+  std::string version = "4.0.27-log";
+  version.resize(50, '\0');
+  body += version;
+  body += std::string("\x00\x00\x00\x00", 4);          // create timestamp
+  const uint32_t size = static_cast<uint32_t>(kHeaderSize + body.size());
+  char header[kHeaderSize] = {};
+  header[4] = 1;                                       // Start_v3
+  header[5] = 1;                                       // server id 1
+  StoreLe32(header + kEventSizeOffset, size);
+  StoreLe32(header + kLogPosOffset, kMagicSize + size);
+  v3.append(header, kHeaderSize);
+  v3 += body;
+  WriteFile(dir + "/binlog.000002", v3);
+  auto log = Binlog::Open(dir, "binlog", Options());
+  ASSERT_TRUE(log.ok()) << log.status();
+  EXPECT_EQ((*log)->recovery().ignored_files, std::vector<std::string>{"binlog.000002"});
+  ASSERT_TRUE((*log)->Close().ok());
+  EXPECT_EQ(ReadFile(dir + "/binlog.000002"), v3);
+}
+
 TEST(BadInputTest, MissingIndexWithBinlogFilesIsRefused) {
   std::string dir = ClosedLog(true);
   ASSERT_TRUE(io::FileSystem::Default()->Remove(dir + "/binlog.index").ok());
