@@ -405,6 +405,7 @@ class Session {
     QueryLimits limits;
     limits.max_variables = o_.max_session_variables;
     limits.max_variable_bytes = o_.max_session_variable_bytes;
+    limits.max_result_bytes = o_.max_packet;
     QueryResult r = AnswerQuery(sql, state ? srv_->StateFacts() : srv_->Facts(false), &vars_,
                                 absl::Now(), limits);
     if (r.kind == QueryResult::kOk) return Send(EncodeOk());

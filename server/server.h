@@ -157,7 +157,10 @@ struct ServerOptions {
   // and after it (commands; the largest a replica sends is a GTID set).
   // A longer packet gets ER_NET_PACKET_TOO_LARGE (1153) and the connection
   // is closed, as MySQL does past max_allowed_packet. Buffers grow as the
-  // bytes arrive, not from the length a header claims.
+  // bytes arrive, not from the length a header claims. max_packet also
+  // bounds a SELECT's answer (column names and values: a statement may
+  // name a large user variable many times); past it the statement gets
+  // 1153 and the session goes on.
   size_t max_handshake_packet = 64 << 10;
   size_t max_packet = 4 << 20;
   // Longest COM_QUERY statement; a longer one gets 1153 (the session

@@ -213,6 +213,29 @@ TEST(QueriesTest, LikeMatchesAsSqlDoes) {
   EXPECT_EQ(names(""), V{});
 }
 
+// A SELECT's answer is bounded: naming a large user variable many times
+// in one short statement would otherwise multiply it (a 6 KB statement
+// naming a 200 KB variable 2000 times made a 400 MB row).
+TEST(QueriesTest, SelectResultsAreBounded) {
+  ServerFacts f;
+  SessionVars vars;
+  vars["v"] = std::string(100, 'x');
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  QueryLimits lim;
+  lim.max_result_bytes = 1000;
+  std::string sql = "SELECT @v";
+  for (int i = 1; i < 9; ++i) sql += ", @v";
+  QueryResult r = AnswerQuery(sql, f, &vars, now, lim);
+  ASSERT_EQ(r.kind, QueryResult::kResultSet);
+  EXPECT_EQ(r.rows[0].size(), 9u);
+  for (int i = 9; i < 20; ++i) sql += ", @v";
+  r = AnswerQuery(sql, f, &vars, now, lim);
+  EXPECT_EQ(r.kind, QueryResult::kError);
+  EXPECT_EQ(r.error_code, kErNetPacketTooLarge);
+  EXPECT_NE(r.message.find("1000"), std::string::npos) << r.message;
+  EXPECT_TRUE(r.rows.empty());
+}
+
 // Session variables are bounded in number and in bytes; a SET past a bound
 // changes nothing.
 TEST(QueriesTest, SessionVariablesAreBounded) {
@@ -1082,6 +1105,23 @@ TEST_P(HostileClientTest, SessionVariablesAreBounded) {
   ASSERT_TRUE(q.ok());
   ASSERT_EQ(q->rows.size(), 1u);
   EXPECT_FALSE(q->rows[0][0].has_value());
+}
+
+// A SELECT that repeats a user variable gets 1153 past max_packet, not an
+// answer of that many copies; the session goes on.
+TEST_P(HostileClientTest, SelectResultsAreBoundedByMaxPacket) {
+  StartServer(false, nullptr, [](ServerOptions* o) { o->max_packet = 64 << 10; });
+  ReplicationClient c = Replica();
+  auto q = c.Query("SET @v = '" + std::string(40000, 'x') + "'");
+  ASSERT_TRUE(q.ok() && q->kind == ClientReply::kOk);
+  q = c.Query("SELECT @v, @v");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kError);
+  EXPECT_EQ(q->error_code, kErNetPacketTooLarge);
+  q = c.Query("SELECT @v");
+  ASSERT_TRUE(q.ok()) << q.status();
+  ASSERT_EQ(q->rows.size(), 1u);
+  EXPECT_EQ(q->rows[0][0]->size(), 40000u);
 }
 
 // A failed authentication is answered only after auth_failure_delay.
