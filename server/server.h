@@ -175,7 +175,10 @@ struct ServerOptions {
   // answers 1045 and closes; the connection keeps its unauthenticated slot
   // meanwhile, so password guessing is bounded to
   // max_unauthenticated_connections / auth_failure_delay attempts per
-  // second (64 per second by default).
+  // second (64 per second by default). A client that leaves in the middle
+  // of an authentication (after an answer that may have told it whether
+  // its guess was right, as caching_sha2_password's fast path does) holds
+  // its slot as long.
   absl::Duration auth_failure_delay = absl::Seconds(1);
 
   // Tests: called on a session's thread as a scan of the log's state (for

@@ -1138,6 +1138,55 @@ TEST_P(HostileClientTest, FailedLoginsAreDelayed) {
   EXPECT_TRUE(Connect().ok());
 }
 
+// A client that leaves in the middle of an authentication keeps its
+// handshake slot for auth_failure_delay too: else caching_sha2_password's
+// fast path is a guessing oracle without the delay (for a cached user,
+// fast_auth_success or perform_full_authentication tells whether the
+// guess was right; a client that leaves then was never delayed: about
+// 1200 guesses per second from one client instead of 64).
+TEST_P(HostileClientTest, LeavingMidAuthenticationKeepsTheSlotForTheDelay) {
+  const absl::Duration delay = absl::Milliseconds(500);
+  StartServer(false, nullptr, [&](ServerOptions* o) {
+    o->auth_failure_delay = delay;
+    o->max_unauthenticated_connections = 1;
+  });
+  // "sha2" is in the cache now.
+  ASSERT_TRUE(Connect("sha2", "pw2", "caching_sha2_password").ok());
+  ASSERT_EQ(server_->stats().auth.full_auths, 1u);
+  auto s = io::Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(s.ok());
+  auto greeting = RawPacket(&*s, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(greeting.ok()) << greeting.status();
+  // A guess: 32 bytes that are not the fast path's token.
+  std::string r;
+  const uint32_t caps = kClientProtocol41 | kClientSecureConnection | kClientPluginAuth;
+  for (int i = 0; i < 4; ++i) r.push_back(static_cast<char>(caps >> (8 * i)));
+  r += std::string("\x00\x00\x00\x01\x21", 5) + std::string(23, '\0');
+  r += std::string("sha2\0\x20", 6) + std::string(32, 'g');
+  r += std::string(kCachingSha2Plugin) + std::string(1, '\0');
+  std::string wire;
+  uint8_t seq = 1;
+  FramePacket(r, &seq, &wire);
+  ASSERT_TRUE(s->WriteAll(wire, absl::Now() + absl::Seconds(10)).ok());
+  auto answer = RawPacket(&*s, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(*answer, std::string("\x01\x04", 2));  // perform_full_authentication: wrong
+  const absl::Time left = absl::Now();
+  s->Close();
+  // The only handshake slot stays taken for the delay: connections are
+  // refused with 1040 until then (each attempt paced, not synchronized).
+  while (true) {
+    auto t = io::Socket::ConnectLoopback(port_);
+    ASSERT_TRUE(t.ok());
+    auto p = RawPacket(&*t, absl::Now() + absl::Seconds(10));
+    ASSERT_TRUE(p.ok()) << p.status();
+    if (ErrCode(*p) != kErConCount) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_GE(absl::Now() - left, delay * 0.9);
+  EXPECT_TRUE(Connect().ok());
+}
+
 // Out-of-range, non-finite and malformed heartbeat periods get a clear
 // error instead of an undefined conversion and a flood of heartbeats.
 TEST_P(HostileClientTest, HeartbeatPeriodIsValidated) {
