@@ -456,11 +456,17 @@ Authenticator::Authenticator(UserMap users, std::shared_ptr<const RsaKeyPair> rs
   absl::StatusOr<std::string> h = NewCachingSha2PasswordHash(pw);
   dummy_sha2_.authentication_string =
       h.ok() ? *h : CachingSha2PasswordHash(pw, std::string(kSaltLength, 'x'));
-  absl::StatusOr<std::string> key = AuthRandomBytes(32);
-  unknown_key_ = key.ok() ? *key : Sha256(absl::StrCat(pw, "unknown users"));
+  // The key of UnknownUserPlugin(): a digest of the stored credentials,
+  // as secret as they are, and the same after a restart (a random key
+  // would give an unknown name another plugin after each restart, while
+  // a known name keeps its own).
+  std::string key_in = "binlog_server unknown users";
   for (const auto& [name, c] : users_) {
     if (c.plugin == AuthPlugin::kNativePassword) ++native_users_;
+    absl::StrAppend(&key_in, name.size(), ":", name, AuthPluginName(c.plugin), ":",
+                    c.authentication_string.size(), ":", c.authentication_string);
   }
+  unknown_key_ = Sha256(key_in);
 }
 
 AuthPlugin Authenticator::UnknownUserPlugin(const std::string& user,

@@ -236,10 +236,11 @@ class Authenticator {
   // and the answer are those of a wrong password. Its plugin does not
   // depend on the client's (which the client picks: else a switch, or its
   // absence, would tell existing names from unknown ones) but on the name
-  // alone, through a keyed hash with a secret key drawn at construction:
-  // the same name gets the same plugin on every attempt, and names get
-  // each plugin in the proportion of the configured users that have it
-  // (with no users configured: `default_plugin`).
+  // alone, through a keyed hash whose key is a digest of the stored
+  // credentials (secret as they are, and stable across restarts): the same
+  // name gets the same plugin on every attempt, and names get each plugin
+  // in the proportion of the configured users that have it (with no users
+  // configured: `default_plugin`).
   absl::Status Authenticate(const AuthRequest& req, AuthPlugin default_plugin,
                             AuthChannel* ch);
 
@@ -265,7 +266,7 @@ class Authenticator {
   // Credentials nobody knows, for unknown users.
   Credential dummy_native_;
   Credential dummy_sha2_;
-  // UnknownUserPlugin()'s secret key and the count of native users.
+  // UnknownUserPlugin()'s key and the count of native users.
   std::string unknown_key_;
   size_t native_users_ = 0;
 

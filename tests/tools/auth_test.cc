@@ -553,6 +553,29 @@ TEST_F(AuthenticatorTest, TheAnnouncedPluginDoesNotRevealWhichUsersExist) {
     switches.insert(native ? kNativePasswordPlugin : kCachingSha2Plugin);
   }
   EXPECT_EQ(switches.size(), 2u);
+  // After a restart (the same users), each name keeps its plugin: a
+  // plugin that changed would mark the name unknown.
+  const UserMap both{{"native", {AuthPlugin::kNativePassword, NativePasswordHash("npw")}},
+                     {"sha2", users["sha2"]}};
+  Authenticator restarted(both, key_);
+  for (int i = 0; i < 16; ++i) {
+    const std::string name = absl::StrCat("nobody", i);
+    std::vector<std::string> before, after;
+    auto run = [&](Authenticator* a, std::vector<std::string>* sent) {
+      AuthRequest r;
+      r.user = name;
+      r.client_plugin = kCachingSha2Plugin;
+      r.auth_response = CachingSha2Token("g", kScramble);
+      r.scramble = kScramble;
+      r.secure = true;
+      ScriptedChannel ch(Client("g", true));
+      EXPECT_TRUE(absl::IsPermissionDenied(a->Authenticate(r, AuthPlugin::kCachingSha2Password, &ch)));
+      *sent = ch.sent();
+    };
+    run(auth_.get(), &before);
+    run(&restarted, &after);
+    EXPECT_EQ(before, after) << name;
+  }
 }
 
 TEST_F(AuthenticatorTest, MalformedAnswersAreRefusedAndAClosedConnectionIsNotADenial) {
