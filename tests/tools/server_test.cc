@@ -1180,11 +1180,11 @@ TEST_P(HostileClientTest, LeavingMidAuthenticationKeepsTheSlotForTheDelay) {
     ASSERT_TRUE(t.ok());
     auto p = RawPacket(&*t, absl::Now() + absl::Seconds(10));
     ASSERT_TRUE(p.ok()) << p.status();
+    // A greeting: the slot is free again (this connection now holds it).
     if (ErrCode(*p) != kErConCount) break;
     absl::SleepFor(absl::Milliseconds(10));
   }
   EXPECT_GE(absl::Now() - left, delay * 0.9);
-  EXPECT_TRUE(Connect().ok());
 }
 
 // Out-of-range, non-finite and malformed heartbeat periods get a clear
