@@ -456,6 +456,27 @@ Authenticator::Authenticator(UserMap users, std::shared_ptr<const RsaKeyPair> rs
   absl::StatusOr<std::string> h = NewCachingSha2PasswordHash(pw);
   dummy_sha2_.authentication_string =
       h.ok() ? *h : CachingSha2PasswordHash(pw, std::string(kSaltLength, 'x'));
+  // The key of UnknownUserPlugin(): a digest of the stored credentials,
+  // as secret as they are, and the same after a restart (a random key
+  // would give an unknown name another plugin after each restart, while
+  // a known name keeps its own).
+  std::string key_in = "binlog_server unknown users";
+  for (const auto& [name, c] : users_) {
+    if (c.plugin == AuthPlugin::kNativePassword) ++native_users_;
+    absl::StrAppend(&key_in, name.size(), ":", name, AuthPluginName(c.plugin), ":",
+                    c.authentication_string.size(), ":", c.authentication_string);
+  }
+  unknown_key_ = Sha256(key_in);
+}
+
+AuthPlugin Authenticator::UnknownUserPlugin(const std::string& user,
+                                            AuthPlugin default_plugin) const {
+  if (users_.empty()) return default_plugin;
+  const std::string h = Sha256(absl::StrCat(unknown_key_, user));
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(h[i]);
+  return v % users_.size() < native_users_ ? AuthPlugin::kNativePassword
+                                           : AuthPlugin::kCachingSha2Password;
 }
 
 std::shared_ptr<const RsaKeyPair> Authenticator::Rsa() {
@@ -505,8 +526,12 @@ absl::Status Authenticator::Authenticate(const AuthRequest& req, AuthPlugin defa
   if (known) {
     c = &it->second;
   } else {
-    const AuthPlugin as = client_known ? client : default_plugin;
-    c = as == AuthPlugin::kNativePassword ? &dummy_native_ : &dummy_sha2_;
+    // Not the client's plugin (the client chooses it: a switch for known
+    // names and none for unknown ones would tell them apart) but one
+    // derived from the name alone.
+    c = UnknownUserPlugin(req.user, default_plugin) == AuthPlugin::kNativePassword
+            ? &dummy_native_
+            : &dummy_sha2_;
   }
   std::string token = req.auth_response;
   if (!client_known || client != c->plugin) {

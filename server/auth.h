@@ -232,9 +232,15 @@ class Authenticator {
   //
   // A user configured with another plugin than the client's gets an auth
   // switch (0xFE, plugin, the same scramble). An unknown user is treated as
-  // a user of the client's plugin (or, if it names none, `default_plugin`)
-  // with a credential nobody knows, so the exchange, the hash work and the
-  // answer are those of a wrong password.
+  // a user with a credential nobody knows, so the exchange, the hash work
+  // and the answer are those of a wrong password. Its plugin does not
+  // depend on the client's (which the client picks: else a switch, or its
+  // absence, would tell existing names from unknown ones) but on the name
+  // alone, through a keyed hash whose key is a digest of the stored
+  // credentials (secret as they are, and stable across restarts): the same
+  // name gets the same plugin on every attempt, and names get each plugin
+  // in the proportion of the configured users that have it (with no users
+  // configured: `default_plugin`).
   absl::Status Authenticate(const AuthRequest& req, AuthPlugin default_plugin,
                             AuthChannel* ch);
 
@@ -250,6 +256,9 @@ class Authenticator {
   // (one SHA-256 crypt, counted).
   bool CheckSha2Password(const Credential& c, absl::string_view password);
 
+  // The plugin an unknown user is given (see Authenticate()).
+  AuthPlugin UnknownUserPlugin(const std::string& user, AuthPlugin default_plugin) const;
+
   // The key pair (generated on first use when none was given).
   std::shared_ptr<const RsaKeyPair> Rsa();
 
@@ -257,6 +266,9 @@ class Authenticator {
   // Credentials nobody knows, for unknown users.
   Credential dummy_native_;
   Credential dummy_sha2_;
+  // UnknownUserPlugin()'s key and the count of native users.
+  std::string unknown_key_;
+  size_t native_users_ = 0;
 
   mutable std::mutex mu_;
   std::map<std::string, std::string> cache_;  // guarded by mu_

@@ -203,13 +203,14 @@ QueryResult Set(absl::string_view rest, const ServerFacts& f, SessionVars* vars,
 }
 
 QueryResult Select(absl::string_view rest, const ServerFacts& f,
-                   const SessionVars& vars, absl::Time now) {
+                   const SessionVars& vars, absl::Time now, const QueryLimits& limits) {
   std::string lower = absl::AsciiStrToLower(rest);
   size_t limit = lower.rfind(" limit ");
   if (limit != std::string::npos) rest = rest.substr(0, limit);
   QueryResult r;
   r.kind = QueryResult::kResultSet;
   r.rows.emplace_back();
+  size_t bytes = 0;
   for (const std::string& item : SplitList(rest)) {
     absl::string_view e = item;
     std::string name(e);
@@ -224,6 +225,12 @@ QueryResult Select(absl::string_view rest, const ServerFacts& f,
     std::optional<std::string> v;
     QueryResult err;
     if (!Eval(e, f, vars, now, &v, &err)) return err;
+    bytes += name.size() + (v.has_value() ? v->size() : 0);
+    if (bytes > limits.max_result_bytes) {
+      return Error(kErNetPacketTooLarge, "08S01",
+                   absl::StrCat("The answer to this SELECT is larger than max_packet (",
+                                limits.max_result_bytes, " bytes)"));
+    }
     r.columns.push_back(name);
     r.rows.back().push_back(v);
   }
@@ -298,7 +305,7 @@ QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& f,
     return Set(absl::StripAsciiWhitespace(s.substr(4)), f, vars, now, limits);
   }
   if (absl::StartsWith(norm, "select ")) {
-    return Select(absl::StripAsciiWhitespace(s.substr(7)), f, *vars, now);
+    return Select(absl::StripAsciiWhitespace(s.substr(7)), f, *vars, now, limits);
   }
   if (absl::StartsWith(norm, "show ")) {
     absl::string_view rest = absl::string_view(norm).substr(5);

@@ -96,14 +96,21 @@ struct QueryResult {
 // Bounds on a session's user variables (the server passes
 // ServerOptions::max_session_variables and max_session_variable_bytes): a
 // SET that would pass either changes nothing and gets ER_OUT_OF_RESOURCES.
+//
+// A SELECT's answer (its column names and values) is bounded by
+// max_result_bytes (the server passes ServerOptions::max_packet): past it
+// the statement gets ER_NET_PACKET_TOO_LARGE, as a row past MySQL's
+// max_allowed_packet cannot be sent.
 struct QueryLimits {
   size_t max_variables = 64;
   size_t max_variable_bytes = 256 << 10;  // names and values
+  size_t max_result_bytes = 4 << 20;
 };
 
 // Answers `sql`; updates `*vars` for SET. `now` for UNIX_TIMESTAMP().
-// Time and memory are linear in the length of `sql` (LIKE patterns
-// included).
+// Time is linear in the length of `sql` (LIKE patterns included), and
+// so is memory, plus at most limits.max_result_bytes for a SELECT's
+// answer.
 QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& facts,
                         SessionVars* vars, absl::Time now,
                         const QueryLimits& limits = QueryLimits());

@@ -309,7 +309,15 @@ class Session {
     req.secure = secure();
     AuthPackets ch(this);
     s = srv_->auth_->Authenticate(req, greeting, &ch);
-    if (!s.ok() && !absl::IsPermissionDenied(s)) return HandshakeFailed(ch.read_status());
+    if (!s.ok() && !absl::IsPermissionDenied(s)) {
+      // The client left (or broke the exchange) mid-authentication: the
+      // same delay, with its slot, before the connection ends. What it
+      // saw may have answered its guess (caching_sha2_password's fast
+      // path says perform_full_authentication to a wrong token), so
+      // leaving must not make guessing cheaper than a 1045.
+      srv_->WaitUnlessShutdown(o_.auth_failure_delay);
+      return HandshakeFailed(ch.read_status());
+    }
     if (!s.ok()) {
       Count(&ServerStats::auth_failures, 1);
       // The delay bounds guessing (the connection keeps its
@@ -405,6 +413,7 @@ class Session {
     QueryLimits limits;
     limits.max_variables = o_.max_session_variables;
     limits.max_variable_bytes = o_.max_session_variable_bytes;
+    limits.max_result_bytes = o_.max_packet;
     QueryResult r = AnswerQuery(sql, state ? srv_->StateFacts() : srv_->Facts(false), &vars_,
                                 absl::Now(), limits);
     if (r.kind == QueryResult::kOk) return Send(EncodeOk());

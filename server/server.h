@@ -157,7 +157,10 @@ struct ServerOptions {
   // and after it (commands; the largest a replica sends is a GTID set).
   // A longer packet gets ER_NET_PACKET_TOO_LARGE (1153) and the connection
   // is closed, as MySQL does past max_allowed_packet. Buffers grow as the
-  // bytes arrive, not from the length a header claims.
+  // bytes arrive, not from the length a header claims. max_packet also
+  // bounds a SELECT's answer (column names and values: a statement may
+  // name a large user variable many times); past it the statement gets
+  // 1153 and the session goes on.
   size_t max_handshake_packet = 64 << 10;
   size_t max_packet = 4 << 20;
   // Longest COM_QUERY statement; a longer one gets 1153 (the session
@@ -172,7 +175,10 @@ struct ServerOptions {
   // answers 1045 and closes; the connection keeps its unauthenticated slot
   // meanwhile, so password guessing is bounded to
   // max_unauthenticated_connections / auth_failure_delay attempts per
-  // second (64 per second by default).
+  // second (64 per second by default). A client that leaves in the middle
+  // of an authentication (after an answer that may have told it whether
+  // its guess was right, as caching_sha2_password's fast path does) holds
+  // its slot as long.
   absl::Duration auth_failure_delay = absl::Seconds(1);
 
   // Tests: called on a session's thread as a scan of the log's state (for

@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <fstream>
+#include <set>
 #include <functional>
 #include <string>
 #include <vector>
@@ -455,8 +456,14 @@ TEST_F(AuthenticatorTest, EmptyPasswords) {
 
 // An unknown user goes through the same exchange as a known user with a
 // wrong password: the same packets, the same hash work (one SHA-256 crypt
-// of 5000 rounds, counted), the same refusal.
+// of 5000 rounds, counted), the same refusal. (Users of one plugin each
+// time: with both, an unknown name may get either plugin, see
+// TheAnnouncedPluginDoesNotRevealWhichUsersExist.)
 TEST_F(AuthenticatorTest, UnknownUsersCostWhatWrongPasswordsCost) {
+  auth_ = std::make_unique<Authenticator>(
+      UserMap{{"sha2", {AuthPlugin::kCachingSha2Password,
+                        CachingSha2PasswordHash("spw", "SALTsaltSALTsaltSALT")}}},
+      key_);
   for (bool secure : {true, false}) {
     SCOPED_TRACE(secure);
     std::vector<std::string> wrong_sent, unknown_sent;
@@ -474,6 +481,8 @@ TEST_F(AuthenticatorTest, UnknownUsersCostWhatWrongPasswordsCost) {
     EXPECT_EQ(after.full_auths - mid.full_auths, mid.full_auths - before.full_auths);
   }
   // mysql_native_password: one token check each.
+  auth_ = std::make_unique<Authenticator>(
+      UserMap{{"native", {AuthPlugin::kNativePassword, NativePasswordHash("npw")}}}, key_);
   AuthStats before = auth_->stats();
   std::vector<std::string> wrong_sent, unknown_sent;
   absl::Status wrong = Run("native", kNativePasswordPlugin, NativePasswordToken("g", kScramble),
@@ -488,6 +497,85 @@ TEST_F(AuthenticatorTest, UnknownUsersCostWhatWrongPasswordsCost) {
   EXPECT_EQ(mid.native_checks - before.native_checks, 1u);
   EXPECT_EQ(after.native_checks - mid.native_checks, 1u);
   EXPECT_FALSE(auth_->cached("nobody"));
+}
+
+// Whatever plugin a client announces, an unknown user's exchange is that
+// of an existing user's with a wrong password: the plugin it is given does
+// not follow the client's announcement (which the client chooses), else an
+// auth switch, or its absence, would tell which names exist.
+TEST_F(AuthenticatorTest, TheAnnouncedPluginDoesNotRevealWhichUsersExist) {
+  UserMap users;
+  users["sha2"] = {AuthPlugin::kCachingSha2Password,
+                   CachingSha2PasswordHash("spw", "SALTsaltSALTsaltSALT")};
+  auth_ = std::make_unique<Authenticator>(users, key_);
+  for (const std::string& plugin :
+       {std::string(kNativePasswordPlugin), std::string(kCachingSha2Plugin),
+        std::string("sha256_password"), std::string()}) {
+    SCOPED_TRACE(plugin);
+    const std::string token = plugin == kNativePasswordPlugin
+                                  ? NativePasswordToken("guess", kScramble)
+                                  : CachingSha2Token("guess", kScramble);
+    std::vector<std::string> wrong_sent, unknown_sent;
+    absl::Status wrong = Run("sha2", plugin, token, true, Client("guess", true), &wrong_sent);
+    absl::Status unknown = Run("nobody", plugin, token, true, Client("guess", true), &unknown_sent);
+    EXPECT_TRUE(absl::IsPermissionDenied(wrong));
+    EXPECT_TRUE(absl::IsPermissionDenied(unknown));
+    EXPECT_EQ(wrong_sent, unknown_sent);
+  }
+  // Users of both plugins: an unknown name gets one of them, the same on
+  // every attempt and whatever the client announces; across names, each
+  // plugin comes up (so a name's plugin tells nothing of its existence).
+  auth_ = std::make_unique<Authenticator>(
+      UserMap{{"native", {AuthPlugin::kNativePassword, NativePasswordHash("npw")}},
+              {"sha2", users["sha2"]}},
+      key_);
+  std::set<std::string> switches;
+  for (int i = 0; i < 64; ++i) {
+    const std::string name = absl::StrCat("nobody", i);
+    std::vector<std::string> from_native, from_sha2, again;
+    EXPECT_TRUE(absl::IsPermissionDenied(Run(name, kNativePasswordPlugin,
+                                             NativePasswordToken("g", kScramble), true,
+                                             Client("g", true), &from_native)));
+    EXPECT_TRUE(absl::IsPermissionDenied(
+        Run(name, kCachingSha2Plugin, CachingSha2Token("g", kScramble), true,
+            Client("g", true), &from_sha2)));
+    EXPECT_TRUE(absl::IsPermissionDenied(Run(name, kNativePasswordPlugin,
+                                             NativePasswordToken("g", kScramble), true,
+                                             Client("g", true), &again)));
+    EXPECT_EQ(from_native, again) << name;
+    // Exactly one of the two announcements was switched, to the other.
+    ASSERT_FALSE(from_native.empty() && from_sha2.empty()) << name;
+    const bool native = from_sha2.empty() || from_sha2[0] != kFull;
+    EXPECT_EQ(native, !from_sha2.empty() &&
+                          from_sha2[0] == EncodeAuthSwitch(kNativePasswordPlugin, kScramble))
+        << name;
+    EXPECT_EQ(from_native.empty(), native) << name;
+    switches.insert(native ? kNativePasswordPlugin : kCachingSha2Plugin);
+  }
+  EXPECT_EQ(switches.size(), 2u);
+  // After a restart (the same users), each name keeps its plugin: a
+  // plugin that changed would mark the name unknown.
+  const UserMap both{{"native", {AuthPlugin::kNativePassword, NativePasswordHash("npw")}},
+                     {"sha2", users["sha2"]}};
+  Authenticator restarted(both, key_);
+  for (int i = 0; i < 16; ++i) {
+    const std::string name = absl::StrCat("nobody", i);
+    std::vector<std::string> before, after;
+    auto run = [&](Authenticator* a, std::vector<std::string>* sent) {
+      AuthRequest r;
+      r.user = name;
+      r.client_plugin = kCachingSha2Plugin;
+      r.auth_response = CachingSha2Token("g", kScramble);
+      r.scramble = kScramble;
+      r.secure = true;
+      ScriptedChannel ch(Client("g", true));
+      EXPECT_TRUE(absl::IsPermissionDenied(a->Authenticate(r, AuthPlugin::kCachingSha2Password, &ch)));
+      *sent = ch.sent();
+    };
+    run(auth_.get(), &before);
+    run(&restarted, &after);
+    EXPECT_EQ(before, after) << name;
+  }
 }
 
 TEST_F(AuthenticatorTest, MalformedAnswersAreRefusedAndAClosedConnectionIsNotADenial) {

@@ -213,6 +213,29 @@ TEST(QueriesTest, LikeMatchesAsSqlDoes) {
   EXPECT_EQ(names(""), V{});
 }
 
+// A SELECT's answer is bounded: naming a large user variable many times
+// in one short statement would otherwise multiply it (a 6 KB statement
+// naming a 200 KB variable 2000 times made a 400 MB row).
+TEST(QueriesTest, SelectResultsAreBounded) {
+  ServerFacts f;
+  SessionVars vars;
+  vars["v"] = std::string(100, 'x');
+  const absl::Time now = absl::FromUnixSeconds(1700000000);
+  QueryLimits lim;
+  lim.max_result_bytes = 1000;
+  std::string sql = "SELECT @v";
+  for (int i = 1; i < 9; ++i) sql += ", @v";
+  QueryResult r = AnswerQuery(sql, f, &vars, now, lim);
+  ASSERT_EQ(r.kind, QueryResult::kResultSet);
+  EXPECT_EQ(r.rows[0].size(), 9u);
+  for (int i = 9; i < 20; ++i) sql += ", @v";
+  r = AnswerQuery(sql, f, &vars, now, lim);
+  EXPECT_EQ(r.kind, QueryResult::kError);
+  EXPECT_EQ(r.error_code, kErNetPacketTooLarge);
+  EXPECT_NE(r.message.find("1000"), std::string::npos) << r.message;
+  EXPECT_TRUE(r.rows.empty());
+}
+
 // Session variables are bounded in number and in bytes; a SET past a bound
 // changes nothing.
 TEST(QueriesTest, SessionVariablesAreBounded) {
@@ -1084,6 +1107,23 @@ TEST_P(HostileClientTest, SessionVariablesAreBounded) {
   EXPECT_FALSE(q->rows[0][0].has_value());
 }
 
+// A SELECT that repeats a user variable gets 1153 past max_packet, not an
+// answer of that many copies; the session goes on.
+TEST_P(HostileClientTest, SelectResultsAreBoundedByMaxPacket) {
+  StartServer(false, nullptr, [](ServerOptions* o) { o->max_packet = 64 << 10; });
+  ReplicationClient c = Replica();
+  auto q = c.Query("SET @v = '" + std::string(40000, 'x') + "'");
+  ASSERT_TRUE(q.ok() && q->kind == ClientReply::kOk);
+  q = c.Query("SELECT @v, @v");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->kind, ClientReply::kError);
+  EXPECT_EQ(q->error_code, kErNetPacketTooLarge);
+  q = c.Query("SELECT @v");
+  ASSERT_TRUE(q.ok()) << q.status();
+  ASSERT_EQ(q->rows.size(), 1u);
+  EXPECT_EQ(q->rows[0][0]->size(), 40000u);
+}
+
 // A failed authentication is answered only after auth_failure_delay.
 TEST_P(HostileClientTest, FailedLoginsAreDelayed) {
   const absl::Duration delay = absl::Milliseconds(300);
@@ -1096,6 +1136,55 @@ TEST_P(HostileClientTest, FailedLoginsAreDelayed) {
     EXPECT_GE(absl::Now() - start, delay) << user;
   }
   EXPECT_TRUE(Connect().ok());
+}
+
+// A client that leaves in the middle of an authentication keeps its
+// handshake slot for auth_failure_delay too: else caching_sha2_password's
+// fast path is a guessing oracle without the delay (for a cached user,
+// fast_auth_success or perform_full_authentication tells whether the
+// guess was right; a client that leaves then was never delayed: about
+// 1200 guesses per second from one client instead of 64).
+TEST_P(HostileClientTest, LeavingMidAuthenticationKeepsTheSlotForTheDelay) {
+  const absl::Duration delay = absl::Milliseconds(500);
+  StartServer(false, nullptr, [&](ServerOptions* o) {
+    o->auth_failure_delay = delay;
+    o->max_unauthenticated_connections = 1;
+  });
+  // "sha2" is in the cache now.
+  ASSERT_TRUE(Connect("sha2", "pw2", "caching_sha2_password").ok());
+  ASSERT_EQ(server_->stats().auth.full_auths, 1u);
+  auto s = io::Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(s.ok());
+  auto greeting = RawPacket(&*s, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(greeting.ok()) << greeting.status();
+  // A guess: 32 bytes that are not the fast path's token.
+  std::string r;
+  const uint32_t caps = kClientProtocol41 | kClientSecureConnection | kClientPluginAuth;
+  for (int i = 0; i < 4; ++i) r.push_back(static_cast<char>(caps >> (8 * i)));
+  r += std::string("\x00\x00\x00\x01\x21", 5) + std::string(23, '\0');
+  r += std::string("sha2\0\x20", 6) + std::string(32, 'g');
+  r += std::string(kCachingSha2Plugin) + std::string(1, '\0');
+  std::string wire;
+  uint8_t seq = 1;
+  FramePacket(r, &seq, &wire);
+  ASSERT_TRUE(s->WriteAll(wire, absl::Now() + absl::Seconds(10)).ok());
+  auto answer = RawPacket(&*s, absl::Now() + absl::Seconds(10));
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(*answer, std::string("\x01\x04", 2));  // perform_full_authentication: wrong
+  const absl::Time left = absl::Now();
+  s->Close();
+  // The only handshake slot stays taken for the delay: connections are
+  // refused with 1040 until then (each attempt paced, not synchronized).
+  while (true) {
+    auto t = io::Socket::ConnectLoopback(port_);
+    ASSERT_TRUE(t.ok());
+    auto p = RawPacket(&*t, absl::Now() + absl::Seconds(10));
+    ASSERT_TRUE(p.ok()) << p.status();
+    // A greeting: the slot is free again (this connection now holds it).
+    if (ErrCode(*p) != kErConCount) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_GE(absl::Now() - left, delay * 0.9);
 }
 
 // Out-of-range, non-finite and malformed heartbeat periods get a clear
