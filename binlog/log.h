@@ -196,7 +196,9 @@ class Binlog {
   // entry whose file is missing; FailedPrecondition (naming both) when the
   // newest file is of another flavor than Options::flavor, or of MySQL
   // 8.4's layout while Options::mysql_layout asks for 8.0's (a log keeps
-  // the flavor of its files; 8.0 files are continued as 8.4).
+  // the flavor of its files; 8.0 files are continued as 8.4);
+  // FailedPrecondition when a file of the log is encrypted and the options
+  // give no keyring to read it (the message says so).
   static absl::StatusOr<std::unique_ptr<Binlog>> Open(const std::string& dir,
                                                       const std::string& basename,
                                                       const Options& options);

@@ -720,6 +720,23 @@ TEST(EncryptedLogTest, DamagedHeaderOfAnUnindexedFileWithDataIsRefused) {
   EXPECT_EQ(ReadFile(next), bytes);
 }
 
+// Open's contract: an encrypted log opened without a keyring is refused
+// with FailedPrecondition that says so; nothing is changed.
+TEST(EncryptedLogTest, OpeningAnEncryptedLogWithoutAKeyringIsFailedPrecondition) {
+  MemoryKeyring keyring;
+  std::string dir = NewTempDir("enc_no_keyring");
+  std::vector<std::string> names = WriteLog(dir, Base(&keyring, true), 5);
+  ASSERT_FALSE(names.empty());
+  const std::string last = dir + "/" + names.back();
+  const std::string before = ReadFile(last);
+  auto log = Binlog::Open(dir, "binlog", Base(nullptr, false));
+  ASSERT_FALSE(log.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(log.status())) << log.status();
+  EXPECT_TRUE(absl::StrContains(log.status().message(), "reading it needs the keyring"))
+      << log.status();
+  EXPECT_EQ(ReadFile(last), before);
+}
+
 TEST(EncryptedLogTest, MariaDBFlavorRefusesEncryption) {
   MemoryKeyring keyring;
   Options o = Base(&keyring, true);
