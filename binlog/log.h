@@ -198,7 +198,9 @@ class Binlog {
   // 8.4's layout while Options::mysql_layout asks for 8.0's (a log keeps
   // the flavor of its files; 8.0 files are continued as 8.4);
   // FailedPrecondition when a file of the log is encrypted and the options
-  // give no keyring to read it (the message says so).
+  // give no keyring to read it (the message says so); Unimplemented when a
+  // file the index names is of a format the library does not read (binlog
+  // v1/v3, MySQL 3.23-4.x; the message names the file; nothing is changed).
   static absl::StatusOr<std::unique_ptr<Binlog>> Open(const std::string& dir,
                                                       const std::string& basename,
                                                       const Options& options);

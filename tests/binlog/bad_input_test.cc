@@ -189,11 +189,9 @@ TEST(BadInputTest, ForeignFilesAreLeftAlone) {
   EXPECT_TRUE(ReadDir(dir).ok());
 }
 
-// A binlog v3 file (MySQL 3.23-4.x: a Start_v3 event first) where the
-// log's next file would be: a format the library does not read, so not a
-// file this log wrote. Open leaves it alone, as other foreign files.
-TEST(BadInputTest, AFileOfAnOlderFormatInTheNextFileSlotIsLeftAlone) {
-  std::string dir = ClosedLog(true);
+// A binlog v3 file (MySQL 3.23-4.x: a Start_v3 event first), a format the
+// library does not read.
+std::string StartV3File() {
   std::string v3(kBinlogMagic, kMagicSize);
   std::string body;
   body += std::string("\x03\x00", 2);                  // binlog version 3
@@ -209,12 +207,36 @@ TEST(BadInputTest, AFileOfAnOlderFormatInTheNextFileSlotIsLeftAlone) {
   StoreLe32(header + kLogPosOffset, kMagicSize + size);
   v3.append(header, kHeaderSize);
   v3 += body;
+  return v3;
+}
+
+// A v3 file where the log's next file would be: not a file this log wrote.
+// Open leaves it alone, as other foreign files.
+TEST(BadInputTest, AFileOfAnOlderFormatInTheNextFileSlotIsLeftAlone) {
+  std::string dir = ClosedLog(true);
+  const std::string v3 = StartV3File();
   WriteFile(dir + "/binlog.000002", v3);
   auto log = Binlog::Open(dir, "binlog", Options());
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_EQ((*log)->recovery().ignored_files, std::vector<std::string>{"binlog.000002"});
   ASSERT_TRUE((*log)->Close().ok());
   EXPECT_EQ(ReadFile(dir + "/binlog.000002"), v3);
+}
+
+// A v3 file the index names as the log's last file: Open refuses with
+// Unimplemented (binlog/log.h) and changes nothing on disk.
+TEST(BadInputTest, AnIndexedFileOfAnOlderFormatIsUnimplementedAndUntouched) {
+  std::string dir = NewTempDir("v3_indexed");
+  const std::string v3 = StartV3File();
+  WriteFile(dir + "/binlog.index", "./binlog.000001\n");
+  WriteFile(dir + "/binlog.000001", v3);
+  auto log = Binlog::Open(dir, "binlog", Options());
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), absl::StatusCode::kUnimplemented) << log.status();
+  EXPECT_NE(log.status().message().find("binlog.000001"), absl::string_view::npos)
+      << log.status();
+  EXPECT_EQ(ReadFile(dir + "/binlog.000001"), v3);
+  EXPECT_EQ(ReadFile(dir + "/binlog.index"), "./binlog.000001\n");
 }
 
 TEST(BadInputTest, MissingIndexWithBinlogFilesIsRefused) {
