@@ -60,6 +60,10 @@ absl::Status ReplicationClient::ReadPacket(std::string* out, absl::Time deadline
                  (static_cast<size_t>(static_cast<uint8_t>(h[2])) << 16);
     seq_ = static_cast<uint8_t>(h[3]) + 1;
     size_t at = out->size();
+    if (at + len > max_packet_) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("a packet of over ", max_packet_, " bytes"));
+    }
     out->resize(at + len);
     s = ReadFull(out->data() + at, len, deadline);
     if (!s.ok()) return s;

@@ -1,7 +1,8 @@
 // File: server/client.h
 //
-// A small replication client for tests and benchmarks of binlog_server
-// (not for production replicas): connects, authenticates with
+// A replication client: the relay's connection to its source
+// (server/source.h) and the client of binlog_server's tests and
+// benchmarks. Connects, authenticates with
 // mysql_native_password or caching_sha2_password (following an auth
 // switch), optionally over TLS (the SSLRequest upgrade, verifying the
 // server's certificate), runs simple queries and reads a binlog dump
@@ -87,6 +88,15 @@ class ReplicationClient {
   // Acknowledges receipt up to `position` of `file`.
   absl::Status SendAck(uint64_t position, const std::string& file);
 
+  // True when bytes already received wait in the client's buffer (the
+  // next Read returns without a system call while they hold a whole
+  // packet): a relay groups its fdatasync and acks at the ends of bursts.
+  bool buffered() const { return buf_pos_ < buf_.size(); }
+  // The largest packet (reassembled) Read accepts; a larger one is
+  // ResourceExhausted and the connection is unusable. Default 1 GiB + 64 KiB,
+  // the largest event the library accepts plus the packet's own header.
+  void set_max_packet(size_t bytes) { max_packet_ = bytes; }
+
   io::Socket& socket() { return sock_; }
 
  private:
@@ -101,6 +111,7 @@ class ReplicationClient {
   uint8_t seq_ = 0;
   uint32_t caps_ = 0;
   bool semisync_ = false;
+  size_t max_packet_ = (size_t{1} << 30) + (64 << 10);
 };
 
 }  // namespace server

@@ -30,6 +30,10 @@
 //     COMMIT returns once the ack arrives, counted as a semi-sync commit.
 //   - Heartbeats (type 27, timestamp 0, log_pos = the end of the active
 //     file, naming it) arrive when the dump is idle.
+//   - With semi-sync on, a second dump of the same server id is refused
+//     (4052) or starved while the first connection lives, and taken once
+//     it is gone.
+// The relay's source side, server/source.h, is tested here too.
 //
 // Skipped (GTEST_SKIP) only when the MariaDB binaries are not installed
 // (tools/setup.sh installs mariadb-server).
@@ -56,6 +60,7 @@
 #include "gtest/gtest.h"
 #include "io/socket.h"
 #include "server/client.h"
+#include "server/source.h"
 #include "tests/testutil/external_tools.h"
 #include "tests/testutil/mariadb_server.h"
 
@@ -129,7 +134,7 @@ class MariadbSourceTest : public ::testing::Test {
     absl::Status s = primary_.Start(
         dir_,
         {"--server-id=1", "--log-bin=" + dir_ + "/data/primary-bin", "--binlog-format=ROW",
-         "--gtid-strict-mode=1", "--rpl-semi-sync-master-enabled=1",
+         "--gtid-strict-mode=1", "--rpl-semi-sync-master-enabled=0",
          "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
          "--rpl-semi-sync-master-timeout=60000"},
         /*tcp=*/true);
@@ -155,6 +160,9 @@ class MariadbSourceTest : public ::testing::Test {
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? std::string(absl::StripAsciiWhitespace(*out)) : "";
   }
+  // Semi-sync on (off until then, so that the tests' first commits do not
+  // wait for a replica): from now on a commit waits for an ack, up to 60 s.
+  void EnableSemiSync() { Exec("SET GLOBAL rpl_semi_sync_master_enabled = 1"); }
   void Insert(int id) { Exec(absl::StrCat("INSERT INTO shop.items VALUES (", id, ",'v')")); }
   uint64_t Status(const std::string& name) {
     std::vector<std::string> kv =
@@ -341,6 +349,7 @@ TEST_F(MariadbSourceTest, AGtidDumpRestartsAtTheFileAndSkipsWholeGroups) {
 // event, and a client's COMMIT waits (AFTER_SYNC) until the ack comes.
 TEST_F(MariadbSourceTest, SemiSyncCommitWaitsForTheAck) {
   Insert(1);
+  EnableSemiSync();
   ConnectReplica({"SET @rpl_semi_sync_slave=1"});
   client_->set_semisync(true);
   const std::string file = "primary-bin.000001";
@@ -348,21 +357,7 @@ TEST_F(MariadbSourceTest, SemiSyncCommitWaitsForTheAck) {
   std::vector<Received> got = ReadToHeartbeat();
   ASSERT_FALSE(HasFailure());
   EXPECT_EQ(Status("Rpl_semi_sync_master_clients"), 1u);
-  // Caught up, the replica is asked to ack the newest transaction; its
-  // ack turns the source's semi-sync on (it was off: no replica acked).
-  const Received* caught_up = nullptr;
-  for (const Received& e : got) {
-    if (e.need_ack) caught_up = &e;
-  }
-  ASSERT_NE(caught_up, nullptr) << Describe(got);
-  EXPECT_EQ(caught_up->type, kXid);
-  ASSERT_TRUE(client_->SendAck(caught_up->log_pos, file).ok());
-  for (int i = 0; i < 100 && Exec("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_status'") !=
-                                 "Rpl_semi_sync_master_status\tON";
-       ++i) {
-    absl::SleepFor(absl::Milliseconds(100));  // polls the server's status (bounded)
-  }
-  ASSERT_EQ(Exec("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_status'"),
+  EXPECT_EQ(Exec("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_status'"),
             "Rpl_semi_sync_master_status\tON");
   const uint64_t yes_before = Status("Rpl_semi_sync_master_yes_tx");
   const uint64_t no_before = Status("Rpl_semi_sync_master_no_tx");
@@ -399,6 +394,170 @@ TEST_F(MariadbSourceTest, SemiSyncCommitWaitsForTheAck) {
   EXPECT_TRUE(returned.load());
   EXPECT_EQ(Status("Rpl_semi_sync_master_yes_tx"), yes_before + 1);
   EXPECT_EQ(Status("Rpl_semi_sync_master_no_tx"), no_before);
+}
+
+// The relay's source side (server/source.h) against the same primary.
+class SourceStreamTest : public MariadbSourceTest {
+ protected:
+  server::SourceOptions Options() const {
+    server::SourceOptions o;
+    o.host = "127.0.0.1";
+    o.port = static_cast<uint16_t>(primary_.port());
+    o.user = "repl";
+    o.password = "s3cret";
+    o.flavor = LogFlavor::kMariaDB;
+    o.server_id = 9;
+    o.report_host = "relay-under-test";
+    o.heartbeat_period = absl::Milliseconds(200);
+    return o;
+  }
+  // Events up to the first heartbeat.
+  std::vector<Received> Drain(server::SourceStream* st) {
+    std::vector<Received> got;
+    for (;;) {
+      auto e = st->Next(absl::Now() + absl::Seconds(20));
+      EXPECT_TRUE(e.ok()) << e.status();
+      if (!e.ok()) return got;
+      got.push_back(Parse(e->bytes, e->need_ack));
+      if (got.back().type == kHeartbeat) return got;
+    }
+  }
+};
+
+TEST_F(SourceStreamTest, StreamsEveryEventAndResumesByGtid) {
+  Insert(1);
+  Insert(2);
+  EnableSemiSync();
+  auto st = server::SourceStream::Start(Options(), {"primary-bin.000001", 4, std::nullopt});
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_TRUE(st->semisync());
+  EXPECT_TRUE(st->checksums());
+  EXPECT_NE(st->source_version().find("MariaDB"), std::string::npos);
+  std::vector<Received> got = Drain(&*st);
+  ASSERT_FALSE(HasFailure());
+  // Every event of the file, Annotate_rows included, contiguous.
+  std::string copy(kBinlogMagic, kMagicSize);
+  bool annotate = false;
+  for (const Received& e : got) {
+    if (e.artificial() || e.type == kHeartbeat) continue;
+    annotate |= e.type == kAnnotateRows;
+    ASSERT_EQ(e.log_pos, copy.size() + e.size) << Describe(got);
+    copy += e.bytes;
+  }
+  EXPECT_TRUE(annotate);
+  std::string file = File(1);
+  file[kInUseFlagFileOffset] &= ~static_cast<char>(kFlagBinlogInUse);
+  EXPECT_TRUE(copy == file);
+  // A commit now waits for the stream's ack.
+  std::atomic<bool> returned{false};
+  std::thread committer([&] {
+    Insert(3);
+    returned = true;
+  });
+  Received xid;
+  for (;;) {
+    auto e = st->Next(absl::Now() + absl::Seconds(20));
+    ASSERT_TRUE(e.ok()) << e.status();
+    xid = Parse(e->bytes, e->need_ack);
+    if (xid.type == kXid) break;
+  }
+  EXPECT_TRUE(xid.need_ack);
+  EXPECT_FALSE(returned.load());
+  ASSERT_TRUE(st->Ack("primary-bin.000001", xid.log_pos).ok());
+  committer.join();
+  EXPECT_EQ(Status("Rpl_semi_sync_master_no_tx"), 0u);
+
+  // After the connection closes (a relay restarted), a new stream by GTID
+  // starts after the position, semi-sync again.
+  st = absl::UnavailableError("closed");
+  std::vector<std::string> pos = absl::StrSplit(Exec("SELECT @@gtid_binlog_pos"), '-');
+  ASSERT_EQ(pos.size(), 3u);
+  uint64_t last = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(pos[2], &last));
+  server::DumpStart by_gtid;
+  by_gtid.gtid = absl::StrCat("0-1-", last - 1);
+  auto again = server::SourceStream::Start(Options(), by_gtid);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->semisync());
+  got = Drain(&*again);
+  std::vector<uint64_t> seqs;
+  for (const Received& e : got) {
+    if (e.type == kGtid) seqs.push_back(e.gtid_seq());
+  }
+  EXPECT_EQ(seqs, std::vector<uint64_t>{last});
+}
+
+// A relay that reconnects while its old connection still looks alive to
+// the source: MariaDB 10.11 with semi-sync on refuses the new dump (error
+// 4052, "A slave with the same server_uuid/server_id is already
+// connected") or sends it nothing, not even its fake Rotate, until the old
+// connection is gone; then it takes one. A relay treats both as a failed
+// connect and retries.
+TEST_F(SourceStreamTest, ADumpOfTheSameServerIdIsTakenOnceTheOldConnectionIsGone) {
+  Insert(1);
+  EnableSemiSync();
+  server::SourceOptions o = Options();
+  auto first = server::SourceStream::Start(o, {"primary-bin.000001", 4, std::nullopt});
+  ASSERT_TRUE(first.ok()) << first.status();
+  Drain(&*first);
+  {
+    auto second = server::SourceStream::Start(o, {"primary-bin.000001", 4, std::nullopt});
+    ASSERT_TRUE(second.ok()) << second.status();
+    // Many heartbeat periods.
+    auto r = second->Next(absl::Now() + absl::Seconds(3));
+    ASSERT_FALSE(r.ok());
+    if (absl::IsFailedPrecondition(r.status())) {
+      EXPECT_NE(r.status().message().find("4052"), absl::string_view::npos) << r.status();
+    } else {
+      EXPECT_TRUE(absl::IsDeadlineExceeded(r.status())) << r.status();
+    }
+  }
+  first = absl::UnavailableError("closed");
+  // The source notices the closed connection at its next heartbeat.
+  absl::Status last;
+  for (int i = 0; i < 20; ++i) {
+    auto third = server::SourceStream::Start(o, {"primary-bin.000001", 4, std::nullopt});
+    ASSERT_TRUE(third.ok()) << third.status();
+    auto e = third->Next(absl::Now() + absl::Seconds(3));
+    if (e.ok()) {
+      last = absl::OkStatus();
+      break;
+    }
+    last = e.status();
+    EXPECT_TRUE(absl::IsFailedPrecondition(last) || absl::IsDeadlineExceeded(last)) << last;
+    absl::SleepFor(absl::Milliseconds(200));  // a relay's reconnect backoff
+  }
+  EXPECT_TRUE(last.ok()) << last;
+}
+
+TEST_F(SourceStreamTest, ErrorsNameTheirCause) {
+  server::SourceOptions o = Options();
+  o.password = "wrong";
+  EXPECT_EQ(server::SourceStream::Start(o, {}).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  o = Options();
+  o.server_id = 0;
+  EXPECT_EQ(server::SourceStream::Start(o, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Nothing listens there any more.
+  auto probe = io::Socket::ListenLoopback(0);
+  ASSERT_TRUE(probe.ok());
+  o = Options();
+  o.port = probe->port();
+  probe = absl::UnavailableError("closed");
+  EXPECT_EQ(server::SourceStream::Start(o, {}).status().code(),
+            absl::StatusCode::kUnavailable);
+  // A GTID the source never had: the dump's error reply, with its code.
+  server::DumpStart ahead;
+  ahead.gtid = "0-1-999999";
+  auto st = server::SourceStream::Start(Options(), ahead);
+  ASSERT_TRUE(st.ok()) << st.status();
+  absl::StatusOr<server::SourceEvent> e;
+  do {
+    e = st->Next(absl::Now() + absl::Seconds(20));
+  } while (e.ok());
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kFailedPrecondition) << e.status();
+  EXPECT_NE(e.status().message().find("1236"), absl::string_view::npos) << e.status();
 }
 
 }  // namespace

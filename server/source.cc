@@ -1,0 +1,182 @@
+#include "server/source.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "binlog/gtid.h"
+#include "io/socket.h"
+#include "server/protocol.h"
+
+namespace binlog {
+namespace server {
+namespace {
+
+// MariaDB: BINLOG_SEND_ANNOTATE_ROWS_EVENT (without it Annotate_rows
+// events are left out of the stream).
+constexpr uint16_t kDumpSendAnnotateRows = 0x02;
+
+// A single-valued query: the first column of the first row, "" for none
+// or NULL; the server's error as FailedPrecondition.
+absl::StatusOr<std::string> QueryValue(ReplicationClient* c, const std::string& sql) {
+  auto r = c->Query(sql);
+  if (!r.ok()) return r.status();
+  if (r->kind == ClientReply::kError) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(sql, ": ", r->error_code, ": ", r->message));
+  }
+  if (r->kind != ClientReply::kResultSet || r->rows.empty() || r->rows[0].empty() ||
+      !r->rows[0][0].has_value()) {
+    return std::string();
+  }
+  return *r->rows[0][0];
+}
+
+absl::Status Exec(ReplicationClient* c, const std::string& sql) {
+  auto r = c->Query(sql);
+  if (!r.ok()) return r.status();
+  if (r->kind == ClientReply::kError) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(sql, ": ", r->error_code, ": ", r->message));
+  }
+  return absl::OkStatus();
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) {
+    if (ch == '\'' || ch == '\\') out += '\\';
+    out += ch;
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
+                                                 const DumpStart& start) {
+  if (o.server_id == 0) {
+    return absl::InvalidArgumentError("SourceOptions::server_id must be set (not 0)");
+  }
+  if (o.heartbeat_period <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("SourceOptions::heartbeat_period must be positive");
+  }
+  absl::StatusOr<io::Socket> sock =
+      !o.host.empty() && o.host[0] == '/' ? io::Socket::ConnectUnix(o.host)
+                                          : io::Socket::ConnectTcp(o.host, o.port);
+  if (!sock.ok()) {
+    return absl::UnavailableError(absl::StrCat("source ", o.host, ":", o.port, ": ",
+                                               sock.status().message()));
+  }
+  const bool local = !o.host.empty() && o.host[0] == '/';
+  auto c = ReplicationClient::Connect(std::move(*sock), o.user, o.password,
+                                      "mysql_native_password", local, o.tls);
+  if (!c.ok()) return c.status();
+  c->set_max_packet(o.max_packet);
+  SourceStream st(std::move(*c));
+  ReplicationClient* cl = &st.client_;
+
+  auto version = QueryValue(cl, "SELECT VERSION()");
+  if (!version.ok()) return version.status();
+  st.version_ = *version;
+  // The checksum setting the source writes with; the dump sends events
+  // with it (a replica that does not announce it gets them stripped).
+  auto checksum = QueryValue(cl, "SELECT @@global.binlog_checksum");
+  if (!checksum.ok()) return checksum.status();
+  st.checksums_ = absl::AsciiStrToUpper(*checksum) != "NONE";
+  absl::Status s = Exec(cl, "SET @master_binlog_checksum = @@global.binlog_checksum");
+  if (!s.ok()) return s;
+  const int64_t period_ns = absl::ToInt64Nanoseconds(o.heartbeat_period);
+  s = Exec(cl, absl::StrCat("SET @master_heartbeat_period = ", period_ns));
+  if (!s.ok()) return s;
+  const bool maria = o.flavor == LogFlavor::kMariaDB;
+  if (!maria) {
+    // MySQL 8.0.26+ reads the new name; older ones the old (set above).
+    Exec(cl, absl::StrCat("SET @source_heartbeat_period = ", period_ns)).IgnoreError();
+  }
+  if (maria) {
+    s = Exec(cl, "SET @mariadb_slave_capability = 4");
+    if (!s.ok()) return s;
+    if (start.gtid.has_value()) {
+      s = Exec(cl, "SET @slave_connect_state = " + Quote(*start.gtid));
+      if (!s.ok()) return s;
+      s = Exec(cl, "SET @slave_gtid_strict_mode = 1");
+      if (!s.ok()) return s;
+      s = Exec(cl, "SET @slave_gtid_ignore_duplicates = 0");
+      if (!s.ok()) return s;
+    }
+  }
+  if (o.semisync) {
+    // The source's semi-sync switch, under either generation's name; a
+    // source without the variable (no semi-sync plugin) has none.
+    auto r = cl->Query("SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync_%'");
+    if (!r.ok()) return r.status();
+    if (r->kind == ClientReply::kResultSet) {
+      for (const auto& row : r->rows) {
+        if (row.size() < 2 || !row[0].has_value() || !row[1].has_value()) continue;
+        const std::string name = absl::AsciiStrToLower(*row[0]);
+        if ((name == "rpl_semi_sync_master_enabled" ||
+             name == "rpl_semi_sync_source_enabled") &&
+            (absl::AsciiStrToUpper(*row[1]) == "ON" || *row[1] == "1")) {
+          st.semisync_ = true;
+        }
+      }
+    }
+    if (st.semisync_) {
+      s = Exec(cl, "SET @rpl_semi_sync_slave = 1");
+      if (!s.ok()) return s;
+      cl->set_semisync(true);
+    }
+  }
+  s = cl->Register(o.server_id, o.report_host, o.report_port);
+  if (!s.ok()) return s;
+  if (!maria && start.gtid.has_value()) {
+    auto set = GtidSet::Parse(*start.gtid);
+    if (!set.ok()) return set.status();
+    s = cl->DumpGtid(set->EncodePreviousGtidsBody(), 0, o.server_id);
+  } else {
+    if (start.position > 0xffffffffu) {
+      return absl::InvalidArgumentError("a dump position past 4 GiB");
+    }
+    s = cl->Dump(start.file, static_cast<uint32_t>(start.position),
+                 maria ? kDumpSendAnnotateRows : 0, o.server_id);
+  }
+  if (!s.ok()) return s;
+  return st;
+}
+
+absl::StatusOr<SourceEvent> SourceStream::Next(absl::Time deadline) {
+  auto r = client_.Read(deadline);
+  if (!r.ok()) {
+    if (absl::IsDeadlineExceeded(r.status()) || absl::IsResourceExhausted(r.status()) ||
+        absl::IsDataLoss(r.status())) {
+      return r.status();
+    }
+    return absl::UnavailableError(absl::StrCat("source: ", r.status().message()));
+  }
+  switch (r->kind) {
+    case ClientReply::kEvent:
+      break;
+    case ClientReply::kEof:
+      return absl::OutOfRangeError("the source ended the dump");
+    case ClientReply::kError:
+      return absl::FailedPreconditionError(
+          absl::StrCat("source: ", r->error_code, ": ", r->message));
+    default:
+      return absl::DataLossError("source: a packet that is no event");
+  }
+  if (r->event.size() < 19) return absl::DataLossError("source: an event under 19 bytes");
+  SourceEvent e;
+  e.bytes = std::move(r->event);
+  e.need_ack = r->need_ack;
+  return e;
+}
+
+absl::Status SourceStream::Ack(const std::string& file, uint64_t position) {
+  if (!semisync_) return absl::FailedPreconditionError("not a semi-sync stream");
+  return client_.SendAck(position, file);
+}
+
+}  // namespace server
+}  // namespace binlog

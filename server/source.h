@@ -1,0 +1,148 @@
+// File: server/source.h
+//
+// SourceStream: a relay's connection to its source, a MySQL-protocol
+// primary (MariaDB 10.11, MySQL 8.0/8.4, or another binlog_server). It
+// connects and authenticates as a replica, sets the session a replica of
+// the source's flavor sets, registers (COM_REGISTER_SLAVE), starts a dump
+// and hands over the events one by one, acknowledging semi-sync
+// transactions when told to.
+//
+// What the dump asks for, by flavor:
+//   MariaDB: @master_binlog_checksum = the source's binlog_checksum,
+//     @mariadb_slave_capability=4 (GTIDs), the heartbeat period, and for a
+//     GTID start @slave_connect_state + @slave_gtid_strict_mode=1, then
+//     COM_BINLOG_DUMP with BINLOG_SEND_ANNOTATE_ROWS_EVENT, so that every
+//     event of the source's files arrives (a dump without it leaves
+//     Annotate_rows out, and a copy would have holes).
+//   MySQL: @master_binlog_checksum, @master_heartbeat_period and
+//     @source_heartbeat_period, then COM_BINLOG_DUMP (file and position)
+//     or COM_BINLOG_DUMP_GTID (the GTID set already held).
+// Semi-sync: when SourceOptions::semisync is set and the source has
+// semi-sync on (rpl_semi_sync_master_enabled / rpl_semi_sync_source_enabled),
+// the stream announces itself a semi-sync replica (@rpl_semi_sync_slave=1)
+// and SourceEvent::need_ack marks the events the source waits on; Ack
+// acknowledges everything up to a position (one ack covers all before it).
+//
+// What arrives is described in tests/compat/mariadb_source_test.cc: fake
+// Rotates (artificial, log_pos 0) open each file of the stream, the active
+// file's Format_description comes with its in-use flag cleared, a GTID
+// start resends the file's header events and stands an artificial
+// Gtid_list where skipped groups end, heartbeats arrive when idle. The
+// stream hands all of them over as they are; the caller (a mirror of the
+// source's files) decides what it stores.
+//
+// Thread safety: thread-compatible (one receiving thread).
+// Errors: Unavailable when the source cannot be reached or the connection
+// drops (a relay reconnects); PermissionDenied for refused credentials;
+// FailedPrecondition for an error reply to the dump (the source's code and
+// message in the text: a purged position, a GTID the source lacks);
+// DataLoss for a malformed packet; ResourceExhausted for a packet over
+// SourceOptions::max_packet; DeadlineExceeded from Next when nothing came
+// before the deadline (heartbeats arrive every heartbeat_period while the
+// source is alive).
+
+#ifndef BINLOG_SERVER_SOURCE_H_
+#define BINLOG_SERVER_SOURCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "binlog/flavor.h"
+#include "server/client.h"
+
+namespace binlog {
+namespace server {
+
+struct SourceOptions {
+  // The source: a host name or IP address and its port, or a unix socket
+  // path (host starting with '/', port ignored).
+  std::string host;
+  uint16_t port = 3306;
+  std::string user;
+  std::string password;
+  // TLS to the source (nullptr: none). The certificate is checked against
+  // tls->verify_host.
+  const ClientTls* tls = nullptr;
+  LogFlavor flavor = LogFlavor::kMariaDB;
+  // This relay's server id as the source sees it (SHOW SLAVE HOSTS); it
+  // must differ from the source's and from every other replica's. While an
+  // older connection of the same id still looks alive to it, a MariaDB
+  // 10.11 source with semi-sync on refuses a new dump (FailedPrecondition,
+  // error 4052) or sends it nothing (DeadlineExceeded from Next): a relay
+  // treats both as a failed connect and retries.
+  uint32_t server_id = 0;
+  // What COM_REGISTER_SLAVE reports (the relay's own listening address).
+  std::string report_host;
+  uint16_t report_port = 0;
+  // The heartbeat period the dump asks for; Next's callers use a deadline
+  // of a few periods to notice a dead source.
+  absl::Duration heartbeat_period = absl::Seconds(1);
+  // Register as a semi-sync replica when the source has semi-sync on.
+  bool semisync = true;
+  // The largest packet accepted (see ReplicationClient::set_max_packet).
+  size_t max_packet = (size_t{1} << 30) + (64 << 10);
+};
+
+// Where a dump starts. MariaDB: a GTID position (gtid, "0-1-100,1-2-7";
+// "" with an empty file starts at the source's first GTID-tracked event)
+// or a file and position. MySQL: the GTID set already held (gtid, the text
+// form; the dump sends it encoded) or a file and position.
+struct DumpStart {
+  std::string file;
+  uint64_t position = 4;
+  std::optional<std::string> gtid;  // set: a GTID dump
+};
+
+struct SourceEvent {
+  std::string bytes;      // the whole event, header to checksum
+  bool need_ack = false;  // semi-sync: the source waits for an ack
+};
+
+class SourceStream {
+ public:
+  // Connects, authenticates, sets up the session and starts the dump. Each
+  // step (handshake, each query, the registration) times out after 30 s.
+  static absl::StatusOr<SourceStream> Start(const SourceOptions& options,
+                                            const DumpStart& start);
+
+  SourceStream(SourceStream&&) = default;
+  SourceStream& operator=(SourceStream&&) = default;
+
+  // The next event. DeadlineExceeded if none came before `deadline`;
+  // OutOfRange if the source ended the dump (an EOF packet: it is shutting
+  // down, or dropped this dump for a newer one of the same server id).
+  absl::StatusOr<SourceEvent> Next(absl::Time deadline);
+  // True when the next event is already received (see
+  // ReplicationClient::buffered): a relay syncs and acks at a burst's end.
+  bool buffered() const { return client_.buffered(); }
+  // Acknowledges every transaction up to `position` of `file` (the
+  // log_pos of the last event the relay made durable). FailedPrecondition
+  // if the stream is not a semi-sync one.
+  absl::Status Ack(const std::string& file, uint64_t position);
+
+  // Whether the source accepted this stream as a semi-sync replica.
+  bool semisync() const { return semisync_; }
+  // The source's binlog_checksum (true: CRC32).
+  bool checksums() const { return checksums_; }
+  // The source's server version string (from its handshake and
+  // SELECT VERSION()).
+  const std::string& source_version() const { return version_; }
+
+ private:
+  explicit SourceStream(ReplicationClient c) : client_(std::move(c)) {}
+
+  ReplicationClient client_;
+  bool semisync_ = false;
+  bool checksums_ = true;
+  std::string version_;
+};
+
+}  // namespace server
+}  // namespace binlog
+
+#endif  // BINLOG_SERVER_SOURCE_H_
