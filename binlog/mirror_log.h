@@ -113,11 +113,15 @@
 //                      first error; nothing is retried: reopen to recover).
 //   I/O errors         from the FileSystem (they poison the copy).
 // Lifetime: MirrorOptions::file_system must outlive the MirrorLog.
-// Readers: Reader::OpenDirectory (and the at-rest GTID readers) read the
-// copy like any log directory, at rest and while it is appended, up to the
-// last file's durable_end(): bytes past it may be a partial event, which a
-// reader of a file whose in-use flag is clear reports as DataLoss. A live
-// tailing Reader (waiting for more) is not offered by this version.
+// Readers: Reader::OpenDirectory (and the at-rest GTID readers,
+// binlog/gtid_reader.h) read the copy like any log directory, also while it
+// is appended: after Sync() the files hold whole events only, which a
+// reader opened then reads to the end. A reader that meets a write in
+// progress (Append writes buffered events without syncing) may find a
+// partial event at the end of the last file, which it reports as DataLoss
+// at that offset (the in-use flag is clear): open a new reader from there.
+// A live tailing Reader that follows the copy (waiting for more, reading
+// only below a published end) is not offered by this version.
 
 #ifndef BINLOG_BINLOG_MIRROR_LOG_H_
 #define BINLOG_BINLOG_MIRROR_LOG_H_

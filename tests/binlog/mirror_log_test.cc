@@ -27,6 +27,7 @@
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
+#include "binlog/gtid_reader.h"
 #include "binlog/index_file.h"
 #include "binlog/log.h"
 #include "binlog/reader.h"
@@ -524,6 +525,35 @@ TEST_P(MirrorLogTest, PowerLossKeepsWhatSyncMadeDurable) {
 INSTANTIATE_TEST_SUITE_P(Flavors, MirrorLogTest,
                          ::testing::Values(Kind::kMySql, Kind::kMySqlZstd, Kind::kMariaDb),
                          [](const ::testing::TestParamInfo<Kind>& i) { return KindName(i.param); });
+
+// The copy is read like any log directory while it is appended: after a
+// Sync, a Reader reads every stored event, and the at-rest GTID state
+// (what binlog_server serves GTID dumps from) is the copy's.
+TEST(MirrorLogReaderTest, ReadersReadTheCopyWhileItIsAppended) {
+  Source src = MakeSource(Kind::kMySql, 40);
+  const std::string dir = NewTempDir("mirror_readers");
+  auto m = MirrorLog::Open(dir, kBase, MirrorOptions());
+  ASSERT_OK(m.status());
+  std::vector<std::string> stream = Dump(src, src.files.front(), kMagicSize);
+  size_t done = 0;
+  for (size_t upto : {stream.size() / 3, stream.size() / 2, stream.size()}) {
+    ASSERT_OK(Feed(m->get(), stream, done, upto));
+    done = upto;
+    ASSERT_OK((*m)->Sync());
+    auto r = Reader::OpenDirectory(dir, kBase, ReaderOptions());
+    ASSERT_OK(r.status());
+    std::vector<testing_util::EventRef> events;
+    ASSERT_OK(testing_util::ReadAll(r->get(), &events));
+    EXPECT_EQ(events.size(), (*m)->stats().events_stored);
+    auto st = ReadAtRestGtidState(dir, kBase, LogFlavor::kMySQL);
+    ASSERT_OK(st.status());
+    if (!(*m)->inside_transaction()) {
+      EXPECT_EQ(st->executed, (*m)->ResumePoint().gtids);
+    }
+  }
+  ASSERT_OK((*m)->Close());
+  ExpectIdentical(src, dir);
+}
 
 // A source that crashed: its file ends without Rotate or Stop and the
 // dump goes on in the next file after an artificial Rotate. The copy's
