@@ -17,10 +17,12 @@
 #include "binlog/mirror_log.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -551,6 +553,42 @@ TEST(MirrorLogReaderTest, ReadersReadTheCopyWhileItIsAppended) {
       EXPECT_EQ(st->executed, (*m)->ResumePoint().gtids);
     }
   }
+  ASSERT_OK((*m)->Close());
+  ExpectIdentical(src, dir);
+}
+
+// A receiver appends while an acknowledger syncs and reads durable_end()
+// (the relay's semi-sync threads): the durable end only grows, and the
+// copy ends identical to the source.
+TEST(MirrorLogThreadTest, SyncRunsAlongsideAppend) {
+  Source src = MakeSource(Kind::kMySql, 60);
+  const std::string dir = NewTempDir("mirror_threads");
+  auto m = MirrorLog::Open(dir, kBase, MirrorOptions());
+  ASSERT_OK(m.status());
+  std::vector<std::string> stream = Dump(src, src.files.front(), kMagicSize);
+  std::atomic<bool> done{false};
+  absl::Status ack_status;
+  std::thread acker([&] {
+    MirrorPosition last;
+    while (!done.load()) {
+      absl::Status s = (*m)->Sync();
+      if (!s.ok()) {
+        ack_status = s;
+        return;
+      }
+      MirrorPosition p = (*m)->durable_end();
+      if (p.file < last.file || (p.file == last.file && p.pos < last.pos)) {
+        ack_status = absl::InternalError("durable end went back");
+        return;
+      }
+      last = p;
+    }
+  });
+  absl::Status fed = Feed(m->get(), stream);
+  done.store(true);
+  acker.join();
+  ASSERT_OK(fed);
+  ASSERT_OK(ack_status);
   ASSERT_OK((*m)->Close());
   ExpectIdentical(src, dir);
 }
