@@ -29,6 +29,7 @@
 #include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/index_file.h"
+#include "binlog/live_log.h"
 #include "binlog/log_directory.h"
 #include "binlog/log_recovery.h"
 #include "binlog/reader.h"
@@ -174,13 +175,17 @@ absl::StatusOr<std::unique_ptr<MirrorLog>> MirrorLog::Open(const std::string& di
         "max_unsynced_bytes ", options.max_unsynced_bytes, " outside 64 KiB .. 1 GiB"));
   }
   std::unique_ptr<MirrorLog> log(new MirrorLog(dir, basename, options));
+  log->live_ = std::make_shared<internal::LiveLog>(dir, basename, sync::TailNotifierOptions());
   {
     sync::MutexLock l(&log->mu_);
     absl::Status s = log->OpenImpl();
     if (!s.ok()) {
       log->st_->closed = true;  // nothing to close: the destructor only unlocks
+      log->live_->MarkClosed(false);
       return s;
     }
+    log->live_->SetFiles(log->st_->files);
+    log->Publish();
   }
   return log;
 }
@@ -321,6 +326,20 @@ absl::Status MirrorLog::OpenImpl() {
         WriteIndex(fs, m->dir_handle.get(), dir_, basename_, {}, options_.file_mode));
   }
   return absl::OkStatus();
+}
+
+void MirrorLog::Publish() {
+  const State* m = st_.get();
+  // The boundary is durable only once synced covers it (after Sync, and at
+  // a file's start and end, where synced is the file's end).
+  if (m->files.empty() || m->boundary_end > m->synced) return;
+  live_->Publish(m->last, m->boundary_end);
+}
+
+absl::StatusOr<std::unique_ptr<Reader>> MirrorLog::NewReader(
+    const ReaderOptions& options) const {
+  sync::MutexLock l(&mu_);
+  return std::unique_ptr<Reader>(new Reader(live_, options, st_->fs));
 }
 
 absl::Status MirrorLog::Poison(absl::Status s) {
@@ -471,6 +490,7 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
         if (!s.ok()) return Poison(s);
         m->ended = true;
         m->next_file.clear();
+        Publish();
       }
       m->streaming = true;
       m->stream_file = name;
@@ -534,6 +554,7 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
         return Poison(s);
       }
       m->files = std::move(files);
+      live_->AddFile(n);
       m->last = n;
       m->last_name = m->stream_file;
       m->active = std::move(file);
@@ -554,6 +575,7 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       ++m->stats.events_stored;
       ++m->stats.syncs;
       ++m->stats.files_started;
+      Publish();
       return absl::OkStatus();
     }
     // A re-send of the Format_description of the file the copy holds.
@@ -705,6 +727,7 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
     if (!s.ok()) return Poison(s);
     m->ended = true;
     m->next_file = next_file;
+    Publish();
     if (!next_file.empty()) {
       m->stream_file = next_file;
       m->stream_pos = kMagicSize;
@@ -735,6 +758,7 @@ absl::Status MirrorLog::Sync() {
     }
   }
   if (!s.ok()) return Poison(s);
+  Publish();
   return absl::OkStatus();
 }
 
@@ -776,6 +800,8 @@ absl::Status MirrorLog::Close() {
   m->active.reset();
   m->readback.reset();
   m->lock.reset();
+  if (result.ok()) Publish();
+  live_->MarkClosed(result.ok());
   return result;
 }
 

@@ -113,15 +113,19 @@
 //                      first error; nothing is retried: reopen to recover).
 //   I/O errors         from the FileSystem (they poison the copy).
 // Lifetime: MirrorOptions::file_system must outlive the MirrorLog.
-// Readers: Reader::OpenDirectory (and the at-rest GTID readers,
-// binlog/gtid_reader.h) read the copy like any log directory, also while it
-// is appended: after Sync() the files hold whole events only, which a
-// reader opened then reads to the end. A reader that meets a write in
-// progress (Append writes buffered events without syncing) may find a
+// Readers: NewReader() gives tailing readers that follow the copy as a
+// live log's readers follow it (binlog/reader.h): they read only below the
+// published end, which is the end of the last complete transaction or
+// file-level event that is durable (published by Sync(), at each file's
+// start and end, and by Open), so a downstream replica never sees a
+// transaction a crash of the copy could lose or a partial one; they wait
+// for more with WaitForMore() and end (Cancelled) after Close().
+// Reader::OpenDirectory (and the at-rest GTID readers, binlog/gtid_reader.h)
+// read the copy like any log directory, also while it is appended: after
+// Sync() the files hold whole events only, which a reader opened then reads
+// to the end; a reader at rest that meets a write in progress may find a
 // partial event at the end of the last file, which it reports as DataLoss
-// at that offset (the in-use flag is clear): open a new reader from there.
-// A live tailing Reader that follows the copy (waiting for more, reading
-// only below a published end) is not offered by this version.
+// at that offset (the in-use flag is clear).
 
 #ifndef BINLOG_BINLOG_MIRROR_LOG_H_
 #define BINLOG_BINLOG_MIRROR_LOG_H_
@@ -192,6 +196,12 @@ struct MirrorResumePoint {
   MariaGtidState maria_gtids;
 };
 
+namespace internal {
+class LiveLog;
+}  // namespace internal
+class Reader;
+struct ReaderOptions;
+
 class MirrorLog {
  public:
   // Opens or creates the copy in `dir` for the source's files named
@@ -245,6 +255,11 @@ class MirrorLog {
   // True while a transaction is open (its end not yet appended).
   bool inside_transaction() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // A tailing reader of the copy (see the file comment), from the first
+  // file or ReaderOptions::start_file / start_offset. It may outlive the
+  // MirrorLog (it then ends at the last published end).
+  absl::StatusOr<std::unique_ptr<Reader>> NewReader(const ReaderOptions& options) const;
+
   const MirrorRecoveryReport& recovery() const { return recovery_; }
   // The indexed files, oldest first (names).
   std::vector<std::string> files() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -268,6 +283,8 @@ class MirrorLog {
   absl::Status AppendLocked(absl::string_view event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckUsable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Poison(absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Publishes the last file's durable boundary to tailing readers.
+  void Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string dir_;
   const std::string basename_;
@@ -276,6 +293,8 @@ class MirrorLog {
 
   mutable sync::Mutex mu_;
   std::unique_ptr<State> st_ ABSL_GUARDED_BY(mu_);
+  // What tailing readers follow (thread-safe itself; set by Open).
+  std::shared_ptr<internal::LiveLog> live_;
 };
 
 }  // namespace binlog

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,7 @@
 #include "binlog/index_file.h"
 #include "binlog/log.h"
 #include "binlog/reader.h"
+#include "binlog/transaction_boundary.h"
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
@@ -591,6 +593,100 @@ TEST(MirrorLogThreadTest, SyncRunsAlongsideAppend) {
   ASSERT_OK(ack_status);
   ASSERT_OK((*m)->Close());
   ExpectIdentical(src, dir);
+}
+
+// A tailing reader follows the copy while the stream is appended: it sees
+// only whole, durable transactions (each time it catches up it stands at a
+// boundary the copy synced), moves across the source's files, and after
+// Close reads to the end and stops; it reads exactly the source's events.
+TEST(MirrorLogReaderTest, TailingReaderFollowsTheDurableBoundary) {
+  Source src = MakeSource(Kind::kMySql, 60);
+  // The source's boundaries: where no transaction is open.
+  std::set<std::pair<uint64_t, uint64_t>> boundaries;
+  std::vector<std::string> source_events;
+  {
+    auto r = Reader::OpenDirectory(src.dir, kBase, ReaderOptions());
+    ASSERT_OK(r.status());
+    TransactionBoundaryParser parser;
+    for (;;) {
+      Event ev;
+      absl::Status s = (*r)->Next(&ev);
+      if (absl::IsOutOfRange(s)) break;
+      ASSERT_OK(s);
+      source_events.push_back(std::string(ev.data));
+      if (ev.header.type == kFormatDescriptionEvent) {
+        parser.Reset();
+        boundaries.insert({ev.file_number, ev.end_offset});
+        continue;
+      }
+      auto res = parser.Feed(ev.header, ev.body());
+      if (res == TransactionBoundaryParser::Result::kEnded ||
+          res == TransactionBoundaryParser::Result::kOutside) {
+        boundaries.insert({ev.file_number, ev.end_offset});
+      }
+    }
+  }
+  const std::string dir = NewTempDir("mirror_tail");
+  auto m = MirrorLog::Open(dir, kBase, MirrorOptions());
+  ASSERT_OK(m.status());
+  auto reader = (*m)->NewReader(ReaderOptions());
+  ASSERT_OK(reader.status());
+  std::vector<std::string> read;
+  std::vector<std::string> errors;
+  std::thread tail([&] {
+    for (;;) {
+      Event ev;
+      absl::Status s = (*reader)->Next(&ev);
+      if (s.ok()) {
+        read.push_back(std::string(ev.data));
+        continue;
+      }
+      if (!absl::IsOutOfRange(s)) {
+        errors.push_back(s.ToString());
+        return;
+      }
+      // Caught up: at a durable boundary (or before the first file).
+      const auto at = std::make_pair((*reader)->file_number(), (*reader)->position());
+      if ((*reader)->position() != 0 && boundaries.count(at) == 0) {
+        errors.push_back(absl::StrCat("caught up at ", at.first, ":", at.second,
+                                      ", not a boundary"));
+      }
+      absl::Status w = (*reader)->WaitForMore(absl::InfiniteFuture());
+      if (absl::IsCancelled(w)) {
+        // Closed: everything readable now.
+        for (;;) {
+          absl::Status n = (*reader)->Next(&ev);
+          if (!n.ok()) {
+            if (!absl::IsOutOfRange(n)) errors.push_back(n.ToString());
+            return;
+          }
+          read.push_back(std::string(ev.data));
+        }
+      }
+      if (!w.ok()) {
+        errors.push_back(w.ToString());
+        return;
+      }
+    }
+  });
+  std::vector<std::string> stream = Dump(src, src.files.front(), kMagicSize);
+  absl::Status fed;
+  int n = 0;
+  for (const std::string& ev : stream) {
+    fed = (*m)->Append(ev);
+    if (!fed.ok()) break;
+    if (++n % 7 == 0) {  // often inside a transaction: never published
+      fed = (*m)->Sync();
+      if (!fed.ok()) break;
+    }
+  }
+  absl::Status closed = (*m)->Close();
+  tail.join();
+  ASSERT_OK(fed);
+  ASSERT_OK(closed);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(read.size(), source_events.size());
+  EXPECT_TRUE(read == source_events);
 }
 
 // A source that crashed: its file ends without Rotate or Stop and the
