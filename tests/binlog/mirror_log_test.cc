@@ -689,6 +689,71 @@ TEST(MirrorLogReaderTest, TailingReaderFollowsTheDurableBoundary) {
   EXPECT_TRUE(read == source_events);
 }
 
+// What a MariaDB source sends for a GTID connect: an artificial Rotate to
+// the start of the file holding the position, the file's
+// Format_description again with its created time zeroed and its CRC
+// recomputed (log_pos kept, or 0), the file's Gtid_list and
+// Binlog_checkpoint again, the groups before the position skipped, an
+// artificial Gtid_list, then the groups after it. The copy keeps the
+// file's original events and goes on exactly.
+TEST(MirrorLogMariaDbTest, GtidConnectRestartContinuesTheCopy) {
+  Source src = MakeSource(Kind::kMariaDb, 60);
+  for (bool zero_fde_pos : {false, true}) {
+    SCOPED_TRACE(zero_fde_pos ? "FDE log_pos 0" : "FDE log_pos kept");
+    const std::string dir = NewTempDir(absl::StrCat("mirror_maria_gtid", zero_fde_pos));
+    auto m = MirrorLog::Open(dir, kBase, MirrorOptions());
+    ASSERT_OK(m.status());
+    DumpOptions d;
+    d.heartbeats = false;
+    std::vector<std::string> stream = Dump(src, src.files.front(), kMagicSize, d);
+    // Stop inside a group of the first file, after a few whole ones.
+    size_t stop = 0, gtids = 0;
+    for (size_t i = 1; i < stream.size(); ++i) {
+      if (DecodeHeader(stream[i]).type == kMariaGtidEvent && ++gtids == 4) {
+        stop = i + 2;  // the Gtid and the statement, not the Xid
+        break;
+      }
+    }
+    ASSERT_GT(stop, 0u);
+    ASSERT_OK(Feed(m->get(), stream, 0, stop));
+    ASSERT_TRUE((*m)->inside_transaction());
+    const MirrorResumePoint rp = (*m)->ResumePoint();
+    ASSERT_EQ(rp.position.file, src.files.front());
+    EXPECT_EQ(rp.maria_gtids.ToString(), "0-1-3");
+    // The GTID connect's stream.
+    std::vector<std::string> again;
+    again.push_back(EncodeRotateTo(0, kServerId, rp.position.file, kMagicSize, 0,
+                                   kFlagArtificial, true));
+    const std::string file = ReadFile(io::JoinPath(src.dir, rp.position.file));
+    const uint32_t fde_size = LoadLe32(file.data() + kMagicSize + kEventSizeOffset);
+    std::string fde = file.substr(kMagicSize, fde_size);
+    ASSERT_NE(LoadLe32(fde.data() + kHeaderSize + 2 + 50), 0u) << "first file: created set";
+    StoreLe32(fde.data() + kHeaderSize + 2 + 50, 0);  // created
+    if (zero_fde_pos) StoreLe32(fde.data() + kLogPosOffset, 0);
+    StoreLe32(fde.data() + fde.size() - kChecksumSize, ComputeEventChecksum(fde));
+    again.push_back(fde);
+    // The file's header events, as stored, then the groups from the
+    // position on, with the artificial Gtid_list where they resume.
+    for (size_t i = 2; i < stream.size(); ++i) {
+      EventHeader h = DecodeHeader(stream[i]);
+      if (h.type == kMariaGtidEvent) break;
+      again.push_back(stream[i]);
+    }
+    again.push_back(ArtificialEvent(kMariaGtidListEvent, EncodeMariaGtidListBody({}),
+                                    static_cast<uint32_t>(rp.position.pos)));
+    std::vector<std::string> rest = Dump(src, rp.position.file, rp.position.pos, d);
+    // Dump's own start (artificial Rotate, FDE, artificial Gtid_list) is
+    // replaced by the GTID connect's above.
+    size_t first = 0;
+    while (first < rest.size() && DecodeHeader(rest[first]).type != kMariaGtidEvent) ++first;
+    again.insert(again.end(), rest.begin() + static_cast<long>(first), rest.end());
+    ASSERT_OK(Feed(m->get(), again));
+    EXPECT_GT((*m)->stats().resent, 0u);
+    ASSERT_OK((*m)->Close());
+    ExpectIdentical(src, dir);
+  }
+}
+
 // A source that crashed: its file ends without Rotate or Stop and the
 // dump goes on in the next file after an artificial Rotate. The copy's
 // file ends where the source's does (a partial transaction received before
