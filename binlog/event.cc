@@ -197,6 +197,18 @@ absl::StatusOr<RotateInfo> DecodeRotate(absl::string_view body) {
   return r;
 }
 
+absl::StatusOr<RotateInfo> DecodeRotateAnyChecksum(absl::string_view event,
+                                                   bool* has_checksum) {
+  *has_checksum = false;
+  if (event.size() < kHeaderSize + kRotatePostHeaderSize ||
+      LoadLe32(event.data() + kEventSizeOffset) != event.size()) {
+    return absl::DataLossError("malformed Rotate event");
+  }
+  *has_checksum = event.size() >= kHeaderSize + kRotatePostHeaderSize + kChecksumSize &&
+                  EventChecksumMatches(event);
+  return DecodeRotate(EventBody(event, *has_checksum));
+}
+
 namespace {
 // Heartbeat_log_event_v2 field types (MySQL's codecs::binary::Heartbeat).
 constexpr uint64_t kHbEndMark = 0;

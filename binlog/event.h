@@ -154,6 +154,17 @@ struct RotateInfo {
 };
 absl::StatusOr<RotateInfo> DecodeRotate(absl::string_view body);
 
+// Decodes a whole Rotate event (header included) whose checksum setting the
+// receiver does not know yet: the artificial Rotate a source sends ahead of
+// a file's Format_description is checksummed with the setting of that file
+// (or the one the replica announced), which arrives only after it. The
+// footer is taken as present when the event is long enough for one and its
+// last 4 bytes are the CRC32 of the rest; *has_checksum says which.
+// DataLoss for an event whose event_size is not event.size() or whose body
+// is too short.
+absl::StatusOr<RotateInfo> DecodeRotateAnyChecksum(absl::string_view event,
+                                                   bool* has_checksum);
+
 // Heartbeat_log_event_v2 (41, MySQL 8.0.26+): what a source sends an idle
 // replica that asked for it in its dump request; never stored in a binlog.
 // Post-header length 0. Body (binlog/FORMAT.md): fields, each a packed

@@ -267,6 +267,7 @@ class Reader {
 
  private:
   friend class Binlog;
+  friend class MirrorLog;  // NewReader over the copy's published end
   Reader(std::shared_ptr<internal::LogSource> source, const ReaderOptions& o,
          io::FileSystem* fs);
 

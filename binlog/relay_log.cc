@@ -500,11 +500,9 @@ absl::Status RelayLog::Append(absl::string_view event) {
     // the file's Format_description, just after. The event is not part of
     // the source's binlog (log_pos 0): it is stored re-encoded under the
     // relay file's setting, so the file stays readable.
-    const bool has_crc =
-        event.size() >= kHeaderSize + kRotatePostHeaderSize + kChecksumSize &&
-        EventChecksumMatches(event);
+    bool has_crc = false;
+    auto r = DecodeRotateAnyChecksum(event, &has_crc);
     if (has_crc != m->checksums) {
-      auto r = DecodeRotate(EventBody(event, has_crc));
       if (!r.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "bad artificial Rotate from the source: ", r.status().message()));

@@ -4,7 +4,8 @@
 // whole file goes through it: the last-file recovery scan, the scan of the
 // files a MariaDB Binlog_checkpoint names, the close of a file a rotation
 // left unclosed (binlog/log_recovery.cc), the relay log's last-file scan
-// (binlog/relay_log.cc), the GTID scans (binlog/gtid_scan.cc) and the
+// (binlog/relay_log.cc), the mirror log's last-file scan
+// (binlog/mirror_log.cc), the GTID scans (binlog/gtid_scan.cc) and the
 // last-event-time lookup (binlog/retention.cc).
 //
 // What it does once, for all of them: open the file with a Reader, read its
