@@ -303,6 +303,18 @@ absl::StatusOr<UserMap> LoadUsersFile(io::FileSystem* fs, const std::string& pat
   return ParseUsersFile(*text, path);
 }
 
+absl::StatusOr<std::string> LoadPasswordFile(io::FileSystem* fs, const std::string& path) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  absl::Status mode = io::CheckPrivateFile(fs, path, 0077, "a password");
+  if (!mode.ok()) return mode;
+  absl::StatusOr<std::string> text = ReadSmallFile(fs, path, 64 << 10);
+  if (!text.ok()) return text.status();
+  std::string pw = std::move(*text);
+  const size_t nl = pw.find_first_of("\r\n");
+  if (nl != std::string::npos) pw.resize(nl);
+  return pw;
+}
+
 // --- RSA -----------------------------------------------------------------------
 
 RsaKeyPair::~RsaKeyPair() { EVP_PKEY_free(static_cast<EVP_PKEY*>(pkey_)); }

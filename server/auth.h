@@ -131,6 +131,13 @@ absl::StatusOr<UserMap> ParseUsersFile(absl::string_view text, absl::string_view
 // errors otherwise (NotFound for a missing file).
 absl::StatusOr<UserMap> LoadUsersFile(io::FileSystem* fs, const std::string& path);
 
+// Reads a password file (binlog_server's --source_password_file): its
+// first line, without the line end. FailedPrecondition when its group or
+// other users may read or write it (mode bits 0077), before anything is
+// read; ResourceExhausted for a file over 64 KiB; the file system's errors
+// otherwise.
+absl::StatusOr<std::string> LoadPasswordFile(io::FileSystem* fs, const std::string& path);
+
 // --- RSA (caching_sha2_password over a plaintext transport) ------------------
 
 class RsaKeyPair {

@@ -286,10 +286,10 @@ absl::StatusOr<ClientReply> ReplicationClient::Read(absl::Time deadline) {
   }
   if (first == 0x00) {
     r.kind = ClientReply::kEvent;
-    if (semisync_) {
-      if (p.size() < 3 || static_cast<uint8_t>(p[1]) != kSemiSyncMagic) {
-        return absl::DataLossError("event packet without the semi-sync header");
-      }
+    // A source adds the semi-sync header only while its semi-sync is on,
+    // which may change during a dump: the magic byte tells, as servers'
+    // replicas tell it.
+    if (semisync_ && p.size() >= 3 && static_cast<uint8_t>(p[1]) == kSemiSyncMagic) {
       r.need_ack = (static_cast<uint8_t>(p[2]) & kSemiSyncNeedAck) != 0;
       r.event = p.substr(3);
     } else {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/gtid.h"
 #include "io/socket.h"
@@ -80,6 +81,9 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
   auto version = QueryValue(cl, "SELECT VERSION()");
   if (!version.ok()) return version.status();
   st.version_ = *version;
+  st.flavor_ = o.flavor.has_value() ? *o.flavor
+               : absl::StrContains(st.version_, "MariaDB") ? LogFlavor::kMariaDB
+                                                            : LogFlavor::kMySQL;
   // The checksum setting the source writes with; the dump sends events
   // with it (a replica that does not announce it gets them stripped).
   auto checksum = QueryValue(cl, "SELECT @@global.binlog_checksum");
@@ -90,7 +94,7 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
   const int64_t period_ns = absl::ToInt64Nanoseconds(o.heartbeat_period);
   s = Exec(cl, absl::StrCat("SET @master_heartbeat_period = ", period_ns));
   if (!s.ok()) return s;
-  const bool maria = o.flavor == LogFlavor::kMariaDB;
+  const bool maria = st.flavor_ == LogFlavor::kMariaDB;
   if (!maria) {
     // MySQL 8.0.26+ reads the new name; older ones the old (set above).
     Exec(cl, absl::StrCat("SET @source_heartbeat_period = ", period_ns)).IgnoreError();
@@ -108,26 +112,13 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
     }
   }
   if (o.semisync) {
-    // The source's semi-sync switch, under either generation's name; a
-    // source without the variable (no semi-sync plugin) has none.
-    auto r = cl->Query("SHOW GLOBAL VARIABLES LIKE 'rpl_semi_sync_%'");
-    if (!r.ok()) return r.status();
-    if (r->kind == ClientReply::kResultSet) {
-      for (const auto& row : r->rows) {
-        if (row.size() < 2 || !row[0].has_value() || !row[1].has_value()) continue;
-        const std::string name = absl::AsciiStrToLower(*row[0]);
-        if ((name == "rpl_semi_sync_master_enabled" ||
-             name == "rpl_semi_sync_source_enabled") &&
-            (absl::AsciiStrToUpper(*row[1]) == "ON" || *row[1] == "1")) {
-          st.semisync_ = true;
-        }
-      }
-    }
-    if (st.semisync_) {
-      s = Exec(cl, "SET @rpl_semi_sync_slave = 1");
-      if (!s.ok()) return s;
-      cl->set_semisync(true);
-    }
+    // Announced whatever the source's setting now: a source adds the
+    // semi-sync header to the events it sends while its semi-sync is on,
+    // including when it is turned on during the dump.
+    s = Exec(cl, "SET @rpl_semi_sync_slave = 1");
+    if (!s.ok()) return s;
+    cl->set_semisync(true);
+    st.semisync_ = true;
   }
   s = cl->Register(o.server_id, o.report_host, o.report_port);
   if (!s.ok()) return s;

@@ -17,10 +17,12 @@
 //   MySQL: @master_binlog_checksum, @master_heartbeat_period and
 //     @source_heartbeat_period, then COM_BINLOG_DUMP (file and position)
 //     or COM_BINLOG_DUMP_GTID (the GTID set already held).
-// Semi-sync: when SourceOptions::semisync is set and the source has
-// semi-sync on (rpl_semi_sync_master_enabled / rpl_semi_sync_source_enabled),
-// the stream announces itself a semi-sync replica (@rpl_semi_sync_slave=1)
-// and SourceEvent::need_ack marks the events the source waits on; Ack
+// Semi-sync: with SourceOptions::semisync the stream announces itself a
+// semi-sync replica (@rpl_semi_sync_slave=1), as a replica with
+// rpl_semi_sync_slave_enabled does; while the source's semi-sync is on
+// (rpl_semi_sync_master_enabled / rpl_semi_sync_source_enabled, which may
+// be turned on or off during the dump) its events carry the semi-sync
+// header and SourceEvent::need_ack marks those it waits on; Ack
 // acknowledges everything up to a position (one ack covers all before it).
 //
 // What arrives is described in tests/compat/mariadb_source_test.cc: fake
@@ -68,7 +70,9 @@ struct SourceOptions {
   // TLS to the source (nullptr: none). The certificate is checked against
   // tls->verify_host.
   const ClientTls* tls = nullptr;
-  LogFlavor flavor = LogFlavor::kMariaDB;
+  // The source's flavor; unset: from its version string (MariaDB's says
+  // "MariaDB"; anything else is taken for MySQL).
+  std::optional<LogFlavor> flavor;
   // This relay's server id as the source sees it (SHOW SLAVE HOSTS); it
   // must differ from the source's and from every other replica's. While an
   // older connection of the same id still looks alive to it, a MariaDB
@@ -82,7 +86,8 @@ struct SourceOptions {
   // The heartbeat period the dump asks for; Next's callers use a deadline
   // of a few periods to notice a dead source.
   absl::Duration heartbeat_period = absl::Seconds(1);
-  // Register as a semi-sync replica when the source has semi-sync on.
+  // Announce a semi-sync replica (the source asks for acks while its
+  // semi-sync is on).
   bool semisync = true;
   // The largest packet accepted (see ReplicationClient::set_max_packet).
   size_t max_packet = (size_t{1} << 30) + (64 << 10);
@@ -125,8 +130,15 @@ class SourceStream {
   // if the stream is not a semi-sync one.
   absl::Status Ack(const std::string& file, uint64_t position);
 
-  // Whether the source accepted this stream as a semi-sync replica.
+  // Wakes a Next blocked in another thread (it then fails with
+  // Unavailable) and ends the stream: reads see the connection closed.
+  // Safe from any thread while the stream exists.
+  void Interrupt() { client_.socket().ShutdownRead(); }
+
+  // Whether the stream announced itself a semi-sync replica.
   bool semisync() const { return semisync_; }
+  // The source's flavor (given or detected).
+  LogFlavor flavor() const { return flavor_; }
   // The source's binlog_checksum (true: CRC32).
   bool checksums() const { return checksums_; }
   // The source's server version string (from its handshake and
@@ -139,6 +151,7 @@ class SourceStream {
   ReplicationClient client_;
   bool semisync_ = false;
   bool checksums_ = true;
+  LogFlavor flavor_ = LogFlavor::kMariaDB;
   std::string version_;
 };
 

@@ -32,6 +32,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/ascii.h"
@@ -39,6 +40,7 @@
 #include "binlog/index_file.h"
 #include "io/file_system.h"
 #include "server/auth.h"
+#include "server/relay.h"
 #include "server/server.h"
 #include "io/socket.h"
 
@@ -105,6 +107,31 @@ ABSL_FLAG(uint64_t, max_session_variable_bytes,
           ServerOptions().max_session_variable_bytes,
           "most bytes of user variable names and values per session (past it: "
           "1041)");
+
+// Relay mode (tools/README.md, "Relay").
+ABSL_FLAG(std::string, source, "",
+          "relay mode: replicate from this MySQL-protocol source (HOST:PORT, "
+          "[IPv6]:PORT, or a unix socket path) into --dir, an exact copy of its "
+          "files named <--basename>.NNNNNN (the source's basename), and serve the "
+          "copy");
+ABSL_FLAG(std::string, source_user, "", "relay mode: the replication user at the source");
+ABSL_FLAG(std::string, source_password_file, "",
+          "relay mode: a file holding the source user's password (one line)");
+ABSL_FLAG(std::string, source_start_file, "",
+          "relay mode: the source's file an empty copy starts from (default: the "
+          "source's oldest)");
+ABSL_FLAG(bool, source_resume_by_gtid, false,
+          "relay mode: resume by GTID rather than file and position (to follow a "
+          "new source with the same GTID history after a failover)");
+ABSL_FLAG(std::string, source_ssl_ca, "",
+          "relay mode: connect to the source over TLS, verifying its certificate "
+          "against these CA certificates (PEM)");
+ABSL_FLAG(bool, source_semisync, true,
+          "relay mode: acknowledge semi-sync transactions (after fdatasync) when "
+          "the source has semi-sync on");
+ABSL_FLAG(absl::Duration, source_heartbeat_period, absl::Seconds(1),
+          "relay mode: the heartbeat period asked of the source; a source silent "
+          "for five periods is reconnected");
 
 namespace {
 
@@ -244,6 +271,89 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // Relay mode: the copy is kept by a receiver thread and served at rest.
+  std::unique_ptr<binlog::server::Relay> relay;
+  const std::string source = absl::GetFlag(FLAGS_source);
+  std::shared_ptr<const binlog::io::TlsContext> source_tls_context;
+  binlog::server::ClientTls source_tls;
+  if (!source.empty()) {
+    binlog::server::RelayOptions ro;
+    ro.dir = o.dir;
+    ro.basename = o.basename;
+    ro.start_file = absl::GetFlag(FLAGS_source_start_file);
+    ro.resume_by_gtid = absl::GetFlag(FLAGS_source_resume_by_gtid);
+    binlog::server::SourceOptions& so = ro.source;
+    if (source[0] == '/') {
+      so.host = source;
+    } else {
+      const size_t colon = source.rfind(':');
+      int sport = 0;
+      if (colon == std::string::npos || !absl::SimpleAtoi(source.substr(colon + 1), &sport) ||
+          sport < 1 || sport > 65535) {
+        return Usage("--source must be HOST:PORT or a unix socket path");
+      }
+      so.host = source.substr(0, colon);
+      if (so.host.size() > 2 && so.host.front() == '[' && so.host.back() == ']') {
+        so.host = so.host.substr(1, so.host.size() - 2);
+      }
+      so.port = static_cast<uint16_t>(sport);
+    }
+    so.user = absl::GetFlag(FLAGS_source_user);
+    if (so.user.empty()) return Usage("--source needs --source_user");
+    const std::string pw_file = absl::GetFlag(FLAGS_source_password_file);
+    if (!pw_file.empty()) {
+      auto pw = binlog::server::LoadPasswordFile(nullptr, pw_file);
+      if (!pw.ok()) {
+        return Usage(absl::StrCat("--source_password_file: ", pw.status().message()));
+      }
+      so.password = *pw;
+    }
+    if (o.server_id == 0) return Usage("--source needs --server_id (this relay's id at the source)");
+    so.server_id = o.server_id;
+    so.report_host = binds.empty() ? "" : binds[0];
+    so.report_port = port > 0 ? static_cast<uint16_t>(port) : 0;
+    so.semisync = absl::GetFlag(FLAGS_source_semisync);
+    so.heartbeat_period = absl::GetFlag(FLAGS_source_heartbeat_period);
+    if (so.heartbeat_period <= absl::ZeroDuration()) {
+      return Usage("--source_heartbeat_period must be > 0");
+    }
+    ro.silence_timeout = 5 * so.heartbeat_period;
+    const std::string ca = absl::GetFlag(FLAGS_source_ssl_ca);
+    if (!ca.empty()) {
+      auto ctx = binlog::io::TlsContext::ForClient(ca);
+      if (!ctx.ok()) return Usage(absl::StrCat("--source_ssl_ca: ", ctx.status().message()));
+      source_tls_context = std::move(*ctx);
+      source_tls.context = source_tls_context;
+      source_tls.verify_host = so.host[0] == '/' ? "" : so.host;
+      so.tls = &source_tls;
+    }
+    auto r = binlog::server::Relay::Start(ro);
+    if (!r.ok()) {
+      std::cerr << "binlog_server: the copy in " << o.dir << ": " << r.status() << "\n";
+      return 1;
+    }
+    relay = std::move(*r);
+    std::cout << "relaying from " << source << " into " << o.dir << std::endl;
+  }
+
+  if (relay != nullptr && relay->mirror()->end().file.empty()) {
+    // The copy is served at rest: it needs its first file. Until the
+    // source sends it the relay keeps connecting; a signal ends the wait.
+    std::cout << "waiting for the source's first file" << std::endl;
+    const timespec tick = {0, 100 * 1000 * 1000};
+    while (relay->mirror()->end().file.empty()) {
+      if (sigtimedwait(&set, nullptr, &tick) > 0) {
+        absl::Status rs = relay->Stop();
+        return rs.ok() ? 0 : 1;
+      }
+      const std::string fatal = relay->stats().fatal;
+      if (!fatal.empty()) {
+        std::cerr << "binlog_server: the relay stopped: " << fatal << "\n";
+        return 1;
+      }
+    }
+  }
+
   auto server = Server::Create(o);
   if (!server.ok()) {
     std::cerr << "binlog_server: " << server.status() << "\n";
@@ -294,6 +404,15 @@ int main(int argc, char** argv) {
   for (Socket& l : listeners) runners.emplace_back([srv, &l]() { srv->Run(&l); });
   for (std::thread& t : runners) t.join();
   server->reset();  // ends the sessions
+  if (relay != nullptr) {
+    // Stops the receiver and closes the copy: a partial transaction at its
+    // end is cut, everything else is durable.
+    absl::Status rs = relay->Stop();
+    if (!rs.ok()) {
+      std::cerr << "binlog_server: closing the copy: " << rs << "\n";
+      return 1;
+    }
+  }
   // Removes the socket file only if it is still ours.
   for (Socket& l : listeners) l.RemoveUnixPath();
   watcher.detach();

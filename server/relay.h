@@ -1,0 +1,130 @@
+// File: server/relay.h
+//
+// Relay: keeps an exact, durable copy of a source server's binlog (a
+// MirrorLog, binlog/mirror_log.h) from its replication stream (a
+// SourceStream, server/source.h), and acknowledges semi-synchronous
+// transactions only once they are on the copy's disk. What binlog_server
+// runs with --source (tools/README.md, "Relay").
+//
+// The receiver thread:
+//   1. asks the copy where the dump must restart (MirrorLog::ResumePoint):
+//      by file and position by default, which keeps every file exact; by
+//      GTID with RelayOptions::resume_by_gtid (a source replaced by
+//      another with the same GTID history: a failover);
+//   2. connects (SourceStream::Start) and appends every event received to
+//      the copy, which checks each against what it holds;
+//   3. at the end of each burst (no whole event already received), makes
+//      everything appended durable with one fdatasync (MirrorLog::Sync)
+//      and, if the source asked for an ack since the last one, sends one
+//      ack naming the copy's durable end: one fdatasync and one ack for
+//      everything received so far. With the source's semi-sync wait point
+//      AFTER_SYNC, every transaction the source reported committed to its
+//      client is then on the relay's disk;
+//   4. on any error of the connection or of the stream's continuity
+//      (a dropped connection, a silent source past silence_timeout, a gap
+//      the copy refuses), reconnects after a backoff that doubles from
+//      backoff_min to backoff_max, from where the copy ends. An I/O error
+//      of the copy (it is poisoned) stops the relay: stats().fatal says
+//      why; restarting the process recovers the copy (MirrorLog::Open).
+// A relay killed at any moment restarts from its copy: Open cuts a partial
+// transaction at the end, and the dump resumes there.
+//
+// Thread safety: thread-safe. Stop() may be called from any thread.
+
+#ifndef BINLOG_SERVER_RELAY_H_
+#define BINLOG_SERVER_RELAY_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "binlog/mirror_log.h"
+#include "server/source.h"
+
+namespace binlog {
+namespace server {
+
+struct RelayOptions {
+  SourceOptions source;
+  // The copy: its directory and the source's basename (what the source's
+  // file names start with, "mysql-bin", "mariadb-bin").
+  std::string dir;
+  std::string basename;
+  MirrorOptions mirror;
+  // Where an empty copy starts: a file of the source (its events from
+  // offset 4 on); "": the source's oldest file.
+  std::string start_file;
+  // Resume by GTID instead of file and position (see the file comment).
+  bool resume_by_gtid = false;
+  // Reconnect backoff: the first wait, doubling up to the last.
+  absl::Duration backoff_min = absl::Milliseconds(100);
+  absl::Duration backoff_max = absl::Seconds(5);
+  // A connection that delivers nothing (not even a heartbeat) for this
+  // long is dropped and made again. At least three heartbeat periods.
+  absl::Duration silence_timeout = absl::Seconds(5);
+};
+
+class Relay {
+ public:
+  // Opens (recovering) the copy and starts the receiver thread. Errors:
+  // those of MirrorLog::Open; InvalidArgument for bad options.
+  static absl::StatusOr<std::unique_ptr<Relay>> Start(const RelayOptions& options);
+
+  // Stops the receiver and closes the copy.
+  ~Relay();
+  Relay(const Relay&) = delete;
+  Relay& operator=(const Relay&) = delete;
+
+  // Stops the receiver (an open connection is interrupted), then closes
+  // the copy (a partial transaction at its end is cut; everything else is
+  // durable). Returns the copy's Close status; later calls return it too.
+  absl::Status Stop();
+
+  // The copy, for readers (MirrorLog::NewReader) and its positions.
+  MirrorLog* mirror() const { return mirror_.get(); }
+
+  struct Stats {
+    uint64_t connects = 0;          // streams started
+    uint64_t connect_failures = 0;  // connects or streams that failed
+    uint64_t events = 0;            // events received and accepted
+    uint64_t syncs = 0;             // MirrorLog::Sync calls
+    uint64_t acks = 0;              // semi-sync acks sent
+    bool connected = false;         // a stream is open now
+    bool semisync = false;          // the open stream is a semi-sync one
+    std::string last_error;         // why the last stream ended
+    std::string fatal;              // set: the relay stopped (copy poisoned)
+  };
+  Stats stats() const;
+
+ private:
+  explicit Relay(const RelayOptions& o) : o_(o) {}
+  void Run();
+  // One stream from the copy's end; returns why it ended.
+  absl::Status RunStream();
+  // Waits `d` or until Stop.
+  void Pause(absl::Duration d);
+
+  const RelayOptions o_;
+  std::unique_ptr<MirrorLog> mirror_;
+  std::thread thread_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool stopped_ = false;
+  absl::Status close_status_;
+  SourceStream* stream_ = nullptr;  // the open stream, for Stop's interrupt
+  Stats stats_;
+};
+
+}  // namespace server
+}  // namespace binlog
+
+#endif  // BINLOG_SERVER_RELAY_H_
