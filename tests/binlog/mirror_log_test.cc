@@ -932,5 +932,40 @@ TEST(MirrorLogErrorTest, FailedSyncPoisons) {
   EXPECT_FALSE((*m)->Close().ok());
 }
 
+// A short write (disk full) leaves half an event in the file: the copy is
+// poisoned, the next Open cuts the torn tail, and the dump from the resume
+// point finishes the copy exactly.
+TEST(MirrorLogErrorTest, ShortWriteIsCutAtReopen) {
+  Source src = MakeSource(Kind::kMySql, 30);
+  const std::string dir = NewTempDir("mirror_short_write");
+  io::FaultInjectionFileSystem fs;
+  MirrorOptions mo;
+  mo.file_system = &fs;
+  {
+    auto m = MirrorLog::Open(dir, kBase, mo);
+    ASSERT_OK(m.status());
+    std::vector<std::string> stream = Dump(src, src.files.front(), kMagicSize);
+    ASSERT_OK(Feed(m->get(), stream, 0, 9));
+    ASSERT_OK((*m)->Sync());
+    ASSERT_OK(Feed(m->get(), stream, 9, 20));
+    io::FaultSpec f;
+    f.op = io::FaultOp::kWrite;
+    f.kind = io::FaultKind::kShortWrite;
+    f.path_substr = kBase;
+    fs.InjectFault(f);
+    EXPECT_THAT((*m)->Sync(), StatusIs(absl::StatusCode::kResourceExhausted));
+    fs.ClearFaults();
+    EXPECT_THAT((*m)->Append(stream[20]), StatusIs(absl::StatusCode::kFailedPrecondition));
+    EXPECT_FALSE((*m)->Close().ok());
+  }
+  auto m = MirrorLog::Open(dir, kBase, mo);
+  ASSERT_OK(m.status());
+  EXPECT_GT((*m)->recovery().bytes_cut, 0u);
+  MirrorResumePoint rp = (*m)->ResumePoint();
+  ASSERT_OK(Feed(m->get(), Dump(src, rp.position.file, rp.position.pos)));
+  ASSERT_OK((*m)->Close());
+  ExpectIdentical(src, dir);
+}
+
 }  // namespace
 }  // namespace binlog
