@@ -932,6 +932,37 @@ TEST(MirrorLogErrorTest, FailedSyncPoisons) {
   EXPECT_FALSE((*m)->Close().ok());
 }
 
+TEST(MirrorLogOpenTest, OpenErrorsAsDocumented) {
+  const std::string dir = NewTempDir("mirror_open");
+  auto m = MirrorLog::Open(dir, kBase, MirrorOptions());
+  ASSERT_OK(m.status());
+  // One writer per copy.
+  EXPECT_THAT(MirrorLog::Open(dir, kBase, MirrorOptions()).status(),
+              StatusIs(absl::StatusCode::kUnavailable));
+  ASSERT_OK((*m)->Close());
+  EXPECT_THAT((*m)->Append(std::string(40, 'x')),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT((*m)->Sync(), StatusIs(absl::StatusCode::kFailedPrecondition));
+  MirrorOptions no_create;
+  no_create.create_if_missing = false;
+  EXPECT_THAT(MirrorLog::Open(io::JoinPath(dir, "missing"), kBase, no_create).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(MirrorLog::Open(dir, "a/b", MirrorOptions()).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  // An indexed file that is missing.
+  Source src = MakeSource(Kind::kMySql, 20);
+  const std::string copy = NewTempDir("mirror_open_missing");
+  {
+    auto c = MirrorLog::Open(copy, kBase, MirrorOptions());
+    ASSERT_OK(c.status());
+    ASSERT_OK(Feed(c->get(), Dump(src, src.files.front(), kMagicSize)));
+    ASSERT_OK((*c)->Close());
+  }
+  ASSERT_OK(io::FileSystem::Default()->Remove(io::JoinPath(copy, src.files[1])));
+  EXPECT_THAT(MirrorLog::Open(copy, kBase, MirrorOptions()).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
 // A short write (disk full) leaves half an event in the file: the copy is
 // poisoned, the next Open cuts the torn tail, and the dump from the resume
 // point finishes the copy exactly.
