@@ -932,5 +932,71 @@ TEST(MirrorLogErrorTest, FailedSyncPoisons) {
   EXPECT_FALSE((*m)->Close().ok());
 }
 
+TEST(MirrorLogOpenTest, OpenErrorsAsDocumented) {
+  const std::string dir = NewTempDir("mirror_open");
+  auto m = MirrorLog::Open(dir, kBase, MirrorOptions());
+  ASSERT_OK(m.status());
+  // One writer per copy.
+  EXPECT_THAT(MirrorLog::Open(dir, kBase, MirrorOptions()).status(),
+              StatusIs(absl::StatusCode::kUnavailable));
+  ASSERT_OK((*m)->Close());
+  EXPECT_THAT((*m)->Append(std::string(40, 'x')),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT((*m)->Sync(), StatusIs(absl::StatusCode::kFailedPrecondition));
+  MirrorOptions no_create;
+  no_create.create_if_missing = false;
+  EXPECT_THAT(MirrorLog::Open(io::JoinPath(dir, "missing"), kBase, no_create).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(MirrorLog::Open(dir, "a/b", MirrorOptions()).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  // An indexed file that is missing.
+  Source src = MakeSource(Kind::kMySql, 20);
+  const std::string copy = NewTempDir("mirror_open_missing");
+  {
+    auto c = MirrorLog::Open(copy, kBase, MirrorOptions());
+    ASSERT_OK(c.status());
+    ASSERT_OK(Feed(c->get(), Dump(src, src.files.front(), kMagicSize)));
+    ASSERT_OK((*c)->Close());
+  }
+  ASSERT_OK(io::FileSystem::Default()->Remove(io::JoinPath(copy, src.files[1])));
+  EXPECT_THAT(MirrorLog::Open(copy, kBase, MirrorOptions()).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+// A short write (disk full) leaves half an event in the file: the copy is
+// poisoned, the next Open cuts the torn tail, and the dump from the resume
+// point finishes the copy exactly.
+TEST(MirrorLogErrorTest, ShortWriteIsCutAtReopen) {
+  Source src = MakeSource(Kind::kMySql, 30);
+  const std::string dir = NewTempDir("mirror_short_write");
+  io::FaultInjectionFileSystem fs;
+  MirrorOptions mo;
+  mo.file_system = &fs;
+  {
+    auto m = MirrorLog::Open(dir, kBase, mo);
+    ASSERT_OK(m.status());
+    std::vector<std::string> stream = Dump(src, src.files.front(), kMagicSize);
+    ASSERT_OK(Feed(m->get(), stream, 0, 9));
+    ASSERT_OK((*m)->Sync());
+    ASSERT_OK(Feed(m->get(), stream, 9, 20));
+    io::FaultSpec f;
+    f.op = io::FaultOp::kWrite;
+    f.kind = io::FaultKind::kShortWrite;
+    f.path_substr = kBase;
+    fs.InjectFault(f);
+    EXPECT_THAT((*m)->Sync(), StatusIs(absl::StatusCode::kResourceExhausted));
+    fs.ClearFaults();
+    EXPECT_THAT((*m)->Append(stream[20]), StatusIs(absl::StatusCode::kFailedPrecondition));
+    EXPECT_FALSE((*m)->Close().ok());
+  }
+  auto m = MirrorLog::Open(dir, kBase, mo);
+  ASSERT_OK(m.status());
+  EXPECT_GT((*m)->recovery().bytes_cut, 0u);
+  MirrorResumePoint rp = (*m)->ResumePoint();
+  ASSERT_OK(Feed(m->get(), Dump(src, rp.position.file, rp.position.pos)));
+  ASSERT_OK((*m)->Close());
+  ExpectIdentical(src, dir);
+}
+
 }  // namespace
 }  // namespace binlog
