@@ -11,6 +11,10 @@
 
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 #include "binlog/format.h"
 
@@ -22,24 +26,76 @@ bool IsBlobLike(uint8_t t) {
          t == kColLongBlob || t == kColJson || t == kColGeometry || t == kColVector;
 }
 
-// Length of `p[0, n)` without trailing `pad` bytes; 32 then 8 bytes at a
-// time, since a utf8mb4 CHAR(n) holds up to 3n bytes of padding.
-size_t TrimmedLength(const uint8_t* p, size_t n, uint8_t pad) {
-  const uint64_t pat = 0x0101010101010101ULL * pad;
-  while (n >= 32) {
-    uint64_t w[4];
-    std::memcpy(w, p + n - 32, 32);
-    if (((w[0] ^ pat) | (w[1] ^ pat) | (w[2] ^ pat) | (w[3] ^ pat)) != 0) break;
-    n -= 32;
+// Length of `p[0, n)` without trailing `pad` bytes. A utf8mb4 CHAR(n)
+// holds up to 3n bytes of padding (sysbench's c CHAR(120): 361 of its 480
+// bytes), so the scan goes a block at a time from the end: 128 bytes with
+// AVX2 where the CPU has it, else 64 with SSE2 (x86-64's baseline), and
+// ends with one mask instead of a byte loop.
+size_t TrimmedTail(const uint8_t* p, size_t n, uint8_t pad) {
+#if defined(__SSE2__)
+  const __m128i v = _mm_set1_epi8(static_cast<char>(pad));
+  auto same = [&](size_t at) {
+    return _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)), v);
+  };
+  while (n >= 64) {
+    const __m128i all = _mm_and_si128(_mm_and_si128(same(n - 64), same(n - 48)),
+                                      _mm_and_si128(same(n - 32), same(n - 16)));
+    if (_mm_movemask_epi8(all) != 0xffff) break;
+    n -= 64;
   }
+  while (n >= 16) {
+    const unsigned other = ~static_cast<unsigned>(_mm_movemask_epi8(same(n - 16))) & 0xffff;
+    if (other != 0) return n - 16 + (32 - static_cast<size_t>(__builtin_clz(other)));
+    n -= 16;
+  }
+#else
+  const uint64_t pat = 0x0101010101010101ULL * pad;
   while (n >= 8) {
     uint64_t w;
     std::memcpy(&w, p + n - 8, 8);
     if (w != pat) break;
     n -= 8;
   }
+#endif
   while (n > 0 && p[n - 1] == pad) --n;
   return n;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) size_t TrimmedAvx2(const uint8_t* p, size_t n,
+                                                   uint8_t pad) {
+  const __m256i v = _mm256_set1_epi8(static_cast<char>(pad));
+  auto same = [&](size_t at) __attribute__((target("avx2"))) {
+    return _mm256_cmpeq_epi8(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + at)), v);
+  };
+  while (n >= 128) {
+    const __m256i all = _mm256_and_si256(_mm256_and_si256(same(n - 128), same(n - 96)),
+                                         _mm256_and_si256(same(n - 64), same(n - 32)));
+    if (static_cast<uint32_t>(_mm256_movemask_epi8(all)) != 0xffffffffu) break;
+    n -= 128;
+  }
+  while (n >= 32) {
+    const uint32_t other = ~static_cast<uint32_t>(_mm256_movemask_epi8(same(n - 32)));
+    if (other != 0) return n - 32 + (32 - static_cast<size_t>(__builtin_clz(other)));
+    n -= 32;
+  }
+  return TrimmedTail(p, n, pad);
+}
+
+// Before main (a caller from another static initializer may see false and
+// take the SSE2 path, which gives the same lengths).
+const bool kHasAvx2 = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+#endif
+
+size_t TrimmedLength(const uint8_t* p, size_t n, uint8_t pad) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kHasAvx2) return TrimmedAvx2(p, n, pad);
+#endif
+  return TrimmedTail(p, n, pad);
 }
 
 const uint8_t* LoadPointer(const uint8_t* p) {

@@ -26,9 +26,24 @@
 // the primary key's and, in an UPDATE's after image, changed ones. An
 // INSERT logs every column in all three modes.
 //
-// Values are handed over as binlog::Value (binlog/rows.h), one per column
-// of the table in column order, whatever the image: the writer packs
-// those the image holds and ignores the rest.
+// Rows arrive in one of two forms, which give byte-identical events and
+// identical writesets for the same rows:
+//   - Values (Insert, Update, Delete): one binlog::Value (binlog/rows.h)
+//     per column of the table in column order, whatever the image: the
+//     writer checks and packs those the image holds and ignores the rest.
+//     For tools, tests and callers that do not hold server records.
+//   - Server records (InsertRecord, UpdateRecord, DeleteRecord): the
+//     table->record[0] a server holds, for tables described with a
+//     RecordLayout (binlog/rows_record.h: where each column sits, the
+//     supported types and the record forms). DescribeTable compiles a plan
+//     per image: adjacent NOT NULL fixed-size columns (integers, DECIMAL,
+//     temporal, YEAR, ENUM/SET, BIT, FLOAT/DOUBLE, whose record bytes are
+//     their row-image bytes) are one memcpy; only VARCHAR (used length),
+//     CHAR (padding trimmed, length added), BLOB/TEXT/JSON/GEOMETRY
+//     (pointer followed) and the NULL flags take a step of their own. The
+//     key hashes below are read from the same record. An after image with
+//     `changed` columns (kMinimal, kNoBlob) compiles its plan per row, into
+//     reserved memory.
 //
 // Writeset (WRITESET dependency tracking, binlog/writeset.h; option
 // `writeset`): for each row image it packs (an INSERT's row, an UPDATE's
@@ -69,9 +84,12 @@
 // writer keeps a pointer to the TransactionBuffer of the current statement
 // (BeginStatement) until EndStatement.
 // Errors: a row that does not fit its table (value count, a value's kind,
-// range or length, NULL in a NOT NULL column) is InvalidArgument and
-// leaves the buffer as it was before the row. Calls out of order are
-// FailedPrecondition.
+// range or length, NULL in a NOT NULL column; a record shorter than its
+// layout, a VARCHAR length over the column's, a BLOB length without a
+// pointer) is InvalidArgument and leaves the buffer and the writeset as
+// they were before the row. A record's fixed-size bytes and its NULL
+// flags of NOT NULL columns are not looked at: they are the server's.
+// Calls out of order are FailedPrecondition.
 // Allocation: none in steady state (the buffer and the writer's scratch
 // keep their memory across transactions).
 

@@ -420,6 +420,33 @@ TEST(RecordPathTest, ServerRecordFormsBecomeRowImageForms) {
   EXPECT_EQ(RowBytes(txn, t.columns.size()), want);
 }
 
+// Every used length of CHARs of several slot sizes (the trimming scans in
+// blocks): the bytes up to the last non-pad byte, inner pad bytes kept.
+TEST(RecordPathTest, CharTrimmingFindsTheLastNonPadByte) {
+  for (uint32_t slot : {1u, 2u, 15u, 16u, 17u, 31u, 63u, 64u, 65u, 127u, 200u, 1020u}) {
+    for (uint32_t collation : {8u, 63u}) {
+      record_internal::RecordColumn c;
+      c.form = record_internal::RecordColumn::kChar;
+      c.prefix = slot > 255 ? 2 : 1;
+      c.pad = collation == 63 ? 0 : ' ';
+      c.size = slot;
+      c.offset = 3;
+      for (uint32_t len = 0; len <= slot; ++len) {
+        Record rec(3 + slot + 5, 'x');
+        std::memset(rec.data() + 3, c.pad, slot);
+        // A value with pad bytes inside it, ending in a non-pad byte.
+        for (uint32_t i = 0; i < len; ++i) rec[3 + i] = (i % 3 == 1) ? c.pad : 'a';
+        if (len > 0) rec[3 + len - 1] = 'z';
+        const char* data = nullptr;
+        size_t size = 99999;
+        ASSERT_TRUE(record_internal::VariableBytes(c, rec.data(), &data, &size));
+        ASSERT_EQ(size, len) << "slot " << slot << " collation " << collation;
+        EXPECT_EQ(data, reinterpret_cast<const char*>(rec.data() + 3));
+      }
+    }
+  }
+}
+
 TEST(RecordPathTest, AdjacentFixedColumnsAreOneCopy) {
   const TableDef t = testutil::SbtestTable(1);
   std::vector<record_internal::RecordColumn> cols;
