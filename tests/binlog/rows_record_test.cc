@@ -6,6 +6,7 @@
 // binary DECIMAL input of Value; no allocation in steady state.
 
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <string>
@@ -445,6 +446,41 @@ TEST(RecordPathTest, CharTrimmingFindsTheLastNonPadByte) {
       }
     }
   }
+}
+
+// Strings of every length 0..300 (the copies take size-dependent paths):
+// the same bytes as the Value path.
+TEST(RecordPathTest, EveryStringLengthCopiesExactly) {
+  TableDef t;
+  t.table_id = 8;
+  t.table = "t";
+  t.columns = {Col(kColString, 40, 8), Col(kColVarchar, 300, 8), Col(kColBlob, 2),
+               Col(kColTiny), Col(kColBit, 24)};
+  const RecordLayout l = ServerRecordLayout(t);
+  RowsWriter wv = MakeWriter(LogFlavor::kMariaDB, RowImage::kFull, 1 << 20);
+  RowsWriter wr = MakeWriter(LogFlavor::kMariaDB, RowImage::kFull, 1 << 20);
+  auto hv = wv.DescribeTable(t);
+  auto hr = wr.DescribeTable(t, l);
+  ASSERT_TRUE(hv.ok() && hr.ok());
+  TransactionBuffer tv(false), tr(false);
+  ASSERT_TRUE(wv.BeginStatement(&tv, 1).ok());
+  ASSERT_TRUE(wr.BeginStatement(&tr, 1).ok());
+  std::string text;
+  for (int i = 0; i < 300; ++i) text.push_back(static_cast<char>('a' + i % 26));
+  for (size_t len = 0; len <= 300; ++len) {
+    const absl::string_view v(text.data(), len);
+    std::vector<Value> row = {Value::Bytes(v.substr(0, std::min<size_t>(len, 40))),
+                              Value::Bytes(v), Value::Bytes(v),
+                              Value::Int(static_cast<int>(len % 100)),
+                              Value::UInt(len)};
+    if (len % 7 == 3) row[3] = Value::Null();
+    ASSERT_TRUE(wv.Insert(*hv, row).ok());
+    ASSERT_TRUE(wr.InsertRecord(*hr, ToRecord(t, l, row)).ok());
+  }
+  ASSERT_TRUE(wv.EndStatement().ok());
+  ASSERT_TRUE(wr.EndStatement().ok());
+  EXPECT_TRUE(tv.appended_data() == tr.appended_data());
+  EXPECT_EQ(DecodeImages(tr).size(), 301u);
 }
 
 TEST(RecordPathTest, AdjacentFixedColumnsAreOneCopy) {
