@@ -34,6 +34,10 @@
 //                                   (sizeof(void*)) to    to
 //                                   the bytes
 //
+// The fixed-size forms agree by construction: neither server's Field of
+// those types has a pack() of its own, so the row image is a copy of the
+// record's pack_length bytes (little-endian hosts).
+//
 // So every fixed-size column is copied as it is (adjacent NOT NULL ones in
 // one memcpy), and only VARCHAR (used length), CHAR (padding trimmed,
 // length added), the BLOB family (pointer followed) and the NULL flags

@@ -363,9 +363,7 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
   // leaves the writer as it was.
   std::vector<record_internal::RecordColumn> cols;
   {
-    absl::Status s = EncodeTableMapBody(def, o_.flavor).status();
-    if (!s.ok()) return s;
-    s = record_internal::ResolveColumns(def, layout, &cols);
+    absl::Status s = record_internal::ResolveColumns(def, layout, &cols);
     if (!s.ok()) return s;
   }
   absl::StatusOr<TableHandle> t = DescribeTable(def);
