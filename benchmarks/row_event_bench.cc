@@ -17,6 +17,10 @@
 //                            (`writeset` 1: with the key hashes of
 //                            WRITESET dependency tracking, the default;
 //                            0: RowsWriterOptions::writeset = false)
+//   BM_RowWriterRecord       the same transactions from server records
+//                            (binlog/rows_record.h: the table described
+//                            with ServerRecordLayout, each row a record
+//                            whose id field changes; InsertRecord)
 //   BM_MemcpyFloor           one memcpy of the writer's bytes for the same
 //                            transaction into a reused buffer
 //   BM_PerStatementBaseline  per statement: a table-map object (std::string
@@ -52,6 +56,7 @@
 
 #include "benchmark/benchmark.h"
 #include "binlog/format.h"
+#include "binlog/rows_record.h"
 #include "binlog/rows_writer.h"
 #include "binlog/transaction.h"
 #include "binlog/writeset.h"
@@ -192,6 +197,48 @@ void BM_RowWriter(benchmark::State& state) {
   Meter m;
   for (auto _ : state) {
     WriteTxn(&w, t, &txn, &f.row, rows, &id);
+    benchmark::DoNotOptimize(txn.appended_data().data());
+  }
+  m.Report(state, rows);
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * txn.size()));
+}
+
+// One transaction through the writer's record path; `id_at`: the offset
+// of the id field (INT or BIGINT, little-endian) in the record.
+inline void WriteRecordTxn(RowsWriter* w, RowsWriter::TableHandle t,
+                           TransactionBuffer* txn, std::vector<uint8_t>* rec,
+                           uint32_t id_at, size_t id_size, int rows, int64_t* id) {
+  txn->Clear();
+  w->BeginStatement(txn, kTs).IgnoreError();
+  for (int r = 0; r < rows; ++r) {
+    StoreLeN(reinterpret_cast<char*>(rec->data() + id_at),
+             static_cast<uint64_t>(++*id), id_size);
+    w->InsertRecord(t, *rec).IgnoreError();
+  }
+  w->EndStatement().IgnoreError();
+}
+
+void BM_RowWriterRecord(benchmark::State& state) {
+  const int rows = static_cast<int>(state.range(0));
+  Fixture f = MakeFixture(static_cast<int>(state.range(1)));
+  RowsWriter w = MakeWriter(state.range(2) != 0);
+  const RecordLayout layout = ServerRecordLayout(f.def);
+  RowsWriter::TableHandle t = *w.DescribeTable(f.def, layout);
+  std::vector<uint8_t> rec(layout.record_length);
+  if (!StoreRecord(f.def, layout, f.row, absl::MakeSpan(rec)).ok()) {
+    state.SkipWithError("the fixture row does not fit its record");
+    return;
+  }
+  const uint32_t id_at = layout.columns[0].offset;
+  const size_t id_size = RecordPackLength(f.def.columns[0]);
+  TransactionBuffer txn(true);
+  int64_t id = 0;
+  for (int i = 0; i < 100; ++i) {  // warm
+    WriteRecordTxn(&w, t, &txn, &rec, id_at, id_size, rows, &id);
+  }
+  Meter m;
+  for (auto _ : state) {
+    WriteRecordTxn(&w, t, &txn, &rec, id_at, id_size, rows, &id);
     benchmark::DoNotOptimize(txn.appended_data().data());
   }
   m.Report(state, rows);
@@ -398,6 +445,9 @@ void BM_WritesetAssign(benchmark::State& state) {
 }
 
 BENCHMARK(BM_RowWriter)
+    ->ArgsProduct({{1, 5}, {0, 1}, {0, 1}})
+    ->ArgNames({"rows", "table", "writeset"});
+BENCHMARK(BM_RowWriterRecord)
     ->ArgsProduct({{1, 5}, {0, 1}, {0, 1}})
     ->ArgNames({"rows", "table", "writeset"});
 BENCHMARK(BM_WritesetAssign)

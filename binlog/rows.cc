@@ -472,6 +472,45 @@ bool PackDecimal(absl::string_view text, int precision, int scale, char* out) {
   return true;
 }
 
+bool DecimalBinaryValid(absl::string_view bytes, int precision, int scale) {
+  const size_t size = DecimalBinarySize(precision, scale);
+  if (size == 0 || bytes.size() != size) return false;
+  // Top bit of the first byte set: positive; a negative value has every
+  // byte inverted (strings/decimal.cc decimal2bin).
+  const uint8_t mask = (static_cast<uint8_t>(bytes[0]) & 0x80) ? 0 : 0xff;
+  const int intg = precision - scale;
+  const int intg0 = intg / kDigitsPerGroup, intg0x = intg % kDigitsPerGroup;
+  const int frac0 = scale / kDigitsPerGroup, frac0x = scale % kDigitsPerGroup;
+  size_t pos = 0;
+  auto group = [&](int ndigits) {
+    const size_t nb = static_cast<size_t>(kDigitsToBytes[ndigits]);
+    uint64_t v = 0;
+    for (size_t i = 0; i < nb; ++i) {
+      uint8_t b = static_cast<uint8_t>(bytes[pos + i]) ^ mask;
+      if (pos + i == 0) b ^= 0x80;
+      v = (v << 8) | b;
+    }
+    pos += nb;
+    return v < kPow10[ndigits];
+  };
+  bool ok = true;
+  if (intg0x > 0) ok = ok && group(intg0x);
+  for (int i = 0; i < intg0; ++i) ok = ok && group(kDigitsPerGroup);
+  for (int i = 0; i < frac0; ++i) ok = ok && group(kDigitsPerGroup);
+  if (frac0x > 0) ok = ok && group(frac0x);
+  return ok;
+}
+
+bool DecimalBinaryIsZero(absl::string_view bytes) {
+  if (bytes.empty()) return true;
+  const uint8_t mask = (static_cast<uint8_t>(bytes[0]) & 0x80) ? 0 : 0xff;
+  if ((static_cast<uint8_t>(bytes[0]) ^ mask ^ 0x80) != 0) return false;
+  for (size_t i = 1; i < bytes.size(); ++i) {
+    if ((static_cast<uint8_t>(bytes[i]) ^ mask) != 0) return false;
+  }
+  return true;
+}
+
 bool PackTime2(const Temporal& t, int fsp, char* out) {
   if (fsp < 0 || fsp > 6 || t.hour > 838 || t.minute > 59 || t.second > 59 ||
       t.micros > 999999) {
@@ -599,6 +638,9 @@ int64_t PackedValueSize(const ColumnCodec& c, const Value& v) {
                  ? c.size
                  : -1;
     case ColumnCodec::kDecimal:
+      if (v.kind == Value::kDecimalBinary) {
+        return DecimalBinaryValid(v.bytes(), c.precision, c.scale) ? c.size : -1;
+      }
       return v.kind == Value::kDecimal &&
                      DecimalTextFits(v.bytes(), c.precision, c.scale)
                  ? c.size
@@ -666,7 +708,11 @@ char* PackValue(const ColumnCodec& c, const Value& v, char* out) {
       StoreLe32(out, static_cast<uint32_t>(v.ts.seconds));
       return out + 4;
     case ColumnCodec::kDecimal:
-      PackDecimal(v.bytes(), c.precision, c.scale, out);
+      if (v.kind == Value::kDecimalBinary) {
+        std::memcpy(out, v.s.data, c.size);
+      } else {
+        PackDecimal(v.bytes(), c.precision, c.scale, out);
+      }
       return out + c.size;
     case ColumnCodec::kBit:
       StoreBeN(out, v.u, c.size);
@@ -700,7 +746,8 @@ std::string PackValueError(const ColumnCodec& c, const Value& v) {
       return "needs a Timestamp of 0..2^32-1 seconds";
     case ColumnCodec::kDecimal:
       return absl::StrCat("needs Decimal text that fits DECIMAL(",
-                          c.precision, ",", c.scale, ")");
+                          c.precision, ",", c.scale, ") or DecimalBinary of ",
+                          static_cast<int>(c.size), " valid bytes");
     case ColumnCodec::kBit:
       return absl::StrCat("needs an integer of at most ", c.max_len, " bits");
     case ColumnCodec::kPrefixed:

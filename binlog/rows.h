@@ -218,7 +218,10 @@ inline Temporal MakeTemporal(int64_t year, int64_t month, int64_t day,
 //   integers, YEAR (the year, 0 or 1901..2155), ENUM (index), SET (member
 //   bits), BIT (bits): Int or UInt
 //   FLOAT, DOUBLE: Double (or Int)
-//   NEWDECIMAL: Decimal text ("-123.45"; at most `scale` fraction digits)
+//   NEWDECIMAL: Decimal text ("-123.45"; at most `scale` fraction digits),
+//     or DecimalBinary: the server's packed bytes (exactly
+//     DecimalBinarySize(precision, scale) bytes, each 9-digit group a valid
+//     digit group: checked), copied as they are
 //   CHAR, VARCHAR, BLOB/TEXT, GEOMETRY: Bytes (the stored bytes)
 //   JSON: Bytes, already in the server's storage form (MySQL binary JSON)
 //   DATE, TIME2, DATETIME2: Time; TIMESTAMP2: Timestamp
@@ -227,7 +230,8 @@ inline Temporal MakeTemporal(int64_t year, int64_t month, int64_t day,
 // bytes it points to.
 struct Value {
   enum Kind : uint8_t {
-    kNull, kInt, kUInt, kDouble, kBytes, kDecimal, kTime, kTimestamp
+    kNull, kInt, kUInt, kDouble, kBytes, kDecimal, kTime, kTimestamp,
+    kDecimalBinary
   };
   Kind kind = kNull;
   union {
@@ -259,6 +263,13 @@ struct Value {
   static Value Decimal(absl::string_view text) {
     Value x = Bytes(text);
     x.kind = kDecimal;
+    return x;
+  }
+  // The binary form a server holds in its record (binlog/values.h:
+  // DecimalBinarySize bytes).
+  static Value DecimalBinary(absl::string_view bytes) {
+    Value x = Bytes(bytes);
+    x.kind = kDecimalBinary;
     return x;
   }
   static Value Time(const Temporal& v) { Value x; x.kind = kTime; x.t = v; return x; }
@@ -319,6 +330,11 @@ std::string PackValueError(const ColumnCodec& c, const Value& v);
 // strings/decimal.cc layouts); each returns false for an out-of-range
 // input and writes exactly the column's value size otherwise.
 bool PackDecimal(absl::string_view text, int precision, int scale, char* out);
+// Whether `bytes` is a binary DECIMAL(precision, scale) as servers store
+// it: the right size, and every digit group below its power of ten.
+bool DecimalBinaryValid(absl::string_view bytes, int precision, int scale);
+// Whether a valid binary DECIMAL is zero (0 or -0).
+bool DecimalBinaryIsZero(absl::string_view bytes);
 bool PackTime2(const Temporal& t, int fsp, char* out);      // 3 + frac
 bool PackDatetime2(const Temporal& t, int fsp, char* out);  // 5 + frac
 bool PackTimestamp2(int64_t seconds, uint32_t micros, int fsp, char* out);

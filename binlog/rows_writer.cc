@@ -172,7 +172,9 @@ bool RowsWriter::KeyHashOf(const Table& tab, const Key& key,
             part = kZeroPart;
             break;
           }
-        } else if (p.mode == KeyPart::kDecimal && DecimalIsZero(v.bytes())) {
+        } else if (p.mode == KeyPart::kDecimal &&
+                   (v.kind == Value::kDecimalBinary ? DecimalBinaryIsZero(v.bytes())
+                                                    : DecimalIsZero(v.bytes()))) {
           part = kZeroPart;
           break;
         }
@@ -195,6 +197,94 @@ bool RowsWriter::KeyHashOf(const Table& tab, const Key& key,
   }
   *hash = h;
   return true;
+}
+
+bool RowsWriter::KeyHashOfRecord(const Table& tab, const Key& key,
+                                 const uint8_t* rec, uint64_t* hash) {
+  using record_internal::RecordColumn;
+  uint64_t h = key.seed;
+  for (const KeyPart& p : key.parts) {
+    const RecordColumn& c = tab.rec_cols[p.column];
+    if (c.null_bit != 0 && (rec[c.null_byte] & c.null_bit) != 0) return false;
+    const char* field = reinterpret_cast<const char*>(rec + c.offset);
+    uint64_t part;
+    switch (p.mode) {
+      case KeyPart::kInteger:
+        // The stored bytes as an integer: the Value path's masked value.
+        part = LoadLeN(field, c.size);
+        break;
+      case KeyPart::kBytes:
+      case KeyPart::kBytesPadded:
+      case KeyPart::kBytesBinary: {
+        const char* data = nullptr;
+        size_t size = 0;
+        if (!record_internal::VariableBytes(c, rec, &data, &size)) {
+          part = kAnyPart;  // not reached for an accepted row
+          break;
+        }
+        if (p.prefix != 0 && size > p.prefix) size = p.prefix;
+        if (p.mode != KeyPart::kBytes) {
+          while (size > 0 && (data[size - 1] == ' ' ||
+                              (p.mode == KeyPart::kBytesBinary &&
+                               data[size - 1] == '\0'))) {
+            --size;
+          }
+        }
+        part = WritesetBytes(data, size);
+        break;
+      }
+      case KeyPart::kAny:
+        part = kAnyPart;
+        break;
+      case KeyPart::kReal: {
+        bool zero;
+        if (c.size == 4) {
+          float f;
+          std::memcpy(&f, field, 4);
+          zero = f == 0;
+        } else {
+          double d;
+          std::memcpy(&d, field, 8);
+          zero = d == 0;
+        }
+        part = zero ? kZeroPart : WritesetBytes(field, c.size);
+        break;
+      }
+      case KeyPart::kDecimal:
+        part = DecimalBinaryIsZero(absl::string_view(field, c.size))
+                   ? kZeroPart
+                   : WritesetBytes(field, c.size);
+        break;
+      case KeyPart::kPacked:
+      default:
+        part = WritesetBytes(field, c.size);
+        break;
+    }
+    h = WritesetMix(h, part);
+  }
+  *hash = h;
+  return true;
+}
+
+void RowsWriter::AddWritesetRecord(const Table& tab, const uint8_t* first,
+                                   const uint8_t* second) {
+  if (tab.def.foreign_key_parent) {
+    txn_->MarkWritesetUnusable();
+    return;
+  }
+  if (!tab.has_primary_key) {
+    txn_->MarkWritesetMissingKeys();
+    return;
+  }
+  for (const Key& k : tab.keys) {
+    uint64_t h1 = 0, h2 = 0;
+    const bool has1 = KeyHashOfRecord(tab, k, first, &h1);
+    if (has1) txn_->AddWritesetHash(h1);
+    if (second != nullptr && KeyHashOfRecord(tab, k, second, &h2) &&
+        (!has1 || h2 != h1)) {
+      txn_->AddWritesetHash(h2);
+    }
+  }
 }
 
 void RowsWriter::AddWriteset(const Table& tab, absl::Span<const Value> first,
@@ -265,6 +355,30 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
   cur_bits_[1].reserve((n + 7) / 8);
   stmt_tables_.reserve(tables_.size());
   return static_cast<TableHandle>(tables_.size() - 1);
+}
+
+absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
+    const TableDef& def, const RecordLayout& layout) {
+  // Check the layout before the table is added: a refused description
+  // leaves the writer as it was.
+  std::vector<record_internal::RecordColumn> cols;
+  {
+    absl::Status s = record_internal::ResolveColumns(def, layout, &cols);
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<TableHandle> t = DescribeTable(def);
+  if (!t.ok()) return t;
+  Table& tab = tables_[*t];
+  tab.has_record = true;
+  tab.record_length = layout.record_length;
+  tab.rec_cols = std::move(cols);
+  const bool maria = o_.flavor == LogFlavor::kMariaDB;
+  tab.all_plan.Compile(tab.rec_cols, tab.all_cols, maria);
+  tab.before_plan.Compile(tab.rec_cols, tab.before_cols, maria);
+  const size_t n = def.columns.size();
+  scratch_plan_.Reserve(n);
+  if (lens_.size() < 2 * n) lens_.resize(2 * n);
+  return t;
 }
 
 absl::Status RowsWriter::BeginStatement(TransactionBuffer* txn,
@@ -442,27 +556,32 @@ absl::Status RowsWriter::Row(TableHandle t, RowsKind kind, const Image& first,
   }
   if (size < 0 || size2 < 0) return ValueError(tab, *failed, bad);
   const size_t row_size = static_cast<size_t>(size + size2);
-  if (tab.mapped_in != statement_ && rows_written_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "table ", tab.def.table, " is not mapped in this statement and a Rows "
-        "event was already written: name it in BeginStatement"));
-  }
+  if (tab.mapped_in != statement_ && rows_written_) return UnmappedError(tab);
 
   if (o_.writeset) AddWriteset(tab, first.values, update ? second.values
                                                         : absl::Span<const Value>());
 
+  char* p = RowSpace(t, kind, first.bits, update ? second.bits : nullptr, row_size);
+  p = PackImage(tab, first, p);
+  if (update) PackImage(tab, second, p);
+  return absl::OkStatus();
+}
+
+absl::Status RowsWriter::UnmappedError(const Table& tab) const {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "table ", tab.def.table, " is not mapped in this statement and a Rows "
+      "event was already written: name it in BeginStatement"));
+}
+
+char* RowsWriter::RowSpace(TableHandle t, RowsKind kind, const std::string* bits1,
+                           const std::string* bits2, size_t row_size) {
   const bool fits =
       cur_open_ && cur_table_ == t && cur_kind_ == kind &&
-      txn_->appended_event_count() == cur_event_ + 1 &&
-      SameBits(0, first.bits) && (!update || SameBits(1, second.bits)) &&
+      txn_->appended_event_count() == cur_event_ + 1 && SameBits(0, bits1) &&
+      (bits2 == nullptr || SameBits(1, bits2)) &&
       txn_->appended_event_size(cur_event_) + row_size <= o_.max_event_size;
-  if (__builtin_expect(fits, 1)) {
-    char* p = txn_->ExtendLastEvent(row_size);
-    p = PackImage(tab, first, p);
-    if (update) PackImage(tab, second, p);
-    return absl::OkStatus();
-  }
-  return NewEventRow(t, kind, first, second, row_size);
+  if (__builtin_expect(fits, 1)) return txn_->ExtendLastEvent(row_size);
+  return StartRowsEvent(t, kind, bits1, bits2, row_size);
 }
 
 absl::Status RowsWriter::CountError(const Table& tab, const Image& first,
@@ -481,71 +600,152 @@ absl::Status RowsWriter::ValueError(const Table& tab, const Image& im,
       PackValueError(tab.codecs[bad], im.values[bad])));
 }
 
-absl::Status RowsWriter::NewEventRow(TableHandle t, RowsKind kind,
-                                     const Image& first, const Image& second,
-                                     size_t row_size) {
+char* RowsWriter::StartRowsEvent(TableHandle t, RowsKind kind,
+                                 const std::string* bits1,
+                                 const std::string* bits2, size_t row_size) {
   Table& tab = tables_[t];
   const size_t ncols = tab.codecs.size();
   const bool update = kind == RowsKind::kUpdate;
-  {
-    if (!rows_written_) {
-      if (!annotated_) {
-        if (o_.flavor == LogFlavor::kMariaDB) {
-          txn_->AppendEvent(kMariaAnnotateRowsEvent, o_.server_id, timestamp_, 0,
-                            query_);
-        } else {
-          // Rows_query: a length byte (ignored by readers; the text runs
-          // to the end of the event) then the statement.
-          char* b = txn_->AppendEvent(kRowsQueryEvent, o_.server_id, timestamp_,
-                                      kFlagIgnorable, 1 + query_.size());
-          b[0] = static_cast<char>(query_.size() > 255 ? 255 : query_.size());
-          std::memcpy(b + 1, query_.data(), query_.size());
-        }
-        annotated_ = true;
+  if (!rows_written_) {
+    if (!annotated_) {
+      if (o_.flavor == LogFlavor::kMariaDB) {
+        txn_->AppendEvent(kMariaAnnotateRowsEvent, o_.server_id, timestamp_, 0,
+                          query_);
+      } else {
+        // Rows_query: a length byte (ignored by readers; the text runs
+        // to the end of the event) then the statement.
+        char* b = txn_->AppendEvent(kRowsQueryEvent, o_.server_id, timestamp_,
+                                    kFlagIgnorable, 1 + query_.size());
+        b[0] = static_cast<char>(query_.size() > 255 ? 255 : query_.size());
+        std::memcpy(b + 1, query_.data(), query_.size());
       }
-      for (TableHandle s : stmt_tables_) {
-        if (tables_[s].mapped_in != statement_) MapTable(&tables_[s]);
-      }
-      if (tab.mapped_in != statement_) MapTable(&tab);
+      annotated_ = true;
     }
-    const bool v2 = o_.flavor == LogFlavor::kMySQL;
-    const size_t nb = (ncols + 7) / 8;
-    const size_t head = 8 + (v2 ? 2 : 0) + PackedIntSize(ncols) + nb * (update ? 2 : 1);
-    // The event header, its post-header and bitmaps, and the first row in
-    // one reservation.
-    char* p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0,
-                                head + row_size);
-    StoreLeN(p, tab.def.table_id, 6);
-    StoreLe16(p + 6, 0);
-    p += 8;
-    if (v2) {
-      StoreLe16(p, 2);  // extra_data_len: the length field alone
-      p += 2;
+    for (TableHandle s : stmt_tables_) {
+      if (tables_[s].mapped_in != statement_) MapTable(&tables_[s]);
     }
-    p = StorePackedInt(p, ncols);
-    std::memcpy(p, first.bits->data(), nb);
-    p += nb;
-    if (cur_bits_src_[0] != first.bits || first.bits == &scratch_bits_) {
-      cur_bits_[0].assign(*first.bits);
-      cur_bits_src_[0] = first.bits == &scratch_bits_ ? nullptr : first.bits;
-    }
-    if (update) {
-      std::memcpy(p, second.bits->data(), nb);
-      p += nb;
-      if (cur_bits_src_[1] != second.bits || second.bits == &scratch_bits_) {
-        cur_bits_[1].assign(*second.bits);
-        cur_bits_src_[1] = second.bits == &scratch_bits_ ? nullptr : second.bits;
-      }
-    }
-    cur_event_ = txn_->appended_event_count() - 1;
-    cur_open_ = true;
-    cur_table_ = t;
-    cur_kind_ = kind;
-    rows_written_ = true;
-    p = PackImage(tab, first, p);
-    if (update) PackImage(tab, second, p);
-    return absl::OkStatus();
+    if (tab.mapped_in != statement_) MapTable(&tab);
   }
+  const bool v2 = o_.flavor == LogFlavor::kMySQL;
+  const size_t nb = (ncols + 7) / 8;
+  const size_t head = 8 + (v2 ? 2 : 0) + PackedIntSize(ncols) + nb * (update ? 2 : 1);
+  // The event header, its post-header and bitmaps, and the first row in
+  // one reservation.
+  char* p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0,
+                              head + row_size);
+  StoreLeN(p, tab.def.table_id, 6);
+  StoreLe16(p + 6, 0);
+  p += 8;
+  if (v2) {
+    StoreLe16(p, 2);  // extra_data_len: the length field alone
+    p += 2;
+  }
+  p = StorePackedInt(p, ncols);
+  std::memcpy(p, bits1->data(), nb);
+  p += nb;
+  if (cur_bits_src_[0] != bits1 || bits1 == &scratch_bits_) {
+    cur_bits_[0].assign(*bits1);
+    cur_bits_src_[0] = bits1 == &scratch_bits_ ? nullptr : bits1;
+  }
+  if (update) {
+    std::memcpy(p, bits2->data(), nb);
+    p += nb;
+    if (cur_bits_src_[1] != bits2 || bits2 == &scratch_bits_) {
+      cur_bits_[1].assign(*bits2);
+      cur_bits_src_[1] = bits2 == &scratch_bits_ ? nullptr : bits2;
+    }
+  }
+  cur_event_ = txn_->appended_event_count() - 1;
+  cur_open_ = true;
+  cur_table_ = t;
+  cur_kind_ = kind;
+  rows_written_ = true;
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// The record path
+
+absl::Status RowsWriter::InsertRecord(TableHandle t,
+                                      absl::Span<const uint8_t> record) {
+  return RecordRow(t, RowsKind::kWrite, record, {}, {});
+}
+
+absl::Status RowsWriter::DeleteRecord(TableHandle t,
+                                      absl::Span<const uint8_t> record) {
+  return RecordRow(t, RowsKind::kDelete, record, {}, {});
+}
+
+absl::Status RowsWriter::UpdateRecord(TableHandle t, absl::Span<const uint8_t> before,
+                                      absl::Span<const uint8_t> after,
+                                      absl::Span<const uint8_t> changed) {
+  return RecordRow(t, RowsKind::kUpdate, before, after, changed);
+}
+
+absl::Status RowsWriter::RecordRow(TableHandle t, RowsKind kind,
+                                   absl::Span<const uint8_t> first,
+                                   absl::Span<const uint8_t> second,
+                                   absl::Span<const uint8_t> changed) {
+  if (txn_ == nullptr) return absl::FailedPreconditionError("no statement open");
+  if (t >= tables_.size()) return absl::InvalidArgumentError("unknown table");
+  Table& tab = tables_[t];
+  const bool update = kind == RowsKind::kUpdate;
+  if (!tab.has_record) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table ", tab.def.table, " was described without a record layout"));
+  }
+  if (first.size() < tab.record_length ||
+      (update && second.size() < tab.record_length)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "table ", tab.def.table, ": a record is shorter than its ",
+        tab.record_length, " bytes"));
+  }
+  const std::string* bits1 = kind == RowsKind::kWrite ? &tab.all_bits : &tab.before_bits;
+  const record_internal::RecordImagePlan* plan1 =
+      kind == RowsKind::kWrite ? &tab.all_plan : &tab.before_plan;
+  const std::string* bits2 = nullptr;
+  const record_internal::RecordImagePlan* plan2 = nullptr;
+  if (update) {
+    if (!changed.empty() && changed.size() < (tab.codecs.size() + 7) / 8) {
+      return absl::InvalidArgumentError("`changed` bitmap is shorter than the table");
+    }
+    Image a{nullptr, nullptr, {}};
+    AfterImage(tab, changed, &a);
+    bits2 = a.bits;
+    plan2 = &tab.all_plan;
+    if (a.cols == &scratch_cols_) {
+      scratch_plan_.Compile(tab.rec_cols, scratch_cols_,
+                            o_.flavor == LogFlavor::kMariaDB);
+      plan2 = &scratch_plan_;
+    }
+  }
+  uint32_t* lens1 = lens_.data();
+  uint32_t* lens2 = lens1 + plan1->step_count();
+  uint32_t bad = 0;
+  int64_t size = plan1->Size(first.data(), lens1, &bad);
+  int64_t size2 = 0;
+  if (size >= 0 && update) size2 = plan2->Size(second.data(), lens2, &bad);
+  if (size < 0 || size2 < 0) return RecordError(tab, bad);
+  const size_t row_size = static_cast<size_t>(size + size2);
+  if (tab.mapped_in != statement_ && rows_written_) return UnmappedError(tab);
+
+  if (o_.writeset) AddWritesetRecord(tab, first.data(), update ? second.data() : nullptr);
+
+  char* p = RowSpace(t, kind, bits1, bits2, row_size);
+  p = plan1->Pack(first.data(), lens1, p);
+  if (update) plan2->Pack(second.data(), lens2, p);
+  return absl::OkStatus();
+}
+
+absl::Status RowsWriter::RecordError(const Table& tab, uint32_t bad) const {
+  const ColumnDef& c = tab.def.columns[bad];
+  return absl::InvalidArgumentError(absl::StrCat(
+      "table ", tab.def.table, " column ", bad + 1,
+      c.name.empty() ? "" : absl::StrCat(" (", c.name, ")"), ": ",
+      tab.rec_cols[bad].form == record_internal::RecordColumn::kVarchar
+          ? absl::StrCat("the record's length is over the column's ",
+                         tab.rec_cols[bad].size, " bytes")
+          : "the record holds a length but no pointer"));
 }
 
 absl::Status RowsWriter::EndStatement() {

@@ -26,9 +26,24 @@
 // the primary key's and, in an UPDATE's after image, changed ones. An
 // INSERT logs every column in all three modes.
 //
-// Values are handed over as binlog::Value (binlog/rows.h), one per column
-// of the table in column order, whatever the image: the writer packs
-// those the image holds and ignores the rest.
+// Rows arrive in one of two forms, which give byte-identical events and
+// identical writesets for the same rows:
+//   - Values (Insert, Update, Delete): one binlog::Value (binlog/rows.h)
+//     per column of the table in column order, whatever the image: the
+//     writer checks and packs those the image holds and ignores the rest.
+//     For tools, tests and callers that do not hold server records.
+//   - Server records (InsertRecord, UpdateRecord, DeleteRecord): the
+//     table->record[0] a server holds, for tables described with a
+//     RecordLayout (binlog/rows_record.h: where each column sits, the
+//     supported types and the record forms). DescribeTable compiles a plan
+//     per image: adjacent NOT NULL fixed-size columns (integers, DECIMAL,
+//     temporal, YEAR, ENUM/SET, BIT, FLOAT/DOUBLE, whose record bytes are
+//     their row-image bytes) are one memcpy; only VARCHAR (used length),
+//     CHAR (padding trimmed, length added), BLOB/TEXT/JSON/GEOMETRY
+//     (pointer followed) and the NULL flags take a step of their own. The
+//     key hashes below are read from the same record. An after image with
+//     `changed` columns (kMinimal, kNoBlob) compiles its plan per row, into
+//     reserved memory.
 //
 // Writeset (WRITESET dependency tracking, binlog/writeset.h; option
 // `writeset`): for each row image it packs (an INSERT's row, an UPDATE's
@@ -69,9 +84,12 @@
 // writer keeps a pointer to the TransactionBuffer of the current statement
 // (BeginStatement) until EndStatement.
 // Errors: a row that does not fit its table (value count, a value's kind,
-// range or length, NULL in a NOT NULL column) is InvalidArgument and
-// leaves the buffer as it was before the row. Calls out of order are
-// FailedPrecondition.
+// range or length, NULL in a NOT NULL column; a record shorter than its
+// layout, a VARCHAR length over the column's, a BLOB length without a
+// pointer) is InvalidArgument and leaves the buffer and the writeset as
+// they were before the row. A record's fixed-size bytes and its NULL
+// flags of NOT NULL columns are not looked at: they are the server's.
+// Calls out of order are FailedPrecondition.
 // Allocation: none in steady state (the buffer and the writer's scratch
 // keep their memory across transactions).
 
@@ -89,6 +107,7 @@
 #include "absl/types/span.h"
 #include "binlog/flavor.h"
 #include "binlog/rows.h"
+#include "binlog/rows_record.h"
 #include "binlog/transaction.h"
 #include "binlog/writeset.h"
 
@@ -124,6 +143,13 @@ class RowsWriter {
   // stays valid for the writer's life. InvalidArgument if the description
   // cannot be encoded.
   absl::StatusOr<TableHandle> DescribeTable(const TableDef& def);
+  // Describes a table whose rows may also arrive as server records
+  // (InsertRecord, UpdateRecord, DeleteRecord): where each column sits in
+  // the record (binlog/rows_record.h). The per-image packing plans are
+  // compiled now. InvalidArgument if the layout does not fit the table or
+  // names a type the record path does not support (rows_record.h).
+  absl::StatusOr<TableHandle> DescribeTable(const TableDef& def,
+                                            const RecordLayout& layout);
   const TableDef& table(TableHandle t) const { return tables_[t].def; }
   // The prepared Table_map body of `t` (what each statement copies).
   absl::string_view table_map_body(TableHandle t) const {
@@ -148,6 +174,19 @@ class RowsWriter {
                       absl::Span<const Value> after,
                       absl::Span<const uint8_t> changed = {});
   absl::Status Delete(TableHandle t, absl::Span<const Value> row);
+
+  // The same rows as server records (`record`: at least the layout's
+  // record_length bytes; an UPDATE's before image is the server's
+  // record[1], its after image record[0]). Same images, events, writeset
+  // and errors as the Value calls for the same rows; the bytes of
+  // fixed-size columns are taken as they are (unchecked), the lengths of
+  // variable ones are checked (InvalidArgument). InvalidArgument if the
+  // table was described without a layout.
+  absl::Status InsertRecord(TableHandle t, absl::Span<const uint8_t> record);
+  absl::Status UpdateRecord(TableHandle t, absl::Span<const uint8_t> before,
+                            absl::Span<const uint8_t> after,
+                            absl::Span<const uint8_t> changed = {});
+  absl::Status DeleteRecord(TableHandle t, absl::Span<const uint8_t> record);
 
   // Ends the statement: its last Rows event gets STMT_END_F. A statement
   // without rows writes nothing. FailedPrecondition if no statement is
@@ -196,6 +235,12 @@ class RowsWriter {
     // Writeset: the keys to hash, the primary key first.
     std::vector<Key> keys;
     bool has_primary_key = false;
+    // The record path (DescribeTable with a layout): each column's record
+    // form and the plans of the default images.
+    bool has_record = false;
+    uint32_t record_length = 0;
+    std::vector<record_internal::RecordColumn> rec_cols;
+    record_internal::RecordImagePlan all_plan, before_plan;
   };
   struct Image {
     const std::string* bits;
@@ -206,12 +251,26 @@ class RowsWriter {
   explicit RowsWriter(const RowsWriterOptions& o) : o_(o) {}
   absl::Status Row(TableHandle t, RowsKind kind, const Image& first,
                    const Image& second);
+  // Where a row of `row_size` bytes goes: the end of the current Rows
+  // event when it fits there, else (StartRowsEvent) a new one.
+  // FailedPrecondition (null) if the table is not mapped in the statement
+  // and cannot be now.
+  char* RowSpace(TableHandle t, RowsKind kind, const std::string* bits1,
+                 const std::string* bits2, size_t row_size);
   // The row's first Rows event (and, at a statement's first row, its
-  // annotation and Table_maps). Out of line: the common row appends to
-  // the current event.
-  __attribute__((noinline)) absl::Status NewEventRow(
-      TableHandle t, RowsKind kind, const Image& first, const Image& second,
-      size_t row_size);
+  // annotation and Table_maps); returns where the row goes. Out of line:
+  // the common row appends to the current event.
+  __attribute__((noinline)) char* StartRowsEvent(TableHandle t, RowsKind kind,
+                                                 const std::string* bits1,
+                                                 const std::string* bits2,
+                                                 size_t row_size);
+  __attribute__((noinline)) absl::Status UnmappedError(const Table& tab) const;
+  absl::Status RecordRow(TableHandle t, RowsKind kind,
+                         absl::Span<const uint8_t> first,
+                         absl::Span<const uint8_t> second,
+                         absl::Span<const uint8_t> changed);
+  __attribute__((noinline)) absl::Status RecordError(const Table& tab,
+                                                     uint32_t bad) const;
   __attribute__((noinline)) absl::Status CountError(const Table& tab,
                                                     const Image& first,
                                                     const Image& second,
@@ -244,10 +303,20 @@ class RowsWriter {
     return KeyHashOf(tables_[t], tables_[t].keys[key], row, hash);
   }
   size_t key_count(TableHandle t) const { return tables_[t].keys.size(); }
+  // The same from a record. REQUIRES: `t` was described with a layout and
+  // the record was accepted by the writer.
+  bool KeyHashRecord(TableHandle t, size_t key, absl::Span<const uint8_t> record,
+                     uint64_t* hash) const {
+    return KeyHashOfRecord(tables_[t], tables_[t].keys[key], record.data(), hash);
+  }
 
  private:
   static bool KeyHashOf(const Table& tab, const Key& key,
                         absl::Span<const Value> row, uint64_t* hash);
+  static bool KeyHashOfRecord(const Table& tab, const Key& key,
+                              const uint8_t* rec, uint64_t* hash);
+  void AddWritesetRecord(const Table& tab, const uint8_t* first,
+                         const uint8_t* second);
 
   RowsWriterOptions o_;
   std::vector<Table> tables_;
@@ -277,6 +346,10 @@ class RowsWriter {
   // Scratch for an UPDATE's after image with `changed` columns.
   std::string scratch_bits_;
   std::vector<uint32_t> scratch_cols_;
+  // The record path: the plan of an after image with `changed` columns,
+  // and the variable lengths of a row's images (two images' steps).
+  record_internal::RecordImagePlan scratch_plan_;
+  std::vector<uint32_t> lens_;
 };
 
 }  // namespace binlog

@@ -258,8 +258,14 @@ char* TransactionBuffer::AppendEvent(uint8_t type, uint32_t server_id,
   h.flags = flags;
   EncodeHeader(h, p);
   if (footer) std::memset(p + total - footer, 0, footer);
-  events_.push_back(EventMeta{static_cast<uint32_t>(start),
-                              static_cast<uint32_t>(start + total), 0, 0});
+  // Filled in place: a temporary EventMeta was stored as 4- and 8-byte
+  // halves and reloaded as one 16-byte value, a failed store forward
+  // (about 15 cycles) on every event.
+  EventMeta& m = events_.emplace_back();
+  m.offset = static_cast<uint32_t>(start);
+  m.end = static_cast<uint32_t>(start + total);
+  m.base_crc = 0;
+  m.crc_op = 0;
   return p + kHeaderSize;
 }
 
@@ -312,8 +318,13 @@ void TransactionBuffer::Clear() {
   size_ = 0;
   front_ = 0;
   events_.clear();
-  identity_ = IdentityState();
-  assigned_ = AssignedIdentity();
+  // Copies of constant defaults: assigning fresh temporaries made the
+  // compiler zero a stack temporary with `rep stos` on every Clear, a
+  // fifth of a one-row transaction's cost in row_event_bench.
+  static const IdentityState kNoIdentity;
+  static const AssignedIdentity kNotAssigned;
+  identity_ = kNoIdentity;
+  assigned_ = kNotAssigned;
   commit_parent_ = 0;
   cookie_ = nullptr;
   writeset_.clear();

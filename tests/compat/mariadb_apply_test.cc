@@ -13,6 +13,10 @@
 // FULL metadata and a JSON column, in a MariaDB-flavor log
 // (Options::flavor) whose transactions start with MariaDB Gtid events.
 //
+// Each flavor twice: rows handed over as Values (RowsWriter::Insert...),
+// and as server records (binlog/rows_record.h: the tables described with
+// ServerRecordLayout, rows stored with StoreRecord, InsertRecord...).
+//
 // Skipped (GTEST_SKIP) only when the MariaDB binaries are not installed
 // (tools/setup.sh installs mariadb-server).
 
@@ -35,6 +39,7 @@
 #include "absl/time/time.h"
 #include "binlog/event_builder.h"
 #include "binlog/log.h"
+#include "binlog/rows_record.h"
 #include "binlog/rows_writer.h"
 #include "gtest/gtest.h"
 #include "tests/testutil/external_tools.h"
@@ -62,7 +67,12 @@ struct Server {
 };
 Server* g_server = nullptr;
 
-class MariadbApplyTest : public ::testing::TestWithParam<LogFlavor> {
+struct ApplyCase {
+  LogFlavor flavor;
+  bool records;  // rows as server records, not Values
+};
+
+class MariadbApplyTest : public ::testing::TestWithParam<ApplyCase> {
  protected:
   static void SetUpTestSuite() {
     if (!Exists(kMariadbd) || !Exists(kInstallDb) || !Exists(kClient) ||
@@ -181,10 +191,30 @@ struct TypeColumn {
 };
 
 TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
-  const LogFlavor flavor = GetParam();
+  const LogFlavor flavor = GetParam().flavor;
+  const bool records = GetParam().records;
   const bool maria = flavor == LogFlavor::kMariaDB;
-  const std::string db = maria ? "apply_maria" : "apply_mysql";
+  const std::string db = absl::StrCat(maria ? "apply_maria" : "apply_mysql",
+                                      records ? "_rec" : "");
   static const std::string kVarchar(300, 'v');
+  static const std::string kChar4 = [] {
+    std::string s;
+    for (int i = 0; i < 70; ++i) s += "\xc3\xa9";  // 71 characters, 141 bytes
+    return s + "x";
+  }();
+  // The client prints in latin1: compare the stored bytes.
+  static const std::string kChar4Hex = [] {
+    std::string s;
+    for (int i = 0; i < 70; ++i) s += "C3A9";
+    return s + "78";
+  }();
+  static const std::string kMedium(70000, 'm');
+  // POINT(1 2) as servers store it: SRID 0, then WKB.
+  static const std::string kPoint =
+      std::string("\0\0\0\0\x01\x01\0\0\0\0\0\0\0\0\0\xf0\x3f", 17) +
+      std::string("\0\0\0\0\0\0\0\x40", 8);
+  static const std::string kPoint2 =
+      std::string("\0\0\0\0\x01\x01\0\0\0", 9) + std::string(16, '\0');
   static const std::string kBlob("bin\0\xff" "ary", 8);
   std::vector<TypeColumn> cols = {
       {"tiny TINYINT", Col(kColTiny), "tiny", Value::Int(-128), "-128",
@@ -248,6 +278,20 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
        Value::UInt(2), "y"},
       {"b BIT(12)", Col(kColBit, 12), "b+0", Value::UInt(0xABC), "2748",
        Value::UInt(1), "1"},
+      // CHAR of more than 255 bytes (a 2-byte length), multi-byte text.
+      {"ch4 CHAR(100) CHARACTER SET utf8mb4", Col(kColString, 400), "HEX(ch4)",
+       Value::Bytes(kChar4), kChar4Hex.c_str(), Value::Bytes("short"), "73686F7274"},
+      // BINARY pads with 0x00 (the row image trims it).
+      {"bn BINARY(6)", Col(kColString, 6), "HEX(bn)", Value::Bytes("ab"),
+       "616200000000", Value::Bytes("abcdef"), "616263646566"},
+      {"tb TINYBLOB", Col(kColTinyBlob, 1), "HEX(tb)", Value::Bytes("t"), "74",
+       Value::Bytes(""), ""},
+      {"mb MEDIUMTEXT CHARACTER SET latin1", Col(kColMediumBlob, 3), "mb",
+       Value::Bytes(kMedium), kMedium.c_str(), Value::Bytes("m"), "m"},
+      {"lb LONGBLOB", Col(kColLongBlob, 4), "HEX(lb)", Value::Bytes("\x01\x02"),
+       "0102", Value::Bytes("z"), "7A"},
+      {"g POINT", Col(kColGeometry), "ST_AsText(g)", Value::Bytes(kPoint),
+       "POINT(1 2)", Value::Bytes(kPoint2), "POINT(0 0)"},
   };
   cols[1].def.is_unsigned = true;
   cols[6].def.is_unsigned = true;
@@ -255,6 +299,11 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   cols[10].def.scale = 10;
   cols[23].def.enum_values = {"a", "b", "c"};
   cols[24].def.enum_values = {"x", "y", "z"};
+  cols[26].def.collation = 45;  // utf8mb4_general_ci
+  cols[27].def.collation = 63;  // binary
+  cols[28].def.collation = 63;
+  cols[30].def.collation = 63;
+  cols[31].def.geometry_type = 1;  // POINT
   if (maria) {
     // MariaDB's JSON is LONGTEXT with a validity check.
     ColumnDef j = Col(kColJson, 0, "j");
@@ -296,8 +345,12 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   wide.metadata = types.metadata;
   wide.columns = {id, Col(kColLong, 0, "n"), Col(kColVarchar, 2000, "payload")};
   wide.primary_key = {0};
-  auto t_types = writer->DescribeTable(types);
-  auto t_wide = writer->DescribeTable(wide);
+  const RecordLayout types_layout = ServerRecordLayout(types);
+  const RecordLayout wide_layout = ServerRecordLayout(wide);
+  auto t_types = records ? writer->DescribeTable(types, types_layout)
+                         : writer->DescribeTable(types);
+  auto t_wide = records ? writer->DescribeTable(wide, wide_layout)
+                        : writer->DescribeTable(wide);
   ASSERT_TRUE(t_types.ok()) << t_types.status();
   ASSERT_TRUE(t_wide.ok()) << t_wide.status();
 
@@ -357,6 +410,27 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
     }
     if (rows_events > 1) ++multi_event_statements;
   };
+  // Every row goes through these: as Values, or as records built from them.
+  auto to_record = [&](RowsWriter::TableHandle t, const std::vector<Value>& row) {
+    const bool is_types = t == *t_types;
+    const RecordLayout& l = is_types ? types_layout : wide_layout;
+    std::vector<uint8_t> rec(l.record_length);
+    absl::Status s = StoreRecord(is_types ? types : wide, l, row, absl::MakeSpan(rec));
+    EXPECT_TRUE(s.ok()) << s;
+    return rec;
+  };
+  auto insert = [&](RowsWriter::TableHandle t, const std::vector<Value>& row) {
+    return records ? writer->InsertRecord(t, to_record(t, row)) : writer->Insert(t, row);
+  };
+  auto update = [&](RowsWriter::TableHandle t, const std::vector<Value>& before,
+                    const std::vector<Value>& after, absl::Span<const uint8_t> changed) {
+    return records ? writer->UpdateRecord(t, to_record(t, before), to_record(t, after),
+                                          changed)
+                   : writer->Update(t, before, after, changed);
+  };
+  auto erase = [&](RowsWriter::TableHandle t, const std::vector<Value>& row) {
+    return records ? writer->DeleteRecord(t, to_record(t, row)) : writer->Delete(t, row);
+  };
   const std::vector<uint8_t> all_changed(
       (types.columns.size() + 7) / 8, 0xff);
 
@@ -364,7 +438,7 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   begin();
   statement("INSERT INTO types ...", [&] {
     for (int k = 1; k <= 3; ++k) {
-      ASSERT_TRUE(writer->Insert(*t_types, row_of(k, k - 1)).ok());
+      ASSERT_TRUE(insert(*t_types, row_of(k, k - 1)).ok());
       want_types[k] = text_of(k, k - 1);
     }
   });
@@ -373,15 +447,13 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   //    delete row 2.
   begin();
   statement("UPDATE types ...", [&] {
-    ASSERT_TRUE(
-        writer->Update(*t_types, row_of(1, 0), row_of(1, 1), all_changed).ok());
-    ASSERT_TRUE(
-        writer->Update(*t_types, row_of(3, 2), row_of(3, 0), all_changed).ok());
+    ASSERT_TRUE(update(*t_types, row_of(1, 0), row_of(1, 1), all_changed).ok());
+    ASSERT_TRUE(update(*t_types, row_of(3, 2), row_of(3, 0), all_changed).ok());
   });
   want_types[1] = text_of(1, 1);
   want_types[3] = text_of(3, 0);
   statement("DELETE FROM types WHERE id = 2",
-            [&] { ASSERT_TRUE(writer->Delete(*t_types, row_of(2, 1)).ok()); });
+            [&] { ASSERT_TRUE(erase(*t_types, row_of(2, 1)).ok()); });
   want_types.erase(2);
   commit();
   // 3. Many rows in single statements, crossing the Rows event size.
@@ -389,9 +461,8 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   statement("INSERT INTO wide ...", [&] {
     for (int k = 1; k <= 60; ++k) {
       std::string p = payload(k, 0);
-      ASSERT_TRUE(writer->Insert(*t_wide, {Value::Int(k), Value::Int(k * 10),
-                                           Value::Bytes(p)})
-                      .ok());
+      ASSERT_TRUE(
+          insert(*t_wide, {Value::Int(k), Value::Int(k * 10), Value::Bytes(p)}).ok());
       want_wide[k] = absl::StrCat(k, "\t", k * 10, "\t", p);
     }
   });
@@ -401,11 +472,10 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   statement("UPDATE wide SET payload = ...", [&] {
     for (int k = 1; k <= 60; k += 2) {
       std::string before = payload(k, 0), after = payload(k, 1);
-      ASSERT_TRUE(writer
-                      ->Update(*t_wide,
-                               {Value::Int(k), Value::Int(k * 10), Value::Bytes(before)},
-                               {Value::Int(k), Value::Int(k * 10), Value::Bytes(after)},
-                               payload_changed)
+      ASSERT_TRUE(update(*t_wide,
+                         {Value::Int(k), Value::Int(k * 10), Value::Bytes(before)},
+                         {Value::Int(k), Value::Int(k * 10), Value::Bytes(after)},
+                         payload_changed)
                       .ok());
       want_wide[k] = absl::StrCat(k, "\t", k * 10, "\t", after);
     }
@@ -413,9 +483,8 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   statement("DELETE FROM wide WHERE id % 3 = 0", [&] {
     for (int k = 3; k <= 60; k += 3) {
       std::string p = payload(k, k % 2 == 1 ? 1 : 0);
-      ASSERT_TRUE(writer->Delete(*t_wide, {Value::Int(k), Value::Int(k * 10),
-                                           Value::Bytes(p)})
-                      .ok());
+      ASSERT_TRUE(
+          erase(*t_wide, {Value::Int(k), Value::Int(k * 10), Value::Bytes(p)}).ok());
       want_wide.erase(k);
     }
   });
@@ -463,11 +532,16 @@ TEST_P(MariadbApplyTest, ServerAppliesWhatTheWriterWrote) {
   EXPECT_EQ(got_wide, want);
 }
 
-INSTANTIATE_TEST_SUITE_P(Flavors, MariadbApplyTest,
-                         ::testing::Values(LogFlavor::kMySQL, LogFlavor::kMariaDB),
-                         [](const ::testing::TestParamInfo<LogFlavor>& i) {
-                           return i.param == LogFlavor::kMySQL ? "MySQL" : "MariaDB";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Flavors, MariadbApplyTest,
+    ::testing::Values(ApplyCase{LogFlavor::kMySQL, false},
+                      ApplyCase{LogFlavor::kMariaDB, false},
+                      ApplyCase{LogFlavor::kMySQL, true},
+                      ApplyCase{LogFlavor::kMariaDB, true}),
+    [](const ::testing::TestParamInfo<ApplyCase>& i) {
+      return absl::StrCat(i.param.flavor == LogFlavor::kMySQL ? "MySQL" : "MariaDB",
+                          i.param.records ? "Records" : "");
+    });
 
 }  // namespace
 }  // namespace binlog
