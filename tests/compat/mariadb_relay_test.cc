@@ -41,6 +41,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "binlog/format.h"
+#include "binlog/reader.h"
 #include "gtest/gtest.h"
 #include "tests/testutil/external_tools.h"
 #include "tests/testutil/mariadb_server.h"
@@ -283,6 +284,105 @@ TEST_F(MariadbRelayTest, PrimaryRelayReplicaSurviveKillsWithEveryCommitAcknowled
     } else {
       ASSERT_GE(source.size(), copy.size());
       ASSERT_GT(copy.size(), kInUseFlagFileOffset);
+      source[kInUseFlagFileOffset] &= ~static_cast<char>(kFlagBinlogInUse);
+      EXPECT_TRUE(copy == source.substr(0, copy.size()));
+    }
+  }
+}
+
+// The logtailer promise: the primary's clients commit with semi-sync; the
+// primary is killed with SIGKILL mid-stream. Every transaction whose COMMIT
+// returned to its client is in the relay's copy (checked by GTID). The
+// primary, restarted (crash recovery), is followed again: the copy goes on
+// byte-identical to the primary's files, the crashed file included.
+TEST_F(MariadbRelayTest, EveryCommitThatReturnedIsInTheCopyWhenThePrimaryIsKilled) {
+  StartRelay();
+  if (HasFatalFailure()) return;
+  Primary("SET GLOBAL rpl_semi_sync_master_enabled = 1");
+  std::vector<uint64_t> returned;  // GTID seq_no of each commit that returned
+  std::atomic<int> count{0};
+  std::thread writer([&] {
+    for (int id = 1;; ++id) {
+      auto r = primary_.Sql(absl::StrCat("INSERT INTO shop.items VALUES (", id,
+                                         ", 'x'); SELECT @@last_gtid"));
+      if (!r.ok()) return;  // the primary is gone
+      std::vector<std::string> parts =
+          absl::StrSplit(absl::StripAsciiWhitespace(*r), '-');
+      uint64_t seq = 0;
+      if (parts.size() != 3 || !absl::SimpleAtoi(parts[2], &seq)) {
+        ADD_FAILURE() << "@@last_gtid: " << *r;
+        return;
+      }
+      returned.push_back(seq);
+      ++count;
+    }
+  });
+  for (int i = 0; i < 1200 && count.load() < 40; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));  // polls the writer's count (bounded)
+  }
+  primary_.Kill();
+  writer.join();
+  ASSERT_GE(returned.size(), 40u);
+
+  // The copy as it is now (the relay keeps running, reconnecting).
+  auto copy_gtids = [&] {
+    std::set<uint64_t> seqs;
+    auto reader = Reader::OpenDirectory(dir_ + "/copy", "primary-bin", ReaderOptions());
+    EXPECT_TRUE(reader.ok()) << reader.status();
+    if (!reader.ok()) return seqs;
+    for (;;) {
+      Event ev;
+      absl::Status s = (*reader)->Next(&ev);
+      if (!s.ok()) {
+        // The end, or a transaction being appended at the tail.
+        EXPECT_TRUE(absl::IsOutOfRange(s) || absl::IsDataLoss(s)) << s;
+        break;
+      }
+      if (ev.header.type == 162) {
+        seqs.insert(LoadLe64(ev.data.data() + kHeaderSize));
+      }
+    }
+    return seqs;
+  };
+  std::set<uint64_t> held = copy_gtids();
+  for (uint64_t seq : returned) EXPECT_EQ(held.count(seq), 1u) << "0-1-" << seq;
+
+  // The restarted primary is followed: more commits, then the copy equals
+  // the primary's files.
+  ASSERT_TRUE(primary_
+                  .Start(dir_ + "/primary",
+                         {"--server-id=1", "--log-bin=" + dir_ + "/primary/data/primary-bin",
+                          "--binlog-format=ROW", "--gtid-strict-mode=1",
+                          "--max-binlog-size=16384", "--rpl-semi-sync-master-enabled=1",
+                          "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
+                          "--rpl-semi-sync-master-timeout=120000"},
+                         /*tcp=*/true)
+                  .ok());
+  const int after = static_cast<int>(returned.size()) + 1000;
+  for (int id = after; id < after + 10; ++id) {
+    Primary(absl::StrCat("INSERT INTO shop.items VALUES (", id, ", 'y')"));
+  }
+  EXPECT_EQ(PrimaryStatus("Rpl_semi_sync_master_no_tx"), 0u);
+  StopRelay(SIGTERM);
+  std::vector<std::string> names =
+      absl::StrSplit(Primary("SHOW BINARY LOGS"), '\n', absl::SkipEmpty());
+  ASSERT_GE(names.size(), 2u);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::vector<std::string> cols = absl::StrSplit(names[i], '\t');
+    SCOPED_TRACE(cols[0]);
+    std::string source = ReadWholeFile(dir_ + "/primary/data/" + cols[0]);
+    const std::string copy = ReadWholeFile(dir_ + "/copy/" + cols[0]);
+    if (i + 1 < names.size()) {
+      // The crashed file: the primary's recovery may leave its in-use flag
+      // set (it is not the active file any more, but MariaDB clears the
+      // flag only at a clean close): compare all but that byte.
+      ASSERT_EQ(copy.size(), source.size());
+      std::string a = copy, b = source;
+      a[kInUseFlagFileOffset] &= ~static_cast<char>(kFlagBinlogInUse);
+      b[kInUseFlagFileOffset] &= ~static_cast<char>(kFlagBinlogInUse);
+      EXPECT_TRUE(a == b);
+    } else {
+      ASSERT_GE(source.size(), copy.size());
       source[kInUseFlagFileOffset] &= ~static_cast<char>(kFlagBinlogInUse);
       EXPECT_TRUE(copy == source.substr(0, copy.size()));
     }
