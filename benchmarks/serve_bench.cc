@@ -8,6 +8,15 @@
 //       --format=jsonl [--seconds=3] [--threads=64] [--sync=group|never]
 //       [--dir=DIR] [--ssl_cert=PEM --ssl_key=PEM --ssl_ca=PEM]
 //
+// --relay=none,async,semisync adds a relay (server/relay.h, what
+// binlog_server --source runs) that replicates from the server into an
+// exact copy: "async" only copies; "semisync" makes every committer wait
+// (sync/ack_tracker.h, as a server with rpl_semi_sync_master_enabled and
+// wait point AFTER_SYNC) until the relay acknowledged its transaction,
+// which it does after its copy's fdatasync. Each relay mode runs with each
+// replica count. Extra keys: relay, ack_p99_us (commit to ack, semisync),
+// relay_cpu_ns_per_txn (the relay's receiver thread), relay_syncs.
+//
 // With the three TLS flags the server offers TLS and every replica
 // connects over it, verifying the server's certificate (which must name
 // 127.0.0.1) against --ssl_ca: the cost of TLS on the same workload.
@@ -42,7 +51,9 @@
 #include "binlog/log.h"
 #include "server/auth.h"
 #include "server/client.h"
+#include "server/relay.h"
 #include "server/server.h"
+#include "sync/ack_tracker.h"
 #include "io/socket.h"
 #include "io/tls.h"
 
@@ -57,6 +68,9 @@ ABSL_FLAG(std::string, dir, "/tmp/serve_bench", "scratch directory");
 ABSL_FLAG(std::string, ssl_cert, "", "server certificate (PEM): replicas connect over TLS");
 ABSL_FLAG(std::string, ssl_key, "", "its private key (PEM)");
 ABSL_FLAG(std::string, ssl_ca, "", "CA (PEM) the replicas verify the server's certificate with");
+ABSL_FLAG(std::string, relay, "none",
+          "comma-separated relay modes, one run each with each replica count: none, "
+          "async (a relay copies the log), semisync (committers wait for the relay's ack)");
 
 namespace {
 
@@ -75,7 +89,17 @@ struct Result {
   int replicas = 0;
   double tps = 0, sent_mb_s = 0, lag_p99_us = 0, cpu_ns = 0;
   uint64_t txns = 0;
+  // Relay runs.
+  double ack_p99_us = 0, relay_cpu_ns = 0;
+  uint64_t relay_syncs = 0;
 };
+
+int64_t P99(std::vector<int64_t>* v) {
+  if (v->empty()) return 0;
+  size_t k = v->size() * 99 / 100;
+  std::nth_element(v->begin(), v->begin() + k, v->end());
+  return (*v)[k];
+}
 
 constexpr size_t kMaxTxns = 4 << 20;
 
@@ -85,7 +109,7 @@ struct Tls {
 };
 
 Result RunOnce(const std::string& dir, int replicas, int threads, double seconds,
-               bool sync_group, const Tls& tls) {
+               bool sync_group, const Tls& tls, const std::string& relay_mode) {
   Result res;
   res.replicas = replicas;
   std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
@@ -103,6 +127,11 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   so.users = {{"bench", {binlog::server::AuthPlugin::kNativePassword,
                          binlog::server::NativePasswordHash("bench")}}};
   so.live = log->get();
+  binlog::sync::AckTrackerOptions ao;
+  ao.required_acks = 1;
+  binlog::sync::AckTracker tracker(ao);
+  const bool semisync = relay_mode == "semisync";
+  if (semisync) so.acks = &tracker;
   so.ssl_cert = tls.cert;
   so.ssl_key = tls.key;
   auto server = Server::Create(so);
@@ -166,13 +195,41 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   }
   while (ready.load() < replicas) std::this_thread::yield();
 
+  // The relay, connected before the writers start.
+  const std::string copy_dir = dir + "_copy";
+  std::unique_ptr<binlog::server::Relay> relay;
+  if (relay_mode != "none") {
+    cmd = "rm -rf '" + copy_dir + "'";
+    if (std::system(cmd.c_str()) != 0) std::abort();
+    binlog::server::RelayOptions ro;
+    ro.dir = copy_dir;
+    ro.basename = "binlog";
+    ro.source.host = "127.0.0.1";
+    ro.source.port = port;
+    ro.source.user = "bench";
+    ro.source.password = "bench";
+    ro.source.server_id = 900;
+    ro.source.flavor = binlog::LogFlavor::kMySQL;
+    ro.source.heartbeat_period = absl::Milliseconds(100);
+    ro.silence_timeout = absl::Seconds(5);
+    auto r = binlog::server::Relay::Start(ro);
+    if (!r.ok()) {
+      std::fprintf(stderr, "relay: %s\n", r.status().ToString().c_str());
+      std::exit(1);
+    }
+    relay = std::move(*r);
+    while (!relay->stats().connected) absl::SleepFor(absl::Milliseconds(1));
+  }
+  std::vector<std::vector<int64_t>> ack_ns(threads);
+
   std::atomic<uint64_t> next_xid{1};
   std::atomic<bool> stop{false};
   std::vector<std::thread> writers;
   const std::string stmt = "INSERT INTO t VALUES (1, '" + std::string(150, 'x') + "')";
   const int64_t t0 = NowNs();
   for (int w = 0; w < threads; ++w) {
-    writers.emplace_back([&] {
+    writers.emplace_back([&, w] {
+      ack_ns[w].reserve(1 << 16);
       binlog::TransactionBuffer txn;
       while (!stop.load(std::memory_order_relaxed)) {
         uint64_t xid = next_xid.fetch_add(1);
@@ -182,8 +239,14 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
         binlog::AppendQuery(&txn, 1700000000, 1, 5, "db", "BEGIN");
         binlog::AppendQuery(&txn, 1700000000, 1, 5, "db", stmt);
         binlog::AppendXid(&txn, 1700000000, 1, xid);
-        start_ns[xid].store(NowNs(), std::memory_order_relaxed);
-        if (!(*log)->Commit(&txn).ok()) std::abort();
+        const int64_t begin = NowNs();
+        start_ns[xid].store(begin, std::memory_order_relaxed);
+        auto pos = (*log)->Commit(&txn);
+        if (!pos.ok()) std::abort();
+        if (semisync) {
+          if (!tracker.WaitForAck({pos->file_number, pos->end}).ok()) std::abort();
+          ack_ns[w].push_back(NowNs() - begin);
+        }
       }
     });
   }
@@ -197,6 +260,18 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   total.store(res.txns);
   for (auto& t : clients) t.join();
   const double drain = (NowNs() - t0) / 1e9;
+  if (relay != nullptr) {
+    binlog::server::Relay::Stats rs = relay->stats();
+    res.relay_syncs = rs.syncs;
+    if (res.txns > 0) res.relay_cpu_ns = static_cast<double>(rs.receiver_cpu_ns) / res.txns;
+    if (!relay->Stop().ok()) std::abort();
+    relay.reset();
+    cmd = "rm -rf '" + copy_dir + "'";
+    if (std::system(cmd.c_str()) != 0) std::abort();
+  }
+  std::vector<int64_t> acks;
+  for (auto& v : ack_ns) acks.insert(acks.end(), v.begin(), v.end());
+  res.ack_p99_us = P99(&acks) / 1e3;
   (*server)->Shutdown();
   runner.join();
   (*server)->Join();
@@ -207,11 +282,7 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   res.sent_mb_s = st.bytes_sent / drain / 1e6;
   std::vector<int64_t> all;
   for (auto& v : lags) all.insert(all.end(), v.begin(), v.end());
-  if (!all.empty()) {
-    size_t k = all.size() * 99 / 100;
-    std::nth_element(all.begin(), all.begin() + k, all.end());
-    res.lag_p99_us = all[k] / 1e3;
-  }
+  res.lag_p99_us = P99(&all) / 1e3;
   if (replicas > 0 && res.txns > 0) {
     res.cpu_ns = static_cast<double>(st.session_cpu_ns) / (replicas * res.txns);
   }
@@ -225,7 +296,7 @@ int main(int argc, char** argv) {
       "what serving replicas costs the log.\n"
       "usage: serve_bench [--replicas=0,1,8,64] [--format=jsonl|text] "
       "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR] "
-      "[--ssl_cert=PEM --ssl_key=PEM --ssl_ca=PEM]");
+      "[--ssl_cert=PEM --ssl_key=PEM --ssl_ca=PEM] [--relay=none,async,semisync]");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   auto usage = [](absl::string_view why) {
     std::fprintf(stderr, "serve_bench: %s\n%s\n", std::string(why).c_str(),
@@ -253,21 +324,33 @@ int main(int argc, char** argv) {
   if (tls.cert.empty() != tls.key.empty() || tls.cert.empty() != tls.ca.empty()) {
     return usage("--ssl_cert, --ssl_key and --ssl_ca go together");
   }
-  for (int n : replica_counts) {
-    Result r = RunOnce(dir, n, threads, seconds, sync_group, tls);
-    if (format == "jsonl") {
-      std::printf(
-          "{\"replicas\":%d,\"threads\":%d,\"sync\":\"%s\",\"transactions\":%llu,"
-          "\"tps\":%.0f,\"sent_mb_s\":%.2f,\"lag_p99_us\":%.0f,"
-          "\"server_cpu_ns_per_replica_txn\":%.0f,\"tls\":%s}\n",
-          n, threads, sync_group ? "group" : "never",
-          static_cast<unsigned long long>(r.txns), r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns,
-          tls.on() ? "true" : "false");
-    } else {
-      std::printf("replicas=%d tps=%.0f sent_mb_s=%.2f lag_p99_us=%.0f cpu_ns/replica/txn=%.0f\n",
-                  n, r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns);
+  std::vector<std::string> relay_modes;
+  for (absl::string_view m : absl::StrSplit(absl::GetFlag(FLAGS_relay), ',')) {
+    if (m != "none" && m != "async" && m != "semisync") return usage("bad --relay");
+    relay_modes.emplace_back(m);
+  }
+  for (const std::string& mode : relay_modes) {
+    for (int n : replica_counts) {
+      Result r = RunOnce(dir, n, threads, seconds, sync_group, tls, mode);
+      if (format == "jsonl") {
+        std::printf(
+            "{\"replicas\":%d,\"threads\":%d,\"sync\":\"%s\",\"transactions\":%llu,"
+            "\"tps\":%.0f,\"sent_mb_s\":%.2f,\"lag_p99_us\":%.0f,"
+            "\"server_cpu_ns_per_replica_txn\":%.0f,\"tls\":%s,\"relay\":\"%s\","
+            "\"ack_p99_us\":%.0f,\"relay_cpu_ns_per_txn\":%.0f,\"relay_syncs\":%llu}\n",
+            n, threads, sync_group ? "group" : "never",
+            static_cast<unsigned long long>(r.txns), r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns,
+            tls.on() ? "true" : "false", mode.c_str(), r.ack_p99_us, r.relay_cpu_ns,
+            static_cast<unsigned long long>(r.relay_syncs));
+      } else {
+        std::printf(
+            "relay=%s replicas=%d tps=%.0f sent_mb_s=%.2f lag_p99_us=%.0f "
+            "cpu_ns/replica/txn=%.0f ack_p99_us=%.0f relay_cpu_ns/txn=%.0f\n",
+            mode.c_str(), n, r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns, r.ack_p99_us,
+            r.relay_cpu_ns);
+      }
+      std::fflush(stdout);
     }
-    std::fflush(stdout);
   }
   std::string cmd = "rm -rf '" + dir + "'";
   return std::system(cmd.c_str()) == 0 ? 0 : 1;

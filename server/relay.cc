@@ -1,5 +1,7 @@
 #include "server/relay.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -9,6 +11,15 @@
 
 namespace binlog {
 namespace server {
+namespace {
+
+uint64_t ThreadCpuNs() {
+  timespec t;
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options) {
   if (options.dir.empty() || options.basename.empty()) {
@@ -158,6 +169,9 @@ absl::Status Relay::RunStream() {
         ++stats_.acks;
       }
     }
+    const uint64_t cpu = ThreadCpuNs();
+    std::lock_guard<std::mutex> l(mu_);
+    stats_.receiver_cpu_ns = cpu;
   }
 }
 

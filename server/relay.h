@@ -96,6 +96,9 @@ class Relay {
     uint64_t events = 0;            // events received and accepted
     uint64_t syncs = 0;             // MirrorLog::Sync calls
     uint64_t acks = 0;              // semi-sync acks sent
+    // CPU time of the receiver thread (receiving, checking, writing,
+    // fdatasync's CPU share, acking), measured at the end of each burst.
+    uint64_t receiver_cpu_ns = 0;
     bool connected = false;         // a stream is open now
     bool semisync = false;          // the open stream is a semi-sync one
     std::string last_error;         // why the last stream ended

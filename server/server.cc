@@ -31,6 +31,10 @@ namespace server {
 namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
+// Semi-sync dumps of a live log: how long a wait for the log goes on
+// before the replica's socket is looked at for acks (server.cc, Idle).
+constexpr absl::Duration kAckSlice = absl::Microseconds(200);
+
 // Packet buffers grow by at most this much per read, so a header claiming
 // a large packet costs memory only as its bytes arrive.
 constexpr size_t kReadChunk = 64 << 10;
@@ -634,13 +638,22 @@ class Session {
       wait = std::min(wait, std::max(absl::Milliseconds(1), last_send_ + period - now));
     }
     if (o_.live != nullptr && reader != nullptr) {
-      absl::Status s = reader->WaitForMore(absl::Now() + wait);
-      if (absl::IsCancelled(s)) {
-        SendShutdown();
-        return false;
+      // A semi-sync replica's ack may be what the log waits for (its
+      // committers wait on the tracker, so nothing new comes until the ack
+      // is read): the wait is cut in slices of kAckSlice and the socket
+      // looked at between them, so an ack is read within a slice instead
+      // of at the end of the whole wait.
+      const absl::Time end = absl::Now() + wait;
+      for (;;) {
+        const absl::Time until = semisync_ ? std::min(end, absl::Now() + kAckSlice) : end;
+        absl::Status s = reader->WaitForMore(until);
+        if (absl::IsCancelled(s)) {
+          SendShutdown();
+          return false;
+        }
+        if (sock_.WaitReadable(absl::ZeroDuration())) return ClientData();
+        if (!absl::IsDeadlineExceeded(s) || absl::Now() >= end) return true;
       }
-      if (sock_.WaitReadable(absl::ZeroDuration())) return ClientData();
-      return true;
     }
     if (sock_.WaitReadable(wait)) return ClientData();
     return true;
