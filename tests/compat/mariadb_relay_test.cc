@@ -45,6 +45,7 @@
 #include "gtest/gtest.h"
 #include "tests/testutil/external_tools.h"
 #include "tests/testutil/mariadb_server.h"
+#include "tests/testutil/process.h"
 
 namespace binlog {
 namespace {
@@ -59,27 +60,6 @@ std::string ReadWholeFile(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-pid_t Spawn(const std::vector<std::string>& args, const std::string& out) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    FILE* f = ::freopen(out.c_str(), "a", stdout);
-    (void)f;
-    ::dup2(STDOUT_FILENO, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-void Reap(pid_t pid) {
-  int st;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
 }
 
 class MariadbRelayTest : public ::testing::Test {
@@ -163,7 +143,7 @@ class MariadbRelayTest : public ::testing::Test {
         "--source_heartbeat_period=200ms"};
     const std::string out = dir_ + "/relay.out";
     const size_t before = ReadWholeFile(out).size();
-    relay_pid_ = Spawn(args, out);
+    relay_pid_ = testing_util::SpawnProcess(args, out, /*append=*/true);
     for (int i = 0; i < 200; ++i) {
       const std::string text = ReadWholeFile(out).substr(before);
       const size_t at = text.find("listening 127.0.0.1:");
@@ -182,8 +162,11 @@ class MariadbRelayTest : public ::testing::Test {
   }
   void StopRelay(int sig) {
     if (relay_pid_ <= 0) return;
-    ::kill(relay_pid_, sig);
-    Reap(relay_pid_);
+    if (sig == SIGKILL) {
+      testing_util::KillProcess(relay_pid_);
+    } else {
+      testing_util::StopProcess(relay_pid_, absl::Seconds(30));
+    }
     relay_pid_ = -1;
   }
 

@@ -44,6 +44,7 @@
 #include "binlog/rows_writer.h"
 #include "gtest/gtest.h"
 #include "tests/testutil/external_tools.h"
+#include "tests/testutil/process.h"
 #include "tests/testutil/test_pki.h"
 
 namespace binlog {
@@ -59,37 +60,8 @@ bool Exists(const char* path) { return ::access(path, X_OK) == 0; }
 
 using testing_util::RunCommand;
 
-pid_t Spawn(const std::vector<std::string>& args, const std::string& out) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    if (!out.empty()) {
-      FILE* f = ::freopen(out.c_str(), "w", stdout);
-      (void)f;
-      ::dup2(STDOUT_FILENO, STDERR_FILENO);
-    }
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-// SIGTERM, then SIGKILL after `grace`.
-void Stop(pid_t pid, absl::Duration grace) {
-  if (pid <= 0) return;
-  ::kill(pid, SIGTERM);
-  int st;
-  const absl::Time end = absl::Now() + grace;
-  while (absl::Now() < end) {
-    if (::waitpid(pid, &st, WNOHANG) == pid) return;
-    absl::SleepFor(absl::Milliseconds(50));  // polls the exit (bounded)
-  }
-  ::kill(pid, SIGKILL);
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-}
+using testing_util::SpawnProcess;
+using testing_util::StopProcess;
 
 class MariadbReplicaTest : public ::testing::Test {
  protected:
@@ -107,9 +79,9 @@ class MariadbReplicaTest : public ::testing::Test {
     if (replica_pid_ > 0) {
       std::string out;
       RunCommand(Client() + " -e 'STOP SLAVE'", &out);
-      Stop(replica_pid_, absl::Seconds(30));
+      StopProcess(replica_pid_, absl::Seconds(30));
     }
-    Stop(server_pid_, absl::Seconds(10));
+    StopProcess(server_pid_, absl::Seconds(10));
     if (!dir_.empty() && !HasFailure()) {
       std::string out;
       RunCommand("rm -rf '" + dir_ + "'", &out);
@@ -148,7 +120,7 @@ class MariadbReplicaTest : public ::testing::Test {
                                      absl::StrCat("--port=", port),
                                      "--users=" + dir_ + "/users"};
     args.insert(args.end(), extra.begin(), extra.end());
-    server_pid_ = Spawn(args, dir_ + "/server.out");
+    server_pid_ = SpawnProcess(args, dir_ + "/server.out");
     for (int i = 0; i < 200; ++i) {
       std::string out;
       RunCommand("cat " + dir_ + "/server.out", &out);
@@ -171,7 +143,7 @@ class MariadbReplicaTest : public ::testing::Test {
                          &out),
               0)
         << out;
-    replica_pid_ = Spawn(
+    replica_pid_ = SpawnProcess(
         {kMariadbd, "--no-defaults", "--datadir=" + dir_ + "/data",
          "--socket=" + dir_ + "/sock", "--skip-networking", "--user=" + user,
          "--log-error=" + dir_ + "/error.log", "--pid-file=" + dir_ + "/pid",

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "io/socket.h"
 #include "tests/testutil/external_tools.h"
+#include "tests/testutil/process.h"
 
 namespace binlog {
 namespace testing_util {
@@ -81,17 +82,7 @@ absl::Status MariadbServer::Start(const std::string& dir,
     args.push_back("--skip-networking");
   }
   args.insert(args.end(), extra.begin(), extra.end());
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    FILE* f = ::freopen((dir_ + "/server.out").c_str(), "a", stdout);
-    (void)f;
-    ::dup2(STDOUT_FILENO, STDERR_FILENO);
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
+  pid_ = SpawnProcess(args, dir_ + "/server.out", /*append=*/true);
   for (int i = 0; i < 600; ++i) {
     std::string ping;
     if (RunCommand(Client() + " -e 'SELECT 1'", &ping) == 0) return absl::OkStatus();
@@ -109,26 +100,12 @@ absl::Status MariadbServer::Start(const std::string& dir,
 }
 
 void MariadbServer::Stop(absl::Duration grace) {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  int st;
-  const absl::Time end = absl::Now() + grace;
-  while (absl::Now() < end) {
-    if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-      pid_ = -1;
-      return;
-    }
-    absl::SleepFor(absl::Milliseconds(50));  // polls the exit (bounded)
-  }
-  Kill();
+  StopProcess(pid_, grace);
+  pid_ = -1;
 }
 
 void MariadbServer::Kill() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  int st;
-  while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
-  }
+  KillProcess(pid_);
   pid_ = -1;
 }
 
