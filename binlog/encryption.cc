@@ -804,7 +804,7 @@ absl::StatusOr<std::string> FilePasswordFromKeyring(const EncryptionHeader& h,
 }
 
 absl::StatusOr<std::unique_ptr<CtrCipher>> CtrCipher::Create(
-    absl::string_view file_password) {
+    absl::string_view file_password, Engine engine) {
   std::unique_ptr<CtrCipher> c(new CtrCipher());
   // EVP_BytesToKey with SHA-512, no salt, one round: the key and IV are
   // the first 48 bytes of SHA-512(password), as in MySQL.
@@ -813,6 +813,11 @@ absl::StatusOr<std::unique_ptr<CtrCipher>> CtrCipher::Create(
                      static_cast<int>(file_password.size()), 1, c->key_,
                      c->iv_) != 32) {
     return CryptoError("EVP_BytesToKey");
+  }
+  if (engine == Engine::kFastest && vaes::Supported()) {
+    c->round_keys_ = std::make_unique<vaes::RoundKeys>();
+    vaes::ExpandKey(c->key_, c->round_keys_.get());
+    return c;
   }
   EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
   if (ctx == nullptr) return CryptoError("EVP_CIPHER_CTX_new");
@@ -831,6 +836,10 @@ CtrCipher::~CtrCipher() {
 absl::Status CtrCipher::Crypt(uint64_t stream_offset, const char* in,
                               char* out, size_t n) {
   if (n == 0) return absl::OkStatus();
+  if (round_keys_ != nullptr) {
+    vaes::CtrXor(*round_keys_, iv_, stream_offset, in, out, n);
+    return absl::OkStatus();
+  }
   uint8_t counter[kAesBlock];
   std::memcpy(counter, iv_, 8);
   uint64_t block = stream_offset / kAesBlock;

