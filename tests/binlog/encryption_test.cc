@@ -291,6 +291,59 @@ TEST(EncryptedFileTest, ShortZeroRunsAreCiphertextLongOnesRawZeros) {
   }
 }
 
+// The same rule inside large windows (the zero scan takes 128 bytes a
+// step): raw zero holes of 32 bytes or more read as zeros wherever they
+// lie, ciphertext zero runs shorter than that decrypt as data, from any
+// window start.
+TEST(EncryptedFileTest, ZeroRunsAnywhereInALargeWindow) {
+  std::string dir = NewTempDir("enc_zero_scan");
+  std::string path = dir + "/binlog.000001";
+  io::FileSystem* base = io::FileSystem::Default();
+  MemoryKeyring keyring;
+  ASSERT_TRUE(keyring.GenerateKey("k").ok());
+  auto raw_file = base->OpenWritable(path, io::OpenMode::kCreateNew);
+  ASSERT_TRUE(raw_file.ok());
+  auto f = internal::StartEncryptedFile(std::move(*raw_file), "k",
+                                        *keyring.FetchKey("k"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  constexpr size_t kSize = 8192;
+  std::string keystream = Keystream(base, &keyring, path, kSize);
+  std::string plain(kSize, '\0');
+  for (size_t i = 0; i < kSize; ++i) plain[i] = static_cast<char>(i * 131 + 7);
+  plain.replace(0, 4, kMagic);
+  // Ciphertext zeros (plain = keystream) of 8 to 31 bytes, at several
+  // phases of the 128-byte steps.
+  const std::vector<std::pair<size_t, size_t>> short_runs = {
+      {200, 8}, {333, 16}, {1005, 31}, {2047, 24}, {3071, 9}};
+  for (const auto& r : short_runs) {
+    plain.replace(r.first, r.second, keystream.substr(r.first, r.second));
+  }
+  ASSERT_TRUE((*f)->Write(0, plain).ok());
+  ASSERT_TRUE((*f)->Close().ok());
+  std::string raw = ReadFile(path);
+  for (const auto& r : short_runs) {
+    ASSERT_EQ(raw.substr(512 + r.first, r.second), std::string(r.second, '\0'));
+  }
+  // Raw zero holes (sectors lost out of order) of 32 bytes and more.
+  std::string expect = plain;
+  for (const auto& h : std::vector<std::pair<size_t, size_t>>{
+           {520, 32}, {1501, 40}, {2500, 33}, {4000, 200}, {8100, 50}}) {
+    raw.replace(512 + h.first, h.second, std::string(h.second, '\0'));
+    expect.replace(h.first, h.second, std::string(h.second, '\0'));
+  }
+  WriteFile(path, raw);
+  auto fs = NewDecryptingFileSystem(base, &keyring);
+  auto rf = fs->OpenReadable(path);
+  ASSERT_TRUE(rf.ok());
+  for (size_t start : {0, 1, 130, 530, 1024, 1505, 4000, 4100, 8120}) {
+    std::string part(kSize - start, '\1');
+    size_t got = 0;
+    ASSERT_TRUE((*rf)->Read(start, part.size(), &part[0], &got).ok());
+    ASSERT_EQ(got, part.size());
+    EXPECT_EQ(part, expect.substr(start)) << "window from " << start;
+  }
+}
+
 // A write larger than the encrypting file's slice (4 MiB) goes out in
 // slices, each with the guard after it, so the scratch stays bounded; the
 // plain stream is the same as written whole.
