@@ -618,6 +618,85 @@ TEST(EncryptedLogTest, PlainStreamEqualsTheUnencryptedLog) {
   ASSERT_TRUE((*log2)->Close().ok());
 }
 
+// The windows of a reader of an encrypted log (64 KiB, the smallest):
+// events that straddle two windows, and events larger than a window, read
+// as in the plain log; a byte damaged inside an event is DataLoss naming
+// that event's offset, and the reader stays there.
+TEST(EncryptedLogTest, EventsAcrossWindowsAndADamagedByte) {
+  MemoryKeyring keyring;
+  const size_t sizes[] = {300, 5000, 40000, 150000, 999, 70000};
+  auto write = [&](const std::string& dir, const Options& o) {
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer txn;
+    for (int i = 0; i < 40; ++i) {
+      BuildTransaction(&txn, i, sizes[i % 6] + i);
+      ASSERT_TRUE((*log)->Commit(&txn).ok());
+    }
+    ASSERT_TRUE((*log)->Close().ok());
+  };
+  Options po = Base(nullptr, false);
+  Options eo = Base(&keyring, true);
+  po.max_file_size = eo.max_file_size = 64 << 20;  // one file
+  std::string plain_dir = NewTempDir("enc_windows_plain");
+  std::string enc_dir = NewTempDir("enc_windows_enc");
+  write(plain_dir, po);
+  write(enc_dir, eo);
+  auto fs = NewDecryptingFileSystem(nullptr, &keyring);
+  ReaderOptions ro;
+  ro.buffer_size = 64 << 10;
+  auto read = [&](const std::string& dir, io::FileSystem* f,
+                  std::vector<EventRef>* events) {
+    auto r = Reader::OpenDirectory(dir, "binlog", ro, f);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? ReadAll(r->get(), events) : r.status();
+  };
+  std::vector<EventRef> plain_events, enc_events;
+  ASSERT_TRUE(read(plain_dir, nullptr, &plain_events).ok());
+  ASSERT_TRUE(read(enc_dir, fs.get(), &enc_events).ok());
+  ASSERT_EQ(plain_events.size(), enc_events.size());
+  size_t straddling = 0, larger = 0;
+  for (size_t i = 0; i < plain_events.size(); ++i) {
+    EXPECT_EQ(plain_events[i].offset, enc_events[i].offset);
+    EXPECT_EQ(plain_events[i].bytes, enc_events[i].bytes) << i;
+    const uint64_t n = plain_events[i].end - plain_events[i].offset;
+    if (n > ro.buffer_size) ++larger;
+    if (plain_events[i].offset / ro.buffer_size !=
+        (plain_events[i].end - 1) / ro.buffer_size) {
+      ++straddling;
+    }
+  }
+  EXPECT_GT(larger, 5u);
+  EXPECT_GT(straddling, 10u);
+  // One byte of ciphertext flipped inside a 40 KB event: its plain byte
+  // flips (CTR), the CRC32 fails.
+  const EventRef* victim = nullptr;
+  for (const EventRef& e : enc_events) {
+    if (e.end - e.offset > 40000 && e.end - e.offset < 50000 &&
+        e.offset > 200000) {
+      victim = &e;
+      break;
+    }
+  }
+  ASSERT_NE(victim, nullptr);
+  const std::string path = enc_dir + "/binlog.000001";
+  std::string raw = ReadFile(path);
+  raw[kEncryptionHeaderSize + victim->offset + 1000] ^= 0x20;
+  WriteFile(path, raw);
+  auto r = Reader::OpenDirectory(enc_dir, "binlog", ro, fs.get());
+  ASSERT_TRUE(r.ok());
+  std::vector<EventRef> before;
+  absl::Status s = ReadAll(r->get(), &before);
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_TRUE(absl::StrContains(
+      s.message(), absl::StrCat("binlog.000001: offset ", victim->offset, ":")))
+      << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "checksum mismatch")) << s;
+  EXPECT_EQ((*r)->position(), victim->offset);
+  ASSERT_FALSE(before.empty());
+  EXPECT_EQ(before.back().end, victim->offset);
+}
+
 std::string Hex(absl::string_view s) { return absl::BytesToHexString(s); }
 
 std::string Shell(const std::string& cmd) {
