@@ -1,7 +1,7 @@
 // File: binlog/aes_ctr_vaes.h (internal; not installed)
 //
 // AES-256-CTR with the VAES and AVX-512 instructions: four blocks per
-// instruction, sixteen blocks in flight. The keystream layout is the one
+// instruction, 32 blocks in flight. The keystream layout is the one
 // CtrCipher (binlog/encryption.h) documents for MySQL's encrypted binlog
 // files: the counter block of stream block b is the 8-byte prefix followed
 // by b as a big-endian 64-bit number.
@@ -10,7 +10,7 @@
 // on one 128-bit block per instruction: 8.5-8.9 GB/s on the development
 // machine (AMD EPYC, VAES and AVX-512, 2026-11-26, `openssl speed -evp
 // aes-256-ctr`), more than half of the CPU an encrypted read costs. This
-// kernel runs 28-30 GB/s there. CtrCipher uses it when the CPU has the
+// kernel runs 32 GB/s there (CPU time). CtrCipher uses it when the CPU has the
 // instructions (Supported()) and OpenSSL's EVP API otherwise; tests check
 // both against each other at every offset and length, and against the
 // openssl command line.
@@ -48,6 +48,16 @@ void ExpandKey(const uint8_t* key, RoundKeys* out);
 // in == out is allowed; other overlap is not. REQUIRES: Supported().
 void CtrXor(const RoundKeys& keys, const uint8_t* prefix,
             uint64_t stream_offset, const char* in, char* out, size_t n);
+
+// CtrXor, and whether `in` held a run of zero bytes, checked on the way
+// (the input is loaded anyway): true when in[0, n) holds 32 or more
+// consecutive zero bytes, and possibly for a shorter run of 8 or more (the
+// 8-byte words at stream offsets that are multiples of 8 are checked,
+// except in the partial block the stream offset may start inside).
+// REQUIRES: Supported().
+bool CtrXorFindZeros(const RoundKeys& keys, const uint8_t* prefix,
+                     uint64_t stream_offset, const char* in, char* out,
+                     size_t n);
 
 }  // namespace vaes
 }  // namespace internal

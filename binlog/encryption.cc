@@ -598,6 +598,18 @@ class BinlogReadFile : public io::RandomAccessFile {
                        bool at_eof) const {
     std::lock_guard<std::mutex> l(mu_);
     if (n == 0) return absl::OkStatus();
+    // The common case in one pass: no zero run inside, and edge bytes that
+    // cannot belong to a zero run or a guard at an edge. Then no range
+    // reads as zeros (PlainZeroRanges: every range it returns lies in a run
+    // of kRawZeroRun zeros or more, touches an edge of the window with a
+    // zero, or is a guard of 0xff bytes before such a run or at the end of
+    // the file), and the whole window is ciphertext.
+    const auto edge = [](char c) { return c == 0 || c == kGuardByte; };
+    if (!edge(buf[0]) && !edge(buf[n - 1])) {
+      BINLOG_ASSIGN_OR_RETURN(bool zero_run,
+                              cipher_->CryptUnlessZeroRun(offset, buf, n));
+      if (!zero_run) return absl::OkStatus();
+    }
     char pre[kContext];
     char post[kContext];
     RawView v;
@@ -906,6 +918,22 @@ absl::Status CtrCipher::Crypt(uint64_t stream_offset, const char* in,
     n -= chunk;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> CtrCipher::CryptUnlessZeroRun(uint64_t stream_offset,
+                                                    char* buf, size_t n) {
+  if (round_keys_ != nullptr) {
+    if (!vaes::CtrXorFindZeros(*round_keys_, iv_, stream_offset, buf, buf, n)) {
+      return false;
+    }
+    // Rare (raw zeros of a preallocated or damaged file): XOR the same
+    // keystream again, which gives back the input.
+    vaes::CtrXor(*round_keys_, iv_, stream_offset, buf, buf, n);
+    return true;
+  }
+  if (FindZeroWord(buf, 0, n) < n) return true;
+  BINLOG_RETURN_IF_ERROR(Crypt(stream_offset, buf, buf, n));
+  return false;
 }
 
 absl::StatusOr<std::unique_ptr<io::WritableFile>> StartEncryptedFile(

@@ -107,6 +107,14 @@ class CtrCipher {
   // out = in XOR keystream[stream_offset, +n). in == out is allowed.
   absl::Status Crypt(uint64_t stream_offset, const char* in, char* out,
                      size_t n);
+  // Decrypts buf[0, n) in place in the same pass that looks for zero runs
+  // in it, unless it holds one: true, with buf as it was, when buf holds
+  // 32 or more consecutive zero bytes (possibly also for a shorter run of 8
+  // or more); false once decrypted. For readers, whose raw zeros are not
+  // ciphertext (EncryptionFileSystem): a window without zero runs, the
+  // common case, is decrypted in one pass.
+  absl::StatusOr<bool> CryptUnlessZeroRun(uint64_t stream_offset, char* buf,
+                                          size_t n);
   const uint8_t* key() const { return key_; }
   const uint8_t* iv() const { return iv_; }
   // Whether Crypt runs the VAES kernel.

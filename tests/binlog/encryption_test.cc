@@ -198,6 +198,49 @@ TEST(CtrCipherTest, EnginesAgreeAtEveryOffsetAndLength) {
   }
 }
 
+// CryptUnlessZeroRun decrypts what Crypt decrypts when the input holds no
+// zero run, and leaves the input as it was when it holds one of 32 bytes or
+// more, wherever it lies (in a partial first block's wake, in the 512-byte
+// rounds, in the masked tail), with either engine.
+TEST(CtrCipherTest, CryptUnlessZeroRunFindsEveryLongRun) {
+  const std::string password(32, 'z');
+  for (auto engine : {internal::CtrCipher::Engine::kFastest,
+                      internal::CtrCipher::Engine::kOpenSsl}) {
+    auto c = internal::CtrCipher::Create(password, engine);
+    ASSERT_TRUE(c.ok());
+    std::string input(3000, '\0');
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (char& ch : input) {
+      do {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ch = static_cast<char>(x);
+      } while (ch == 0);  // no zero runs at all
+    }
+    for (uint64_t off : {0, 3, 16, 4101}) {
+      for (size_t len : {40, 100, 600, 1100, 3000}) {
+        std::string buf = input.substr(0, len);
+        std::string expect(len, '\0');
+        ASSERT_TRUE((*c)->Crypt(off, buf.data(), &expect[0], len).ok());
+        auto z = (*c)->CryptUnlessZeroRun(off, &buf[0], len);
+        ASSERT_TRUE(z.ok());
+        EXPECT_FALSE(*z) << off << "+" << len;
+        EXPECT_EQ(buf, expect) << off << "+" << len;
+        for (size_t at = 0; at + 32 <= len; at += (len < 200 ? 1 : 37)) {
+          std::string with_run = input.substr(0, len);
+          with_run.replace(at, 32, std::string(32, '\0'));
+          std::string copy = with_run;
+          auto zr = (*c)->CryptUnlessZeroRun(off, &copy[0], len);
+          ASSERT_TRUE(zr.ok());
+          EXPECT_TRUE(*zr) << off << "+" << len << " run at " << at;
+          EXPECT_EQ(copy, with_run) << off << "+" << len << " run at " << at;
+        }
+      }
+    }
+  }
+}
+
 // Zeros of real ciphertext are data, raw zeros (32 or more) are the end.
 // The first n bytes of the keystream of encrypted file `path`.
 std::string Keystream(io::FileSystem* base, Keyring* keyring,
