@@ -1,6 +1,7 @@
 #include "binlog/encryption.h"
 
 #include <immintrin.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -133,10 +134,11 @@ size_t FindZeroWordScalar(const char* buf, size_t from, size_t n) {
   return n;
 }
 
-// The same, 128 bytes per step with AVX2: every window of an encrypted file
-// is scanned so before it is decrypted, and the scalar loop (8 bytes a
-// step, a branch each) cost as much CPU as the VAES decryption itself
-// (perf, read_bench rd1m_enc, 2026-11-26).
+// The same, 128 bytes per step with AVX2. Without VAES (which looks for
+// zero words as it decrypts: CryptUnlessZeroRun) every window of an
+// encrypted file is scanned so before it is decrypted; the scalar loop (8
+// bytes a step, a branch each) cost as much CPU as the VAES decryption
+// itself (perf, read_bench rd1m_enc, 2026-11-26).
 __attribute__((target("avx2"))) size_t FindZeroWordAvx2(const char* buf,
                                                         size_t from,
                                                         size_t n) {
@@ -877,7 +879,10 @@ absl::StatusOr<std::unique_ptr<CtrCipher>> CtrCipher::Create(
 }
 
 CtrCipher::~CtrCipher() {
-  if (ctx_ != nullptr) EVP_CIPHER_CTX_free(Ctx(ctx_));
+  if (ctx_ != nullptr) EVP_CIPHER_CTX_free(Ctx(ctx_));  // wipes its schedule
+  if (round_keys_ != nullptr) {
+    OPENSSL_cleanse(round_keys_.get(), sizeof(vaes::RoundKeys));
+  }
 }
 
 absl::Status CtrCipher::Crypt(uint64_t stream_offset, const char* in,

