@@ -1,5 +1,6 @@
 #include "binlog/aes_ctr_vaes.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -171,14 +172,25 @@ BINLOG_VAES_TARGET bool CtrXorImpl(const RoundKeys& keys,
 }  // namespace
 
 bool Supported() {
+  // CPUID and XGETBV directly: GCC's __builtin_cpu_supports knows "vaes",
+  // Clang's (which builds the fuzzers) does not.
   static const bool supported = [] {
-    __builtin_cpu_init();
-    // libgcc sets the AVX-512 features only when the OS saves their state
-    // (XCR0), so this also covers the OS.
-    return __builtin_cpu_supports("aes") && __builtin_cpu_supports("avx2") &&
-           __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("vaes");
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+    const bool aes = (c & (1u << 25)) != 0;
+    const bool osxsave = (c & (1u << 27)) != 0;
+    if (!aes || !osxsave) return false;
+    // The OS saves the SSE, AVX and AVX-512 state (opmask, the upper halves
+    // of ZMM0-15, ZMM16-31): XCR0 bits 1, 2, 5, 6, 7.
+    unsigned xcr0_lo = 0, xcr0_hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    if ((xcr0_lo & 0xe6u) != 0xe6u) return false;
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
+    const bool avx2 = (b & (1u << 5)) != 0;
+    const bool avx512f = (b & (1u << 16)) != 0;
+    const bool avx512bw = (b & (1u << 30)) != 0;
+    const bool vaes = (c & (1u << 9)) != 0;
+    return avx2 && avx512f && avx512bw && vaes;
   }();
   return supported;
 }
