@@ -14,7 +14,8 @@
 //                          their plain form (keyring.h's
 //                          NewDecryptingFileSystem)
 //
-// All AES work is OpenSSL's EVP API.
+// AES is OpenSSL's EVP API, except AES-256-CTR on CPUs with VAES and
+// AVX-512 (binlog/aes_ctr_vaes.h; the same bytes, 3.7x faster).
 
 #ifndef BINLOG_BINLOG_ENCRYPTION_H_
 #define BINLOG_BINLOG_ENCRYPTION_H_
