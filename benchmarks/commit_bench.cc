@@ -922,21 +922,7 @@ int Main(int argc, char** argv) {
   int failures = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const PointConfig& p = points[i];
-    const std::string dir = binlog::io::JoinPath(
-        // Every key that varies between points names the directory, so
-        // that --keep never lets one point delete another's files.
-        base, absl::StrFormat("%s-t%d-p%d-r%d%s-w%d-%d-s%d-%s-%s-%s-%s-%s-enc%s-%s-br%s-z%d-rep%d",
-                              p.system + (p.compression == "none"
-                                              ? std::string()
-                                              : "-" + p.compression),
-                              p.threads, p.payload, p.readers,
-                              p.readers > 0 ? "-" + p.reader_api : std::string(),
-                              p.reader_wake_us, p.reader_wakeups_per_s,
-                              p.sync_every,
-                              p.prealloc == "n/a" ? "na" : p.prealloc, p.ack,
-                              p.workload, p.gtid, p.flavor, p.encryption, p.dependency,
-                              p.background_rotation, static_cast<int>(p.zero_ahead >> 10),
-                              p.rep));
+    const std::string dir = binlog::io::JoinPath(base, PointDirName(p));
     std::fprintf(stderr, "[%zu/%zu] %s threads=%d payload=%zu readers=%d "
                  "(%s) reader_wake_us=%d wakeups/s=%d sync_every=%u "
                  "prealloc=%s ack=%s rep=%d\n",

@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 
@@ -100,6 +101,28 @@ struct PointConfig {
   std::string encryption = "off";     // binlog only: off, on
   std::string background_rotation = "on";  // binlog only: on, off
 };
+
+// The directory of a point under --dir: every key that can vary between
+// the points of one run names it, so that with --keep no point deletes
+// (or reuses) another's files. A field added to PointConfig is added here
+// too; tests/benchmarks/commit_bench_test.cc changes each field in turn.
+inline std::string PointDirName(const PointConfig& p) {
+  std::string name = absl::StrFormat(
+      "%s-t%d-p%d-r%d%s-w%d-%d-s%d-%s-%s-%s-%s-%s-enc%s-%s-br%s-z%d-rep%d",
+      p.system + (p.compression == "none" ? std::string()
+                                          : "-" + p.compression),
+      p.threads, p.payload, p.readers,
+      p.readers > 0 ? "-" + p.reader_api : std::string(), p.reader_wake_us,
+      p.reader_wakeups_per_s, p.sync_every,
+      p.prealloc == "n/a" ? "na" : p.prealloc, p.ack, p.workload, p.gtid,
+      p.flavor, p.encryption, p.dependency, p.background_rotation,
+      p.zero_ahead, p.rep);
+  if (p.ack == "semisync") {
+    absl::StrAppendFormat(&name, "-ad%d-at%d", p.ack_delay_us,
+                          p.ack_timeout_ms);
+  }
+  return name;
+}
 
 // How the run treats every point (from the flags).
 struct RunConfig {

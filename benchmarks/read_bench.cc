@@ -31,8 +31,10 @@
 //                      cannot read with 8 KiB)
 //   reader rd1m_enc    rd1m over the same transactions written encrypted
 //                      (Options::encryption; a second log in --dir + "_enc",
-//                      written on first use): each window decrypted in one
-//                      AES-256-CTR call, through NewDecryptingFileSystem
+//                      written on first use), through
+//                      NewDecryptingFileSystem: each window decrypted in
+//                      place, in the pass that looks for raw-zero runs
+//                      (VAES where the CPU has it, binlog/aes_ctr_vaes.h)
 //   reader rd1m_prefetch_enc
 //                      the same with prefetch: the helper thread reads and
 //                      decrypts the next window while the caller checks

@@ -1,5 +1,6 @@
 #include "binlog/maria_encryption.h"
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <cstring>
@@ -24,25 +25,6 @@ const EVP_CIPHER* Cipher(size_t key_size, bool cbc) {
     case 32: return cbc ? EVP_aes_256_cbc() : EVP_aes_256_ecb();
     default: return nullptr;
   }
-}
-
-// AES without padding over `n` bytes (a multiple of 16).
-bool Aes(const EVP_CIPHER* cipher, bool decrypt, absl::string_view key,
-         const unsigned char* iv, const unsigned char* in, size_t n,
-         unsigned char* out) {
-  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
-  if (ctx == nullptr) return false;
-  int len1 = 0, len2 = 0;
-  const bool ok =
-      EVP_CipherInit_ex(ctx, cipher, nullptr,
-                        reinterpret_cast<const unsigned char*>(key.data()), iv,
-                        decrypt ? 0 : 1) == 1 &&
-      EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 &&
-      (n == 0 || EVP_CipherUpdate(ctx, out, &len1, in, static_cast<int>(n)) == 1) &&
-      EVP_CipherFinal_ex(ctx, out + len1, &len2) == 1 &&
-      static_cast<size_t>(len1 + len2) == n;
-  EVP_CIPHER_CTX_free(ctx);
-  return ok;
 }
 
 }  // namespace
@@ -92,38 +74,89 @@ absl::StatusOr<MariaStartEncryption> DecodeMariaStartEncryption(
 absl::Status DecryptMariaEvent(absl::string_view key, absl::string_view nonce,
                                uint32_t offset, absl::string_view stored,
                                std::string* out) {
-  const EVP_CIPHER* cbc = Cipher(key.size(), true);
-  if (cbc == nullptr || nonce.size() != kNonceSize) {
+  MariaEventDecryptor d;
+  return d.Decrypt(key, nonce, offset, stored, out);
+}
+
+namespace {
+EVP_CIPHER_CTX* Ctx(void* p) { return static_cast<EVP_CIPHER_CTX*>(p); }
+}  // namespace
+
+MariaEventDecryptor::~MariaEventDecryptor() {
+  // EVP_CIPHER_CTX_free wipes the key schedules.
+  if (cbc_ != nullptr) EVP_CIPHER_CTX_free(Ctx(cbc_));
+  if (ecb_ != nullptr) EVP_CIPHER_CTX_free(Ctx(ecb_));
+  OPENSSL_cleanse(key_.data(), key_.size());
+}
+
+absl::Status MariaEventDecryptor::SetKey(absl::string_view key) {
+  OPENSSL_cleanse(key_.data(), key_.size());
+  key_.clear();
+  if (cbc_ == nullptr) cbc_ = EVP_CIPHER_CTX_new();
+  if (ecb_ == nullptr) ecb_ = EVP_CIPHER_CTX_new();
+  if (cbc_ == nullptr || ecb_ == nullptr) {
+    return absl::InternalError("OpenSSL: EVP_CIPHER_CTX_new failed");
+  }
+  const auto* k = reinterpret_cast<const unsigned char*>(key.data());
+  if (EVP_DecryptInit_ex(Ctx(cbc_), Cipher(key.size(), true), nullptr, k,
+                         nullptr) != 1 ||
+      EVP_CIPHER_CTX_set_padding(Ctx(cbc_), 0) != 1 ||
+      EVP_EncryptInit_ex(Ctx(ecb_), Cipher(key.size(), false), nullptr, k,
+                         nullptr) != 1 ||
+      EVP_CIPHER_CTX_set_padding(Ctx(ecb_), 0) != 1) {
+    return absl::InternalError("OpenSSL: AES key setup failed");
+  }
+  key_.assign(key.data(), key.size());
+  return absl::OkStatus();
+}
+
+absl::Status MariaEventDecryptor::Decrypt(absl::string_view key,
+                                          absl::string_view nonce,
+                                          uint32_t offset,
+                                          absl::string_view stored,
+                                          std::string* out) {
+  if (Cipher(key.size(), true) == nullptr || nonce.size() != kNonceSize) {
     return absl::InvalidArgumentError("MariaDB binlog key or nonce size");
   }
   if (stored.size() < kHeaderSize) {
     return absl::DataLossError("encrypted event shorter than a header");
   }
+  if (key_.empty() || key != key_) {
+    absl::Status s = SetKey(key);
+    if (!s.ok()) return s;
+  }
   unsigned char iv[kBlock];
   std::memcpy(iv, nonce.data(), kNonceSize);
   StoreLe32(reinterpret_cast<char*>(iv) + kNonceSize, offset);
-  // The encrypted stream: bytes 4.. of the stored event, with its bytes
-  // 0-3 put back where they were encrypted (9-12).
-  std::string in(stored.substr(4));
-  std::memcpy(in.data() + kEventSizeOffset - 4, stored.data(), 4);
-  out->assign(stored.size(), '\0');
-  unsigned char* dst = reinterpret_cast<unsigned char*>(out->data()) + 4;
-  const unsigned char* src = reinterpret_cast<const unsigned char*>(in.data());
-  const size_t full = in.size() / kBlock * kBlock;
-  if (!Aes(cbc, /*decrypt=*/true, key, iv, src, full, dst)) {
+  // The encrypted stream is bytes 4.. of the stored event with its bytes
+  // 0-3 put back where they were encrypted (9-12): one copy into *out,
+  // then decrypted there in place.
+  out->assign(stored.data(), stored.size());
+  char* p = out->data();
+  std::memcpy(p + kEventSizeOffset, stored.data(), 4);
+  unsigned char* data = reinterpret_cast<unsigned char*>(p) + 4;
+  const size_t n = stored.size() - 4;
+  const size_t full = n / kBlock * kBlock;
+  int len = 0;
+  int fin = 0;
+  // A new IV keeps the key schedule.
+  if (EVP_DecryptInit_ex(Ctx(cbc_), nullptr, nullptr, nullptr, iv) != 1 ||
+      (full > 0 && (EVP_DecryptUpdate(Ctx(cbc_), data, &len, data,
+                                      static_cast<int>(full)) != 1 ||
+                    static_cast<size_t>(len) != full)) ||
+      EVP_DecryptFinal_ex(Ctx(cbc_), data + full, &fin) != 1 || fin != 0) {
     return absl::DataLossError("AES-CBC decryption failed");
   }
-  if (full < in.size()) {
+  if (full < n) {
     unsigned char mask[kBlock];
-    if (!Aes(Cipher(key.size(), false), /*decrypt=*/false, key, nullptr, iv,
-             kBlock, mask)) {
+    if (EVP_EncryptUpdate(Ctx(ecb_), mask, &len, iv, kBlock) != 1 ||
+        len != static_cast<int>(kBlock)) {
       return absl::DataLossError("AES-ECB failed");
     }
-    for (size_t i = full; i < in.size(); ++i) dst[i] = src[i] ^ mask[i - full];
+    for (size_t i = full; i < n; ++i) data[i] ^= mask[i - full];
   }
   // The timestamp travelled in the event_size field; event_size is the
   // stored one (in the clear).
-  char* p = out->data();
   std::memcpy(p, p + kEventSizeOffset, 4);
   std::memcpy(p + kEventSizeOffset, stored.data() + kEventSizeOffset, 4);
   return absl::OkStatus();

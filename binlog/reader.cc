@@ -436,9 +436,9 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     if (decrypting_) {
       // The stored event is encrypted but for its event_size: decrypted
       // here, it is validated and returned as the server built it.
-      absl::Status d = DecryptMariaEvent(maria_key_, maria_nonce_,
-                                         static_cast<uint32_t>(pos_), got,
-                                         &buffers_->decrypted);
+      absl::Status d = buffers_->maria.Decrypt(maria_key_, maria_nonce_,
+                                               static_cast<uint32_t>(pos_),
+                                               got, &buffers_->decrypted);
       if (!d.ok()) return Corrupt(pos_, d.message());
       data = buffers_->decrypted;
       h = DecodeHeader(data);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "binlog/maria_encryption.h"
 #include "binlog/reader.h"
 #include "io/codec.h"
 #include "io/sequential_reader.h"
@@ -23,8 +24,10 @@ struct Reader::Buffers {
   std::unique_ptr<io::SequentialReader> seq;
   // The inner events of the payload being expanded (PayloadMode::kDecoded).
   io::ByteBuffer payload;
-  // The event being returned, decrypted (MariaDB-encrypted files).
+  // The event being returned, decrypted (MariaDB-encrypted files), and
+  // the cipher contexts that decrypt it (set up once per key).
   std::string decrypted;
+  MariaEventDecryptor maria;
 };
 
 }  // namespace binlog

@@ -417,6 +417,50 @@ TEST(MariaDbEncryptionTest, WrongKeyIsDamageNotGarbage) {
   EXPECT_TRUE(absl::StrContains(got.end.message(), "offset 296")) << got.end;
 }
 
+// The real file's encrypted events through one decryptor (its cipher
+// contexts set up once per key, reused from event to event, and set up
+// again when the key changes) come out as DecryptMariaEvent makes them
+// from scratch, with their CRC32 footers verifying.
+TEST(MariaDbEncryptionTest, OneDecryptorForManyEventsAndKeys) {
+  const std::string file =
+      testutil::ReadFileToString(EncryptedDir() + "/mariadb-bin.000001").value();
+  const std::string key = EncryptedKeys().at(kMariaBinlogKeyId);
+  // Format_description, then Start_encryption (its body holds the nonce).
+  uint64_t at = kMagicSize;
+  at += LoadLe32(file.data() + at + kEventSizeOffset);
+  const EventHeader se = DecodeHeader(absl::string_view(file).substr(at));
+  ASSERT_EQ(se.type, kMariaStartEncryptionEvent);
+  auto start = DecodeMariaStartEncryption(absl::string_view(file).substr(
+      at + kHeaderSize, se.event_size - kHeaderSize - kChecksumSize));
+  ASSERT_TRUE(start.ok()) << start.status();
+  at += se.event_size;
+  MariaEventDecryptor reused;
+  std::string out, fresh;
+  const std::string other_key(16, '\x42');
+  int events = 0;
+  while (at + kHeaderSize <= file.size()) {
+    const uint32_t size = LoadLe32(file.data() + at + kEventSizeOffset);
+    ASSERT_LE(at + size, file.size());
+    const absl::string_view stored = absl::string_view(file).substr(at, size);
+    ASSERT_TRUE(reused.Decrypt(key, start->nonce, static_cast<uint32_t>(at),
+                               stored, &out).ok());
+    ASSERT_TRUE(DecryptMariaEvent(key, start->nonce, static_cast<uint32_t>(at),
+                                  stored, &fresh).ok());
+    EXPECT_EQ(out, fresh) << "event at " << at;
+    EXPECT_TRUE(EventChecksumMatches(out)) << "event at " << at;
+    // Another key (another key size) in between: the next event must
+    // still decrypt under the right one.
+    std::string garbage;
+    ASSERT_TRUE(reused.Decrypt(other_key, start->nonce,
+                               static_cast<uint32_t>(at), stored, &garbage).ok());
+    EXPECT_NE(garbage, fresh);
+    at += size;
+    ++events;
+  }
+  EXPECT_EQ(at, file.size());
+  EXPECT_GT(events, 10);
+}
+
 TEST(MariaKeyFileTest, ParsesIdsAndHexKeys) {
   auto k = ParseMariaKeyFile(
       "# comment\n1;00112233445566778899aabbccddeeff\n\n"
