@@ -2,9 +2,9 @@
 """Prints the regression-guard table of benchmarks/README.md ("Regression
 guards") from the raw JSON lines of one guard run.
 
-Usage: benchmarks/results/guards.py [ONE_THREAD THREADS ROTATION]
-(default: the round3-guards-{one-thread,threads,rotation}.jsonl files
-next to this script; the commands are in the README section)
+Usage: benchmarks/results/guards.py [FILE]
+(default: round3-guards.jsonl, each line with a "guard" key: one-thread,
+threads or rotation; the commands are in the README section)
 
 Passes are paired by "rep"; ratios are per pass, then median (min-max).
 """
@@ -38,9 +38,9 @@ def ratios(rows, key, num, den, key_den=None):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    paths = sys.argv[1:4] or [os.path.join(here, "round3-guards-%s.jsonl" % n)
-                              for n in ("one-thread", "threads", "rotation")]
-    one, threads, rotation = (load(p) for p in paths)
+    rows = load(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "round3-guards.jsonl"))
+    one, threads, rotation = ([r for r in rows if r.get("guard") == g]
+                              for g in ("one-thread", "threads", "rotation"))
     print("| guard | target | per-pass ratio, median (min-max) | tps medians |")
     print("|---|--:|--:|---|")
     for payload in (256, 4096):

@@ -4,20 +4,21 @@ from the raw JSON lines next to this script.
 
 Usage: benchmarks/results/round_two.py [RESULTS_DIR]
 
-One raw file per table, named by what it measures (the command that wrote
-each is in the README, above its table):
+One raw file, round2.jsonl; each line's "table" key names the table it
+belongs to (the command that wrote each is in the README, above its
+table):
 
-  round2-first-file.jsonl      commit_bench, 1 thread, --zero_ahead=0,8388608,
+  first-file      commit_bench, 1 thread, --zero_ahead=0,8388608,
                                binlog vs naive vs naive-group
-  round2-prealloc.jsonl        commit_bench, 1 thread, --prealloc=none,zerofill
-  round2-threads.jsonl         commit_bench, 64/256 threads, binlog vs
+  prealloc        commit_bench, 1 thread, --prealloc=none,zerofill
+  threads         commit_bench, 64/256 threads, binlog vs
                                naive-group, fresh log
-  round2-reader-api.jsonl      commit_bench, 64 threads, 8/64 readers,
+  reader-api      commit_bench, 64 threads, 8/64 readers,
                                --reader_api=decoded,batch
-  round2-target-tps.jsonl      commit_bench --target_tps=50000, 64 readers
-  round2-lagging.jsonl         lagging_replica_bench, --reader_api and
+  target-tps      commit_bench --target_tps=50000, 64 readers
+  lagging         lagging_replica_bench, --reader_api and
                                --reader_mb_s
-  round2-rotation.jsonl        commit_bench with small max_file_size and
+  rotation        commit_bench with small max_file_size and
                                --background_rotation=on,off: new_file_p50_us
                                against p99_us (same run, per pass)
 
@@ -180,27 +181,32 @@ def rotation(rows):
 
 
 TABLES = [
-    ("round2-first-file.jsonl", "First file after Open (zero_ahead on/off), 1 thread", first_file),
-    ("round2-prealloc.jsonl", "Preallocation gain, 1 thread", prealloc),
-    ("round2-threads.jsonl", "Many committers, fresh log", threads),
-    ("round2-reader-api.jsonl", "Tailing readers, 64 committers", reader_api),
-    ("round2-target-tps.jsonl", "Offered 50k tps with 64 readers", target_tps),
-    ("round2-lagging.jsonl", "8 lagging replicas", lagging),
-    ("round2-rotation.jsonl", "First commit in a new file", rotation),
+    ("first-file", "First file after Open (zero_ahead on/off), 1 thread", first_file),
+    ("prealloc", "Preallocation gain, 1 thread", prealloc),
+    ("threads", "Many committers, fresh log", threads),
+    ("reader-api", "Tailing readers, 64 committers", reader_api),
+    ("target-tps", "Offered 50k tps with 64 readers", target_tps),
+    ("lagging", "8 lagging replicas", lagging),
+    ("rotation", "First commit in a new file", rotation),
 ]
 
 
 def main():
     d = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(d, "round2.jsonl")
+    if not os.path.exists(path):
+        print("%s: missing" % path, file=sys.stderr)
+        return 1
+    rows = load(path)
     missing = 0
     for name, title, fn in TABLES:
-        path = os.path.join(d, name)
-        if not os.path.exists(path):
-            print("%s: missing" % path, file=sys.stderr)
+        table = [r for r in rows if r.get("table") == name]
+        if not table:
+            print("%s: no lines of table %s" % (path, name), file=sys.stderr)
             missing += 1
             continue
-        print("### %s (`results/%s`)\n" % (title, name))
-        fn(load(path))
+        print("### %s (`results/round2.jsonl`, \"table\": \"%s\")\n" % (title, name))
+        fn(table)
         print()
     return 1 if missing else 0
 
