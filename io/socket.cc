@@ -526,6 +526,27 @@ void Socket::Shutdown() {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
 }
 
+ShutdownHandle::ShutdownHandle(const Socket& s) {
+  if (s.fd() >= 0) fd_ = ::fcntl(s.fd(), F_DUPFD_CLOEXEC, 0);
+}
+
+ShutdownHandle::~ShutdownHandle() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+ShutdownHandle& ShutdownHandle::operator=(ShutdownHandle&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+void ShutdownHandle::Shutdown() const {
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
 void Socket::ShutdownRead() const {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RD);
 }

@@ -140,6 +140,34 @@ class Socket {
   uint64_t unix_ino_ = 0;
 };
 
+// ShutdownHandle: shuts a connection down from another thread (a read or
+// write blocked on it, in any thread, fails at once) while the Socket
+// itself is owned, moved and closed elsewhere. It holds its own duplicate
+// of the descriptor: the connection stays open until both the Socket and
+// the handle are closed, and Shutdown() never touches a descriptor number
+// the process has reused.
+// Thread safety: Shutdown() is safe from any thread; construction,
+// assignment and destruction are not concurrent with it.
+class ShutdownHandle {
+ public:
+  ShutdownHandle() = default;
+  // Duplicates `s`'s descriptor; invalid() if `s` is closed or the
+  // duplicate fails (Shutdown then does nothing).
+  explicit ShutdownHandle(const Socket& s);
+  ~ShutdownHandle();
+  ShutdownHandle(ShutdownHandle&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  ShutdownHandle& operator=(ShutdownHandle&& o) noexcept;
+  ShutdownHandle(const ShutdownHandle&) = delete;
+  ShutdownHandle& operator=(const ShutdownHandle&) = delete;
+
+  // shutdown(SHUT_RDWR) of the connection.
+  void Shutdown() const;
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace io
 }  // namespace binlog
 

@@ -22,7 +22,8 @@ ClientReply ParseErr(const std::string& p) {
   w.Int(2, &v);
   r.error_code = static_cast<uint16_t>(v);
   absl::string_view rest = w.Rest();
-  if (!rest.empty() && rest[0] == '#') rest.remove_prefix(6);
+  // '#' and the 5-byte SQL state; a shorter packet keeps its bytes.
+  if (rest.size() >= 6 && rest[0] == '#') rest.remove_prefix(6);
   r.message = std::string(rest);
   return r;
 }
@@ -286,15 +287,21 @@ absl::StatusOr<ClientReply> ReplicationClient::Read(absl::Time deadline) {
   }
   if (first == 0x00) {
     r.kind = ClientReply::kEvent;
-    // A source adds the semi-sync header only while its semi-sync is on,
-    // which may change during a dump: the magic byte tells, as servers'
-    // replicas tell it.
-    if (semisync_ && p.size() >= 3 && static_cast<uint8_t>(p[1]) == kSemiSyncMagic) {
+    // A source that knows semi-sync adds the header to every event packet
+    // once the replica asked for it (@rpl_semi_sync_slave), whether its
+    // own semi-sync is on or not; servers' replicas refuse a packet
+    // without it. Telling by the magic byte would be ambiguous: it is an
+    // event's first byte (its timestamp's lowest) when the header is absent.
+    if (semisync_) {
+      if (p.size() < 3 || static_cast<uint8_t>(p[1]) != kSemiSyncMagic) {
+        return absl::DataLossError("event packet without the semi-sync header");
+      }
       r.need_ack = (static_cast<uint8_t>(p[2]) & kSemiSyncNeedAck) != 0;
-      r.event = p.substr(3);
+      p.erase(0, 3);
     } else {
-      r.event = p.substr(1);
+      p.erase(0, 1);
     }
+    r.event = std::move(p);  // no second copy of a large event
   }
   return r;
 }

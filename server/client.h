@@ -82,11 +82,10 @@ class ReplicationClient {
   // kError. DeadlineExceeded if nothing came before the deadline.
   absl::StatusOr<ClientReply> Read(absl::Time deadline);
 
-  // Semi-sync dumps: after `SET @rpl_semi_sync_slave=1`, event packets
-  // carry the semi-sync header while the source's semi-sync is on; Read()
-  // strips it (ClientReply::need_ack). A packet whose first byte after the
-  // OK byte is not the header's magic (0xef) is taken as an event without
-  // a header (the source's semi-sync is off), as servers' replicas do.
+  // Semi-sync dumps: after `SET @rpl_semi_sync_slave=1` to a source with
+  // semi-sync, every event packet carries the semi-sync header, which
+  // Read() strips (ClientReply::need_ack); a packet without it is
+  // DataLoss, as servers' replicas refuse it.
   void set_semisync(bool on) { semisync_ = on; }
   // Acknowledges receipt up to `position` of `file`.
   absl::Status SendAck(uint64_t position, const std::string& file);

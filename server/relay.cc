@@ -33,9 +33,9 @@ absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options)
     return absl::InvalidArgumentError(
         "RelayOptions: silence_timeout must be at least three heartbeat periods");
   }
-  std::unique_ptr<Relay> r(new Relay(options));
   auto m = MirrorLog::Open(options.dir, options.basename, options.mirror);
   if (!m.ok()) return m.status();
+  std::unique_ptr<Relay> r(new Relay(options));
   r->mirror_ = std::move(*m);
   r->thread_ = std::thread([p = r.get()] { p->Run(); });
   return r;
@@ -45,17 +45,25 @@ Relay::~Relay() { Stop().IgnoreError(); }
 
 absl::Status Relay::Stop() {
   {
-    std::lock_guard<std::mutex> l(mu_);
-    if (stopped_) return close_status_;
+    std::unique_lock<std::mutex> l(mu_);
+    if (stopping_) {
+      // Another thread stops: wait for its result.
+      cv_.wait(l, [this] { return stopped_; });
+      return close_status_;
+    }
+    stopping_ = true;
     stop_ = true;
-    if (stream_ != nullptr) stream_->Interrupt();
+    conn_.Shutdown();
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  absl::Status s = mirror_->Close();
-  std::lock_guard<std::mutex> l(mu_);
-  stopped_ = true;
-  close_status_ = s;
+  absl::Status s = mirror_ != nullptr ? mirror_->Close() : absl::OkStatus();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopped_ = true;
+    close_status_ = s;
+  }
+  cv_.notify_all();
   return s;
 }
 
@@ -76,7 +84,8 @@ void Relay::Run() {
       std::lock_guard<std::mutex> l(mu_);
       if (stop_) return;
     }
-    uint64_t events_before = stats().events;
+    const uint64_t stored_before = mirror_->stats().events_stored;
+    const absl::Time began = absl::Now();
     absl::Status s = RunStream();
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -84,14 +93,31 @@ void Relay::Run() {
       stats_.semisync = false;
       stats_.last_error = s.ToString();
       if (stop_) return;
-      // The copy is poisoned: nothing more can be stored.
-      if (absl::IsFailedPrecondition(s) && absl::StrContains(s.message(), "copy:")) {
+      // The copy is poisoned (an I/O error): nothing more can be stored.
+      // Decided by where the error came from, never by its text (a
+      // source's error message is the source's to choose).
+      if (copy_failed_) {
         stats_.fatal = s.ToString();
         return;
       }
     }
-    // A stream that delivered events was healthy: start the backoff over.
-    if (stats().events > events_before) backoff = o_.backoff_min;
+    // What the stream appended is made durable now rather than at the next
+    // stream's first burst: readers of the copy at rest see it meanwhile.
+    absl::Status synced = mirror_->Sync();
+    if (!synced.ok()) {
+      std::lock_guard<std::mutex> l(mu_);
+      stats_.fatal = synced.ToString();
+      return;
+    }
+    // A stream that stored events, or stayed up a while, was healthy:
+    // start the backoff over. Heartbeats and the Rotate and
+    // Format_description every dump begins with do not count: a source
+    // whose next event the copy refuses would be reconnected to at once,
+    // forever.
+    if (mirror_->stats().events_stored > stored_before ||
+        absl::Now() - began >= o_.backoff_max) {
+      backoff = o_.backoff_min;
+    }
     Pause(backoff);
     backoff = std::min(backoff * 2, o_.backoff_max);
   }
@@ -110,7 +136,22 @@ absl::Status Relay::RunStream() {
     start.file = rp.position.file;
     start.position = rp.position.pos;
   }
-  auto st = SourceStream::Start(o_.source, start);
+  SourceOptions so = o_.source;
+  so.on_connect = [this](const io::Socket& sock) {
+    std::lock_guard<std::mutex> l(mu_);
+    conn_ = io::ShutdownHandle(sock);
+    if (stop_) conn_.Shutdown();
+  };
+  // Closes the duplicate when the stream ends (or its start fails).
+  struct Unregister {
+    Relay* r;
+    ~Unregister() {
+      std::lock_guard<std::mutex> l(r->mu_);
+      r->conn_ = io::ShutdownHandle();
+    }
+  } unregister{this};
+  copy_failed_ = false;
+  auto st = SourceStream::Start(so, start);
   {
     std::lock_guard<std::mutex> l(mu_);
     if (!st.ok()) {
@@ -118,43 +159,41 @@ absl::Status Relay::RunStream() {
       return st.status();
     }
     if (stop_) return absl::CancelledError("stopped");
-    stream_ = &*st;
     ++stats_.connects;
     stats_.connected = true;
     stats_.semisync = st->semisync();
   }
-  struct Unregister {
-    Relay* r;
-    ~Unregister() {
-      std::lock_guard<std::mutex> l(r->mu_);
-      r->stream_ = nullptr;
-    }
-  } unregister{this};
 
   bool ack_pending = false;
   bool unsynced = false;
+  size_t since_ack = 0;  // bytes received while an ack is pending
   for (;;) {
     auto ev = st->Next(absl::Now() + o_.silence_timeout);
     if (!ev.ok()) return ev.status();
     absl::Status a = mirror_->Append(ev->bytes);
     if (!a.ok()) {
-      if (absl::IsFailedPrecondition(a)) {
-        return absl::FailedPreconditionError(absl::StrCat("copy: ", a.message()));
-      }
+      // InvalidArgument / OutOfRange: the event was refused, nothing
+      // written (reconnect). Anything else is an I/O error of the copy or
+      // its poisoning (FailedPrecondition): fatal, the first time.
+      if (!absl::IsInvalidArgument(a) && !absl::IsOutOfRange(a)) copy_failed_ = true;
       return a;
     }
     const uint8_t type = static_cast<uint8_t>(ev->bytes[kTypeOffset]);
     if (type != 27 && type != 41) unsynced = true;  // not a heartbeat
     ack_pending |= ev->need_ack;
+    if (ack_pending) since_ack += ev->bytes.size();
     {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.events;
     }
-    if (st->buffered()) continue;
+    if (st->buffered() && since_ack < o_.max_ack_delay_bytes) continue;
     // The end of a burst: one fdatasync, then one ack for all of it.
     if (unsynced) {
       absl::Status s = mirror_->Sync();
-      if (!s.ok()) return absl::FailedPreconditionError(absl::StrCat("copy: ", s.message()));
+      if (!s.ok()) {
+        copy_failed_ = true;
+        return s;
+      }
       unsynced = false;
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.syncs;
@@ -165,6 +204,7 @@ absl::Status Relay::RunStream() {
         absl::Status s = st->Ack(d.file, d.pos);
         if (!s.ok()) return s;
         ack_pending = false;
+        since_ack = 0;
         std::lock_guard<std::mutex> l(mu_);
         ++stats_.acks;
       }

@@ -46,6 +46,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "binlog/mirror_log.h"
+#include "io/socket.h"
 #include "server/source.h"
 
 namespace binlog {
@@ -69,6 +70,10 @@ struct RelayOptions {
   // A connection that delivers nothing (not even a heartbeat) for this
   // long is dropped and made again. At least three heartbeat periods.
   absl::Duration silence_timeout = absl::Seconds(5);
+  // With an ack pending, a burst ends (fdatasync, then the ack) after this
+  // many bytes even if more are already received: a source sending
+  // without pause still gets its acks.
+  size_t max_ack_delay_bytes = 1 << 20;
 };
 
 class Relay {
@@ -121,9 +126,15 @@ class Relay {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  bool stopping_ = false;  // a Stop is joining and closing
   bool stopped_ = false;
   absl::Status close_status_;
-  SourceStream* stream_ = nullptr;  // the open stream, for Stop's interrupt
+  // The open connection, from the connect to the stream's end (invalid:
+  // none): Stop shuts it down, which wakes the receiver in the handshake,
+  // the session setup, a read or an ack of the stream.
+  io::ShutdownHandle conn_;
+  // Set by the receiver: the last stream ended on an error of the copy.
+  bool copy_failed_ = false;
   Stats stats_;
 };
 

@@ -494,7 +494,8 @@ class Session {
   // Appends event packet(s) for `ev` (0x00 [+ semi-sync header] + event)
   // to out_.
   void AppendEvent(absl::string_view ev, bool need_ack = false) {
-    const size_t prefix = semisync_ ? 3 : 1;
+    need_ack = need_ack && semisync_;  // acks are asked for only with a tracker
+    const size_t prefix = header_ ? 3 : 1;
     const size_t len = ev.size() + prefix;
     if (len < kMaxPacketPayload) {
       char h[7] = {static_cast<char>(len), static_cast<char>(len >> 8),
@@ -505,7 +506,7 @@ class Session {
       out_.append(ev.data(), ev.size());
     } else {
       std::string p(1, '\0');
-      if (semisync_) {
+      if (header_) {
         p.push_back(static_cast<char>(kSemiSyncMagic));
         p.push_back(static_cast<char>(need_ack ? kSemiSyncNeedAck : 0));
       }
@@ -692,7 +693,11 @@ class Session {
     replica_id_ = replica_id;
     std::optional<std::string> v = Var("rpl_semi_sync_slave");
     if (!v.has_value()) v = Var("rpl_semi_sync_replica");
-    semisync_ = o_.acks != nullptr && v.has_value() && !v->empty() && *v != "0";
+    // The header goes to every replica that asked (as MariaDB and MySQL
+    // with semi-sync send it, on or off: such replicas refuse an event
+    // without it); acks are asked for only with an ack tracker.
+    header_ = v.has_value() && !v->empty() && *v != "0";
+    semisync_ = o_.acks != nullptr && header_;
     parser_.Reset();
   }
 
@@ -955,6 +960,7 @@ class Session {
   absl::Duration heartbeat_period_ = absl::InfiniteDuration();
   absl::Time last_send_;
   bool semisync_ = false;
+  bool header_ = false;  // the replica asked for the semi-sync header
   uint32_t replica_id_ = 0;
   // The server id this session registered (COM_REGISTER_SLAVE).
   std::optional<uint32_t> registered_id_;

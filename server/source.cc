@@ -44,6 +44,20 @@ absl::Status Exec(ReplicationClient* c, const std::string& sql) {
   return absl::OkStatus();
 }
 
+// Whether the server has the global variable `name` (a semi-sync source
+// has rpl_semi_sync_master_enabled or rpl_semi_sync_source_enabled,
+// whatever its value); an unknown variable is error 1193.
+absl::StatusOr<bool> HasVariable(ReplicationClient* c, const std::string& name) {
+  auto r = c->Query("SELECT @@global." + name);
+  if (!r.ok()) return r.status();
+  if (r->kind == ClientReply::kError) {
+    if (r->error_code == 1193) return false;
+    return absl::FailedPreconditionError(
+        absl::StrCat("SELECT @@global.", name, ": ", r->error_code, ": ", r->message));
+  }
+  return true;
+}
+
 std::string Quote(const std::string& s) {
   std::string out = "'";
   for (char ch : s) {
@@ -70,6 +84,7 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
     return absl::UnavailableError(absl::StrCat("source ", o.host, ":", o.port, ": ",
                                                sock.status().message()));
   }
+  if (o.on_connect) o.on_connect(*sock);
   const bool local = !o.host.empty() && o.host[0] == '/';
   auto c = ReplicationClient::Connect(std::move(*sock), o.user, o.password,
                                       "mysql_native_password", local, o.tls);
@@ -111,10 +126,21 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
       if (!s.ok()) return s;
     }
   }
+  bool semisync = false;
   if (o.semisync) {
-    // Announced whatever the source's setting now: a source adds the
-    // semi-sync header to the events it sends while its semi-sync is on,
-    // including when it is turned on during the dump.
+    // As servers' replicas do: semi-sync only with a source that has it
+    // (its variable exists, on or off); such a source then adds the header
+    // to every event packet, and asks for acks while its semi-sync is on.
+    for (const char* name : {"rpl_semi_sync_master_enabled", "rpl_semi_sync_source_enabled"}) {
+      auto has = HasVariable(cl, name);
+      if (!has.ok()) return has.status();
+      if (*has) {
+        semisync = true;
+        break;
+      }
+    }
+  }
+  if (semisync) {
     s = Exec(cl, "SET @rpl_semi_sync_slave = 1");
     if (!s.ok()) return s;
     cl->set_semisync(true);

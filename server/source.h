@@ -17,13 +17,15 @@
 //   MySQL: @master_binlog_checksum, @master_heartbeat_period and
 //     @source_heartbeat_period, then COM_BINLOG_DUMP (file and position)
 //     or COM_BINLOG_DUMP_GTID (the GTID set already held).
-// Semi-sync: with SourceOptions::semisync the stream announces itself a
-// semi-sync replica (@rpl_semi_sync_slave=1), as a replica with
-// rpl_semi_sync_slave_enabled does; while the source's semi-sync is on
-// (rpl_semi_sync_master_enabled / rpl_semi_sync_source_enabled, which may
-// be turned on or off during the dump) its events carry the semi-sync
-// header and SourceEvent::need_ack marks those it waits on; Ack
-// acknowledges everything up to a position (one ack covers all before it).
+// Semi-sync: with SourceOptions::semisync and a source that has semi-sync
+// (its rpl_semi_sync_master_enabled or rpl_semi_sync_source_enabled
+// variable exists, on or off), the stream announces itself a semi-sync
+// replica (@rpl_semi_sync_slave=1), as a replica with
+// rpl_semi_sync_slave_enabled does; the source then puts the semi-sync
+// header on every event packet, and SourceEvent::need_ack marks those it
+// waits on while its semi-sync is on; Ack acknowledges everything up to a
+// position (one ack covers all before it). An event packet without the
+// header is then DataLoss (as servers' replicas refuse it).
 //
 // What arrives is described in tests/compat/mariadb_source_test.cc: fake
 // Rotates (artificial, log_pos 0) open each file of the stream, the active
@@ -47,6 +49,7 @@
 #define BINLOG_SERVER_SOURCE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +58,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "binlog/flavor.h"
+#include "io/socket.h"
 #include "server/client.h"
 
 namespace binlog {
@@ -86,11 +90,15 @@ struct SourceOptions {
   // The heartbeat period the dump asks for; Next's callers use a deadline
   // of a few periods to notice a dead source.
   absl::Duration heartbeat_period = absl::Seconds(1);
-  // Announce a semi-sync replica (the source asks for acks while its
-  // semi-sync is on).
+  // Be a semi-sync replica of a source that has semi-sync (see the file
+  // comment).
   bool semisync = true;
   // The largest packet accepted (see ReplicationClient::set_max_packet).
   size_t max_packet = (size_t{1} << 30) + (64 << 10);
+  // Called with the connection as soon as it is connected, before the
+  // handshake: a caller that must be able to cancel Start from another
+  // thread keeps an io::ShutdownHandle of it.
+  std::function<void(const io::Socket&)> on_connect;
 };
 
 // Where a dump starts. MariaDB: a GTID position (gtid, "0-1-100,1-2-7";
@@ -135,7 +143,7 @@ class SourceStream {
   // Safe from any thread while the stream exists.
   void Interrupt() { client_.socket().ShutdownRead(); }
 
-  // Whether the stream announced itself a semi-sync replica.
+  // Whether the stream is a semi-sync one (see the file comment).
   bool semisync() const { return semisync_; }
   // The source's flavor (given or detected).
   LogFlavor flavor() const { return flavor_; }
