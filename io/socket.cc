@@ -268,6 +268,12 @@ absl::StatusOr<Socket> Socket::ConnectTcp(const std::string& address, uint16_t p
   return s;
 }
 
+bool Socket::IsIpAddress(const std::string& text) {
+  sockaddr_storage a;
+  socklen_t len = 0;
+  return FillTcpAddr(text, 0, &a, &len);
+}
+
 absl::StatusOr<Socket> Socket::ConnectLoopback(uint16_t port) {
   return ConnectTcp("127.0.0.1", port);
 }

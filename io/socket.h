@@ -68,6 +68,9 @@ class Socket {
   static absl::StatusOr<Socket> ConnectTcp(const std::string& address, uint16_t port);
   static absl::StatusOr<Socket> ConnectLoopback(uint16_t port);
   static absl::StatusOr<Socket> ConnectUnix(const std::string& path);
+  // Whether `text` is an IPv4 or IPv6 address literal (what ConnectTcp and
+  // ListenTcp take; no resolver runs).
+  static bool IsIpAddress(const std::string& text);
 
   // The bound port of a TCP listener.
   uint16_t port() const;

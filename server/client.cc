@@ -80,7 +80,7 @@ absl::Status ReplicationClient::WritePacket(const std::string& payload) {
 
 absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     io::Socket sock, const std::string& user, const std::string& password,
-    const std::string& plugin, bool secure, const ClientTls* tls) {
+    const std::string& plugin, bool secure, const ClientTls* tls, bool public_key_request) {
   ReplicationClient c(std::move(sock));
   std::string p;
   absl::Status s = c.ReadPacket(&p, absl::Now() + kTimeout);
@@ -156,6 +156,10 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
       const std::string with_nul = password + std::string(1, '\0');
       if (secure) {
         s = c.WritePacket(with_nul);
+      } else if (!public_key_request) {
+        return absl::PermissionDeniedError(
+            "caching_sha2_password full authentication over plaintext TCP needs TLS "
+            "(or the server's public key requested, which nothing verifies)");
       } else {
         s = c.WritePacket(std::string(1, static_cast<char>(kRequestPublicKey)));
         if (!s.ok()) return s;
@@ -245,7 +249,7 @@ absl::StatusOr<ClientReply> ReplicationClient::Query(const std::string& sql) {
       if (!row.Lenenc(&len) || !row.Bytes(len, &val)) return absl::DataLossError("bad row");
       values.push_back(std::string(val));
     }
-    r.rows.push_back(std::move(values));
+    if (r.rows.size() < ClientReply::kMaxRows) r.rows.push_back(std::move(values));
   }
   return r;
 }

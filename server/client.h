@@ -32,6 +32,9 @@ struct ClientReply {
   enum Kind { kOk, kError, kResultSet, kEof, kEvent, kOther } kind = kOther;
   uint16_t error_code = 0;
   std::string message;  // the error message
+  // The first kMaxRows rows of a result set (the rest are read and
+  // dropped: a server cannot make the client hold more).
+  static constexpr size_t kMaxRows = 1024;
   std::vector<std::vector<std::optional<std::string>>> rows;
   std::string event;  // kEvent: the event bytes (after the 0x00 byte)
   bool need_ack = false;  // semi-sync: the server asked for an ack
@@ -58,10 +61,14 @@ class ReplicationClient {
   // it, Unavailable if the TLS handshake fails (a certificate that does
   // not verify, among others). Error replies come back as PermissionDenied
   // / FailedPrecondition with the server's code and message in the text.
+  // `public_key_request` (MySQL clients' --get-server-public-key): whether
+  // the RSA exchange over a plaintext TCP connection is allowed; false
+  // makes it PermissionDenied instead (a server's key that nothing
+  // verifies would hand the password to whoever answers).
   static absl::StatusOr<ReplicationClient> Connect(
       io::Socket sock, const std::string& user, const std::string& password,
       const std::string& plugin = "mysql_native_password", bool secure = false,
-      const ClientTls* tls = nullptr);
+      const ClientTls* tls = nullptr, bool public_key_request = true);
 
   // Runs a query; the reply (OK, error or result set).
   absl::StatusOr<ClientReply> Query(const std::string& sql);

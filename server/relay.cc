@@ -33,6 +33,12 @@ absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options)
     return absl::InvalidArgumentError(
         "RelayOptions: silence_timeout must be at least three heartbeat periods");
   }
+  const std::string& host = options.source.host;
+  if (host.empty() || (host[0] != '/' && !io::Socket::IsIpAddress(host))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RelayOptions: the source host '", host,
+        "' is neither an IPv4 or IPv6 address nor a unix socket path"));
+  }
   auto m = MirrorLog::Open(options.dir, options.basename, options.mirror);
   if (!m.ok()) return m.status();
   std::unique_ptr<Relay> r(new Relay(options));

@@ -81,13 +81,15 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
       !o.host.empty() && o.host[0] == '/' ? io::Socket::ConnectUnix(o.host)
                                           : io::Socket::ConnectTcp(o.host, o.port);
   if (!sock.ok()) {
+    if (absl::IsInvalidArgument(sock.status())) return sock.status();  // not an address
     return absl::UnavailableError(absl::StrCat("source ", o.host, ":", o.port, ": ",
                                                sock.status().message()));
   }
   if (o.on_connect) o.on_connect(*sock);
   const bool local = !o.host.empty() && o.host[0] == '/';
   auto c = ReplicationClient::Connect(std::move(*sock), o.user, o.password,
-                                      "mysql_native_password", local, o.tls);
+                                      "mysql_native_password", local, o.tls,
+                                      o.get_source_public_key);
   if (!c.ok()) return c.status();
   c->set_max_packet(o.max_packet);
   SourceStream st(std::move(*c));

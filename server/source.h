@@ -93,6 +93,11 @@ struct SourceOptions {
   // Be a semi-sync replica of a source that has semi-sync (see the file
   // comment).
   bool semisync = true;
+  // caching_sha2_password's full authentication over plaintext TCP: ask
+  // the source for its RSA public key (nothing verifies it: whoever
+  // answers gets the password). Off: such a source needs TLS (or a unix
+  // socket, or the user cached on the source).
+  bool get_source_public_key = false;
   // The largest packet accepted (see ReplicationClient::set_max_packet).
   size_t max_packet = (size_t{1} << 30) + (64 << 10);
   // Called with the connection as soon as it is connected, before the

@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -126,6 +127,10 @@ ABSL_FLAG(bool, source_resume_by_gtid, false,
 ABSL_FLAG(std::string, source_ssl_ca, "",
           "relay mode: connect to the source over TLS, verifying its certificate "
           "against these CA certificates (PEM)");
+ABSL_FLAG(bool, source_get_public_key, false,
+          "relay mode: over plaintext TCP, let caching_sha2_password's full "
+          "authentication ask the source for its RSA key (unverified: whoever "
+          "answers gets the password); off: such a source needs --source_ssl_ca");
 ABSL_FLAG(bool, source_semisync, true,
           "relay mode: acknowledge semi-sync transactions (after fdatasync) when "
           "the source has semi-sync on");
@@ -296,6 +301,10 @@ int main(int argc, char** argv) {
       if (so.host.size() > 2 && so.host.front() == '[' && so.host.back() == ']') {
         so.host = so.host.substr(1, so.host.size() - 2);
       }
+      if (!Socket::IsIpAddress(so.host)) {
+        return Usage("--source takes an IPv4 or IPv6 address (no resolver runs) or a "
+                     "unix socket path");
+      }
       so.port = static_cast<uint16_t>(sport);
     }
     so.user = absl::GetFlag(FLAGS_source_user);
@@ -313,6 +322,7 @@ int main(int argc, char** argv) {
     so.report_host = binds.empty() ? "" : binds[0];
     so.report_port = port > 0 ? static_cast<uint16_t>(port) : 0;
     so.semisync = absl::GetFlag(FLAGS_source_semisync);
+    so.get_source_public_key = absl::GetFlag(FLAGS_source_get_public_key);
     so.heartbeat_period = absl::GetFlag(FLAGS_source_heartbeat_period);
     if (so.heartbeat_period <= absl::ZeroDuration()) {
       return Usage("--source_heartbeat_period must be > 0");
@@ -390,9 +400,31 @@ int main(int argc, char** argv) {
     listeners.push_back(std::move(*l));
   }
   Server* srv = server->get();
-  std::thread watcher([srv, set]() {
+  // Relay mode: the watcher also reports the relay's errors as they
+  // change, and ends the server (exit status 1) if the copy fails.
+  std::atomic<int> exit_status{0};
+  binlog::server::Relay* rel = relay.get();
+  std::thread watcher([srv, set, rel, &exit_status]() {
     int sig = 0;
-    sigwait(&set, &sig);
+    if (rel == nullptr) {
+      sigwait(&set, &sig);
+    } else {
+      std::string reported;
+      const timespec tick = {1, 0};
+      while (sigtimedwait(&set, nullptr, &tick) <= 0) {
+        const binlog::server::Relay::Stats st = rel->stats();
+        if (!st.fatal.empty()) {
+          std::cerr << "binlog_server: the relay stopped: " << st.fatal << std::endl;
+          exit_status = 1;
+          break;
+        }
+        if (!st.connected && st.last_error != reported) {
+          std::cerr << "binlog_server: relay: " << st.last_error << " (reconnecting)"
+                    << std::endl;
+          reported = st.last_error;
+        }
+      }
+    }
     srv->Shutdown();
     // Shutdown ends every session promptly; a second signal does not
     // wait even for that.
@@ -412,6 +444,10 @@ int main(int argc, char** argv) {
       std::cerr << "binlog_server: closing the copy: " << rs << "\n";
       return 1;
     }
+  }
+  if (exit_status.load() != 0) {
+    watcher.detach();
+    return exit_status.load();
   }
   // Removes the socket file only if it is still ours.
   for (Socket& l : listeners) l.RemoveUnixPath();

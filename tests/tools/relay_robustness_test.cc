@@ -86,6 +86,18 @@ TEST(RelayRobustnessTest, StartFailingToOpenTheCopyIsAnError) {
   EXPECT_TRUE(absl::IsNotFound(r.status())) << r.status();
 }
 
+// A source named by a host name: refused at Start (no resolver runs), not
+// retried forever.
+TEST(RelayRobustnessTest, AHostNameIsRefusedAtStart) {
+  RelayOptions o;
+  o.dir = "/nonexistent/relay_copy";
+  o.basename = "binlog";
+  o.source.host = "dbhost";
+  o.source.server_id = 9;
+  auto r = Relay::Start(o);
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+}
+
 // A fake source: handshake, OK to any credentials, then an error reply to
 // the first query (SELECT VERSION()) with `message`. Serves connections
 // until stopped; counts them.

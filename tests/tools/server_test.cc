@@ -581,6 +581,27 @@ TEST_P(ServerTest, AuthenticatesAndRejectsWrongPasswords) {
   EXPECT_EQ(server_->stats().auth_failures, 3u);
 }
 
+// A client that does not allow the RSA key request (a relay by default,
+// server/source.h) refuses caching_sha2_password's full authentication
+// over plaintext TCP instead of sending the password under a key nothing
+// verifies; once the user is cached, the fast path needs no key.
+TEST_P(ServerTest, AClientMayRefuseThePublicKeyExchange) {
+  StartServer();
+  auto s = io::Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(s.ok());
+  auto c = ReplicationClient::Connect(std::move(*s), "sha2", "pw2", "caching_sha2_password",
+                                      false, nullptr, /*public_key_request=*/false);
+  ASSERT_FALSE(c.ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(c.status())) << c.status();
+  EXPECT_EQ(server_->stats().auth.public_key_requests, 0u);
+  ASSERT_TRUE(Connect("sha2", "pw2", "caching_sha2_password").ok());  // RSA: cached now
+  s = io::Socket::ConnectLoopback(port_);
+  ASSERT_TRUE(s.ok());
+  c = ReplicationClient::Connect(std::move(*s), "sha2", "pw2", "caching_sha2_password", false,
+                                 nullptr, /*public_key_request=*/false);
+  EXPECT_TRUE(c.ok()) << c.status();
+}
+
 TEST_P(ServerTest, GarbageDoesNotHurtTheServer) {
   StartServer();
   // Garbage as the handshake response, then as a command; a client that
