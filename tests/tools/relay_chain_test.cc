@@ -4,9 +4,13 @@
 // server::Server at rest -> server::Relay (the relay binlog_server --source
 // runs) -> an exact copy. The copy must equal the source's files byte for
 // byte (the active file but its in-use flag), while the writer goes on,
-// across a relay restart, and read back with the library's readers.
+// across a relay restart, and read back with the library's readers. And
+// the relay's semi-sync promise: no ack before the copy's fdatasync.
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -22,7 +26,11 @@
 #include "binlog/transaction.h"
 #include "gtest/gtest.h"
 #include "io/file_system.h"
+#include "io/file_system_wrapper.h"
+#include "server/auth.h"
 #include "server/relay.h"
+#include "server/server.h"
+#include "sync/ack_tracker.h"
 #include "tests/testutil/external_tools.h"
 #include "tests/testutil/wait_until.h"
 #include "tests/tools/served_log.h"
@@ -157,6 +165,142 @@ TEST_P(RelayChainTest, TheCopyIsTheSourcesFilesAcrossARestart) {
   EXPECT_EQ(gtids, 30 + 10 + 25 + 20);
   EXPECT_GT(tagged, 0);
   EXPECT_EQ(relay_->mirror()->ResumePoint().gtids, log_->executed_gtids());
+}
+
+// The relay acknowledges a semi-sync transaction only after the copy's
+// fdatasync: with the copy's Sync held at a gate, a committer waiting for
+// the relay's ack is not released (its wait times out); once the gate
+// opens, the ack comes. The source is a live log served with an ack
+// tracker (what a server with semi-sync on runs).
+class GatedSyncFileSystem : public io::FileSystemWrapper {
+ public:
+  GatedSyncFileSystem() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+  absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    auto f = io::FileSystemWrapper::OpenWritable(path, mode, permissions);
+    if (!f.ok()) return f.status();
+    return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
+  }
+  void Close() {
+    std::lock_guard<std::mutex> l(mu_);
+    open_ = false;
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  int blocked() {
+    std::lock_guard<std::mutex> l(mu_);
+    return blocked_;
+  }
+
+ private:
+  class File : public io::WritableFileWrapper {
+   public:
+    File(std::unique_ptr<io::WritableFile> f, GatedSyncFileSystem* fs)
+        : io::WritableFileWrapper(std::move(f)), fs_(fs) {}
+    absl::Status Sync() override {
+      fs_->Wait();
+      return io::WritableFileWrapper::Sync();
+    }
+    absl::Status SyncAll() override {
+      fs_->Wait();
+      return io::WritableFileWrapper::SyncAll();
+    }
+
+   private:
+    GatedSyncFileSystem* fs_;
+  };
+  void Wait() {
+    std::unique_lock<std::mutex> l(mu_);
+    ++blocked_;
+    cv_.wait(l, [this] { return open_; });
+    --blocked_;
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int blocked_ = 0;
+};
+
+TEST(RelayAckTest, TheAckComesOnlyAfterTheCopysFdatasync) {
+  std::string src_tmpl = "/tmp/relay_ack_src_XXXXXX", copy_tmpl = "/tmp/relay_ack_copy_XXXXXX";
+  ASSERT_NE(::mkdtemp(&src_tmpl[0]), nullptr);
+  ASSERT_NE(::mkdtemp(&copy_tmpl[0]), nullptr);
+  auto log = Binlog::Open(src_tmpl, "binlog", ServedLogOptions(io::Codec::kNone));
+  ASSERT_TRUE(log.ok()) << log.status();
+  sync::AckTrackerOptions ao;
+  ao.required_acks = 1;
+  ao.async_on_timeout = false;
+  sync::AckTracker tracker(ao);
+  ServerOptions so;
+  so.dir = src_tmpl;
+  so.live = log->get();
+  so.acks = &tracker;
+  so.users = {{"repl", {AuthPlugin::kNativePassword, NativePasswordHash("pw")}}};
+  auto server = Server::Create(so);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto listener = io::Socket::ListenLoopback(0);
+  ASSERT_TRUE(listener.ok());
+  std::thread runner([&] { (*server)->Run(&*listener); });
+
+  auto commit = [&](int i) -> absl::StatusOr<CommitPosition> {
+    TransactionBuffer txn;
+    txn.AppendCommitGtid(kServedTs, 1, CommitGtid());
+    AppendQuery(&txn, kServedTs, 1, 5, "db", "BEGIN");
+    AppendQuery(&txn, kServedTs, 1, 5, "db", absl::StrCat("INSERT INTO t VALUES (", i, ")"));
+    AppendXid(&txn, kServedTs, 1, 9000 + i);
+    return (*log)->Commit(&txn);
+  };
+  ASSERT_TRUE(commit(1).ok());
+
+  GatedSyncFileSystem fs;
+  RelayOptions ro;
+  ro.dir = copy_tmpl;
+  ro.basename = "binlog";
+  ro.mirror.file_system = &fs;
+  ro.source.host = "127.0.0.1";
+  ro.source.port = listener->port();
+  ro.source.user = "repl";
+  ro.source.password = "pw";
+  ro.source.server_id = 78;
+  ro.source.heartbeat_period = absl::Milliseconds(100);
+  ro.silence_timeout = absl::Seconds(30);
+  auto relay = Relay::Start(ro);
+  ASSERT_TRUE(relay.ok()) << relay.status();
+  ASSERT_TRUE(testutil::WaitUntil([&] { return (*relay)->stats().connected; }));
+  auto first = commit(2);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(tracker.WaitForAckUntil({first->file_number, first->end},
+                                      absl::Now() + absl::Seconds(30))
+                  .ok());
+  EXPECT_TRUE((*relay)->stats().semisync);
+
+  // The gate shut: the next transaction reaches the copy but its
+  // fdatasync waits, and no ack may come.
+  fs.Close();
+  auto pos = commit(3);
+  ASSERT_TRUE(pos.ok());
+  ASSERT_TRUE(testutil::WaitUntil([&] { return fs.blocked() > 0; }));
+  absl::Status early = tracker.WaitForAckUntil({pos->file_number, pos->end},
+                                               absl::Now() + absl::Milliseconds(500));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(early)) << early;
+  fs.Open();
+  EXPECT_TRUE(tracker.WaitForAckUntil({pos->file_number, pos->end},
+                                      absl::Now() + absl::Seconds(30))
+                  .ok());
+
+  EXPECT_TRUE((*relay)->Stop().ok());
+  (*server)->Shutdown();
+  runner.join();
+  server->reset();
+  EXPECT_TRUE((*log)->Close().ok());
+  std::string out;
+  testing_util::RunCommand("rm -rf '" + src_tmpl + "' '" + copy_tmpl + "'", &out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, RelayChainTest,
