@@ -212,9 +212,29 @@ absl::Status Reader::Fill(uint64_t offset, size_t need, uint64_t limit,
   // A short view: the limit (the published end) or the end of the file.
   // Bytes missing below a finite limit are DataLoss from the SequentialReader
   // (the file was truncated under the reader).
-  buffers_->seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof
-                                                     : limit);
+  SetWindowLimit(limit);
   return buffers_->seq->Peek(offset, need, out);
+}
+
+uint64_t Reader::ReadableEnd() {
+  // The end loaded last stays valid below it: a file's readable end only
+  // grows (0, then published ends, then kNoLimit once the file is
+  // complete), and every published end is an event boundary, so an event
+  // that starts below the cached end also ends at or before it. The shared
+  // word the writer stores once per group (LiveLog::published_) is loaded
+  // again only when the reader has reached the cached end, not once per
+  // event: with 64 tailing readers and the writer publishing a group every
+  // ~100 us, the per-event load of that line (and the virtual call) showed
+  // as the hottest instruction of the decoded reader's limit check
+  // (benchmarks/README.md, "Round three: tailing readers").
+  if (pos_ >= limit_) limit_ = source_->Limit(file_number_);
+  return limit_;
+}
+
+void Reader::SetWindowLimit(uint64_t limit) {
+  const uint64_t l = limit == internal::kNoLimit ? io::kReadToEof : limit;
+  io::SequentialReader* seq = buffers_->seq.get();
+  if (seq->limit() != l) seq->SetLimit(l);
 }
 
 absl::Status Reader::OpenFile(uint64_t number) {
@@ -237,11 +257,13 @@ absl::Status Reader::OpenFile(uint64_t number) {
   file_done_ = false;
   decrypting_ = false;
   pos_ = 0;
+  limit_ = 0;
   return ReadFormatDescription();
 }
 
 absl::Status Reader::ReadFormatDescription() {
   uint64_t limit = source_->Limit(file_number_);
+  limit_ = limit;
   if (source_->live() && limit == 0) {
     // A rotation lists the new file before it publishes it: nothing of it
     // is readable yet. Caught up, like at the end of a published file; the
@@ -344,11 +366,11 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       BINLOG_RETURN_IF_ERROR(OpenFile(next));
       continue;
     }
-    uint64_t limit = source_->Limit(file_number_);
+    uint64_t limit = ReadableEnd();
     // Most events lie inside the current window: two inline checks, no
     // Peek (io/sequential_reader.h InWindow).
     io::SequentialReader* seq = buffers_->seq.get();
-    seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof : limit);
+    SetWindowLimit(limit);
     absl::string_view got = seq->InWindow(pos_, kHeaderSize);
     if (got.empty()) BINLOG_RETURN_IF_ERROR(seq->Peek(pos_, kHeaderSize, &got));
     size_t avail = got.size();
@@ -357,7 +379,8 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
         file_done_ = true;  // the file ends on an event boundary
         continue;
       }
-      if (source_->Limit(file_number_) != limit) continue;  // just closed
+      limit_ = source_->Limit(file_number_);
+      if (limit_ != limit) continue;  // just closed
       return absl::OutOfRangeError(absl::StrCat(
           "no more events visible at ", file_name_, ":", pos_));
     }
@@ -587,9 +610,9 @@ absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
 absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
                                bool* done) {
   *done = false;
-  const uint64_t limit = source_->Limit(file_number_);
+  const uint64_t limit = ReadableEnd();
   io::SequentialReader* seq = buffers_->seq.get();
-  seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof : limit);
+  SetWindowLimit(limit);
   const size_t cap = bo.max_bytes != 0 ? bo.max_bytes : options_.buffer_size;
   // The events already in the window, in place; if the window holds less
   // than a header at the position, one Peek reads the next window (which

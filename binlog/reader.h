@@ -280,6 +280,11 @@ class Reader {
   // A Rotate event ending at `end` ends the file.
   void EndFileAtRotate(uint64_t end, uint64_t limit);
   absl::Status OpenFile(uint64_t number);
+  // How far the current file may be read (LogSource::Limit), cached in
+  // limit_ and loaded again only once pos_ reaches it (see reader.cc).
+  uint64_t ReadableEnd();
+  // The SequentialReader's limit for a LogSource limit, set if it changed.
+  void SetWindowLimit(uint64_t limit);
   absl::Status NextFile(bool* moved);
   // A view of file bytes [offset, offset + need), shorter at `limit` or at
   // the end of the file; valid until the next Fill.
@@ -306,6 +311,9 @@ class Reader {
   bool fde_pending_return_ = false;
   bool need_fde_ = false;   // the file is listed but not yet published
   uint64_t pos_ = 0;
+  // The readable end of the current file as last loaded (ReadableEnd);
+  // 0 after OpenFile, so the first read loads it.
+  uint64_t limit_ = 0;
 
   // The read-ahead reader of file_ (windows of ReaderOptions::buffer_size)
   // and the buffer of the payload being expanded (binlog/reader_buffers.h;
