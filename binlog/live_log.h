@@ -125,6 +125,19 @@ class LiveLog final : public LogSource {
     return 0;
   }
   bool live() const override { return true; }
+  bool WrittenHere(uint64_t n) override {
+    return n >= first_written_here_.load(std::memory_order_acquire);
+  }
+
+  // The writer created file `n` (called before the file is listed, so
+  // before any reader can open it). Files are created in ascending number,
+  // and a Reset removes every older file first, so the files this process
+  // wrote are exactly those numbered from the lowest it created.
+  void NoteWrittenHere(uint64_t n) {
+    if (n < first_written_here_.load(std::memory_order_relaxed)) {
+      first_written_here_.store(n, std::memory_order_release);
+    }
+  }
 
   absl::Status Wait(uint64_t file, uint64_t offset,
                     absl::Time deadline) override {
@@ -196,6 +209,12 @@ class LiveLog final : public LogSource {
   // once per group.
   alignas(64) std::atomic<uint64_t> published_{0};
   std::atomic<bool> clean_closed_{false};
+  // The lowest file number this process's writer created (kNoLimit:
+  // none yet). Written by the writer (file creation: Open, rotation,
+  // Reset; one at a time) with release, before the file is listed;
+  // readers load it with acquire when they open a file they found in the
+  // list (under files_mu_, which orders it as well).
+  std::atomic<uint64_t> first_written_here_{kNoLimit};
   std::atomic<bool> ended_{false};
   sync::TailNotifier notifier_;  // readers sleep here when caught up
 

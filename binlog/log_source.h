@@ -38,6 +38,11 @@ class LogSource {
   virtual uint64_t Limit(uint64_t n) = 0;
   // True for a live log (more may come).
   virtual bool live() const = 0;
+  // True if every byte of file `n` a reader may read was written and
+  // published by this process's writer of the log (a file the live log
+  // created itself), so a tailing reader may skip re-verifying checksums
+  // (ReaderOptions::verify_published_checksums). False for files at rest.
+  virtual bool WrittenHere(uint64_t /*n*/) { return false; }
   // Waits until the readable end moves past (file, offset) or the deadline.
   virtual absl::Status Wait(uint64_t file, uint64_t offset,
                             absl::Time deadline) = 0;

@@ -256,6 +256,7 @@ absl::Status Reader::OpenFile(uint64_t number) {
   file_name_ = source_->FileName(number);
   file_done_ = false;
   decrypting_ = false;
+  written_here_ = source_->WrittenHere(number);
   pos_ = 0;
   limit_ = 0;
   return ReadFormatDescription();
@@ -339,11 +340,13 @@ absl::Status Reader::Next(Event* ev) {
   if (!sticky_.ok()) return sticky_;
   if (in_payload_) return NextInPayload(ev);
   return ReadEvent(ev, options_.payloads == PayloadMode::kDecoded,
-                   options_.checksum_mode);
+                   options_.checksum_mode,
+                   /*trust_written_here=*/!options_.verify_published_checksums);
 }
 
 absl::Status Reader::ReadEvent(Event* ev, bool expand,
-                               ChecksumMode checksum_mode) {
+                               ChecksumMode checksum_mode,
+                               bool trust_written_here) {
   if (!started_) {
     uint64_t first =
         options_.start_file != 0 ? options_.start_file : source_->FirstFile();
@@ -467,7 +470,12 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       h = DecodeHeader(data);
     }
     ChecksumState cs = ChecksumState::kNone;
-    if (has_checksums_ && checksum_mode != ChecksumMode::kSkip) {
+    // Bytes this process's writer checksummed and published are not
+    // verified again by each tailing reader unless it asks
+    // (ReaderOptions::verify_published_checksums); written_here_ is false
+    // for every file read at rest.
+    if (has_checksums_ && checksum_mode != ChecksumMode::kSkip &&
+        !(trust_written_here && written_here_)) {
       if (EventChecksumMatches(data)) {
         cs = ChecksumState::kOk;
       } else if (checksum_mode == ChecksumMode::kVerify) {
@@ -598,7 +606,8 @@ absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
   Event ev;
   BINLOG_RETURN_IF_ERROR(ReadEvent(
       &ev, /*expand=*/false,
-      bo.verify_checksums ? ChecksumMode::kVerify : ChecksumMode::kSkip));
+      bo.verify_checksums ? ChecksumMode::kVerify : ChecksumMode::kSkip,
+      /*trust_written_here=*/false));
   b->data = ev.data;
   b->file_number = ev.file_number;
   b->offset = ev.offset;

@@ -12,7 +12,9 @@
 //
 // Each event is validated before it is returned: event_size within bounds,
 // the event inside the file, log_pos equal to its end offset (unless
-// disabled), and the CRC32 footer (per ChecksumMode). The first event of each
+// disabled), and the CRC32 footer (per ChecksumMode; a tailing reader does
+// not re-verify the bytes its own process's writer published unless
+// ReaderOptions::verify_published_checksums says so). The first event of each
 // file must be a Format_description event; it decides whether the file's
 // events carry checksums.
 //
@@ -271,8 +273,10 @@ class Reader {
          io::FileSystem* fs);
 
   // Next() without its payload expansion when `expand` is false, with
-  // the given checksum rule.
-  absl::Status ReadEvent(Event* event, bool expand, ChecksumMode checksum_mode);
+  // the given checksum rule; with `trust_written_here`, events of a file
+  // this process wrote (written_here_) are not verified.
+  absl::Status ReadEvent(Event* event, bool expand, ChecksumMode checksum_mode,
+                         bool trust_written_here);
   // NextBatch's common case: the whole events in the window at pos_.
   // `*done` false: none (the caller reads one event with ReadEvent).
   absl::Status FillBatch(EventBatch* batch, const BatchOptions& options,
@@ -310,6 +314,9 @@ class Reader {
   bool file_done_ = false;  // Rotate seen or end reached
   bool fde_pending_return_ = false;
   bool need_fde_ = false;   // the file is listed but not yet published
+  // The current file was written and published by this process's writer
+  // (LogSource::WrittenHere): see ReaderOptions::verify_published_checksums.
+  bool written_here_ = false;
   uint64_t pos_ = 0;
   // The readable end of the current file as last loaded (ReadableEnd);
   // 0 after OpenFile, so the first read loads it.
