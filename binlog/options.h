@@ -357,6 +357,20 @@ struct Options {
   // options below are then ignored). 0..100000.
   uint32_t reader_wake_coalesce_us = 1000;
 
+  // Bytes of the most recent groups kept in memory for tailing readers
+  // (binlog/tail_ring.h): a reader that has caught up takes its events
+  // from there (Reader::NextBatch returns views of it, Next decodes from
+  // it) instead of reading the file: no system call and no copy per
+  // reader, and, for an encrypted log, no decryption per reader. A reader
+  // further behind than this reads the file (with read-ahead) and comes
+  // back when it catches up. The writer copies each group once (a memcpy
+  // in the flush stage, no allocation). A reader that holds a view (an
+  // Event or EventBatch it has not moved past) while the writer writes
+  // this many bytes past it makes the ring start anew: the readers then
+  // read the file until they reach the new start. 0: no ring; else a
+  // power of two in [65536, 1073741824].
+  size_t reader_ring_bytes = 8 << 20;
+
   // With many sleeping readers the window widens so that they are woken
   // about this many times per second in all: window = sleepers /
   // reader_wakeups_per_second, within [reader_wake_coalesce_us,

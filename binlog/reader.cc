@@ -29,6 +29,7 @@
 #include "binlog/maria_encryption.h"
 #include "binlog/reader_buffers.h"
 #include "binlog/status_macros.h"
+#include "binlog/tail_ring.h"
 
 namespace binlog {
 namespace internal {
@@ -99,6 +100,11 @@ Reader::Reader(std::shared_ptr<internal::LogSource> source,
   so.drop_behind = options_.drop_behind;
   buffers_ = std::make_unique<Buffers>();
   buffers_->seq = std::make_unique<io::SequentialReader>(so);
+  ring_ = source_->Ring();
+  if (ring_ != nullptr) {
+    ring_slot_ = ring_->Register();
+    if (ring_slot_ < 0) ring_ = nullptr;  // all slots taken: the file only
+  }
 }
 
 io::SequentialReaderStats Reader::io_stats() const {
@@ -106,6 +112,7 @@ io::SequentialReaderStats Reader::io_stats() const {
 }
 
 Reader::~Reader() {
+  if (ring_ != nullptr) ring_->Unregister(ring_slot_);
   buffers_->seq->Reset(nullptr);  // waits for a prefetch of file_
   if (file_ != nullptr) source_->Unpin(file_number_);
   source_->ReaderClosed();
@@ -231,6 +238,24 @@ uint64_t Reader::ReadableEnd() {
   return limit_;
 }
 
+bool Reader::RingAt(uint64_t limit) {
+  if (ring_ == nullptr) return false;
+  // Views of at most a quarter of the ring: the pin moves forward at
+  // least that often, so a reader that keeps up never holds bytes the
+  // writer needs back.
+  ring_view_ = ring_->View(
+      ring_slot_, file_number_, pos_,
+      limit == internal::kNoLimit ? ~uint64_t{0} : limit,
+      ring_->capacity() / 4);
+  ring_off_ = pos_;
+  return !ring_view_.empty();
+}
+
+void Reader::DropRingView() {
+  ring_view_ = absl::string_view();
+  if (ring_ != nullptr) ring_->Unpin(ring_slot_);
+}
+
 void Reader::SetWindowLimit(uint64_t limit) {
   const uint64_t l = limit == internal::kNoLimit ? io::kReadToEof : limit;
   io::SequentialReader* seq = buffers_->seq.get();
@@ -238,6 +263,7 @@ void Reader::SetWindowLimit(uint64_t limit) {
 }
 
 absl::Status Reader::OpenFile(uint64_t number) {
+  DropRingView();
   if (!source_->Pin(number)) {
     return absl::NotFoundError(absl::StrCat(
         "binlog file ", source_->FileName(number), " is no longer in the log"));
@@ -374,8 +400,15 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     // Peek (io/sequential_reader.h InWindow).
     io::SequentialReader* seq = buffers_->seq.get();
     SetWindowLimit(limit);
-    absl::string_view got = seq->InWindow(pos_, kHeaderSize);
-    if (got.empty()) BINLOG_RETURN_IF_ERROR(seq->Peek(pos_, kHeaderSize, &got));
+    // Then the ring (a caught-up reader of a live log), and only then a
+    // read of the file.
+    absl::string_view got = InRing(pos_, kHeaderSize);
+    if (got.empty()) got = seq->InWindow(pos_, kHeaderSize);
+    if (got.empty() && RingAt(limit)) got = InRing(pos_, kHeaderSize);
+    if (got.empty()) {
+      DropRingView();
+      BINLOG_RETURN_IF_ERROR(seq->Peek(pos_, kHeaderSize, &got));
+    }
     size_t avail = got.size();
     if (avail == 0) {
       if (limit == internal::kNoLimit) {
@@ -438,8 +471,15 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
                                 : 0;
       got = absl::string_view();
     } else {
-      got = seq->InWindow(pos_, h.event_size);
-      if (got.empty()) BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
+      got = InRing(pos_, h.event_size);
+      if (got.empty() && !ring_view_.empty() && RingAt(limit)) {
+        got = InRing(pos_, h.event_size);  // past the view's end
+      }
+      if (got.empty()) got = seq->InWindow(pos_, h.event_size);
+      if (got.empty()) {
+        DropRingView();  // across the ring's wrap point or end
+        BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
+      }
       avail = got.size();
     }
     if (avail < h.event_size) {
@@ -627,16 +667,28 @@ absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
   // than a header at the position, one Peek reads the next window (which
   // then starts at the position, or is assembled across windows: the
   // loop below then finds no whole event and the caller reads one alone).
-  absl::string_view got;
-  size_t in_window = seq->Buffered(pos_);
-  if (in_window < kHeaderSize) {
-    BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &got));
-    if (got.size() < kHeaderSize) return absl::OkStatus();
-    in_window = seq->Buffered(pos_);
+  // A caught-up reader of a live log takes the events from the ring, in
+  // place: no system call, no copy.
+  absl::string_view got = RingRest();
+  if (got.size() < kHeaderSize && ring_ != nullptr &&
+      seq->Buffered(pos_) < kHeaderSize && RingAt(limit)) {
+    got = RingRest();
   }
-  if (in_window >= kHeaderSize) {
-    BINLOG_RETURN_IF_ERROR(
-        Fill(pos_, std::max(kHeaderSize, std::min(in_window, cap)), limit, &got));
+  if (got.size() >= kHeaderSize) {
+    got = got.substr(0, std::max(kHeaderSize, std::min(got.size(), cap)));
+  } else {
+    got = absl::string_view();
+    DropRingView();
+    size_t in_window = seq->Buffered(pos_);
+    if (in_window < kHeaderSize) {
+      BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &got));
+      if (got.size() < kHeaderSize) return absl::OkStatus();
+      in_window = seq->Buffered(pos_);
+    }
+    if (in_window >= kHeaderSize) {
+      BINLOG_RETURN_IF_ERROR(Fill(pos_, std::max(kHeaderSize, std::min(in_window, cap)),
+                                  limit, &got));
+    }
   }
   const size_t min_size = kHeaderSize + (has_checksums_ ? kChecksumSize : 0);
   const bool verify = bo.verify_checksums && has_checksums_;

@@ -58,6 +58,13 @@
 // whose CRC32 is bad under ChecksumMode::kReport is returned raw (with
 // checksum kBad), since its bytes cannot be trusted to decompress.
 //
+// Where a tailing reader reads: a reader that has caught up takes its
+// events from the log's ring of the most recent bytes written
+// (Options::reader_ring_bytes, binlog/tail_ring.h; NextBatch returns views
+// of it), without a system call or a copy; a reader behind the ring reads
+// the file in windows of ReaderOptions::buffer_size and returns to the
+// ring when it reaches it. The events are the same either way.
+//
 // Errors (absl::Status from Next):
 //   OutOfRange   no more events now. For a live log, more may come: call
 //                WaitForMore(). For files at rest: the end.
@@ -107,6 +114,7 @@ namespace binlog {
 
 namespace internal {
 class LogSource;
+class TailRing;
 }  // namespace internal
 
 struct Event {
@@ -289,6 +297,27 @@ class Reader {
   uint64_t ReadableEnd();
   // The SequentialReader's limit for a LogSource limit, set if it changed.
   void SetWindowLimit(uint64_t limit);
+  // Bytes [offset, offset + n) of the current ring view, or empty.
+  absl::string_view InRing(uint64_t offset, size_t n) const {
+    if (offset < ring_off_) return absl::string_view();
+    const uint64_t d = offset - ring_off_;
+    if (d > ring_view_.size() || n > ring_view_.size() - d) {
+      return absl::string_view();
+    }
+    return ring_view_.substr(static_cast<size_t>(d), n);
+  }
+  // The rest of the current ring view from pos_, or empty.
+  absl::string_view RingRest() const {
+    if (pos_ < ring_off_ || pos_ - ring_off_ >= ring_view_.size()) {
+      return absl::string_view();
+    }
+    return ring_view_.substr(static_cast<size_t>(pos_ - ring_off_));
+  }
+  // A new ring view at pos_, below `limit`; false (no view, no pin) when
+  // the ring does not hold pos_ (no ring, behind it, another file).
+  bool RingAt(uint64_t limit);
+  // Leaves the ring (the reader reads the file): no view, no pin.
+  void DropRingView();
   absl::Status NextFile(bool* moved);
   // A view of file bytes [offset, offset + need), shorter at `limit` or at
   // the end of the file; valid until the next Fill.
@@ -328,6 +357,18 @@ class Reader {
   // destroyed first: a prefetch never outlives the file.
   struct Buffers;
   std::unique_ptr<Buffers> buffers_;
+
+  // A live log's ring of the most recent bytes written (binlog/tail_ring.h)
+  // and this reader's pin slot in it (null: the reader reads the file
+  // only). ring_view_ holds ring bytes of the current file from offset
+  // ring_off_, intact while the pin is held (until the next RingAt or
+  // DropRingView). A caught-up reader reads from it; one behind it reads
+  // the file through buffers_->seq, and comes back when its file window
+  // ends inside the ring.
+  internal::TailRing* ring_ = nullptr;
+  int ring_slot_ = -1;
+  absl::string_view ring_view_;
+  uint64_t ring_off_ = 0;
 
   std::vector<TornTail> torn_tails_;
 

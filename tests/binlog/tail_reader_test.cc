@@ -3,6 +3,13 @@
 // re-verified unless the reader asks (ReaderOptions::
 // verify_published_checksums); files read at rest, including the files of
 // a log written before this Open, are verified as ChecksumMode says.
+// Where they read from: a caught-up reader takes its events from the ring
+// of recent bytes (Options::reader_ring_bytes, binlog/tail_ring.h) without
+// reading the file; one that falls behind the ring reads the file and
+// comes back; no event is missed or repeated at either switch, across
+// rotations, in encrypted and compressed logs, and a view a reader holds
+// is never overwritten. Single-threaded: the test decides when the
+// writer writes and when each reader reads.
 
 #include <memory>
 #include <string>
@@ -10,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "binlog/format.h"
+#include "binlog/keyring.h"
 #include "binlog/log.h"
 #include "binlog/reader.h"
 #include "gtest/gtest.h"
@@ -225,6 +233,297 @@ TEST(TailReaderTest, FilesWrittenBeforeThisOpenAreVerified) {
     EXPECT_GT(none_new, 0);
   }
   ASSERT_TRUE((*log)->Close().ok());
+}
+
+// ---- The ring of recent bytes.
+
+constexpr size_t kRing = 64 << 10;
+
+// Drains `r` up to the published end: Next() (decoded) or NextBatch().
+absl::Status Drain(Reader* r, bool batch, std::vector<EventRef>* out) {
+  if (!batch) {
+    absl::Status s = testing_util::ReadAll(r, out);
+    return s;
+  }
+  EventBatch b;
+  for (;;) {
+    absl::Status s = r->NextBatch(&b);
+    if (absl::IsOutOfRange(s)) return absl::OkStatus();
+    if (!s.ok()) return s;
+    for (size_t i = 0; i < b.size(); ++i) {
+      absl::string_view ev = b.event(i);
+      uint64_t off = b.offset + b.starts[i];
+      out->push_back(EventRef{b.file_number, off, off + ev.size(),
+                              static_cast<uint8_t>(ev[kTypeOffset]),
+                              std::string(ev)});
+    }
+  }
+}
+
+uint64_t Reads(const Reader& r) { return r.io_stats().read_calls; }
+
+// `tail` is exactly the events of the log at rest (after Close), in
+// order: none missing, none repeated. Format_description events are
+// compared but for their in-use flag (cleared by Close).
+void ExpectSameAsAtRest(const std::string& dir,
+                        const std::vector<EventRef>& tail, bool batch,
+                        io::FileSystem* fs = nullptr) {
+  ReaderOptions ro;
+  if (batch) ro.payloads = PayloadMode::kRaw;
+  auto r = Reader::OpenDirectory(dir, "binlog", ro, fs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<EventRef> rest;
+  ASSERT_TRUE(testing_util::ReadAll(r->get(), &rest).ok());
+  ASSERT_EQ(tail.size(), rest.size());
+  for (size_t i = 0; i < rest.size(); ++i) {
+    EXPECT_EQ(tail[i].file, rest[i].file) << i;
+    EXPECT_EQ(tail[i].offset, rest[i].offset) << i;
+    EXPECT_EQ(tail[i].end, rest[i].end) << i;
+    EXPECT_EQ(tail[i].type, rest[i].type) << i;
+    if (rest[i].type != kFormatDescriptionEvent) {
+      EXPECT_EQ(tail[i].bytes, rest[i].bytes) << i;
+    }
+  }
+}
+
+Options RingOptions() {
+  Options o;
+  o.reader_ring_bytes = kRing;
+  o.max_file_size = 1 << 20;
+  return o;
+}
+
+class TailRingReaderTest : public testing::TestWithParam<bool> {
+ protected:
+  bool batch() const { return GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Api, TailRingReaderTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& p) {
+                           return p.param ? "NextBatch" : "Next";
+                         });
+
+TEST(TailRingOptionTest, RingSizeMustBeZeroOrAPowerOfTwoInRange) {
+  const std::string dir = NewTempDir("ring_option");
+  for (size_t bad : {size_t{100000}, size_t{32} << 10, size_t{2} << 30}) {
+    Options o;
+    o.reader_ring_bytes = bad;
+    auto log = Binlog::Open(dir, "binlog", o);
+    EXPECT_TRUE(absl::IsInvalidArgument(log.status())) << bad;
+  }
+  // 0: no ring; a caught-up reader reads the file for every group.
+  Options o;
+  o.reader_ring_bytes = 0;
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  auto r = (*log)->NewReader(ReaderOptions());
+  ASSERT_TRUE(r.ok());
+  std::vector<EventRef> tail;
+  CommitTransactions(log->get(), 0, 2);
+  ASSERT_TRUE(Drain(r->get(), false, &tail).ok());
+  const uint64_t reads = Reads(**r);
+  CommitTransactions(log->get(), 2, 2);
+  ASSERT_TRUE(Drain(r->get(), false, &tail).ok());
+  EXPECT_GT(Reads(**r), reads);
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
+TEST_P(TailRingReaderTest, ACaughtUpReaderDoesNotReadTheFile) {
+  const std::string dir = NewTempDir("ring_caught_up");
+  auto log = Binlog::Open(dir, "binlog", RingOptions());
+  ASSERT_TRUE(log.ok()) << log.status();
+  auto r = (*log)->NewReader(ReaderOptions());
+  ASSERT_TRUE(r.ok());
+  std::vector<EventRef> tail;
+  CommitTransactions(log->get(), 0, 5);
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  const uint64_t reads = Reads(**r);  // the file's header events
+  for (int round = 0; round < 40; ++round) {
+    CommitTransactions(log->get(), 5 + round * 3, 3);
+    ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  }
+  EXPECT_EQ(Reads(**r), reads);
+  ASSERT_TRUE((*log)->Close().ok());
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());  // the Stop event
+  ExpectSameAsAtRest(dir, tail, batch());
+}
+
+TEST_P(TailRingReaderTest, AReaderBehindTheRingReadsTheFileAndComesBack) {
+  const std::string dir = NewTempDir("ring_behind");
+  auto log = Binlog::Open(dir, "binlog", RingOptions());
+  ASSERT_TRUE(log.ok()) << log.status();
+  ReaderOptions ro;
+  ro.buffer_size = 64 << 10;  // file windows smaller than the gap
+  auto r = (*log)->NewReader(ro);
+  ASSERT_TRUE(r.ok());
+  std::vector<EventRef> tail;
+  CommitTransactions(log->get(), 0, 5);
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  // Four ring sizes written while the reader does not read: its next
+  // events are gone from the ring.
+  CommitTransactions(log->get(), 5, 1000);
+  uint64_t reads = Reads(**r);
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  EXPECT_GT(Reads(**r), reads + 2);  // window after window of the file
+  // Caught up: back in the ring, no more reads.
+  reads = Reads(**r);
+  for (int round = 0; round < 20; ++round) {
+    CommitTransactions(log->get(), 1005 + round * 3, 3);
+    ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  }
+  EXPECT_EQ(Reads(**r), reads);
+  // Behind again, by less than the ring this time, while the writer goes
+  // on: part from the file, the rest from the ring.
+  CommitTransactions(log->get(), 2000, 100);
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  ASSERT_TRUE((*log)->Close().ok());
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  ExpectSameAsAtRest(dir, tail, batch());
+}
+
+TEST_P(TailRingReaderTest, AHeldViewIsNotOverwrittenWhileTheRingWraps) {
+  const std::string dir = NewTempDir("ring_pinned");
+  auto log = Binlog::Open(dir, "binlog", RingOptions());
+  ASSERT_TRUE(log.ok()) << log.status();
+  auto holder = (*log)->NewReader(ReaderOptions());
+  auto other = (*log)->NewReader(ReaderOptions());
+  ASSERT_TRUE(holder.ok() && other.ok());
+  std::vector<EventRef> held_events, other_events;
+  CommitTransactions(log->get(), 0, 2);
+  ASSERT_TRUE(Drain(holder->get(), batch(), &held_events).ok());
+  ASSERT_TRUE(Drain(other->get(), batch(), &other_events).ok());
+  CommitTransactions(log->get(), 2, 10);
+  // The holder takes one batch (or event) from the ring and keeps it.
+  const uint64_t reads = Reads(**holder);
+  EventBatch b;
+  Event ev;
+  absl::string_view view;
+  if (batch()) {
+    ASSERT_TRUE((*holder)->NextBatch(&b).ok());
+    view = b.data;
+  } else {
+    ASSERT_TRUE((*holder)->Next(&ev).ok());
+    view = ev.data;
+  }
+  ASSERT_EQ(Reads(**holder), reads);  // a view of the ring
+  const std::string copy(view);
+  // The writer goes round the ring several times; the other reader keeps
+  // up, group by group.
+  for (int round = 0; round < 60; ++round) {
+    CommitTransactions(log->get(), 12 + round * 10, 10);
+    ASSERT_TRUE(Drain(other->get(), batch(), &other_events).ok());
+  }
+  EXPECT_EQ(std::string(view), copy);  // intact
+  // Record what the holder held, then let it go on from there.
+  if (batch()) {
+    for (size_t i = 0; i < b.size(); ++i) {
+      absl::string_view e = b.event(i);
+      uint64_t off = b.offset + b.starts[i];
+      held_events.push_back(EventRef{b.file_number, off, off + e.size(),
+                                     static_cast<uint8_t>(e[kTypeOffset]),
+                                     std::string(e)});
+    }
+  } else {
+    held_events.push_back(EventRef{ev.file_number, ev.offset, ev.end_offset,
+                                   ev.header.type, std::string(ev.data)});
+  }
+  ASSERT_TRUE(Drain(holder->get(), batch(), &held_events).ok());
+  // The ring fills again once the view is released: both readers keep up
+  // from it.
+  const uint64_t reads_holder = Reads(**holder);
+  const uint64_t reads_other = Reads(**other);
+  for (int round = 0; round < 10; ++round) {
+    CommitTransactions(log->get(), 700 + round * 3, 3);
+    ASSERT_TRUE(Drain(holder->get(), batch(), &held_events).ok());
+    ASSERT_TRUE(Drain(other->get(), batch(), &other_events).ok());
+  }
+  EXPECT_LE(Reads(**holder), reads_holder + 1);
+  EXPECT_LE(Reads(**other), reads_other + 1);
+  ASSERT_TRUE((*log)->Close().ok());
+  ASSERT_TRUE(Drain(holder->get(), batch(), &held_events).ok());
+  ASSERT_TRUE(Drain(other->get(), batch(), &other_events).ok());
+  ExpectSameAsAtRest(dir, held_events, batch());
+  ExpectSameAsAtRest(dir, other_events, batch());
+}
+
+TEST_P(TailRingReaderTest, EveryEventOnceAcrossRotations) {
+  const std::string dir = NewTempDir("ring_rotation");
+  Options o = RingOptions();
+  o.max_file_size = 48 << 10;  // a file holds less than the ring
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  auto caught_up = (*log)->NewReader(ReaderOptions());
+  auto slow = (*log)->NewReader(ReaderOptions());
+  ASSERT_TRUE(caught_up.ok() && slow.ok());
+  std::vector<EventRef> a, b;
+  for (int round = 0; round < 100; ++round) {
+    CommitTransactions(log->get(), round * 8, 8);
+    ASSERT_TRUE(Drain(caught_up->get(), batch(), &a).ok());
+    if (round % 25 == 24) {
+      ASSERT_TRUE(Drain(slow->get(), batch(), &b).ok());
+    }
+  }
+  ASSERT_GE(a.back().file, 4u);
+  ASSERT_TRUE((*log)->Close().ok());
+  ASSERT_TRUE(Drain(caught_up->get(), batch(), &a).ok());
+  ASSERT_TRUE(Drain(slow->get(), batch(), &b).ok());
+  ExpectSameAsAtRest(dir, a, batch());
+  ExpectSameAsAtRest(dir, b, batch());
+}
+
+TEST_P(TailRingReaderTest, CompressedLogFromTheRing) {
+  const std::string dir = NewTempDir("ring_zstd");
+  Options o = RingOptions();
+  o.compression = io::Codec::kZstd;
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  ReaderOptions ro;
+  if (batch()) ro.payloads = PayloadMode::kRaw;
+  auto r = (*log)->NewReader(ro);
+  ASSERT_TRUE(r.ok());
+  std::vector<EventRef> tail;
+  CommitTransactions(log->get(), 0, 3);
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  const uint64_t reads = Reads(**r);
+  for (int round = 0; round < 30; ++round) {
+    CommitTransactions(log->get(), 3 + round * 3, 3);
+    ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  }
+  EXPECT_EQ(Reads(**r), reads);
+  bool payloads = false;
+  for (const EventRef& e : tail) {
+    payloads |= e.type == kTransactionPayloadEvent;
+  }
+  EXPECT_EQ(payloads, batch());  // raw for batches, expanded for Next
+  ASSERT_TRUE((*log)->Close().ok());
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  ExpectSameAsAtRest(dir, tail, batch());
+}
+
+TEST_P(TailRingReaderTest, EncryptedLogFromTheRingInPlaintext) {
+  const std::string dir = NewTempDir("ring_encrypted");
+  MemoryKeyring keyring;
+  Options o = RingOptions();
+  o.keyring = &keyring;
+  o.encryption = true;
+  o.max_file_size = 48 << 10;
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  auto r = (*log)->NewReader(ReaderOptions());
+  ASSERT_TRUE(r.ok());
+  std::vector<EventRef> tail;
+  CommitTransactions(log->get(), 0, 3);
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  for (int round = 0; round < 150; ++round) {
+    CommitTransactions(log->get(), 3 + round * 3, 3);
+    ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  }
+  ASSERT_GE(tail.back().file, 3u);
+  ASSERT_TRUE((*log)->Close().ok());
+  ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+  std::unique_ptr<io::FileSystem> fs =
+      NewDecryptingFileSystem(io::FileSystem::Default(), &keyring);
+  ExpectSameAsAtRest(dir, tail, batch(), fs.get());
 }
 
 }  // namespace
