@@ -367,8 +367,9 @@ struct Options {
   // in the flush stage, no allocation). A reader that holds a view (an
   // Event or EventBatch it has not moved past) while the writer writes
   // this many bytes past it makes the ring start anew: the readers then
-  // read the file until they reach the new start. 0: no ring; else a
-  // power of two in [65536, 1073741824].
+  // read the file until they reach the new start. Up to 1024 readers of
+  // a log at a time use the ring; the ones beyond read the file. 0: no
+  // ring; else a power of two in [65536, 1073741824].
   size_t reader_ring_bytes = 8 << 20;
 
   // With many sleeping readers the window widens so that they are woken

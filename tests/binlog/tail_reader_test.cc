@@ -331,6 +331,51 @@ TEST(TailRingOptionTest, RingSizeMustBeZeroOrAPowerOfTwoInRange) {
   ASSERT_TRUE((*log)->Close().ok());
 }
 
+TEST(TailRingOptionTest, ReadersBeyondTheSlotsReadTheFile) {
+  const std::string dir = NewTempDir("ring_slots");
+  auto log = Binlog::Open(dir, "binlog", RingOptions());
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::vector<std::unique_ptr<Reader>> readers;
+  ReaderOptions small;
+  small.buffer_size = 64 << 10;  // 1025 windows: 64 MiB, not 1 GiB
+  for (int i = 0; i < 1025; ++i) {
+    auto r = (*log)->NewReader(small);
+    ASSERT_TRUE(r.ok());
+    readers.push_back(std::move(*r));
+  }
+  CommitTransactions(log->get(), 0, 2);
+  std::vector<uint64_t> reads;
+  for (auto& r : readers) {
+    std::vector<EventRef> tail;
+    ASSERT_TRUE(Drain(r.get(), true, &tail).ok());
+    reads.push_back(Reads(*r));
+  }
+  CommitTransactions(log->get(), 2, 2);
+  for (size_t i = 0; i < readers.size(); ++i) {
+    std::vector<EventRef> tail;
+    ASSERT_TRUE(Drain(readers[i].get(), true, &tail).ok());
+    ASSERT_EQ(tail.size(), 8u);
+    if (i < 1024) {
+      EXPECT_EQ(Reads(*readers[i]), reads[i]) << i;  // from the ring
+    } else {
+      EXPECT_GT(Reads(*readers[i]), reads[i]) << i;  // no slot: the file
+    }
+  }
+  // A slot freed is taken by the next reader.
+  readers[0].reset();
+  auto r = (*log)->NewReader(ReaderOptions());
+  ASSERT_TRUE(r.ok());
+  std::vector<EventRef> tail;
+  ASSERT_TRUE(Drain(r->get(), true, &tail).ok());
+  const uint64_t before = Reads(**r);
+  CommitTransactions(log->get(), 4, 2);
+  ASSERT_TRUE(Drain(r->get(), true, &tail).ok());
+  EXPECT_EQ(Reads(**r), before);
+  readers.clear();
+  r->reset();
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
 TEST_P(TailRingReaderTest, ACaughtUpReaderDoesNotReadTheFile) {
   const std::string dir = NewTempDir("ring_caught_up");
   auto log = Binlog::Open(dir, "binlog", RingOptions());
