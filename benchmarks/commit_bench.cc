@@ -251,6 +251,10 @@ ABSL_FLAG(std::vector<std::string>, zero_ahead,
           "binlog Options::zero_ahead (bytes zero-filled ahead of the writer "
           "in a file that did not come from a spare; 0: off), one point "
           "each; JSON key zero_ahead");
+ABSL_FLAG(int64_t, reader_ring_bytes, -1,
+          "binlog Options::reader_ring_bytes (the ring of recent bytes "
+          "caught-up tailing readers read from; 0: none; -1: the library's "
+          "default); JSON key reader_ring_bytes");
 ABSL_FLAG(double, target_tps, 0,
           "offered commit rate in commits/s over all committers (each "
           "committer paces itself to target_tps/threads); 0: as fast as "
@@ -891,6 +895,7 @@ int Main(int argc, char** argv) {
                 q.flavor = f;
                 q.encryption = e;
                 q.zero_ahead = static_cast<uint64_t>(z);
+                q.reader_ring_bytes = absl::GetFlag(FLAGS_reader_ring_bytes);
                 // MariaDB cannot read compressed transactions, and refuses
                 // MySQL's encryption: no such points.
                 if (f == "mariadb" && (c != "none" || e == "on")) continue;

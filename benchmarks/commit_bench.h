@@ -98,6 +98,7 @@ struct PointConfig {
   std::string flavor = "mysql";       // binlog only: mysql, mariadb
   std::string dependency = "default"; // binlog only: default, commit_order, writeset
   uint64_t zero_ahead = 8 << 20;      // binlog only: Options::zero_ahead
+  int64_t reader_ring_bytes = -1;     // binlog: Options::reader_ring_bytes (-1: default)
   std::string encryption = "off";     // binlog only: off, on
   std::string background_rotation = "on";  // binlog only: on, off
 };

@@ -103,7 +103,8 @@ std::string JsonLine(const PointConfig& p, const PointResult& r) {
         p.reader_wake_us, p.reader_wakeups_per_s, p.zero_ahead, r.rotations, r.files_preallocated,
         r.rotations_from_spare, r.rotations_waited, r.new_file_p50_us,
         r.new_file_max_us);
-    absl::StrAppendFormat(&out, ",\"ack\":\"%s\"", p.ack);
+    absl::StrAppendFormat(&out, ",\"ack\":\"%s\",\"reader_ring_bytes\":%d", p.ack,
+                          p.reader_ring_bytes);
   }
   if (p.ack == "semisync") {
     absl::StrAppendFormat(

@@ -227,6 +227,9 @@ class BinlogSystem : public System {
     }
     options.preallocate = PreallocModeOf(p_.prealloc);
     options.zero_ahead = p_.zero_ahead;
+    if (p_.reader_ring_bytes >= 0) {
+      options.reader_ring_bytes = static_cast<size_t>(p_.reader_ring_bytes);
+    }
     binlog::io::ParseCodec(p_.compression, &options.compression);
     if (p_.flavor == "mariadb") options.flavor = binlog::LogFlavor::kMariaDB;
     if (p_.dependency == "commit_order") {

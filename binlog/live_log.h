@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "binlog/log_source.h"
+#include "binlog/tail_ring.h"
 #include "io/file_system.h"
 #include "sync/mutex.h"
 #include "sync/tail_notifier.h"
@@ -31,9 +33,12 @@ namespace internal {
 // The live view of a log that readers follow.
 class LiveLog final : public LogSource {
  public:
+  // `ring_bytes`: Options::reader_ring_bytes (0: no ring).
   LiveLog(std::string dir, std::string basename,
-          const sync::TailNotifierOptions& wake)
+          const sync::TailNotifierOptions& wake, size_t ring_bytes = 0)
       : dir_(std::move(dir)), basename_(std::move(basename)),
+        ring_(ring_bytes != 0 ? std::make_unique<TailRing>(ring_bytes)
+                              : nullptr),
         notifier_(wake) {}
 
   // Packs (file, offset) in one word so readers load both atomically.
@@ -125,6 +130,20 @@ class LiveLog final : public LogSource {
     return 0;
   }
   bool live() const override { return true; }
+  TailRing* Ring() override { return ring_.get(); }
+  bool WrittenHere(uint64_t n) override {
+    return n >= first_written_here_.load(std::memory_order_acquire);
+  }
+
+  // The writer created file `n` (called before the file is listed, so
+  // before any reader can open it). Files are created in ascending number,
+  // and a Reset removes every older file first, so the files this process
+  // wrote are exactly those numbered from the lowest it created.
+  void NoteWrittenHere(uint64_t n) {
+    if (n < first_written_here_.load(std::memory_order_relaxed)) {
+      first_written_here_.store(n, std::memory_order_release);
+    }
+  }
 
   absl::Status Wait(uint64_t file, uint64_t offset,
                     absl::Time deadline) override {
@@ -184,11 +203,14 @@ class LiveLog final : public LogSource {
     files_.clear();
     pins_.clear();
     published_.store(0, std::memory_order_seq_cst);
+    if (ring_ != nullptr) ring_->Clear();
   }
 
  private:
   const std::string dir_;
   const std::string basename_;
+  // The writer's flush stage appends every group (BinlogImpl::FlushGroup).
+  const std::unique_ptr<TailRing> ring_;
 
   // (file << 32) | offset of the end readers may read. Written only by the
   // writer holding Binlog::write_mu_; loaded by readers without locks.
@@ -196,6 +218,12 @@ class LiveLog final : public LogSource {
   // once per group.
   alignas(64) std::atomic<uint64_t> published_{0};
   std::atomic<bool> clean_closed_{false};
+  // The lowest file number this process's writer created (kNoLimit:
+  // none yet). Written by the writer (file creation: Open, rotation,
+  // Reset; one at a time) with release, before the file is listed;
+  // readers load it with acquire when they open a file they found in the
+  // list (under files_mu_, which orders it as well).
+  std::atomic<uint64_t> first_written_here_{kNoLimit};
   std::atomic<bool> ended_{false};
   sync::TailNotifier notifier_;  // readers sleep here when caught up
 

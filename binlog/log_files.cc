@@ -154,6 +154,9 @@ absl::Status BinlogImpl::StartNewFile(uint64_t number, bool at_startup, bool def
     file->Close().IgnoreError();  // the write/sync error is the one to report
     return s;
   }
+  // Before the file is listed: readers trust its published bytes
+  // (ReaderOptions::verify_published_checksums).
+  live_->NoteWrittenHere(number);
   // Deferred: readers may follow the Rotate event to it; the index file
   // names it once its header is durable (the rotation thread's close).
   s = index_.AddFile(number, deferred);

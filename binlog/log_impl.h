@@ -20,7 +20,12 @@
 //     LiveLog::published_ (one atomic word), the file list under
 //     LiveLog::files_mu_ (held only for list operations, never during I/O),
 //     and sleep on a sync::TailNotifier when they have caught up (one futex
-//     wake for all of them, coalesced under load).
+//     wake for all of them, coalesced under load). A caught-up reader takes
+//     its events from LiveLog's TailRing (binlog/tail_ring.h), which the
+//     flush stage fills with each group it writes (Options::
+//     reader_ring_bytes): no pread per reader. The writer never waits for
+//     a reader there: a reader's pin that the next copy would overwrite
+//     makes the ring start anew instead.
 //   Purge: takes index_mu_ and files_mu_, never a pipeline role.
 //   Rotation thread (Options::background_rotation, kEveryGroup only):
 //     creates the next file ahead of time (PrepareNextFile: name durable),

@@ -61,6 +61,13 @@ absl::Status ValidateOptions(const std::string& basename, const Options& o) {
         " and reader_wake_coalesce_max_us ", o.reader_wake_coalesce_max_us,
         " must be <= 100000"));
   }
+  if (o.reader_ring_bytes != 0 &&
+      (o.reader_ring_bytes < (64 << 10) || o.reader_ring_bytes > (1ull << 30) ||
+       (o.reader_ring_bytes & (o.reader_ring_bytes - 1)) != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "reader_ring_bytes ", o.reader_ring_bytes,
+        " must be 0 or a power of two in [65536, 1073741824]"));
+  }
   if (o.sync_policy == SyncPolicy::kEveryNGroups && o.sync_every_n == 0) {
     return absl::InvalidArgumentError("sync_every_n must be >= 1");
   }

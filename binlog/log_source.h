@@ -22,6 +22,8 @@ namespace internal {
 
 inline constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
 
+class TailRing;
+
 class LogSource {
  public:
   virtual ~LogSource() = default;
@@ -38,6 +40,14 @@ class LogSource {
   virtual uint64_t Limit(uint64_t n) = 0;
   // True for a live log (more may come).
   virtual bool live() const = 0;
+  // True if every byte of file `n` a reader may read was written and
+  // published by this process's writer of the log (a file the live log
+  // created itself), so a tailing reader may skip re-verifying checksums
+  // (ReaderOptions::verify_published_checksums). False for files at rest.
+  virtual bool WrittenHere(uint64_t /*n*/) { return false; }
+  // The ring of the most recent bytes written (binlog/tail_ring.h), or
+  // null. Lives as long as the source.
+  virtual TailRing* Ring() { return nullptr; }
   // Waits until the readable end moves past (file, offset) or the deadline.
   virtual absl::Status Wait(uint64_t file, uint64_t offset,
                             absl::Time deadline) = 0;

@@ -299,6 +299,12 @@ absl::Status BinlogImpl::Flush(sync::CommitGroup* g) {
     BINLOG_RETURN_IF_ERROR(WriteGroupStreaming(end_));
   } else if (!iov_.empty()) {
     BINLOG_RETURN_IF_ERROR(WriteGroup(end_));
+    // The group's bytes for caught-up tailing readers, before it is
+    // published (binlog/tail_ring.h). A spilled group is not copied: the
+    // ring starts anew at the next group.
+    if (TailRing* ring = live_->Ring()) {
+      ring->Append(active_number_, end_, iov_);
+    }
   }
   bytes_written_.fetch_add(pos - end_, std::memory_order_relaxed);
   g->file = active_number_;

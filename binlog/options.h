@@ -357,6 +357,21 @@ struct Options {
   // options below are then ignored). 0..100000.
   uint32_t reader_wake_coalesce_us = 1000;
 
+  // Bytes of the most recent groups kept in memory for tailing readers
+  // (binlog/tail_ring.h): a reader that has caught up takes its events
+  // from there (Reader::NextBatch returns views of it, Next decodes from
+  // it) instead of reading the file: no system call and no copy per
+  // reader, and, for an encrypted log, no decryption per reader. A reader
+  // further behind than this reads the file (with read-ahead) and comes
+  // back when it catches up. The writer copies each group once (a memcpy
+  // in the flush stage, no allocation). A reader that holds a view (an
+  // Event or EventBatch it has not moved past) while the writer writes
+  // this many bytes past it makes the ring start anew: the readers then
+  // read the file until they reach the new start. Up to 1024 readers of
+  // a log at a time use the ring; the ones beyond read the file. 0: no
+  // ring; else a power of two in [65536, 1073741824].
+  size_t reader_ring_bytes = 8 << 20;
+
   // With many sleeping readers the window widens so that they are woken
   // about this many times per second in all: window = sleepers /
   // reader_wakeups_per_second, within [reader_wake_coalesce_us,
@@ -520,6 +535,24 @@ struct ReaderOptions {
   bool drop_behind = false;
 
   ChecksumMode checksum_mode = ChecksumMode::kVerify;
+
+  // For a tailing reader of a live log (Binlog::NewReader): also verify,
+  // under checksum_mode, the CRC32 of events in the files this Binlog
+  // object created and published itself. Off by default: the writer
+  // computed those checksums over the bytes it wrote a moment ago, and
+  // every tailing reader re-verifying them is CRC32 of each byte once per
+  // reader (64 readers: 64 times; the largest cost of a decoded tailing
+  // reader, benchmarks/README.md "Round three: tailing readers"). MySQL's
+  // dump threads do not verify either by default (source_verify_checksum,
+  // formerly master_verify_checksum, OFF). Such events are returned with
+  // Event::checksum == kNone, as under ChecksumMode::kSkip.
+  // Whatever this says, checksum_mode applies in full to bytes the reader
+  // reads at rest: every file of Reader::OpenDirectory / OpenFiles, and, in
+  // a tailing reader, the files of the log written before this Binlog was
+  // opened (by an earlier process or an earlier Open). Each file's
+  // Format_description event is always verified under checksum_mode.
+  // NextBatch does not consult it (BatchOptions::verify_checksums decides).
+  bool verify_published_checksums = false;
 
   // Check that every event's log_pos equals its end offset (true for every
   // binlog a server writes). Relay-log files (the relay flag in their

@@ -29,6 +29,7 @@
 #include "binlog/maria_encryption.h"
 #include "binlog/reader_buffers.h"
 #include "binlog/status_macros.h"
+#include "binlog/tail_ring.h"
 
 namespace binlog {
 namespace internal {
@@ -99,6 +100,11 @@ Reader::Reader(std::shared_ptr<internal::LogSource> source,
   so.drop_behind = options_.drop_behind;
   buffers_ = std::make_unique<Buffers>();
   buffers_->seq = std::make_unique<io::SequentialReader>(so);
+  ring_ = source_->Ring();
+  if (ring_ != nullptr) {
+    ring_slot_ = ring_->Register();
+    if (ring_slot_ < 0) ring_ = nullptr;  // all slots taken: the file only
+  }
 }
 
 io::SequentialReaderStats Reader::io_stats() const {
@@ -106,6 +112,7 @@ io::SequentialReaderStats Reader::io_stats() const {
 }
 
 Reader::~Reader() {
+  if (ring_ != nullptr) ring_->Unregister(ring_slot_);
   buffers_->seq->Reset(nullptr);  // waits for a prefetch of file_
   if (file_ != nullptr) source_->Unpin(file_number_);
   source_->ReaderClosed();
@@ -212,12 +219,51 @@ absl::Status Reader::Fill(uint64_t offset, size_t need, uint64_t limit,
   // A short view: the limit (the published end) or the end of the file.
   // Bytes missing below a finite limit are DataLoss from the SequentialReader
   // (the file was truncated under the reader).
-  buffers_->seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof
-                                                     : limit);
+  SetWindowLimit(limit);
   return buffers_->seq->Peek(offset, need, out);
 }
 
+uint64_t Reader::ReadableEnd() {
+  // The end loaded last stays valid below it: a file's readable end only
+  // grows (0, then published ends, then kNoLimit once the file is
+  // complete), and every published end is an event boundary, so an event
+  // that starts below the cached end also ends at or before it. The shared
+  // word the writer stores once per group (LiveLog::published_) is loaded
+  // again only when the reader has reached the cached end, not once per
+  // event: with 64 tailing readers and the writer publishing a group every
+  // ~100 us, the per-event load of that line (and the virtual call) showed
+  // as the hottest instruction of the decoded reader's limit check
+  // (benchmarks/README.md, "Round three: tailing readers").
+  if (pos_ >= limit_) limit_ = source_->Limit(file_number_);
+  return limit_;
+}
+
+bool Reader::RingAt(uint64_t limit) {
+  if (ring_ == nullptr) return false;
+  // Views of at most a quarter of the ring: the pin moves forward at
+  // least that often, so a reader that keeps up never holds bytes the
+  // writer needs back.
+  ring_view_ = ring_->View(
+      ring_slot_, file_number_, pos_,
+      limit == internal::kNoLimit ? ~uint64_t{0} : limit,
+      ring_->capacity() / 4);
+  ring_off_ = pos_;
+  return !ring_view_.empty();
+}
+
+void Reader::DropRingView() {
+  ring_view_ = absl::string_view();
+  if (ring_ != nullptr) ring_->Unpin(ring_slot_);
+}
+
+void Reader::SetWindowLimit(uint64_t limit) {
+  const uint64_t l = limit == internal::kNoLimit ? io::kReadToEof : limit;
+  io::SequentialReader* seq = buffers_->seq.get();
+  if (seq->limit() != l) seq->SetLimit(l);
+}
+
 absl::Status Reader::OpenFile(uint64_t number) {
+  DropRingView();
   if (!source_->Pin(number)) {
     return absl::NotFoundError(absl::StrCat(
         "binlog file ", source_->FileName(number), " is no longer in the log"));
@@ -236,12 +282,15 @@ absl::Status Reader::OpenFile(uint64_t number) {
   file_name_ = source_->FileName(number);
   file_done_ = false;
   decrypting_ = false;
+  written_here_ = source_->WrittenHere(number);
   pos_ = 0;
+  limit_ = 0;
   return ReadFormatDescription();
 }
 
 absl::Status Reader::ReadFormatDescription() {
   uint64_t limit = source_->Limit(file_number_);
+  limit_ = limit;
   if (source_->live() && limit == 0) {
     // A rotation lists the new file before it publishes it: nothing of it
     // is readable yet. Caught up, like at the end of a published file; the
@@ -317,11 +366,13 @@ absl::Status Reader::Next(Event* ev) {
   if (!sticky_.ok()) return sticky_;
   if (in_payload_) return NextInPayload(ev);
   return ReadEvent(ev, options_.payloads == PayloadMode::kDecoded,
-                   options_.checksum_mode);
+                   options_.checksum_mode,
+                   /*trust_written_here=*/!options_.verify_published_checksums);
 }
 
 absl::Status Reader::ReadEvent(Event* ev, bool expand,
-                               ChecksumMode checksum_mode) {
+                               ChecksumMode checksum_mode,
+                               bool trust_written_here) {
   if (!started_) {
     uint64_t first =
         options_.start_file != 0 ? options_.start_file : source_->FirstFile();
@@ -344,20 +395,28 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       BINLOG_RETURN_IF_ERROR(OpenFile(next));
       continue;
     }
-    uint64_t limit = source_->Limit(file_number_);
+    uint64_t limit = ReadableEnd();
     // Most events lie inside the current window: two inline checks, no
     // Peek (io/sequential_reader.h InWindow).
     io::SequentialReader* seq = buffers_->seq.get();
-    seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof : limit);
-    absl::string_view got = seq->InWindow(pos_, kHeaderSize);
-    if (got.empty()) BINLOG_RETURN_IF_ERROR(seq->Peek(pos_, kHeaderSize, &got));
+    SetWindowLimit(limit);
+    // Then the ring (a caught-up reader of a live log), and only then a
+    // read of the file.
+    absl::string_view got = InRing(pos_, kHeaderSize);
+    if (got.empty()) got = seq->InWindow(pos_, kHeaderSize);
+    if (got.empty() && RingAt(limit)) got = InRing(pos_, kHeaderSize);
+    if (got.empty()) {
+      DropRingView();
+      BINLOG_RETURN_IF_ERROR(seq->Peek(pos_, kHeaderSize, &got));
+    }
     size_t avail = got.size();
     if (avail == 0) {
       if (limit == internal::kNoLimit) {
         file_done_ = true;  // the file ends on an event boundary
         continue;
       }
-      if (source_->Limit(file_number_) != limit) continue;  // just closed
+      limit_ = source_->Limit(file_number_);
+      if (limit_ != limit) continue;  // just closed
       return absl::OutOfRangeError(absl::StrCat(
           "no more events visible at ", file_name_, ":", pos_));
     }
@@ -412,8 +471,15 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
                                 : 0;
       got = absl::string_view();
     } else {
-      got = seq->InWindow(pos_, h.event_size);
-      if (got.empty()) BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
+      got = InRing(pos_, h.event_size);
+      if (got.empty() && !ring_view_.empty() && RingAt(limit)) {
+        got = InRing(pos_, h.event_size);  // past the view's end
+      }
+      if (got.empty()) got = seq->InWindow(pos_, h.event_size);
+      if (got.empty()) {
+        DropRingView();  // across the ring's wrap point or end
+        BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
+      }
       avail = got.size();
     }
     if (avail < h.event_size) {
@@ -444,7 +510,12 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       h = DecodeHeader(data);
     }
     ChecksumState cs = ChecksumState::kNone;
-    if (has_checksums_ && checksum_mode != ChecksumMode::kSkip) {
+    // Bytes this process's writer checksummed and published are not
+    // verified again by each tailing reader unless it asks
+    // (ReaderOptions::verify_published_checksums); written_here_ is false
+    // for every file read at rest.
+    if (has_checksums_ && checksum_mode != ChecksumMode::kSkip &&
+        !(trust_written_here && written_here_)) {
       if (EventChecksumMatches(data)) {
         cs = ChecksumState::kOk;
       } else if (checksum_mode == ChecksumMode::kVerify) {
@@ -575,7 +646,8 @@ absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
   Event ev;
   BINLOG_RETURN_IF_ERROR(ReadEvent(
       &ev, /*expand=*/false,
-      bo.verify_checksums ? ChecksumMode::kVerify : ChecksumMode::kSkip));
+      bo.verify_checksums ? ChecksumMode::kVerify : ChecksumMode::kSkip,
+      /*trust_written_here=*/false));
   b->data = ev.data;
   b->file_number = ev.file_number;
   b->offset = ev.offset;
@@ -587,24 +659,36 @@ absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
 absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
                                bool* done) {
   *done = false;
-  const uint64_t limit = source_->Limit(file_number_);
+  const uint64_t limit = ReadableEnd();
   io::SequentialReader* seq = buffers_->seq.get();
-  seq->SetLimit(limit == internal::kNoLimit ? io::kReadToEof : limit);
+  SetWindowLimit(limit);
   const size_t cap = bo.max_bytes != 0 ? bo.max_bytes : options_.buffer_size;
   // The events already in the window, in place; if the window holds less
   // than a header at the position, one Peek reads the next window (which
   // then starts at the position, or is assembled across windows: the
   // loop below then finds no whole event and the caller reads one alone).
-  absl::string_view got;
-  size_t in_window = seq->Buffered(pos_);
-  if (in_window < kHeaderSize) {
-    BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &got));
-    if (got.size() < kHeaderSize) return absl::OkStatus();
-    in_window = seq->Buffered(pos_);
+  // A caught-up reader of a live log takes the events from the ring, in
+  // place: no system call, no copy.
+  absl::string_view got = RingRest();
+  if (got.size() < kHeaderSize && ring_ != nullptr &&
+      seq->Buffered(pos_) < kHeaderSize && RingAt(limit)) {
+    got = RingRest();
   }
-  if (in_window >= kHeaderSize) {
-    BINLOG_RETURN_IF_ERROR(
-        Fill(pos_, std::max(kHeaderSize, std::min(in_window, cap)), limit, &got));
+  if (got.size() >= kHeaderSize) {
+    got = got.substr(0, std::max(kHeaderSize, std::min(got.size(), cap)));
+  } else {
+    got = absl::string_view();
+    DropRingView();
+    size_t in_window = seq->Buffered(pos_);
+    if (in_window < kHeaderSize) {
+      BINLOG_RETURN_IF_ERROR(Fill(pos_, kHeaderSize, limit, &got));
+      if (got.size() < kHeaderSize) return absl::OkStatus();
+      in_window = seq->Buffered(pos_);
+    }
+    if (in_window >= kHeaderSize) {
+      BINLOG_RETURN_IF_ERROR(Fill(pos_, std::max(kHeaderSize, std::min(in_window, cap)),
+                                  limit, &got));
+    }
   }
   const size_t min_size = kHeaderSize + (has_checksums_ ? kChecksumSize : 0);
   const bool verify = bo.verify_checksums && has_checksums_;

@@ -12,7 +12,9 @@
 //
 // Each event is validated before it is returned: event_size within bounds,
 // the event inside the file, log_pos equal to its end offset (unless
-// disabled), and the CRC32 footer (per ChecksumMode). The first event of each
+// disabled), and the CRC32 footer (per ChecksumMode; a tailing reader does
+// not re-verify the bytes its own process's writer published unless
+// ReaderOptions::verify_published_checksums says so). The first event of each
 // file must be a Format_description event; it decides whether the file's
 // events carry checksums.
 //
@@ -55,6 +57,13 @@
 // reader resumed there continues after the whole transaction. A payload
 // whose CRC32 is bad under ChecksumMode::kReport is returned raw (with
 // checksum kBad), since its bytes cannot be trusted to decompress.
+//
+// Where a tailing reader reads: a reader that has caught up takes its
+// events from the log's ring of the most recent bytes written
+// (Options::reader_ring_bytes, binlog/tail_ring.h; NextBatch returns views
+// of it), without a system call or a copy; a reader behind the ring reads
+// the file in windows of ReaderOptions::buffer_size and returns to the
+// ring when it reaches it. The events are the same either way.
 //
 // Errors (absl::Status from Next):
 //   OutOfRange   no more events now. For a live log, more may come: call
@@ -105,6 +114,7 @@ namespace binlog {
 
 namespace internal {
 class LogSource;
+class TailRing;
 }  // namespace internal
 
 struct Event {
@@ -272,8 +282,10 @@ class Reader {
          io::FileSystem* fs);
 
   // Next() without its payload expansion when `expand` is false, with
-  // the given checksum rule.
-  absl::Status ReadEvent(Event* event, bool expand, ChecksumMode checksum_mode);
+  // the given checksum rule; with `trust_written_here`, events of a file
+  // this process wrote (written_here_) are not verified.
+  absl::Status ReadEvent(Event* event, bool expand, ChecksumMode checksum_mode,
+                         bool trust_written_here);
   // NextBatch's common case: the whole events in the window at pos_.
   // `*done` false: none (the caller reads one event with ReadEvent).
   absl::Status FillBatch(EventBatch* batch, const BatchOptions& options,
@@ -281,6 +293,32 @@ class Reader {
   // A Rotate event ending at `end` ends the file.
   void EndFileAtRotate(uint64_t end, uint64_t limit);
   absl::Status OpenFile(uint64_t number);
+  // How far the current file may be read (LogSource::Limit), cached in
+  // limit_ and loaded again only once pos_ reaches it (see reader.cc).
+  uint64_t ReadableEnd();
+  // The SequentialReader's limit for a LogSource limit, set if it changed.
+  void SetWindowLimit(uint64_t limit);
+  // Bytes [offset, offset + n) of the current ring view, or empty.
+  absl::string_view InRing(uint64_t offset, size_t n) const {
+    if (offset < ring_off_) return absl::string_view();
+    const uint64_t d = offset - ring_off_;
+    if (d > ring_view_.size() || n > ring_view_.size() - d) {
+      return absl::string_view();
+    }
+    return ring_view_.substr(static_cast<size_t>(d), n);
+  }
+  // The rest of the current ring view from pos_, or empty.
+  absl::string_view RingRest() const {
+    if (pos_ < ring_off_ || pos_ - ring_off_ >= ring_view_.size()) {
+      return absl::string_view();
+    }
+    return ring_view_.substr(static_cast<size_t>(pos_ - ring_off_));
+  }
+  // A new ring view at pos_, below `limit`; false (no view, no pin) when
+  // the ring does not hold pos_ (no ring, behind it, another file).
+  bool RingAt(uint64_t limit);
+  // Leaves the ring (the reader reads the file): no view, no pin.
+  void DropRingView();
   absl::Status NextFile(bool* moved);
   // A view of file bytes [offset, offset + need), shorter at `limit` or at
   // the end of the file; valid until the next Fill.
@@ -306,7 +344,13 @@ class Reader {
   bool file_done_ = false;  // Rotate seen or end reached
   bool fde_pending_return_ = false;
   bool need_fde_ = false;   // the file is listed but not yet published
+  // The current file was written and published by this process's writer
+  // (LogSource::WrittenHere): see ReaderOptions::verify_published_checksums.
+  bool written_here_ = false;
   uint64_t pos_ = 0;
+  // The readable end of the current file as last loaded (ReadableEnd);
+  // 0 after OpenFile, so the first read loads it.
+  uint64_t limit_ = 0;
 
   // The read-ahead reader of file_ (windows of ReaderOptions::buffer_size)
   // and the buffer of the payload being expanded (binlog/reader_buffers.h;
@@ -314,6 +358,18 @@ class Reader {
   // destroyed first: a prefetch never outlives the file.
   struct Buffers;
   std::unique_ptr<Buffers> buffers_;
+
+  // A live log's ring of the most recent bytes written (binlog/tail_ring.h)
+  // and this reader's pin slot in it (null: the reader reads the file
+  // only). ring_view_ holds ring bytes of the current file from offset
+  // ring_off_, intact while the pin is held (until the next RingAt or
+  // DropRingView). A caught-up reader reads from it; one behind it reads
+  // the file through buffers_->seq, and comes back when its file window
+  // ends inside the ring.
+  internal::TailRing* ring_ = nullptr;
+  int ring_slot_ = -1;
+  absl::string_view ring_view_;
+  uint64_t ring_off_ = 0;
 
   std::vector<TornTail> torn_tails_;
 
