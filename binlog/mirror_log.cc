@@ -36,6 +36,7 @@
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
 #include "binlog/transaction_scan.h"
+#include "sync/mutex.h"
 
 namespace binlog {
 
@@ -51,6 +52,8 @@ bool IsMariaDbFde(const FormatDescription& fd) {
 }  // namespace
 
 struct MirrorLog::State {
+  // Taken by every method of MirrorLog; guards everything below.
+  mutable sync::Mutex mu;
   io::FileSystem* fs = nullptr;
   std::unique_ptr<io::FileLock> lock;
   std::unique_ptr<io::Directory> dir_handle;
@@ -158,7 +161,7 @@ MirrorLog::MirrorLog(std::string dir, std::string basename, const MirrorOptions&
 MirrorLog::~MirrorLog() {
   bool closed;
   {
-    sync::MutexLock l(&mu_);
+    sync::MutexLock l(&st_->mu);
     closed = st_->closed;
   }
   if (!closed) Close().IgnoreError();
@@ -177,7 +180,7 @@ absl::StatusOr<std::unique_ptr<MirrorLog>> MirrorLog::Open(const std::string& di
   std::unique_ptr<MirrorLog> log(new MirrorLog(dir, basename, options));
   log->live_ = std::make_shared<internal::LiveLog>(dir, basename, sync::TailNotifierOptions());
   {
-    sync::MutexLock l(&log->mu_);
+    sync::MutexLock l(&log->st_->mu);
     absl::Status s = log->OpenImpl();
     if (!s.ok()) {
       log->st_->closed = true;  // nothing to close: the destructor only unlocks
@@ -338,7 +341,7 @@ void MirrorLog::Publish() {
 
 absl::StatusOr<std::unique_ptr<Reader>> MirrorLog::NewReader(
     const ReaderOptions& options) const {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   return std::unique_ptr<Reader>(new Reader(live_, options, st_->fs));
 }
 
@@ -382,7 +385,7 @@ absl::Status FlushPending(io::WritableFile* f, uint64_t window, std::string* pen
 }  // namespace
 
 absl::Status MirrorLog::Append(absl::string_view event) {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   BINLOG_RETURN_IF_ERROR(CheckUsable());
   return AppendLocked(event);
 }
@@ -744,7 +747,7 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
 }
 
 absl::Status MirrorLog::Sync() {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   BINLOG_RETURN_IF_ERROR(CheckUsable());
   State* m = st_.get();
   if (m->active == nullptr) return absl::OkStatus();  // an ended file is durable
@@ -763,7 +766,7 @@ absl::Status MirrorLog::Sync() {
 }
 
 absl::Status MirrorLog::Close() {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   State* m = st_.get();
   if (m->closed) return absl::FailedPreconditionError("mirror log is closed");
   m->closed = true;
@@ -806,19 +809,19 @@ absl::Status MirrorLog::Close() {
 }
 
 MirrorPosition MirrorLog::durable_end() const {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   if (st_->files.empty()) return MirrorPosition{};
   return MirrorPosition{st_->last_name, st_->synced};
 }
 
 MirrorPosition MirrorLog::end() const {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   if (st_->files.empty()) return MirrorPosition{};
   return MirrorPosition{st_->last_name, st_->end()};
 }
 
 MirrorResumePoint MirrorLog::ResumePoint() const {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   const State* m = st_.get();
   MirrorResumePoint r;
   if (m->files.empty()) return r;
@@ -834,19 +837,19 @@ MirrorResumePoint MirrorLog::ResumePoint() const {
 }
 
 bool MirrorLog::inside_transaction() const {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   return !st_->parser.outside();
 }
 
 std::vector<std::string> MirrorLog::files() const {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   std::vector<std::string> out;
   for (uint64_t n : st_->files) out.push_back(BinlogFileName(basename_, n));
   return out;
 }
 
 MirrorLog::Stats MirrorLog::stats() const {
-  sync::MutexLock l(&mu_);
+  sync::MutexLock l(&st_->mu);
   return st_->stats;
 }
 

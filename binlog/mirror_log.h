@@ -135,14 +135,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "binlog/flavor.h"
 #include "binlog/gtid.h"
 #include "io/file_system.h"
-#include "sync/mutex.h"
 
 namespace binlog {
 
@@ -226,34 +224,34 @@ class MirrorLog {
   // it, skips it as a re-send, or takes it as an artificial event (see the
   // file comment). Errors: see the file comment; on any error nothing of
   // the event is written.
-  absl::Status Append(absl::string_view event) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Append(absl::string_view event);
 
   // Makes everything appended so far durable (one fdatasync, none if
   // nothing was written since the last one). Errors: the I/O error that
   // poisons the copy; FailedPrecondition after Close or poisoning.
-  absl::Status Sync() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Sync();
 
   // Cuts a partial transaction at the end (the dump sends it again from
   // ResumePoint()), makes everything durable and releases the lock. Later
   // calls fail with FailedPrecondition. Errors: the poisoning error, or an
   // I/O error of the close.
-  absl::Status Close() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Close();
 
   // The copy's end that is durable: every byte of `file` before `pos` (and
   // every earlier file) survives a power cut. The position of the last
   // event stored when Sync() returned (a Rotate's end, not the next file).
   // Empty file: nothing stored yet.
-  MirrorPosition durable_end() const ABSL_LOCKS_EXCLUDED(mu_);
+  MirrorPosition durable_end() const;
   // The copy's end: after the last event stored (maybe not durable, maybe
   // inside a transaction).
-  MirrorPosition end() const ABSL_LOCKS_EXCLUDED(mu_);
+  MirrorPosition end() const;
   // Where a dump must restart, with the copy's GTID state (see the file
   // comment). Covers the complete transactions appended; after Sync() they
   // are durable, and after a crash Open() recovers to a point at or after
   // the last Sync().
-  MirrorResumePoint ResumePoint() const ABSL_LOCKS_EXCLUDED(mu_);
+  MirrorResumePoint ResumePoint() const;
   // True while a transaction is open (its end not yet appended).
-  bool inside_transaction() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool inside_transaction() const;
 
   // A tailing reader of the copy (see the file comment), from the first
   // file or ReaderOptions::start_file / start_offset. It may outlive the
@@ -262,7 +260,7 @@ class MirrorLog {
 
   const MirrorRecoveryReport& recovery() const { return recovery_; }
   // The indexed files, oldest first (names).
-  std::vector<std::string> files() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<std::string> files() const;
 
   struct Stats {
     uint64_t events = 0;        // events given to Append (accepted)
@@ -273,26 +271,27 @@ class MirrorLog {
     uint64_t syncs = 0;         // fdatasyncs of the copy's files
     uint64_t files_started = 0;
   };
-  Stats stats() const ABSL_LOCKS_EXCLUDED(mu_);
+  Stats stats() const;
 
  private:
   struct State;
   MirrorLog(std::string dir, std::string basename, const MirrorOptions& o);
 
-  absl::Status OpenImpl() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status AppendLocked(absl::string_view event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status CheckUsable() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status Poison(absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status OpenImpl();
+  absl::Status AppendLocked(absl::string_view event);
+  absl::Status CheckUsable() const;
+  absl::Status Poison(absl::Status s);
   // Publishes the last file's durable boundary to tailing readers.
-  void Publish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Publish();
 
   const std::string dir_;
   const std::string basename_;
   const MirrorOptions options_;
   MirrorRecoveryReport recovery_;  // set by Open, then constant
 
-  mutable sync::Mutex mu_;
-  std::unique_ptr<State> st_ ABSL_GUARDED_BY(mu_);
+  // The copy's state and the one mutex every method takes (defined in
+  // mirror_log.cc; the pointer itself never changes).
+  const std::unique_ptr<State> st_;
   // What tailing readers follow (thread-safe itself; set by Open).
   std::shared_ptr<internal::LiveLog> live_;
 };
