@@ -63,7 +63,9 @@ inline EventHeader DecodeHeader(absl::string_view bytes) {
 void EncodeHeader(const EventHeader& h, char* out);
 
 enum class ChecksumState {
-  kNone,  // the file has no checksums
+  kNone,  // the file has no checksums, or the check was skipped
+          // (ChecksumMode::kSkip; ring bytes, ReaderOptions::
+          // verify_published_checksums)
   kOk,
   kBad,
 };

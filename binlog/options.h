@@ -537,19 +537,22 @@ struct ReaderOptions {
   ChecksumMode checksum_mode = ChecksumMode::kVerify;
 
   // For a tailing reader of a live log (Binlog::NewReader): also verify,
-  // under checksum_mode, the CRC32 of events in the files this Binlog
-  // object created and published itself. Off by default: the writer
-  // computed those checksums over the bytes it wrote a moment ago, and
+  // under checksum_mode, the CRC32 of events it reads from the log's
+  // in-memory ring of recent groups (Options::reader_ring_bytes: the bytes
+  // this Binlog object wrote and published, never read back from a file).
+  // Off by default: the writer computed those checksums over those very
+  // bytes a moment ago, and
   // every tailing reader re-verifying them is CRC32 of each byte once per
   // reader (64 readers: 64 times; the largest cost of a decoded tailing
   // reader, benchmarks/README.md "Round three: tailing readers"). MySQL's
   // dump threads do not verify either by default (source_verify_checksum,
   // formerly master_verify_checksum, OFF). Such events are returned with
   // Event::checksum == kNone, as under ChecksumMode::kSkip.
-  // Whatever this says, checksum_mode applies in full to bytes the reader
-  // reads at rest: every file of Reader::OpenDirectory / OpenFiles, and, in
-  // a tailing reader, the files of the log written before this Binlog was
-  // opened (by an earlier process or an earlier Open). Each file's
+  // Whatever this says, checksum_mode applies in full to every byte read
+  // from a file (the disk or the page cache may have changed it): every
+  // file of Reader::OpenDirectory / OpenFiles, and, in a tailing reader,
+  // events read from the files, this Binlog's included, and the files of
+  // the log written before this Binlog was opened. Each file's
   // Format_description event is always verified under checksum_mode.
   // NextBatch does not consult it (BatchOptions::verify_checksums decides).
   bool verify_published_checksums = false;

@@ -410,6 +410,7 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       BINLOG_RETURN_IF_ERROR(seq->Peek(pos_, kHeaderSize, &got));
     }
     size_t avail = got.size();
+    bool from_ring = false;
     if (avail == 0) {
       if (limit == internal::kNoLimit) {
         file_done_ = true;  // the file ends on an event boundary
@@ -475,7 +476,11 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       if (got.empty() && !ring_view_.empty() && RingAt(limit)) {
         got = InRing(pos_, h.event_size);  // past the view's end
       }
-      if (got.empty()) got = seq->InWindow(pos_, h.event_size);
+      from_ring = !got.empty();
+      if (got.empty()) {
+        got = seq->InWindow(pos_, h.event_size);
+        if (!got.empty() && !ring_view_.empty()) DropRingView();
+      }
       if (got.empty()) {
         DropRingView();  // across the ring's wrap point or end
         BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
@@ -510,12 +515,13 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       h = DecodeHeader(data);
     }
     ChecksumState cs = ChecksumState::kNone;
-    // Bytes this process's writer checksummed and published are not
-    // verified again by each tailing reader unless it asks
-    // (ReaderOptions::verify_published_checksums); written_here_ is false
-    // for every file read at rest.
+    // Bytes served from the ring (memory this process's writer
+    // checksummed and published) are not verified again by each tailing
+    // reader unless it asks (ReaderOptions::verify_published_checksums).
+    // Bytes read from a file, even a file this process wrote, are:
+    // the disk or the page cache may have changed them.
     if (has_checksums_ && checksum_mode != ChecksumMode::kSkip &&
-        !(trust_written_here && written_here_)) {
+        !(trust_written_here && written_here_ && from_ring)) {
       if (EventChecksumMatches(data)) {
         cs = ChecksumState::kOk;
       } else if (checksum_mode == ChecksumMode::kVerify) {
@@ -673,6 +679,12 @@ absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
   if (got.size() < kHeaderSize && ring_ != nullptr &&
       seq->Buffered(pos_) < kHeaderSize && RingAt(limit)) {
     got = RingRest();
+  }
+  // Never past the readable end, whatever the ring's own bound says.
+  if (limit != internal::kNoLimit && pos_ < limit && got.size() > limit - pos_) {
+    got = got.substr(0, static_cast<size_t>(limit - pos_));
+  } else if (limit != internal::kNoLimit && pos_ >= limit) {
+    got = absl::string_view();
   }
   if (got.size() >= kHeaderSize) {
     got = got.substr(0, std::max(kHeaderSize, std::min(got.size(), cap)));

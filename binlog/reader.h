@@ -13,8 +13,10 @@
 // Each event is validated before it is returned: event_size within bounds,
 // the event inside the file, log_pos equal to its end offset (unless
 // disabled), and the CRC32 footer (per ChecksumMode; a tailing reader does
-// not re-verify the bytes its own process's writer published unless
-// ReaderOptions::verify_published_checksums says so). The first event of each
+// not re-verify the bytes it takes from the log's in-memory ring of recent
+// groups, which its own process's writer published, unless
+// ReaderOptions::verify_published_checksums says so; bytes read from a
+// file are always verified). The first event of each
 // file must be a Format_description event; it decides whether the file's
 // events carry checksums.
 //
@@ -248,6 +250,14 @@ class Reader {
   // FailedPrecondition. The batch's views are valid until the next call
   // to Next() or NextBatch() or the reader's destruction.
   absl::Status NextBatch(EventBatch* batch, const BatchOptions& options = {});
+
+  // Ends the views of the last NextBatch (they become invalid) and gives
+  // back what the reader holds of the log's in-memory ring of recent
+  // groups. A caller that has copied a batch and may then block for long
+  // (a send to a slow replica) calls it, so that the writer can reuse the
+  // ring for the other readers meanwhile. The next call reads on from
+  // where the reader is.
+  void ReleaseViews() { DropRingView(); }
 
   // For a live log: waits until more events are visible past the reader's
   // position, or the deadline passes. OK when there is more to read,

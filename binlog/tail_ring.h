@@ -101,6 +101,12 @@ class TailRing {
     for (absl::string_view p : parts) n += p.size();
     if (n == 0) return;
     const uint64_t end = offset + n;
+    if (registered_.load(std::memory_order_seq_cst) == 0) {
+      // No reader: nothing is copied; the ring is empty at `end`.
+      lo_.store(Pack(file, end), std::memory_order_seq_cst);
+      hi_.store(Pack(file, end), std::memory_order_release);
+      return;
+    }
     const uint64_t hi = hi_.load(std::memory_order_relaxed);
     const uint64_t lo = lo_.load(std::memory_order_relaxed);
     uint64_t new_lo;
@@ -149,6 +155,7 @@ class TailRing {
     for (int i = 0; i < kMaxSlots; ++i) {
       if (!taken_[i]) {
         taken_[i] = true;
+        registered_.fetch_add(1, std::memory_order_seq_cst);
         if (i + 1 > used_.load(std::memory_order_relaxed)) {
           used_.store(i + 1, std::memory_order_seq_cst);
         }
@@ -161,6 +168,7 @@ class TailRing {
     pins_[slot].store(kUnpinned, std::memory_order_seq_cst);
     sync::MutexLock l(&slots_mu_);
     taken_[slot] = false;
+    registered_.fetch_sub(1, std::memory_order_seq_cst);
   }
 
   // A view of the ring bytes of `file` from `offset` up to `end` (the
@@ -233,6 +241,7 @@ class TailRing {
   // a slot registered before its first pin is scanned by every Append
   // that can see the pin); never lowered.
   std::atomic<int> used_{0};
+  std::atomic<int> registered_{0};
   sync::Mutex slots_mu_;
   bool taken_[kMaxSlots] ABSL_GUARDED_BY(slots_mu_) = {};
 };

@@ -779,6 +779,9 @@ class Session {
         offset = batch.end_offset();
         file_name = (*reader)->file_name();
         last_send_ = absl::Now();
+        // The batch is copied into out_: the ring's bytes are not held
+        // while a send to a slow replica blocks.
+        (*reader)->ReleaseViews();
         if (out_.size() >= kFlushBytes && !Flush()) return false;
         continue;
       }

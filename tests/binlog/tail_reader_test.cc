@@ -86,7 +86,11 @@ Options SmallFiles() {
   return o;
 }
 
-TEST(TailReaderTest, PublishedBytesAreNotReverifiedUnlessAsked) {
+// Bytes a tailing reader reads from a file are verified, the files this
+// Binlog wrote included (the disk or the page cache may have changed
+// them); the events it takes from the in-memory ring of recent groups are
+// not re-verified unless it asks (verify_published_checksums).
+TEST(TailReaderTest, RingBytesAreNotReverifiedUnlessAskedFileBytesAlwaysAre) {
   const std::string dir = NewTempDir("tail_crc_live");
   auto log = Binlog::Open(dir, "binlog", SmallFiles());
   ASSERT_TRUE(log.ok()) << log.status();
@@ -100,56 +104,30 @@ TEST(TailReaderTest, PublishedBytesAreNotReverifiedUnlessAsked) {
   FlipByte(FilePath(dir, 1), bad1.offset + kHeaderSize + 10);
   FlipByte(FilePath(dir, 2), bad2.offset + kHeaderSize + 10);
 
-  // Default: every event comes back, the damaged ones as stored, with no
-  // checksum verdict.
+  // Default, from the first file: DataLoss at the first damaged event.
   {
-    auto r = (*log)->NewReader(ReaderOptions());
-    ASSERT_TRUE(r.ok());
-    size_t n = 0;
-    int damaged = 0;
-    Event ev;
-    absl::Status s;
-    while ((s = (*r)->Next(&ev)).ok()) {
-      ASSERT_LT(n, clean.size());
-      EXPECT_EQ(ev.offset, clean[n].offset);
-      EXPECT_EQ(ev.checksum, ChecksumState::kNone);
-      if (ev.data != clean[n].bytes) ++damaged;
-      ++n;
-    }
-    EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
-    EXPECT_EQ(n, clean.size());
-    EXPECT_EQ(damaged, 2);
-  }
-  // Asked: DataLoss at the first damaged event, naming it.
-  {
-    ReaderOptions ro;
-    ro.verify_published_checksums = true;
     std::vector<EventRef> got;
-    absl::Status s = ReadTail(log->get(), ro, &got);
+    absl::Status s = ReadTail(log->get(), ReaderOptions(), &got);
     EXPECT_TRUE(absl::IsDataLoss(s)) << s;
-    EXPECT_NE(s.message().find(absl::StrCat("offset ", bad1.offset)),
-              std::string::npos)
+    EXPECT_NE(s.message().find(absl::StrCat("offset ", bad1.offset)), std::string::npos)
         << s;
     ASSERT_FALSE(got.empty());
     EXPECT_EQ(got.back().end, bad1.offset);
   }
-  // Asked, from the rotated-to file: its damage is found too.
+  // Default, from the rotated-to file: its damage is found too.
   {
     ReaderOptions ro;
-    ro.verify_published_checksums = true;
     ro.start_file = 2;
     std::vector<EventRef> got;
     absl::Status s = ReadTail(log->get(), ro, &got);
     EXPECT_TRUE(absl::IsDataLoss(s)) << s;
-    EXPECT_NE(s.message().find(absl::StrCat("offset ", bad2.offset)),
-              std::string::npos)
+    EXPECT_NE(s.message().find(absl::StrCat("offset ", bad2.offset)), std::string::npos)
         << s;
   }
-  // Asked with ChecksumMode::kReport: the damaged events are kBad, the
-  // others kOk.
+  // ChecksumMode::kReport: the damaged events are kBad, every other event
+  // read from the files kOk.
   {
     ReaderOptions ro;
-    ro.verify_published_checksums = true;
     ro.checksum_mode = ChecksumMode::kReport;
     auto r = (*log)->NewReader(ro);
     ASSERT_TRUE(r.ok());
@@ -163,12 +141,39 @@ TEST(TailReaderTest, PublishedBytesAreNotReverifiedUnlessAsked) {
     }
     EXPECT_EQ(bad, 2);
   }
+  // A caught-up reader takes the groups committed after it from the ring:
+  // not re-verified by default (kNone), verified when asked (kOk).
+  for (bool asked : {false, true}) {
+    SCOPED_TRACE(asked ? "asked" : "default");
+    const CommitPosition end = (*log)->VisibleEnd();
+    ReaderOptions ro;
+    ro.start_file = end.file_number;
+    ro.start_offset = end.end;
+    ro.verify_published_checksums = asked;
+    auto r = (*log)->NewReader(ro);
+    ASSERT_TRUE(r.ok()) << r.status();
+    // Caught up first (the first events may come from the file window).
+    CommitTransactions(log->get(), asked ? 2000 : 1000, 5);
+    Event ev;
+    while ((*r)->Next(&ev).ok()) {
+    }
+    const uint64_t reads = (*r)->io_stats().read_calls;
+    CommitTransactions(log->get(), asked ? 2100 : 1100, 5);
+    int n = 0;
+    while ((*r)->Next(&ev).ok()) {
+      EXPECT_EQ(ev.checksum, asked ? ChecksumState::kOk : ChecksumState::kNone)
+          << "offset " << ev.offset;
+      ++n;
+    }
+    EXPECT_GT(n, 0);
+    EXPECT_EQ((*r)->io_stats().read_calls, reads) << "read from the ring, not the file";
+  }
   ASSERT_TRUE((*log)->Close().ok());
 }
 
 // A tailing reader of a log opened again reads the files of the earlier
 // Open at rest: their checksums are verified whatever
-// verify_published_checksums says; the new file's are not.
+// verify_published_checksums says.
 TEST(TailReaderTest, FilesWrittenBeforeThisOpenAreVerified) {
   const std::string dir = NewTempDir("tail_crc_reopen");
   std::vector<EventRef> before;
@@ -211,29 +216,25 @@ TEST(TailReaderTest, FilesWrittenBeforeThisOpenAreVerified) {
     ASSERT_FALSE(got.empty());
     EXPECT_EQ(got.back().end, bad.offset);
   }
-  // The files of the earlier Open are verified event by event (kOk), the
-  // new file's events are not (kNone).
+  // Every event read from a file is verified (kOk): the earlier Open's
+  // files and the new one's (committed before any reader existed, so not
+  // in the ring).
   {
     ReaderOptions ro;
     ro.start_file = 2;
     auto r = (*log)->NewReader(ro);
     ASSERT_TRUE(r.ok());
-    int ok_old = 0, none_new = 0;
+    int ok_old = 0, ok_new = 0;
     Event ev;
     absl::Status s;
     while ((s = (*r)->Next(&ev)).ok()) {
       if (ev.offset == kMagicSize) continue;  // Format_description
-      if (ev.file_number < first_new) {
-        EXPECT_EQ(ev.checksum, ChecksumState::kOk) << ev.file_number;
-        ++ok_old;
-      } else {
-        EXPECT_EQ(ev.checksum, ChecksumState::kNone) << ev.file_number;
-        ++none_new;
-      }
+      EXPECT_EQ(ev.checksum, ChecksumState::kOk) << ev.file_number;
+      ++(ev.file_number < first_new ? ok_old : ok_new);
     }
     EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
     EXPECT_GT(ok_old, 0);
-    EXPECT_GT(none_new, 0);
+    EXPECT_GT(ok_new, 0);
   }
   ASSERT_TRUE((*log)->Close().ok());
 }
