@@ -330,11 +330,8 @@ std::string PackValueError(const ColumnCodec& c, const Value& v);
 // strings/decimal.cc layouts); each returns false for an out-of-range
 // input and writes exactly the column's value size otherwise.
 bool PackDecimal(absl::string_view text, int precision, int scale, char* out);
-// Whether `bytes` is a binary DECIMAL(precision, scale) as servers store
-// it: the right size, and every digit group below its power of ten.
-bool DecimalBinaryValid(absl::string_view bytes, int precision, int scale);
-// Whether a valid binary DECIMAL is zero (0 or -0).
-bool DecimalBinaryIsZero(absl::string_view bytes);
+// (DecimalBinaryValid and DecimalBinaryIsZero, for the server's binary
+// DECIMAL bytes: binlog/values.h.)
 bool PackTime2(const Temporal& t, int fsp, char* out);      // 3 + frac
 bool PackDatetime2(const Temporal& t, int fsp, char* out);  // 5 + frac
 bool PackTimestamp2(int64_t seconds, uint32_t micros, int fsp, char* out);

@@ -396,4 +396,43 @@ void AppendHex(absl::string_view bytes, std::string* out) {
   }
 }
 
+bool DecimalBinaryValid(absl::string_view bytes, int precision, int scale) {
+  const size_t size = DecimalBinarySize(precision, scale);
+  if (size == 0 || bytes.size() != size) return false;
+  // Top bit of the first byte set: positive; a negative value has every
+  // byte inverted (strings/decimal.cc decimal2bin).
+  const uint8_t mask = (static_cast<uint8_t>(bytes[0]) & 0x80) ? 0 : 0xff;
+  const int intg = precision - scale;
+  const int intg0 = intg / kDigitsPerGroup, intg0x = intg % kDigitsPerGroup;
+  const int frac0 = scale / kDigitsPerGroup, frac0x = scale % kDigitsPerGroup;
+  size_t pos = 0;
+  auto group = [&](int ndigits) {
+    const size_t nb = static_cast<size_t>(kDigitsToBytes[ndigits]);
+    uint64_t v = 0;
+    for (size_t i = 0; i < nb; ++i) {
+      uint8_t b = static_cast<uint8_t>(bytes[pos + i]) ^ mask;
+      if (pos + i == 0) b ^= 0x80;
+      v = (v << 8) | b;
+    }
+    pos += nb;
+    return v < kPow10[ndigits];
+  };
+  bool ok = true;
+  if (intg0x > 0) ok = ok && group(intg0x);
+  for (int i = 0; i < intg0; ++i) ok = ok && group(kDigitsPerGroup);
+  for (int i = 0; i < frac0; ++i) ok = ok && group(kDigitsPerGroup);
+  if (frac0x > 0) ok = ok && group(frac0x);
+  return ok;
+}
+
+bool DecimalBinaryIsZero(absl::string_view bytes) {
+  if (bytes.empty()) return true;
+  const uint8_t mask = (static_cast<uint8_t>(bytes[0]) & 0x80) ? 0 : 0xff;
+  if ((static_cast<uint8_t>(bytes[0]) ^ mask ^ 0x80) != 0) return false;
+  for (size_t i = 1; i < bytes.size(); ++i) {
+    if ((static_cast<uint8_t>(bytes[i]) ^ mask) != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace binlog

@@ -4,7 +4,8 @@
 // for DECIMAL, in User_var events): their sizes, and their decoders to
 // text. The encoders are beside the row codec (PackDecimal, PackTime2, ...
 // in binlog/rows.h), which shares the sizes below with these decoders.
-//   - DecimalBinarySize, TemporalFracBytes: value sizes;
+//   - DecimalBinarySize, TemporalFracBytes: value sizes; DecimalBinaryValid
+//     and DecimalBinaryIsZero for a binary DECIMAL's bytes;
 //   - Append*: the text form of one stored value, as the servers print it:
 //   - DECIMAL (MYSQL_TYPE_NEWDECIMAL): the "binary decimal" of
 //     strings/decimal.cc: groups of 9 digits in 4 bytes, big-endian, the
@@ -36,6 +37,11 @@ namespace binlog {
 // out of range: precision 1..65 and scale 0..38, scale <= precision (the
 // union of MySQL's 65/30 and MariaDB's 65/38 limits).
 size_t DecimalBinarySize(int precision, int scale);
+// Whether `bytes` is a binary DECIMAL(precision, scale) as servers store
+// it: the right size, and every digit group below its power of ten.
+bool DecimalBinaryValid(absl::string_view bytes, int precision, int scale);
+// Whether a valid binary DECIMAL is zero (0 or -0).
+bool DecimalBinaryIsZero(absl::string_view bytes);
 // Bytes of the fractional part of TIME2/DATETIME2/TIMESTAMP2 values:
 // (fsp + 1) / 2, 0 for fsp 0.
 size_t TemporalFracBytes(int fsp);
