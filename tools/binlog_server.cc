@@ -349,17 +349,24 @@ int main(int argc, char** argv) {
   if (relay != nullptr && relay->mirror()->end().file.empty()) {
     // The copy is served at rest: it needs its first file. Until the
     // source sends it the relay keeps connecting; a signal ends the wait.
+    // Why the source is not reached yet (a refused certificate, a wrong
+    // password) is said as it changes, as once the server runs.
     std::cout << "waiting for the source's first file" << std::endl;
     const timespec tick = {0, 100 * 1000 * 1000};
+    std::string reported;
     while (relay->mirror()->end().file.empty()) {
       if (sigtimedwait(&set, nullptr, &tick) > 0) {
         absl::Status rs = relay->Stop();
         return rs.ok() ? 0 : 1;
       }
-      const std::string fatal = relay->stats().fatal;
-      if (!fatal.empty()) {
-        std::cerr << "binlog_server: the relay stopped: " << fatal << "\n";
+      const binlog::server::Relay::Stats st = relay->stats();
+      if (!st.fatal.empty()) {
+        std::cerr << "binlog_server: the relay stopped: " << st.fatal << "\n";
         return 1;
+      }
+      if (!st.connected && !st.last_error.empty() && st.last_error != reported) {
+        std::cerr << "binlog_server: relay: " << st.last_error << " (reconnecting)" << std::endl;
+        reported = st.last_error;
       }
     }
   }
