@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "binlog/event.h"
 #include "binlog/format.h"
 
 namespace binlog {
@@ -33,15 +34,29 @@ absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options)
     return absl::InvalidArgumentError(
         "RelayOptions: silence_timeout must be at least three heartbeat periods");
   }
-  const std::string& host = options.source.host;
-  if (host.empty() || (host[0] != '/' && !io::Socket::IsIpAddress(host))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RelayOptions: the source host '", host,
-        "' is neither an IPv4 or IPv6 address nor a unix socket path"));
+  if (options.failover_after <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("RelayOptions: failover_after must be positive");
+  }
+  std::vector<SourceAddress> addrs = options.sources;
+  if (addrs.empty()) addrs.push_back(SourceAddress{options.source.host, options.source.port});
+  for (const SourceAddress& a : addrs) {
+    if (a.host.empty() || (a.host[0] != '/' && !io::Socket::IsIpAddress(a.host))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RelayOptions: the source host '", a.host,
+          "' is neither an IPv4 or IPv6 address nor a unix socket path"));
+    }
   }
   auto m = MirrorLog::Open(options.dir, options.basename, options.mirror);
   if (!m.ok()) return m.status();
   std::unique_ptr<Relay> r(new Relay(options));
+  r->addrs_ = std::move(addrs);
+  if (options.source.tls != nullptr) {
+    for (const SourceAddress& a : r->addrs_) {
+      ClientTls t = *options.source.tls;
+      if (!options.sources.empty()) t.verify_host = a.host[0] == '/' ? "" : a.host;
+      r->tls_.push_back(std::move(t));
+    }
+  }
   r->mirror_ = std::move(*m);
   r->thread_ = std::thread([p = r.get()] { p->Run(); });
   return r;
@@ -85,6 +100,8 @@ void Relay::Pause(absl::Duration d) {
 
 void Relay::Run() {
   absl::Duration backoff = o_.backoff_min;
+  size_t cur = 0;  // the source followed or tried (addrs_)
+  absl::Time healthy_at = absl::Now();  // its last healthy stream (or when tried first)
   for (;;) {
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -92,7 +109,7 @@ void Relay::Run() {
     }
     const uint64_t stored_before = mirror_->stats().events_stored;
     const absl::Time began = absl::Now();
-    absl::Status s = RunStream();
+    absl::Status s = RunStream(cur);
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.connected = false;
@@ -123,26 +140,63 @@ void Relay::Run() {
     if (mirror_->stats().events_stored > stored_before ||
         absl::Now() - began >= o_.backoff_max) {
       backoff = o_.backoff_min;
+      healthy_at = absl::Now();
+    } else if (addrs_.size() > 1 && absl::Now() - healthy_at >= o_.failover_after) {
+      // Unreachable (or unusable) for too long: the next source.
+      cur = (cur + 1) % addrs_.size();
+      healthy_at = absl::Now();
+      backoff = o_.backoff_min;
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.source_changes;
     }
     Pause(backoff);
     backoff = std::min(backoff * 2, o_.backoff_max);
   }
 }
 
-absl::Status Relay::RunStream() {
+absl::Status Relay::RunStream(size_t i) {
   const MirrorResumePoint rp = mirror_->ResumePoint();
-  DumpStart start;
-  if (o_.resume_by_gtid && !rp.position.file.empty()) {
-    start.gtid = rp.flavor == LogFlavor::kMariaDB ? rp.maria_gtids.ToString()
-                                                  : rp.gtids.ToString();
-  } else if (rp.position.file.empty()) {
-    start.file = o_.start_file;
-    start.position = 4;
-  } else {
-    start.file = rp.position.file;
-    start.position = rp.position.pos;
-  }
+  const std::string gtid_state =
+      rp.flavor == LogFlavor::kMariaDB ? rp.maria_gtids.ToString() : rp.gtids.ToString();
+  // A failover: the server is another than the copy's last file's. Its
+  // file that holds the copy's GTID position, named by a GTID dump's first
+  // Rotate ("" until found), is then dumped from offset 4.
+  bool failover = false;
+  std::string failover_file;
+  uint32_t failover_server = 0;
+  auto choose = [&](const SourceStream& st) -> absl::StatusOr<DumpStart> {
+    DumpStart start;
+    const uint32_t sid = st.source_server_id();
+    const bool other = !rp.position.file.empty() && rp.server_id != 0 && sid != 0 &&
+                       sid != rp.server_id;
+    if (!failover_file.empty()) {
+      if (sid != failover_server) {
+        return absl::UnavailableError(absl::StrCat("the source's server id changed from ",
+                                                   failover_server, " to ", sid,
+                                                   " while it was located"));
+      }
+      start.file = failover_file;
+      start.position = 4;
+    } else if (other) {
+      failover = true;
+      failover_server = sid;
+      start.gtid = gtid_state;
+      start.semisync = false;  // only its first event is read
+    } else if (o_.resume_by_gtid && !rp.position.file.empty()) {
+      start.gtid = gtid_state;
+    } else if (rp.position.file.empty()) {
+      start.file = o_.start_file;
+      start.position = 4;
+    } else {
+      start.file = rp.position.file;
+      start.position = rp.position.pos;
+    }
+    return start;
+  };
   SourceOptions so = o_.source;
+  so.host = addrs_[i].host;
+  so.port = addrs_[i].port;
+  if (!tls_.empty()) so.tls = &tls_[i];
   so.on_connect = [this](const io::Socket& sock) {
     std::lock_guard<std::mutex> l(mu_);
     conn_ = io::ShutdownHandle(sock);
@@ -157,7 +211,33 @@ absl::Status Relay::RunStream() {
     }
   } unregister{this};
   copy_failed_ = false;
-  auto st = SourceStream::Start(so, start);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stats_.source = so.host[0] == '/' ? so.host : absl::StrCat(so.host, ":", so.port);
+  }
+  auto st = SourceStream::StartChosen(so, choose);
+  if (st.ok() && failover) {
+    // Locate: the GTID dump's first event names the file (a dump
+    // without semi-sync: it is dropped at once).
+    auto ev = st->Next(absl::Now() + o_.silence_timeout);
+    absl::Status located = ev.status();
+    if (ev.ok()) {
+      bool crc = false;
+      auto rot = static_cast<uint8_t>(ev->bytes[kTypeOffset]) == kRotateEvent
+                     ? DecodeRotateAnyChecksum(ev->bytes, &crc)
+                     : absl::StatusOr<RotateInfo>(absl::DataLossError(
+                           "the GTID dump did not start with a Rotate"));
+      located = rot.status();
+      if (rot.ok()) failover_file = rot->next_file;
+    }
+    if (!located.ok()) {
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.connect_failures;
+      return located;
+    }
+    { SourceStream locating = std::move(*st); }  // closed before the next dump
+    st = SourceStream::StartChosen(so, choose);
+  }
   {
     std::lock_guard<std::mutex> l(mu_);
     if (!st.ok()) {
@@ -166,9 +246,11 @@ absl::Status Relay::RunStream() {
     }
     if (stop_) return absl::CancelledError("stopped");
     ++stats_.connects;
+    if (failover) ++stats_.failovers;
     stats_.connected = true;
     stats_.semisync = st->semisync();
   }
+  mirror_->BeginStream(st->source_server_id());
 
   bool ack_pending = false;
   bool unsynced = false;
@@ -207,7 +289,7 @@ absl::Status Relay::RunStream() {
     if (ack_pending && st->semisync()) {
       const MirrorPosition d = mirror_->durable_end();
       if (!d.file.empty()) {
-        absl::Status s = st->Ack(d.file, d.pos);
+        absl::Status s = st->Ack(mirror_->SourceFileName(d.file), d.pos);
         if (!s.ok()) return s;
         ack_pending = false;
         since_ack = 0;

@@ -114,7 +114,12 @@ ABSL_FLAG(std::string, source, "",
           "relay mode: replicate from this MySQL-protocol source (HOST:PORT, "
           "[IPv6]:PORT, or a unix socket path) into --dir, an exact copy of its "
           "files named <--basename>.NNNNNN (the source's basename), and serve the "
-          "copy");
+          "copy; a comma-separated list names servers with the same GTID history "
+          "(the primary first, then the replicas that may replace it): the relay "
+          "follows the first it reaches and fails over to the next by GTID");
+ABSL_FLAG(absl::Duration, source_failover_after, absl::Seconds(10),
+          "relay mode: with several --source servers, how long the one followed "
+          "may stay unreachable before the next is tried");
 ABSL_FLAG(std::string, source_user, "", "relay mode: the replication user at the source");
 ABSL_FLAG(std::string, source_password_file, "",
           "relay mode: a file holding the source user's password (one line)");
@@ -288,24 +293,36 @@ int main(int argc, char** argv) {
     ro.start_file = absl::GetFlag(FLAGS_source_start_file);
     ro.resume_by_gtid = absl::GetFlag(FLAGS_source_resume_by_gtid);
     binlog::server::SourceOptions& so = ro.source;
-    if (source[0] == '/') {
-      so.host = source;
-    } else {
-      const size_t colon = source.rfind(':');
-      int sport = 0;
-      if (colon == std::string::npos || !absl::SimpleAtoi(source.substr(colon + 1), &sport) ||
-          sport < 1 || sport > 65535) {
-        return Usage("--source must be HOST:PORT or a unix socket path");
+    for (absl::string_view one : absl::StrSplit(source, ',')) {
+      const std::string item(absl::StripAsciiWhitespace(one));
+      binlog::server::SourceAddress a;
+      if (!item.empty() && item[0] == '/') {
+        a.host = item;
+      } else {
+        const size_t colon = item.rfind(':');
+        int sport = 0;
+        if (colon == std::string::npos || !absl::SimpleAtoi(item.substr(colon + 1), &sport) ||
+            sport < 1 || sport > 65535) {
+          return Usage("--source must be HOST:PORT or a unix socket path (or a "
+                       "comma-separated list of them)");
+        }
+        a.host = item.substr(0, colon);
+        if (a.host.size() > 2 && a.host.front() == '[' && a.host.back() == ']') {
+          a.host = a.host.substr(1, a.host.size() - 2);
+        }
+        if (!Socket::IsIpAddress(a.host)) {
+          return Usage("--source takes an IPv4 or IPv6 address (no resolver runs) or a "
+                       "unix socket path");
+        }
+        a.port = static_cast<uint16_t>(sport);
       }
-      so.host = source.substr(0, colon);
-      if (so.host.size() > 2 && so.host.front() == '[' && so.host.back() == ']') {
-        so.host = so.host.substr(1, so.host.size() - 2);
-      }
-      if (!Socket::IsIpAddress(so.host)) {
-        return Usage("--source takes an IPv4 or IPv6 address (no resolver runs) or a "
-                     "unix socket path");
-      }
-      so.port = static_cast<uint16_t>(sport);
+      ro.sources.push_back(a);
+    }
+    so.host = ro.sources.front().host;
+    so.port = ro.sources.front().port;
+    ro.failover_after = absl::GetFlag(FLAGS_source_failover_after);
+    if (ro.failover_after <= absl::ZeroDuration()) {
+      return Usage("--source_failover_after must be > 0");
     }
     so.user = absl::GetFlag(FLAGS_source_user);
     if (so.user.empty()) return Usage("--source needs --source_user");
