@@ -5,11 +5,13 @@
 //   gtid_strict_mode), and the relay following A with sources A,B; a
 //   MariaDB replica C replicating from the relay by GTID.
 // A writer commits on A; the test kills A with SIGKILL once B has every
-// transaction, makes B the primary and the writer continues on B. The relay
-// fails over to B by GTID. Then:
+// transaction, makes B the primary (writable, semi-sync AFTER_SYNC) and the
+// writer continues on B. The relay fails over to B by GTID. Then:
 //   - C's table equals B's and C's GTID position is B's (no transaction
 //     lost or applied twice: a repeated insert stops C's replication on
 //     its primary key);
+//   - every commit on B was acknowledged by the relay (its acks name B's
+//     files, not the copy's);
 //   - the copy's files before the failover are A's (the last one up to the
 //     copy's end), the ones after it are B's whole files (the last one up
 //     to the copy's end), as `<basename>.sources` maps them.
@@ -73,11 +75,13 @@ class MariadbFailoverTest : public ::testing::Test {
                                              "--max-binlog-size=8192"};
     std::vector<std::string> a = {"--server-id=1", "--log-bin=" + dir_ + "/a/data/a-bin"};
     a.insert(a.end(), common.begin(), common.end());
-    ASSERT_TRUE(a_.Start(dir_ + "/a", a, /*tcp=*/true).ok());
+    absl::Status started = a_.Start(dir_ + "/a", a, /*tcp=*/true);
+    ASSERT_TRUE(started.ok()) << started;
     std::vector<std::string> b = {"--server-id=2", "--log-bin=" + dir_ + "/b/data/b-bin",
-                                  "--log-slave-updates=1"};
+                                  "--log-slave-updates=1", "--read-only=1"};
     b.insert(b.end(), common.begin(), common.end());
-    ASSERT_TRUE(b_.Start(dir_ + "/b", b, /*tcp=*/true).ok());
+    started = b_.Start(dir_ + "/b", b, /*tcp=*/true);
+    ASSERT_TRUE(started.ok()) << started;
     // B replicates A from its start: the user and table come through.
     Sql(b_, absl::StrCat("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=", a_.port(),
                          ", MASTER_USER='root_repl', MASTER_PASSWORD='s3cret', "
@@ -177,13 +181,22 @@ TEST_F(MariadbFailoverTest, RelayFollowsTheReplicaThatReplacesTheDeadPrimary) {
   }
   a_.Kill();
 
-  // B becomes the primary; the writer goes on there.
+  // B becomes the primary, with semi-sync (the relay acknowledges B's
+  // transactions naming B's files); the writer goes on there.
   Sql(b_, "STOP SLAVE; RESET SLAVE ALL");
+  Sql(b_, "SET GLOBAL rpl_semi_sync_master_wait_point = AFTER_SYNC, "
+          "rpl_semi_sync_master_timeout = 20000, rpl_semi_sync_master_enabled = 1, "
+          "read_only = 0");
   for (; id < 120; ++id) {
     Sql(b_, absl::StrCat("INSERT INTO shop.items VALUES (", id, ", '",
                          std::string(40 + id % 50, 'A' + id % 26), "')"));
   }
   const std::string b_pos = Sql(b_, "SELECT @@gtid_binlog_pos");
+  // Every commit on B waited for, and got, the relay's ack.
+  EXPECT_EQ(Sql(b_, "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_no_tx'"),
+            "Rpl_semi_sync_master_no_tx\t0");
+  EXPECT_EQ(Sql(b_, "SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_yes_tx'"),
+            "Rpl_semi_sync_master_yes_tx\t60");
   const std::string b_sum = Sql(b_, "SELECT COUNT(*), SUM(CRC32(v)) FROM shop.items");
   bool caught_up = WaitFor(c_, "SELECT @@gtid_slave_pos", b_pos, 900);
   std::string status;
