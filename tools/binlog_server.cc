@@ -434,6 +434,7 @@ int main(int argc, char** argv) {
       sigwait(&set, &sig);
     } else {
       std::string reported;
+      std::string following;
       const timespec tick = {1, 0};
       while (sigtimedwait(&set, nullptr, &tick) <= 0) {
         const binlog::server::Relay::Stats st = rel->stats();
@@ -446,6 +447,12 @@ int main(int argc, char** argv) {
           std::cerr << "binlog_server: relay: " << st.last_error << " (reconnecting)"
                     << std::endl;
           reported = st.last_error;
+        }
+        // The server followed, when it changes (a failover).
+        if (st.connected && st.source != following) {
+          std::cerr << "binlog_server: relay: following " << st.source << std::endl;
+          following = st.source;
+          reported.clear();
         }
       }
     }

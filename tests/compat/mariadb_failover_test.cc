@@ -205,6 +205,15 @@ TEST_F(MariadbFailoverTest, RelayFollowsTheReplicaThatReplacesTheDeadPrimary) {
   EXPECT_EQ(Sql(c_, "SELECT COUNT(*), SUM(CRC32(v)) FROM shop.items"), b_sum);
   EXPECT_NE(status.find("Last_SQL_Errno: 0"), std::string::npos) << status;
 
+  // The relay said whom it follows.
+  const std::string following = absl::StrCat("relay: following 127.0.0.1:", b_.port());
+  bool said = false;
+  for (int i = 0; i < 100 && !said; ++i) {
+    said = ReadWholeFile(dir_ + "/relay.out").find(following) != std::string::npos;
+    if (!said) absl::SleepFor(absl::Milliseconds(50));  // polls the relay's output (bounded)
+  }
+  EXPECT_TRUE(said) << ReadWholeFile(dir_ + "/relay.out");
+
   // The copy: A's files, then B's, as the map says.
   testing_util::StopProcess(relay_pid_, absl::Seconds(30));
   relay_pid_ = -1;
