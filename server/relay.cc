@@ -158,30 +158,37 @@ absl::Status Relay::RunStream(size_t i) {
   const MirrorResumePoint rp = mirror_->ResumePoint();
   const std::string gtid_state =
       rp.flavor == LogFlavor::kMariaDB ? rp.maria_gtids.ToString() : rp.gtids.ToString();
-  // A failover: the server is another than the copy's last file's. Its
-  // file that holds the copy's GTID position, named by a GTID dump's first
-  // Rotate ("" until found), is then dumped from offset 4.
+  // A server whose id is not the copy's last file's may be another server
+  // (a failover) or one that serves the same server's files (a relay, a
+  // proxy). A GTID dump tells: its first event, a Rotate, names the file
+  // that holds the copy's GTID position, and the next, that file's
+  // Format_description, says which server wrote it. Another server's file
+  // is then dumped from offset 4 and taken whole as the copy's next file;
+  // the same server's files are followed as from the same server.
+  bool locating = false;
+  bool located = false;
   bool failover = false;
   std::string failover_file;
-  uint32_t failover_server = 0;
+  uint32_t located_on = 0;    // the server id of the server that located it
+  uint32_t file_server = 0;   // the located file's writer
   auto choose = [&](const SourceStream& st) -> absl::StatusOr<DumpStart> {
     DumpStart start;
     const uint32_t sid = st.source_server_id();
+    if (located && sid != located_on) {
+      return absl::UnavailableError(absl::StrCat("the source's server id changed from ",
+                                                 located_on, " to ", sid,
+                                                 " while it was located"));
+    }
     const bool other = !rp.position.file.empty() && rp.server_id != 0 && sid != 0 &&
                        sid != rp.server_id;
-    if (!failover_file.empty()) {
-      if (sid != failover_server) {
-        return absl::UnavailableError(absl::StrCat("the source's server id changed from ",
-                                                   failover_server, " to ", sid,
-                                                   " while it was located"));
-      }
+    if (failover) {
       start.file = failover_file;
       start.position = 4;
-    } else if (other) {
-      failover = true;
-      failover_server = sid;
+    } else if (other && !located) {
+      locating = true;
+      located_on = sid;
       start.gtid = gtid_state;
-      start.semisync = false;  // only its first event is read
+      start.semisync = false;  // only its first events are read
     } else if (o_.resume_by_gtid && !rp.position.file.empty()) {
       start.gtid = gtid_state;
     } else if (rp.position.file.empty()) {
@@ -216,26 +223,47 @@ absl::Status Relay::RunStream(size_t i) {
     stats_.source = so.host[0] == '/' ? so.host : absl::StrCat(so.host, ":", so.port);
   }
   auto st = SourceStream::StartChosen(so, choose);
-  if (st.ok() && failover) {
-    // Locate: the GTID dump's first event names the file (a dump
-    // without semi-sync: it is dropped at once).
-    auto ev = st->Next(absl::Now() + o_.silence_timeout);
-    absl::Status located = ev.status();
-    if (ev.ok()) {
-      bool crc = false;
-      auto rot = static_cast<uint8_t>(ev->bytes[kTypeOffset]) == kRotateEvent
-                     ? DecodeRotateAnyChecksum(ev->bytes, &crc)
-                     : absl::StatusOr<RotateInfo>(absl::DataLossError(
-                           "the GTID dump did not start with a Rotate"));
-      located = rot.status();
-      if (rot.ok()) failover_file = rot->next_file;
+  if (st.ok() && locating) {
+    // The GTID dump's Rotate, then the Format_description of the file it
+    // names (heartbeats aside); the dump is dropped then.
+    const absl::Time deadline = absl::Now() + o_.silence_timeout;
+    absl::Status found;
+    for (;;) {
+      auto ev = st->Next(deadline);
+      if (!ev.ok()) {
+        found = ev.status();
+        break;
+      }
+      const EventHeader h = DecodeHeader(ev->bytes);
+      if (h.type == kHeartbeatEvent || h.type == kHeartbeatEventV2) continue;
+      if (failover_file.empty()) {
+        bool crc = false;
+        auto rot = h.type == kRotateEvent ? DecodeRotateAnyChecksum(ev->bytes, &crc)
+                                          : absl::StatusOr<RotateInfo>(absl::DataLossError(
+                                                "the GTID dump did not start with a Rotate"));
+        if (!rot.ok()) {
+          found = rot.status();
+          break;
+        }
+        failover_file = rot->next_file;
+        continue;
+      }
+      if (h.type != kFormatDescriptionEvent) {
+        found = absl::DataLossError(absl::StrCat("the GTID dump's Rotate to ", failover_file,
+                                                 " was not followed by a Format_description"));
+        break;
+      }
+      file_server = h.server_id;
+      break;
     }
-    if (!located.ok()) {
+    if (!found.ok()) {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.connect_failures;
-      return located;
+      return found;
     }
-    { SourceStream locating = std::move(*st); }  // closed before the next dump
+    located = true;
+    failover = file_server != rp.server_id;
+    { SourceStream done = std::move(*st); }  // closed before the next dump
     st = SourceStream::StartChosen(so, choose);
   }
   {
@@ -250,7 +278,10 @@ absl::Status Relay::RunStream(size_t i) {
     stats_.connected = true;
     stats_.semisync = st->semisync();
   }
-  mirror_->BeginStream(st->source_server_id());
+  // The server whose files come: the located file's writer after a
+  // GTID locate (another server's, or the copy's own server's files
+  // served by another), else the server itself.
+  mirror_->BeginStream(located ? file_server : st->source_server_id());
 
   bool ack_pending = false;
   bool unsynced = false;

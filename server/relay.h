@@ -36,13 +36,17 @@
 // failover_after, it tries the next (in order, then from the first
 // again), and stays with whichever it reaches until that one is lost.
 // A server whose @@server_id differs from the server id of the copy's
-// last file (its Format_description's) is another server: the relay
-// resumes by GTID. It asks the server for a GTID dump from the copy's
-// GTID state and takes only its first event, the artificial Rotate that
-// names the server's file holding that position; then it dumps that file
-// by file and position from offset 4, so that every event of it arrives,
-// and the copy takes it whole as its next file (MirrorLog::BeginStream):
-// the copy's last file ends where it is, a partial transaction cut. The
+// last file (its Format_description's) may be another server. The relay
+// asks it for a GTID dump from the copy's GTID state and takes only its
+// first events: the artificial Rotate that names the server's file
+// holding that position, and that file's Format_description, whose
+// server id says who wrote it. The copy's own server (the server serves
+// its files: another relay, a proxy): an ordinary resume by file and
+// position follows. Another server (a failover): the relay dumps that
+// file by file and position from offset 4, so that every event of it
+// arrives, and the copy takes it whole as its next file
+// (MirrorLog::BeginStream): the copy's last file ends where it is, a
+// partial transaction cut. The
 // server must hold every transaction of the copy (a failover to the most
 // advanced replica): a server that lacks some refuses the GTID dump, and
 // the relay goes on trying (the error is in stats().last_error).

@@ -101,9 +101,11 @@ struct ServedSource {
       ASSERT_TRUE(log->Commit(&txn).ok());
     }
   }
-  void Serve() {
+  // `server_id` 0: the log's (as a server writing its own files).
+  void Serve(uint32_t server_id = 0) {
     ServerOptions so;
     so.dir = dir;
+    so.server_id = server_id;
     so.users = {{"repl", {AuthPlugin::kNativePassword, NativePasswordHash("pw")}}};
     auto s = Server::Create(so);
     ASSERT_TRUE(s.ok()) << s.status();
@@ -232,6 +234,63 @@ TEST(RelayFailoverTest, FollowsTheOtherServerByGtidAndKeepsEveryFileExact) {
   EXPECT_EQ(seen.size(), 60u);
   for (const auto& [gtid, count] : seen) {
     EXPECT_EQ(count, 1) << gtid;
+  }
+  std::string out;
+  if (!HasFailure()) testing_util::RunCommand("rm -rf '" + copy_dir + "'", &out);
+}
+
+// A server that serves another server's files (a relay, a proxy: its
+// @@server_id is its own) is no failover: the GTID dump's file was written
+// by the copy's server, and the relay resumes by file and position, across
+// reconnects, one segment and no source map.
+TEST(RelayFailoverTest, ServerOfTheSameFilesIsFollowedByPosition) {
+  ServedSource a;
+  a.Open(1, kUuidA, 8192);
+  if (HasFatalFailure()) return;
+  a.Commit(1, 30, false);
+  a.Serve(9);
+  if (HasFatalFailure()) return;
+  const std::string copy_dir = TempDir("relay_failover_proxy_");
+  RelayOptions o;
+  o.dir = copy_dir;
+  o.basename = "binlog";
+  o.source.host = "127.0.0.1";
+  o.source.port = a.port;
+  o.source.user = "repl";
+  o.source.password = "pw";
+  o.source.server_id = 77;
+  o.source.heartbeat_period = absl::Milliseconds(100);
+  o.silence_timeout = absl::Seconds(1);
+  o.backoff_min = absl::Milliseconds(10);
+  o.backoff_max = absl::Milliseconds(200);
+  auto r = Relay::Start(o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::unique_ptr<Relay> relay = std::move(*r);
+  auto caught_up = [&] {
+    const std::vector<LogFileInfo> files = a.log->ListFiles();
+    const MirrorPosition want{files.back().name, files.back().size};
+    return testutil::WaitUntil([&] { return relay->mirror()->durable_end() == want; });
+  };
+  ASSERT_TRUE(caught_up()) << relay->stats().last_error;
+  // Reconnects: the server goes away and comes back with more.
+  for (int round = 0; round < 2; ++round) {
+    a.StopServing();
+    a.Commit(31 + 10 * round, 40 + 10 * round, false);
+    a.Serve(9);
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(caught_up()) << relay->stats().last_error;
+  }
+  EXPECT_EQ(relay->stats().failovers, 0u);
+  EXPECT_GE(relay->stats().connects, 2u);
+  ASSERT_TRUE(relay->Stop().ok());
+  auto map = ReadSourceMap(io::FileSystem::Default(), copy_dir, "binlog");
+  ASSERT_TRUE(map.ok());
+  EXPECT_TRUE(map->empty());
+  const std::vector<LogFileInfo> files = a.log->ListFiles();
+  for (const LogFileInfo& f : files) {
+    std::string source = Contents(a.dir + "/" + f.name).substr(0, f.size);
+    source[kInUseFlagFileOffset] &= ~static_cast<char>(kFlagBinlogInUse);
+    EXPECT_TRUE(Contents(copy_dir + "/" + f.name) == source) << f.name;
   }
   std::string out;
   if (!HasFailure()) testing_util::RunCommand("rm -rf '" + copy_dir + "'", &out);
