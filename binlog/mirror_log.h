@@ -95,7 +95,9 @@
 // slave_connect_state. A file-and-position dump keeps the files exact in
 // every case. A GTID dump after a disconnect between a file's last
 // transaction and its Rotate starts at the next file: the copy's file then
-// ends without that Rotate, as a crashed source's file does.
+// ends without that Rotate, as a crashed source's file does. The file is
+// named as the source names it (after a failover, the new server's name;
+// see BeginStream), with the server id of the copy's last file.
 //
 // Thread safety: thread-safe. Every method takes one internal mutex, so a
 // receiver thread may Append while an acknowledger thread calls Sync() and
