@@ -239,6 +239,22 @@ TEST(RelayFailoverTest, FollowsTheOtherServerByGtidAndKeepsEveryFileExact) {
   if (!HasFailure()) testing_util::RunCommand("rm -rf '" + copy_dir + "'", &out);
 }
 
+TEST(RelayFailoverTest, OptionsAreChecked) {
+  const std::string copy_dir = TempDir("relay_failover_options_");
+  RelayOptions o;
+  o.dir = copy_dir;
+  o.basename = "binlog";
+  o.source.user = "repl";
+  o.source.server_id = 77;
+  o.sources = {{"127.0.0.1", 1}, {"db.example", 2}};
+  EXPECT_EQ(Relay::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o.sources = {{"127.0.0.1", 1}, {"::1", 2}};
+  o.failover_after = absl::ZeroDuration();
+  EXPECT_EQ(Relay::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  std::string out;
+  testing_util::RunCommand("rm -rf '" + copy_dir + "'", &out);
+}
+
 // A server that serves another server's files (a relay, a proxy: its
 // @@server_id is its own) is no failover: the GTID dump's file was written
 // by the copy's server, and the relay resumes by file and position, across
