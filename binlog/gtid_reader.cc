@@ -13,7 +13,11 @@ GtidReader::GtidReader(std::unique_ptr<Reader> reader, GtidSet have)
     : reader_(std::move(reader)), have_(std::move(have)) {}
 
 GtidReader::GtidReader(std::unique_ptr<Reader> reader, MariaGtidState position)
-    : reader_(std::move(reader)), mariadb_(true), position_(std::move(position)) {}
+    : reader_(std::move(reader)), mariadb_(true), position_(std::move(position)) {
+  for (const MariaGtidListEntry& e : position_.Positions()) {
+    highest_[std::make_pair(e.domain_id, e.server_id)] = e.seq_no;
+  }
+}
 
 absl::Status GtidReader::Next(Event* ev) {
   using R = TransactionBoundaryParser::Result;
@@ -37,8 +41,10 @@ absl::Status GtidReader::Next(Event* ev) {
     if ((ev->header.type == kGtidEvent || ev->header.type == kGtidTaggedEvent) &&
         !mariadb_) {
       auto g = DecodeAnyMySqlGtidEvent(ev->header.type, ev->body());
-      skipping_ = g.ok() && g->gno > 0 && have_.Contains(g->tsid(), g->gno);
+      skipping_ = g.ok() && g->gno > 0 &&
+                  (have_.Contains(g->tsid(), g->gno) || returned_.Contains(g->tsid(), g->gno));
       if (skipping_) ++skipped_;
+      if (!skipping_ && g.ok() && g->gno > 0) returned_.Add(g->tsid(), g->gno);
     } else if (ev->header.type == kMariaGtidEvent && mariadb_) {
       auto g = DecodeMariaGtid(ev->body());
       skipping_ = false;
@@ -48,6 +54,17 @@ absl::Status GtidReader::Next(Event* ev) {
         if (g->seq_no <= at.seq_no) skipping_ = true;
         if (g->seq_no == at.seq_no && ev->header.server_id == at.server_id) {
           reached_.insert(g->domain_id);  // the replica's own GTID: the last skipped
+        }
+      }
+      if (g.ok() && !skipping_) {
+        // A group the replica had or was sent (a log that repeats groups:
+        // a mirror's file after a failover).
+        const auto key = std::make_pair(g->domain_id, ev->header.server_id);
+        auto it = highest_.find(key);
+        if (it != highest_.end() && g->seq_no <= it->second) {
+          skipping_ = true;
+        } else {
+          highest_[key] = g->seq_no;
         }
       }
       if (skipping_) ++skipped_;

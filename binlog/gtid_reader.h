@@ -20,7 +20,13 @@
 // Then, per domain, transactions are skipped until the replica's own GTID
 // of that domain has gone by (MariaDB stops skipping a domain there, even
 // for lower seq_nos logged later without gtid_strict_mode); a domain the
-// replica has no position in is sent whole. Errors: FailedPrecondition
+// replica has no position in is sent whole. A transaction is returned at
+// most once: one whose GTID was returned already (MySQL), or whose seq_no is
+// at or below the highest the replica had or was returned for its domain
+// and server id (MariaDB; a server's own seq_nos in a domain only grow), is
+// skipped, as a log that repeats transactions holds them (a mirror copy's
+// first file from a new server after a failover, binlog/mirror_log.h).
+// Errors: FailedPrecondition
 // when the log purged transactions the replica lacks (MariaDB's "Could not
 // find GTID state requested by slave in any binlog files") or when the
 // replica's GTID is not in the log's binlog state (MariaDB's "which is not
@@ -39,9 +45,11 @@
 #ifndef BINLOG_BINLOG_GTID_READER_H_
 #define BINLOG_BINLOG_GTID_READER_H_
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -84,6 +92,12 @@ class GtidReader {
   const MariaGtidState position_;
   // MariaDB: domains whose replica GTID has gone by (sent whole from there).
   std::set<uint32_t> reached_;
+  // What was returned, so that a transaction a log repeats (a mirror's
+  // first file from a new server after a failover, binlog/mirror_log.h)
+  // is returned once. MySQL: the GTIDs returned. MariaDB: per domain and
+  // server id, the highest seq_no the replica had or was returned.
+  GtidSet returned_;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> highest_;
   TransactionBoundaryParser parser_;
   bool skipping_ = false;
   uint64_t skipped_ = 0;

@@ -142,6 +142,11 @@ class FlagsTest(ServerBase):
             (base + ["--port=0", "--max_packet=10"], ">= 1024"),
             (base + ["--port=0", "--users=" + self.dir + "/none"],
              "cannot read --users"),
+            (base + ["--port=0", "--source=127.0.0.1:3306,somewhere"],
+             "--source must be HOST:PORT"),
+            (base + ["--port=0", "--source=127.0.0.1:3306,127.0.0.1:3307",
+                     "--source_failover_after=0s"],
+             "--source_failover_after must be > 0"),
         ]:
             code, err = self.run_server(*args)
             self.assertEqual(code, 2, (args, err))
