@@ -526,6 +526,15 @@ struct ReaderOptions {
   // below the readable end are prefetched, so a caught-up tailing reader
   // never starts the helper either way. Costs, per reader that lags a
   // window or more: one helper thread and one more buffer_size buffer.
+  // Encrypted files (binlog_encryption, read through a decrypting file
+  // system): the helper also decrypts the window it reads (and looks for
+  // runs of raw zeros in it), so decryption leaves the caller's thread;
+  // errors come at the same event as without it (a failed read ahead is
+  // read again when the caller needs the bytes). Off by default for them
+  // too: measured (benchmarks/README.md "Encryption"), it gained no wall
+  // time and cost CPU, since the decrypted window then reaches the
+  // caller's core from the helper's cache, which costs more than
+  // decrypting it in place (VAES: about 31 GB/s on one core).
   bool prefetch = false;
   // Drop the pages of consumed bytes from the page cache (posix_fadvise
   // DONTNEED, a window at a time), so a replica reading old files does not
