@@ -380,6 +380,12 @@ struct Options {
   // 64 get 8 ms (benchmarks/README.md "Round two": 64 batch readers cost
   // 105-117 ns per reader per transaction at 8 ms, 175-191 at 1 ms). 0: the
   // window is reader_wake_coalesce_us whatever the number of readers.
+  // The trade is lag for CPU: a reader woken costs it 3.7-4.9 us on the
+  // development VM, and a reader waits up to one window. With 64 readers
+  // of a log taking 50k transactions per second, 32000 gives a lag p99 of
+  // 1.4 ms (batch readers, twice the reader CPU of the default) or 3.1 ms
+  // (decoded, 1.6x), against 3.1 / 9.6 ms at the default
+  // (benchmarks/README.md "Round three: tailing readers").
   uint32_t reader_wakeups_per_second = 8000;
 
   // The widest window (<= 100000; below reader_wake_coalesce_us it counts
@@ -531,10 +537,11 @@ struct ReaderOptions {
   // runs of raw zeros in it), so decryption leaves the caller's thread;
   // errors come at the same event as without it (a failed read ahead is
   // read again when the caller needs the bytes). Off by default for them
-  // too: measured (benchmarks/README.md "Encryption"), it gained no wall
-  // time and cost CPU, since the decrypted window then reaches the
-  // caller's core from the helper's cache, which costs more than
-  // decrypting it in place (VAES: about 31 GB/s on one core).
+  // too: measured (benchmarks/README.md "Encryption"), it costs 10-20%
+  // more CPU in all (the window crosses to the caller's core; two thread
+  // wake-ups per window) and gains wall time only while a core is idle
+  // (VAES decryption, about 31 GB/s on one core, is a quarter of an
+  // encrypted reader's CPU per byte).
   bool prefetch = false;
   // Drop the pages of consumed bytes from the page cache (posix_fadvise
   // DONTNEED, a window at a time), so a replica reading old files does not
