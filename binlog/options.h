@@ -383,8 +383,9 @@ struct Options {
   // The trade is lag for CPU: a reader woken costs it 3.7-4.9 us on the
   // development VM, and a reader waits up to one window. With 64 readers
   // of a log taking 50k transactions per second, 32000 gives a lag p99 of
-  // 1.4 ms (batch readers, twice the reader CPU of the default) or 3.1 ms
-  // (decoded, 1.6x), against 3.1 / 9.6 ms at the default
+  // 2.5 ms (batch readers, twice the reader CPU of the default) or 3.1 ms
+  // (decoded, 1.6x), against 8.3 / 9.6 ms at the default; 0 (a 1 ms window
+  // whatever the number of readers), 1.5 / 1.7 ms at 3.8x / 2.4x
   // (benchmarks/README.md "Round three: tailing readers").
   uint32_t reader_wakeups_per_second = 8000;
 
