@@ -538,11 +538,11 @@ struct ReaderOptions {
   // runs of raw zeros in it), so decryption leaves the caller's thread;
   // errors come at the same event as without it (a failed read ahead is
   // read again when the caller needs the bytes). Off by default for them
-  // too: measured (benchmarks/README.md "Encryption"), it costs 10-20%
-  // more CPU in all (the window crosses to the caller's core; two thread
-  // wake-ups per window) and gains wall time only while a core is idle
-  // (VAES decryption, about 31 GB/s on one core, is a quarter of an
-  // encrypted reader's CPU per byte).
+  // too: measured (benchmarks/README.md "Encryption"), it cost 10-25% more
+  // CPU in all (a window crosses to the caller's core; two thread
+  // wake-ups per window) and gained no wall time on the development VM,
+  // even with its other core idle (VAES decryption, about 31 GB/s on one
+  // core, is a quarter of an encrypted reader's CPU per byte).
   bool prefetch = false;
   // Drop the pages of consumed bytes from the page cache (posix_fadvise
   // DONTNEED, a window at a time), so a replica reading old files does not
