@@ -274,16 +274,21 @@ class GroupMarks {
 // once the record is seen. Not thread-safe: one per reader thread.
 class ReaderLagSampler {
  public:
-  ReaderLagSampler() { pending_.reserve(4096); }
+  // `now_ns`: the clock (a test's own), read only when a read gives a
+  // sample or waits for its group's record: a decoded reader reports
+  // every event, and a clock read per event would be most of its cost.
+  explicit ReaderLagSampler(int64_t (*now_ns)() = &NowNs) : now_ns_(now_ns) {
+    pending_.reserve(4096);
+  }
 
   // The first group the reader will read the end of (GroupMarks seq).
   void StartAt(uint64_t seq) { next_seq_ = seq; }
 
-  // The reader read up to `key` (GroupMarks::Key) at `now_ns`; `txn_end`:
+  // The reader has just read up to `key` (GroupMarks::Key); `txn_end`:
   // `key` ends a transaction (only such reads can end a group).
   // `measuring` false: reads are followed, no sample is taken.
   void Observe(const GroupMarks& marks, uint64_t key, bool txn_end,
-               int64_t now_ns, bool measuring) {
+               bool measuring) {
     for (;;) {
       uint64_t gkey;
       int64_t t;
@@ -294,12 +299,12 @@ class ReaderLagSampler {
       }
       if (r < 0) {  // its group is not recorded yet
         if (txn_end && pending_.size() < pending_.capacity()) {
-          pending_.push_back({key, now_ns});
+          pending_.push_back({key, now_ns_()});
         }
         return;
       }
       if (gkey > key) return;  // inside the group
-      Resolve(gkey, t, now_ns, measuring);
+      Resolve(gkey, t, measuring);
       ++next_seq_;
       if (gkey == key) return;
     }
@@ -312,7 +317,7 @@ class ReaderLagSampler {
       int64_t t;
       const int r = marks.Load(next_seq_, &gkey, &t);
       if (r != 0 || gkey > pending_.back().key) return;
-      Resolve(gkey, t, /*now_ns=*/0, measuring);
+      Resolve(gkey, t, measuring);
       ++next_seq_;
     }
   }
@@ -324,14 +329,13 @@ class ReaderLagSampler {
   // Group (key, t), whose end the reader has read: by the first pending
   // read at or past its end if there is one (a read before the record),
   // else now. Drops the pending reads before its end, and the one at it.
-  void Resolve(uint64_t key, int64_t t_ns, int64_t now_ns, bool measuring) {
+  void Resolve(uint64_t key, int64_t t_ns, bool measuring) {
     size_t i = 0;
     while (i < pending_.size() && pending_[i].key < key) ++i;
-    int64_t read_ns = now_ns;
-    if (i < pending_.size()) {
-      read_ns = pending_[i].t_ns;
-      if (pending_[i].key == key) ++i;
-    }
+    const bool read_before = i < pending_.size();
+    const int64_t read_ns =
+        read_before ? pending_[i].t_ns : (measuring ? now_ns_() : 0);
+    if (read_before && pending_[i].key == key) ++i;
     if (measuring) {
       lag_.Add(static_cast<uint64_t>(std::max<int64_t>(0, read_ns - t_ns)) /
                1000);
@@ -344,6 +348,7 @@ class ReaderLagSampler {
     uint64_t key;
     int64_t t_ns;
   };
+  int64_t (*const now_ns_)();
   uint64_t next_seq_ = 1;  // the next group whose end the reader looks for
   bool overrun_ = false;   // fell GroupMarks::kSize groups behind
   std::vector<Seen> pending_;  // reads before their group's record

@@ -476,7 +476,7 @@ class BinlogSystem : public System {
   };
 
   void Observe(ReaderSlot* slot, uint64_t key, bool txn_end) {
-    slot->lag.Observe(*marks_, key, txn_end, NowNs(),
+    slot->lag.Observe(*marks_, key, txn_end,
                       measuring_.load(std::memory_order_relaxed));
   }
   void ResolveAll(ReaderSlot* slot) {
