@@ -380,13 +380,15 @@ struct Options {
   // 64 get 8 ms (benchmarks/README.md "Round two": 64 batch readers cost
   // 105-117 ns per reader per transaction at 8 ms, 175-191 at 1 ms). 0: the
   // window is reader_wake_coalesce_us whatever the number of readers.
-  // The trade is lag for CPU: a reader woken costs it 3.7-4.9 us on the
+  // The trade is lag for CPU: a reader woken costs it 3.5-5.2 us on the
   // development VM, and a reader waits up to one window. With 64 readers
-  // of a log taking 50k transactions per second, 32000 gives a lag p99 of
-  // 2.5 ms (batch readers, twice the reader CPU of the default) or 3.1 ms
-  // (decoded, 1.6x), against 8.3 / 9.6 ms at the default; 0 (a 1 ms window
-  // whatever the number of readers), 1.5 / 1.7 ms at 3.8x / 2.4x
-  // (benchmarks/README.md "Round three: tailing readers").
+  // of a log taking 50k transactions per second, the default gives a lag
+  // p99 of 7.9 ms (batch readers) / 7.8 ms (decoded); 32000, 2.1 ms for
+  // 2.2x / 1.4x the reader CPU; 0 (a 1 ms window whatever the number of
+  // readers), 1.1 / 1.2 ms for 3.2x / 1.8x, and a writer that keeps less
+  // of its throughput when unpaced (0.74 / 0.80 of it alone, against 1.05
+  // / 0.89 at the default) (benchmarks/README.md "Round three: tailing
+  // readers").
   uint32_t reader_wakeups_per_second = 8000;
 
   // The widest window (<= 100000; below reader_wake_coalesce_us it counts
