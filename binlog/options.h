@@ -380,6 +380,15 @@ struct Options {
   // 64 get 8 ms (benchmarks/README.md "Round two": 64 batch readers cost
   // 105-117 ns per reader per transaction at 8 ms, 175-191 at 1 ms). 0: the
   // window is reader_wake_coalesce_us whatever the number of readers.
+  // The trade is lag for CPU: a reader woken costs it 3.5-5.2 us on the
+  // development VM, and a reader waits up to one window. With 64 readers
+  // of a log taking 50k transactions per second, the default gives a lag
+  // p99 of 7.9 ms (batch readers) / 7.8 ms (decoded); 32000, 2.1 ms for
+  // 2.2x / 1.4x the reader CPU; 0 (a 1 ms window whatever the number of
+  // readers), 1.1 / 1.2 ms for 3.2x / 1.8x, and a writer that keeps less
+  // of its throughput when unpaced (0.74 / 0.80 of it alone, against 1.05
+  // / 0.89 at the default) (benchmarks/README.md "Round three: tailing
+  // readers").
   uint32_t reader_wakeups_per_second = 8000;
 
   // The widest window (<= 100000; below reader_wake_coalesce_us it counts
@@ -526,6 +535,16 @@ struct ReaderOptions {
   // below the readable end are prefetched, so a caught-up tailing reader
   // never starts the helper either way. Costs, per reader that lags a
   // window or more: one helper thread and one more buffer_size buffer.
+  // Encrypted files (binlog_encryption, read through a decrypting file
+  // system): the helper also decrypts the window it reads (and looks for
+  // runs of raw zeros in it), so decryption leaves the caller's thread;
+  // errors come at the same event as without it (a failed read ahead is
+  // read again when the caller needs the bytes). Off by default for them
+  // too: measured (benchmarks/README.md "Encryption"), it cost 10-25% more
+  // CPU in all (a window crosses to the caller's core; two thread
+  // wake-ups per window) and gained no wall time on the development VM,
+  // even with its other core idle (VAES decryption, about 31 GB/s on one
+  // core, is a quarter of an encrypted reader's CPU per byte).
   bool prefetch = false;
   // Drop the pages of consumed bytes from the page cache (posix_fadvise
   // DONTNEED, a window at a time), so a replica reading old files does not
