@@ -95,6 +95,7 @@
 #include "binlog/master_keys.h"
 #include "binlog/options.h"
 #include "binlog/retention.h"
+#include "binlog/gtid_index.h"
 #include "binlog/rotation_worker.h"
 #include "binlog/status_macros.h"
 #include "binlog/sync_counters.h"
@@ -251,6 +252,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   std::unique_ptr<MasterKeys> keys_;       // with Options::keyring
   std::unique_ptr<Retention> retention_;
   std::unique_ptr<RotationWorker> rotation_;  // Options::background_rotation
+  // Options::gtid_index_interval: indexes closed files off the commit path.
+  std::unique_ptr<GtidIndexBuilder> gidx_;
   SyncCounters syncs_;
 
   // Stopped (not destroyed) by Close, so stats() may read it at any time.
