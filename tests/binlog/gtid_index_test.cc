@@ -22,6 +22,7 @@
 #include "binlog/gtid_reader.h"
 #include "binlog/index_file.h"
 #include "binlog/log.h"
+#include "binlog/mirror_log.h"
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
@@ -461,6 +462,69 @@ TEST_P(GtidIndexTest, FailingIndexWritesDoNotHurtTheLog) {
   log_.reset();
   fault.ClearFaults();
   fs_ = nullptr;
+}
+
+// MirrorLog indexes each copied file a Rotate or Stop ended; the GTID
+// readers at rest over the copy use it.
+TEST_P(GtidIndexTest, MirrorLogIndexesEndedFiles) {
+  OpenLog();
+  Commit(300);
+  ASSERT_TRUE(log_->Close().ok());
+  log_.reset();
+  const std::string copy = testing_util::NewTempDir("gtid_index_copy");
+  MirrorOptions mo;
+  mo.gtid_index_interval = 4096;
+  auto m = MirrorLog::Open(copy, "binlog", mo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ReaderOptions ro;
+  ro.payloads = PayloadMode::kRaw;
+  auto src = Reader::OpenDirectory(dir_, "binlog", ro);
+  ASSERT_TRUE(src.ok());
+  ASSERT_TRUE((*m)->Append(EncodeRotateTo(0, 1, "binlog.000001", kMagicSize, 0,
+                                          kFlagArtificial, true)).ok());
+  Event ev;
+  std::vector<uint64_t> files;
+  while ((*src)->Next(&ev).ok()) {
+    if (ev.header.type == kFormatDescriptionEvent) {
+      files.push_back(ev.file_number);
+      auto sent = EncodeSentFormatDescription(ev.data, false);
+      ASSERT_TRUE(sent.ok());
+      ASSERT_TRUE((*m)->Append(*sent).ok());
+      continue;
+    }
+    absl::Status s = (*m)->Append(ev.data);
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  ASSERT_GE(files.size(), 3u);
+  ASSERT_TRUE((*m)->Close().ok());
+  for (uint64_t f : files) {
+    EXPECT_TRUE(Exists(GtidIndexPath(io::JoinPath(copy, BinlogFileName("binlog", f)))))
+        << f;
+  }
+  // The copy's readers jump.
+  const std::string src_dir = dir_;
+  dir_ = copy;
+  const auto gtids = AllGtids();
+  GtidSet have;
+  MariaGtidState pos;
+  for (size_t j = 0; j < gtids.size() / 2; ++j) {
+    if (maria()) {
+      pos.Add(std::get<0>(gtids[j]), std::get<1>(gtids[j]),
+              static_cast<uint64_t>(std::get<2>(gtids[j])));
+    } else {
+      have.Add(std::get<3>(gtids[j]), std::get<2>(gtids[j]));
+    }
+  }
+  auto st = ReadAtRestGtidState(copy, "binlog", GetParam());
+  ASSERT_TRUE(st.ok());
+  auto g = maria() ? OpenMariaGtidReaderAtRest(copy, "binlog", *st, pos, Ro(true, true))
+                   : OpenGtidReaderAtRest(copy, "binlog", *st, have, Uuid(), Ro(true, true));
+  ASSERT_TRUE(g.ok()) << g.status();
+  Drain(g->get());
+  EXPECT_NE((*g)->jumped_to(), 0u);
+  dir_ = src_dir;
+  std::string cmd = "rm -rf '" + copy + "'";
+  ASSERT_EQ(::system(cmd.c_str()), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Flavors, GtidIndexTest,
