@@ -191,6 +191,7 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
   uint64_t last_entry = kMagicSize;
   bool in_header = true;
   bool cancelled = false;
+  bool encrypted = false;
   using R = TransactionBoundaryParser::Result;
   absl::Status s = t.Run(
       [&](const Event& ev) -> R {
@@ -206,6 +207,11 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
         // A later Format_description (a relay log's source) changes how
         // events parse: no entries past it.
         if (type == kFormatDescriptionEvent) return ScanNext::kStop;
+        // An encrypted MariaDB file: its GTIDs stay out of a file in clear.
+        if (type == kMariaStartEncryptionEvent) {
+          encrypted = true;
+          return ScanNext::kStop;
+        }
         if (in_header && !maria && type == kPreviousGtidsEvent) {
           auto prev = GtidSet::DecodePreviousGtidsBody(ev.body());
           if (prev.ok()) gtids.Union(*prev);
@@ -261,6 +267,9 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
       });
   BINLOG_RETURN_IF_ERROR(s);
   if (cancelled) return absl::CancelledError("GTID index build cancelled");
+  if (encrypted) {
+    return absl::FailedPreconditionError(path + ": encrypted: no GTID index");
+  }
   t.Close();
   // The header CRC of each entry and the file's identity, from the bytes
   // on disk (what a reader checks).

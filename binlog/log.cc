@@ -184,6 +184,7 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
 void Binlog::UseGtidIndex(GtidReader* g, uint64_t start,
                           const std::vector<uint64_t>& files, const ReaderOptions& ro,
                           const GtidSet& have, const MariaGtidState& position) {
+  if (!impl_->gtid_index_allowed()) return;
   // The active file grows: only the files before it are indexed.
   const bool closed = !files.empty() && start < files.back();
   internal::GtidSeek seek = internal::PlanGtidSeek(

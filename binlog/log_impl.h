@@ -155,6 +155,9 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   LogStats stats() const;
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   LogFlavor flavor() const { return options_.flavor; }
+  // Encrypted files (Options::keyring) get no GTID index: it would hold
+  // their GTID states in clear.
+  bool gtid_index_allowed() const { return crypt_fs_ == nullptr; }
   const Uuid& server_uuid() const { return options_.server_uuid; }
 
   const std::shared_ptr<LiveLog>& live() const { return live_; }

@@ -295,7 +295,7 @@ absl::Status BinlogImpl::FinishOpen() {
   }
   // No pipeline activity yet: this thread owns the flush-stage state.
   BINLOG_RETURN_IF_ERROR(StartNewFile(max_number + 1, /*at_startup=*/true));
-  if (options_.gtid_index_interval > 0) {
+  if (options_.gtid_index_interval > 0 && gtid_index_allowed()) {
     ReaderOptions ro;
     ro.gtid_index_interval = options_.gtid_index_interval;
     gidx_ = std::make_unique<GtidIndexBuilder>(fs_, options_.gtid_index_interval, ro);

@@ -487,7 +487,8 @@ struct Options {
   // path; Close waits for the files closed before it. Purge and Reset
   // remove the index with its file. 0: the log writes none (readers still
   // build one on demand, ReaderOptions::gtid_index_interval). Default 4 MiB
-  // (a few KiB of index per 256 MiB file).
+  // (a few KiB of index per 256 MiB file). Encrypted logs (`keyring`) get
+  // no index (it would hold their GTID states in clear).
   uint64_t gtid_index_interval = uint64_t{4} << 20;
 };
 
@@ -583,6 +584,9 @@ struct ReaderOptions {
   // replica's position instead of the file's start. 0: the readers neither
   // use nor build an index (every connect reads its start file from its
   // first event). Default 4 MiB (a few KiB of index per 256 MiB file).
+  // MariaDB-encrypted files (Start_encryption) get none; a caller reading
+  // MySQL-encrypted files through a decrypting FileSystem should set 0,
+  // or the index holds their GTID states in clear.
   uint64_t gtid_index_interval = uint64_t{4} << 20;
 
   // How Transaction_payload events (compressed transactions) are returned.

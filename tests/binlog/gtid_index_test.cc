@@ -21,6 +21,7 @@
 #include "binlog/gtid_index.h"
 #include "binlog/gtid_reader.h"
 #include "binlog/index_file.h"
+#include "binlog/keyring.h"
 #include "binlog/log.h"
 #include "binlog/mirror_log.h"
 #include "gtest/gtest.h"
@@ -532,6 +533,53 @@ INSTANTIATE_TEST_SUITE_P(Flavors, GtidIndexTest,
                          [](const auto& info) {
                            return info.param == LogFlavor::kMariaDB ? "MariaDB" : "MySQL";
                          });
+
+// An encrypted log gets no index (its GTID states would be in clear), and
+// its GTID readers read as before.
+TEST(GtidIndexEncrypted, EncryptedLogHasNoIndex) {
+  const std::string dir = testing_util::NewTempDir("gtid_index_enc");
+  MemoryKeyring keyring;
+  Options o;
+  o.max_file_size = 16 << 10;
+  o.sync_policy = SyncPolicy::kNever;
+  o.server_uuid = kUuid;
+  o.keyring = &keyring;
+  o.encryption = true;
+  o.gtid_index_interval = 4096;
+  auto log = Binlog::Open(dir, "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  TransactionBuffer txn;
+  for (int i = 0; i < 200; ++i) {
+    txn.Clear();
+    txn.AppendCommitGtid(kTs, 1, CommitGtid());
+    AppendQuery(&txn, kTs, 1, 5, "db", "BEGIN");
+    AppendQuery(&txn, kTs, 1, 5, "db", std::string(300, 'q'));
+    AppendXid(&txn, kTs, 1, i + 1);
+    ASSERT_TRUE((*log)->Commit(&txn).ok());
+  }
+  const auto files = (*log)->ListFiles();
+  ASSERT_GE(files.size(), 3u);
+  GtidSet have;
+  have.AddInterval(kUuid, 1, 150);
+  ReaderOptions ro;
+  ro.gtid_index_interval = 4096;
+  auto g = (*log)->NewGtidReader(have, ro);
+  ASSERT_TRUE(g.ok()) << g.status();
+  Event ev;
+  std::vector<int64_t> gnos;
+  while ((*g)->Next(&ev).ok()) {
+    if (ev.header.type == kGtidEvent) gnos.push_back(DecodeMySqlGtidEvent(ev.body())->gno);
+  }
+  ASSERT_EQ(gnos.size(), 50u);
+  EXPECT_EQ(gnos.front(), 151);
+  EXPECT_EQ((*g)->jumped_to(), 0u);
+  ASSERT_TRUE((*log)->Close().ok());
+  for (const auto& f : files) {
+    EXPECT_FALSE(*io::FileSystem::Default()->Exists(
+        GtidIndexPath(io::JoinPath(dir, f.name))))
+        << f.name;
+  }
+}
 
 // Under PayloadMode::kDecoded a compressed transaction the replica has is
 // skipped whole, and the one after it too (the payload ends its
