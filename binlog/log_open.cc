@@ -299,6 +299,14 @@ absl::Status BinlogImpl::FinishOpen() {
     ReaderOptions ro;
     ro.gtid_index_interval = options_.gtid_index_interval;
     gidx_ = std::make_unique<GtidIndexBuilder>(fs_, options_.gtid_index_interval, ro);
+    // The newest file before this Open's own was ended by a Close or by
+    // recovery, not by a rotation: index it now if it has no index.
+    const std::vector<uint64_t> files = live_->Files();
+    if (files.size() >= 2) {
+      const std::string last_closed = PathOf(files[files.size() - 2]);
+      absl::StatusOr<bool> has = fs_->Exists(GtidIndexPath(last_closed));
+      if (has.ok() && !*has) gidx_->Add(last_closed, options_.flavor);
+    }
   }
   if (options_.background_rotation && options_.sync_policy == SyncPolicy::kEveryGroup) {
     RotationWorker::Deps wd;

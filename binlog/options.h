@@ -479,8 +479,9 @@ struct Options {
   size_t compression_threshold = 256;
 
   // The GTID index (binlog/gtid_index.h, FORMAT.md "GTID index files"):
-  // after each rotation a thread of the log's own reads the closed file once
-  // and writes `<file>.gidx` beside it, an entry about every this many bytes
+  // after each rotation (and at Open, for the newest file a Close or a
+  // crash ended) a thread of the log's own reads the closed file once and
+  // writes `<file>.gidx` beside it, an entry about every this many bytes
   // of the file, so a GTID reader (Binlog::NewGtidReader,
   // NewMariaGtidReader, the at-rest readers) starts near the replica's
   // position instead of reading the whole start file. Never on the commit

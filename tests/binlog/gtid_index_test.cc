@@ -218,14 +218,17 @@ TEST_P(GtidIndexTest, SeekGivesTheEventsOfTheFullScan) {
   BuildLog(700);
   const auto files = log_->ListFiles();
   ASSERT_GE(files.size(), 4u);
-  // Every rotated file (not the one Close ended, nor the active one).
-  for (size_t i = 0; i + 2 < files.size(); ++i) {
+  // Every file but the active one (the one Close ended: indexed by Open).
+  ASSERT_TRUE(log_->Close().ok());
+  for (size_t i = 0; i + 1 < files.size(); ++i) {
     EXPECT_TRUE(Exists(GtidIndexPath(PathOf(files[i].number)))) << files[i].name;
   }
   auto index = internal::LoadGtidIndex(io::FileSystem::Default(), PathOf(files[0].number),
                                        GetParam());
   ASSERT_TRUE(index.ok()) << index.status();
   EXPECT_GE(index->entries.size(), 10u);
+  log_.reset();
+  OpenLog();
 
   const auto gtids = AllGtids();
   int jumped = 0, checked = 0;
@@ -290,6 +293,21 @@ TEST_P(GtidIndexTest, MissingIndexIsRebuiltByTheReader) {
   for (const auto& f : files) indexed += Exists(GtidIndexPath(PathOf(f.number)));
   EXPECT_GE(indexed, 1);
   EXPECT_FALSE(Exists(GtidIndexPath(PathOf(files.back().number))));
+}
+
+// A file ended by Close (not by a rotation) is indexed by the next Open.
+TEST_P(GtidIndexTest, OpenIndexesTheFileCloseEnded) {
+  OpenLog();
+  Commit(60);
+  ASSERT_EQ(log_->ListFiles().size(), 1u);
+  ASSERT_TRUE(log_->Close().ok());
+  log_.reset();
+  EXPECT_FALSE(Exists(GtidIndexPath(PathOf(1))));
+  OpenLog();
+  ASSERT_TRUE(log_->Close().ok());  // waits for the builder
+  log_.reset();
+  EXPECT_TRUE(Exists(GtidIndexPath(PathOf(1))));
+  EXPECT_FALSE(Exists(GtidIndexPath(PathOf(2))));
 }
 
 // Damage of every kind: a torn tail, a flipped byte anywhere, an entry
