@@ -151,8 +151,12 @@ absl::StatusOr<PurgeResult> Retention::PurgeUpTo(uint64_t file_number,
   absl::Status first_error;
   for (uint64_t n : victims) {
     absl::Status r = deps_.fs->Remove(PathOf(n));
-    // Its GTID index goes with it (a failure is the purge's error too).
-    if (r.ok()) r = RemoveGtidIndex(deps_.fs, PathOf(n));
+    // Its GTID index goes with it (a failure is the purge's error, the
+    // file is purged all the same).
+    if (r.ok()) {
+      absl::Status ir = RemoveGtidIndex(deps_.fs, PathOf(n));
+      if (!ir.ok() && first_error.ok()) first_error = ir;
+    }
     if (r.ok()) {
       result.purged.push_back(BinlogFileName(deps_.basename, n));
     } else if (first_error.ok()) {
