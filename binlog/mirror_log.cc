@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/gtid_index.h"
 #include "binlog/index_file.h"
 #include "binlog/live_log.h"
 #include "binlog/log_directory.h"
@@ -145,6 +146,8 @@ struct MirrorLog::State {
   Stats stats;
   absl::Status error;
   bool closed = false;
+  // Indexes the ended files (MirrorOptions::gtid_index_interval).
+  std::unique_ptr<internal::GtidIndexBuilder> gidx;
 
   // Applies one stored event (header `h`, body `body`) to the boundary
   // parser and the GTID state; `end` is where it ends in the file.
@@ -830,6 +833,14 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
     m->ended = true;
     m->next_file = next_file;
     Publish();
+    if (options_.gtid_index_interval > 0) {  // its GTID index, off this thread
+      if (m->gidx == nullptr) {
+        m->gidx = std::make_unique<internal::GtidIndexBuilder>(
+            m->fs, options_.gtid_index_interval, ReaderOptions());
+      }
+      m->gidx->Add(io::JoinPath(dir_, m->last_name),
+                   IsMariaDbFde(m->fde) ? LogFlavor::kMariaDB : LogFlavor::kMySQL);
+    }
     if (!next_file.empty()) {
       m->stream_file = next_file;
       m->stream_pos = kMagicSize;
@@ -926,6 +937,10 @@ absl::Status MirrorLog::Close() {
   State* m = st_.get();
   if (m->closed) return absl::FailedPreconditionError("mirror log is closed");
   m->closed = true;
+  if (m->gidx != nullptr) {  // the ended files' indexes first
+    m->gidx->WaitIdle();
+    m->gidx->Stop();
+  }
   absl::Status result = m->error;
   if (result.ok() && m->active != nullptr) {
     // Cut a partial transaction: the dump sends it again from ResumePoint().

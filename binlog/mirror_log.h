@@ -173,6 +173,10 @@ struct MirrorOptions {
   // cuts damage only within this reach of the first bad event; keep it the
   // same across Opens of one copy. 64 KiB .. 1 GiB.
   uint64_t max_unsynced_bytes = 8 << 20;
+  // The entry spacing of the GTID index (binlog/gtid_index.h) built, in a
+  // thread of the copy's own, for each file a Rotate or Stop ended; 0:
+  // none (the GTID readers build one on demand). Default 4 MiB.
+  uint64_t gtid_index_interval = uint64_t{4} << 20;
 };
 
 // What Open() found and did.

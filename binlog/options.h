@@ -486,6 +486,20 @@ struct Options {
   // pay a decompression per transaction. A transaction that does not get
   // smaller is written plainly too.
   size_t compression_threshold = 256;
+
+  // The GTID index (binlog/gtid_index.h, FORMAT.md "GTID index files"):
+  // after each rotation (and at Open, for the newest file a Close or a
+  // crash ended) a thread of the log's own reads the closed file once and
+  // writes `<file>.gidx` beside it, an entry about every this many bytes
+  // of the file, so a GTID reader (Binlog::NewGtidReader,
+  // NewMariaGtidReader, the at-rest readers) starts near the replica's
+  // position instead of reading the whole start file. Never on the commit
+  // path; Close waits for the files closed before it. Purge and Reset
+  // remove the index with its file. 0: the log writes none (readers still
+  // build one on demand, ReaderOptions::gtid_index_interval). Default 4 MiB
+  // (a few KiB of index per 256 MiB file). Encrypted logs (`keyring`) get
+  // no index (it would hold their GTID states in clear).
+  uint64_t gtid_index_interval = uint64_t{4} << 20;
 };
 
 // How a reader treats the CRC32 footer of each event.
@@ -580,6 +594,20 @@ struct ReaderOptions {
   // binlog a server writes). Relay-log files (the relay flag in their
   // Format_description) are never checked, whatever this says.
   bool check_log_pos = true;
+
+  // GTID readers (Binlog::NewGtidReader, NewMariaGtidReader and the
+  // at-rest readers of binlog/gtid_reader.h): the spacing, in bytes of the
+  // binlog file, of the entries of the GTID index (`<file>.gidx`, FORMAT.md
+  // "GTID index files") a reader builds for a closed start file that has
+  // none, or none that checks out (written back when the directory allows).
+  // With an index, a GTID connect reads from the entry nearest the
+  // replica's position instead of the file's start. 0: the readers neither
+  // use nor build an index (every connect reads its start file from its
+  // first event). Default 4 MiB (a few KiB of index per 256 MiB file).
+  // MariaDB-encrypted files (Start_encryption) get none; a caller reading
+  // MySQL-encrypted files through a decrypting FileSystem should set 0,
+  // or the index holds their GTID states in clear.
+  uint64_t gtid_index_interval = uint64_t{4} << 20;
 
   // How Transaction_payload events (compressed transactions) are returned.
   PayloadMode payloads = PayloadMode::kDecoded;
