@@ -299,7 +299,7 @@ TEST_F(IoErrorTest, FailuresDuringRotationPoisonTheLogAndReopenCleanly) {
     FaultSpec spec;
   };
   const Case cases[] = {
-      {"create", {FaultOp::kOpenWritable, FaultKind::kEnospc, 1, "binlog.0", false}},
+      {"create", {FaultOp::kOpenWritable, FaultKind::kEnospc, 1, "binlog.000002", false}},
       {"header write", {FaultOp::kWrite, FaultKind::kEnospc, 1, "binlog.000002", false}},
       {"header sync", {FaultOp::kSync, FaultKind::kEio, 1, "binlog.000002", false}},
       {"dir sync", {FaultOp::kDirSync, FaultKind::kEio, 1, "", false}},
