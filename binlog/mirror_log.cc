@@ -28,6 +28,8 @@
 #include "absl/strings/str_cat.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/gtid_reader.h"
+#include "binlog/gtid_scan.h"
 #include "binlog/index_file.h"
 #include "binlog/live_log.h"
 #include "binlog/log_directory.h"
@@ -91,6 +93,18 @@ struct MirrorLog::State {
   int64_t pending_gno = 0;
   bool has_pending_maria = false;
   MariaGtidListEntry pending_maria;
+
+  // What Publish() last published to tailing readers: the end (file
+  // number, offset), the flavor and the GTID state there. Written under
+  // `mu` and `published_mu`, read under either: the readers' calls
+  // (NewGtidReader, published_state) take only published_mu, so they do
+  // not wait for an fdatasync that Sync runs holding `mu`.
+  mutable sync::Mutex published_mu;
+  uint64_t published_file = 0;
+  uint64_t published_pos = 0;
+  LogFlavor published_flavor = LogFlavor::kMySQL;
+  GtidSet published_gtids;
+  MariaGtidState published_maria;
 
   Stats stats;
   absl::Status error;
@@ -332,10 +346,19 @@ absl::Status MirrorLog::OpenImpl() {
 }
 
 void MirrorLog::Publish() {
-  const State* m = st_.get();
+  State* m = st_.get();
   // The boundary is durable only once synced covers it (after Sync, and at
   // a file's start and end, where synced is the file's end).
   if (m->files.empty() || m->boundary_end > m->synced) return;
+  if (m->published_file != m->last || m->published_pos != m->boundary_end) {
+    // The GTID state is the one at boundary_end (Observe keeps both).
+    sync::MutexLock l(&m->published_mu);
+    m->published_flavor = IsMariaDbFde(m->fde) ? LogFlavor::kMariaDB : LogFlavor::kMySQL;
+    m->published_gtids = m->gtids;
+    m->published_maria = m->maria;
+    m->published_file = m->last;
+    m->published_pos = m->boundary_end;
+  }
   live_->Publish(m->last, m->boundary_end);
 }
 
@@ -343,6 +366,111 @@ absl::StatusOr<std::unique_ptr<Reader>> MirrorLog::NewReader(
     const ReaderOptions& options) const {
   sync::MutexLock l(&st_->mu);
   return std::unique_ptr<Reader>(new Reader(live_, options, st_->fs));
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewGtidReader(
+    const GtidSet& have, const Uuid& server_uuid, const ReaderOptions& options) const {
+  const std::vector<uint64_t> files = live_->Files();
+  GtidSet executed;
+  {
+    sync::MutexLock l(&st_->published_mu);
+    executed = st_->published_gtids;
+  }
+  if (files.empty()) return absl::FailedPreconditionError("the copy holds no file yet");
+  BINLOG_ASSIGN_OR_RETURN(
+      GtidSet purged,
+      internal::FileGtids(st_->fs, io::JoinPath(dir_, BinlogFileName(basename_, files.front())),
+                          /*with_transactions=*/false));
+  if (!purged.IsSubsetOf(have)) {
+    purged.Subtract(have);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged: the replica lacks GTIDs that were purged from the copy: ", purged.ToString()));
+  }
+  if (!server_uuid.IsZero()) {
+    GtidSet own;
+    for (const GnoInterval& iv : have.Intervals(server_uuid)) {
+      own.AddInterval(server_uuid, iv.first, iv.last);
+    }
+    if (!own.IsSubsetOf(executed)) {
+      own.Subtract(executed);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ahead: the replica has GTIDs of the source that the copy never had: ",
+          own.ToString()));
+    }
+  }
+  BINLOG_ASSIGN_OR_RETURN(uint64_t start,
+                          internal::GtidStartFile(st_->fs, dir_, basename_, files, have));
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
+  return std::make_unique<GtidReader>(std::move(reader), have);
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewMariaGtidReader(
+    const MariaGtidState& position, const ReaderOptions& options) const {
+  const std::vector<uint64_t> files = live_->Files();
+  MariaGtidState state;
+  {
+    sync::MutexLock l(&st_->published_mu);
+    state = st_->published_maria;
+  }
+  if (files.empty()) return absl::FailedPreconditionError("the copy holds no file yet");
+  for (const MariaGtidListEntry& g : position.Positions()) {
+    if (!state.Contains(g.domain_id, g.server_id, g.seq_no)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ahead: the replica's GTID position ", g.domain_id, "-", g.server_id, "-", g.seq_no,
+          " is not in the copy's binlog state (", state.StateToString(), ")"));
+    }
+  }
+  BINLOG_ASSIGN_OR_RETURN(
+      uint64_t start, internal::MariaGtidStartFile(st_->fs, dir_, basename_, files, position));
+  if (start == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged: the copy purged transactions the replica at ", position.ToString(),
+        " lacks"));
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
+  return std::make_unique<GtidReader>(std::move(reader), position);
+}
+
+MirrorLog::PublishedState MirrorLog::published_state() const {
+  PublishedState out;
+  const std::vector<uint64_t> files = live_->Files();
+  {
+    sync::MutexLock l(&st_->published_mu);
+    const State* m = st_.get();
+    if (m->published_file != 0) {
+      out.end = MirrorPosition{BinlogFileName(basename_, m->published_file), m->published_pos};
+    }
+    out.flavor = m->published_flavor;
+    out.gtids = m->published_gtids;
+    out.maria_gtids = m->published_maria;
+  }
+  const uint64_t published_file = live_->published() >> 32;
+  for (uint64_t n : files) {
+    const std::string name = BinlogFileName(basename_, n);
+    uint64_t size = 0;
+    if (name == out.end.file) {
+      size = out.end.pos;
+    } else {
+      // A closed file, or one not published yet (0). A purge may have
+      // removed it meanwhile: then it is left out.
+      auto sz = st_->fs->FileSize(io::JoinPath(dir_, name));
+      if (!sz.ok()) continue;
+      if (n < published_file) size = *sz;
+    }
+    out.files.push_back(PublishedState::File{n, name, size});
+  }
+  if (!out.files.empty() && out.flavor == LogFlavor::kMySQL) {
+    auto purged = internal::FileGtids(
+        st_->fs, io::JoinPath(dir_, out.files.front().name), /*with_transactions=*/false);
+    if (purged.ok()) out.purged = std::move(*purged);
+  }
+  return out;
 }
 
 absl::Status MirrorLog::Poison(absl::Status s) {

@@ -96,7 +96,10 @@
 // Thread safety: thread-safe. Every method takes one internal mutex, so a
 // receiver thread may Append while an acknowledger thread calls Sync() and
 // durable_end(); Sync holds the mutex during its fdatasync, so an Append
-// waits for a Sync in progress (the socket buffers meanwhile).
+// waits for a Sync in progress (the socket buffers meanwhile). The
+// readers' calls (NewReader, NewGtidReader, NewMariaGtidReader,
+// published_state) never wait for an fdatasync: they read the published
+// state, kept apart under a mutex of its own.
 // Errors:
 //   InvalidArgument    a malformed event (size, CRC32, an undecodable
 //                      Format_description or Rotate, an event that fits no
@@ -133,6 +136,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -197,6 +201,7 @@ struct MirrorResumePoint {
 namespace internal {
 class LiveLog;
 }  // namespace internal
+class GtidReader;
 class Reader;
 struct ReaderOptions;
 
@@ -257,6 +262,44 @@ class MirrorLog {
   // file or ReaderOptions::start_file / start_offset. It may outlive the
   // MirrorLog (it then ends at the last published end).
   absl::StatusOr<std::unique_ptr<Reader>> NewReader(const ReaderOptions& options) const;
+
+  // Tailing GTID readers of the copy (binlog/gtid_reader.h: the start file
+  // and the skipping rules of Binlog::NewGtidReader / NewMariaGtidReader),
+  // reading through NewReader(), so only below the published end. The
+  // checks use the published GTID state (published_state()). Errors:
+  // FailedPrecondition for an empty copy, or with a message beginning
+  // "purged:" when the copy's first file's Previous_gtids (MariaDB:
+  // Gtid_list) holds transactions the replica lacks, "ahead:" when the
+  // replica has GTIDs of `server_uuid` (zero: not checked) the copy never
+  // had (MariaDB: a position outside the copy's binlog state); NotFound
+  // when a purge removed the start file meanwhile (try again); I/O errors
+  // reading the files' headers.
+  absl::StatusOr<std::unique_ptr<GtidReader>> NewGtidReader(const GtidSet& have,
+                                                           const Uuid& server_uuid,
+                                                           const ReaderOptions& options) const;
+  absl::StatusOr<std::unique_ptr<GtidReader>> NewMariaGtidReader(
+      const MariaGtidState& position, const ReaderOptions& options) const;
+
+  // What tailing readers can read: the published end and the GTID state
+  // there, the files with their sizes. For SHOW BINARY LOG STATUS, SHOW
+  // BINARY LOGS and the GTID variables of a server serving the copy.
+  struct PublishedState {
+    MirrorPosition end;        // the published end (empty file: none yet)
+    LogFlavor flavor = LogFlavor::kMySQL;
+    GtidSet gtids;             // MySQL: every GTID up to `end`
+    MariaGtidState maria_gtids;  // MariaDB: the binlog state at `end`
+    // MySQL: the first file's Previous_gtids (gtid_purged).
+    GtidSet purged;
+    // Every indexed file, oldest first: its number, name and readable size
+    // (a closed file's size; the last file's published end).
+    struct File {
+      uint64_t number = 0;
+      std::string name;
+      uint64_t size = 0;
+    };
+    std::vector<File> files;
+  };
+  PublishedState published_state() const;
 
   const MirrorRecoveryReport& recovery() const { return recovery_; }
   // The indexed files, oldest first (names).

@@ -24,6 +24,7 @@
 #include "binlog/reader.h"
 #include "binlog/transaction_boundary.h"
 #include "io/codec.h"
+#include "server/log_view.h"
 #include "server/protocol.h"
 
 namespace binlog {
@@ -49,44 +50,6 @@ constexpr absl::Duration kTornGrace = absl::Seconds(5);
 
 std::string FilePath(const ServerOptions& o, uint64_t n) {
   return o.dir + "/" + BinlogFileName(o.basename, n);
-}
-
-// The end of the complete events of file `n` (or, for a `pos` inside the
-// file, of the events up to the first past `pos`) and whether `pos` is one
-// of their boundaries (or the start of the first event after the header).
-struct FileScan {
-  uint64_t end = 0;
-  bool boundary = false;
-  std::string fde;  // the file's Format_description, as stored
-};
-
-absl::StatusOr<FileScan> ScanFile(const ServerOptions& o, uint64_t n, uint64_t pos) {
-  ReaderOptions ro;
-  ro.payloads = PayloadMode::kRaw;
-  ro.checksum_mode = ChecksumMode::kVerify;
-  auto reader = Reader::OpenFiles({FilePath(o, n)}, ro);
-  if (!reader.ok()) return reader.status();
-  FileScan scan;
-  Event ev;
-  absl::Status s = (*reader)->Next(&ev);
-  if (!s.ok()) return s;
-  scan.fde = std::string(ev.data);
-  scan.end = ev.end_offset;
-  scan.boundary = pos <= kMagicSize || pos == ev.end_offset;
-  EventBatch batch;
-  BatchOptions bo;  // boundaries only: the dump verifies what it sends
-  while ((s = (*reader)->NextBatch(&batch, bo)).ok()) {
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (batch.offset + batch.starts[i] == pos) scan.boundary = true;
-    }
-    scan.end = batch.end_offset();
-    if (scan.end == pos) scan.boundary = true;
-    // Past a start position inside the file: whether it is a boundary is
-    // known, and it is not past the end.
-    if (pos > kMagicSize && scan.end > pos) break;
-  }
-  if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;
-  return scan;
 }
 
 }  // namespace
@@ -634,11 +597,11 @@ class Session {
       last_send_ = now;
       if (!Flush()) return false;
     }
-    absl::Duration wait = o_.live != nullptr ? absl::Milliseconds(100) : o_.poll_interval;
+    absl::Duration wait = srv_->view_->live() ? absl::Milliseconds(100) : o_.poll_interval;
     if (period != absl::InfiniteDuration()) {
       wait = std::min(wait, std::max(absl::Milliseconds(1), last_send_ + period - now));
     }
-    if (o_.live != nullptr && reader != nullptr) {
+    if (srv_->view_->live() && reader != nullptr) {
       // A semi-sync replica's ack may be what the log waits for (its
       // committers wait on the tracker, so nothing new comes until the ack
       // is read): the wait is cut in slices of kAckSlice and the socket
@@ -707,8 +670,7 @@ class Session {
     ro.start_offset = offset;
     ro.payloads = PayloadMode::kRaw;
     ro.buffer_size = o_.read_buffer;
-    if (o_.live != nullptr) return o_.live->NewReader(ro);
-    return Reader::OpenDirectory(o_.dir, o_.basename, ro);
+    return srv_->view_->NewReader(ro);
   }
 
   bool Dump(const BinlogDump& d) {
@@ -719,7 +681,7 @@ class Session {
       return DumpMariaGtid(*connect_state, d.flags);
     }
     if (!CheckChecksumCapability()) return false;
-    auto numbers = ReadIndex(io::FileSystem::Default(), o_.dir, o_.basename);
+    auto numbers = srv_->view_->Files();
     if (!numbers.ok() || numbers->empty()) return Fatal("Binary log is not open");
     uint64_t n = 0;
     if (d.file.empty()) {
@@ -738,7 +700,7 @@ class Session {
     if (d.position < kMagicSize) {
       return Fatal("Client requested master to start replication from position < 4");
     }
-    auto scan = ScanFile(o_, n, d.position);
+    auto scan = ScanLogFile(FilePath(o_, n), d.position);
     if (!scan.ok()) return Fatal(absl::StrCat("Could not open log file: ", scan.status().message()));
     if (d.position > scan->end) {
       return Fatal("Client requested master to start replication from position > file size");
@@ -764,7 +726,7 @@ class Session {
     std::string file_name = BinlogFileName(o_.basename, file);
     EventBatch batch;
     BatchOptions bo;
-    bo.verify_checksums = o_.live == nullptr;  // a half-written tail fails its CRC
+    bo.verify_checksums = !srv_->view_->live();  // a half-written tail fails its CRC
     absl::Time bad_since = absl::InfiniteFuture();
     last_send_ = absl::Now();
     while (true) {
@@ -785,7 +747,7 @@ class Session {
         if (out_.size() >= kFlushBytes && !Flush()) return false;
         continue;
       }
-      const bool torn = absl::IsDataLoss(s) && o_.live == nullptr;
+      const bool torn = absl::IsDataLoss(s) && !srv_->view_->live();
       if (!absl::IsOutOfRange(s) && !torn) {
         Flush();
         if (absl::IsNotFound(s)) {
@@ -804,7 +766,7 @@ class Session {
         return Flush() && Send(EncodeEof());
       }
       if (!Idle(reader->get(), file_name, offset)) return false;
-      if (o_.live == nullptr) {
+      if (!srv_->view_->live()) {
         // Files at rest: a fresh reader sees what was written since.
         auto r = OpenAt(file, offset);
         if (!r.ok()) {
@@ -843,7 +805,7 @@ class Session {
       file = g->reader()->file_number();
       offset = g->reader()->position();
       file_name = g->reader()->file_name();
-      const bool torn = absl::IsDataLoss(s) && o_.live == nullptr;
+      const bool torn = absl::IsDataLoss(s) && !srv_->view_->live();
       if (!absl::IsOutOfRange(s) && !torn) {
         Flush();
         return Fatal(s.message());
@@ -857,7 +819,7 @@ class Session {
       }
       if (flags & kDumpNonBlock) return Flush() && Send(EncodeEof());
       if (!Idle(g->reader(), file_name, offset)) return false;
-      if (o_.live == nullptr && file != 0) {
+      if (!srv_->view_->live() && file != 0) {
         auto r = OpenAt(file, offset);
         if (!r.ok()) {
           return Fatal(absl::StrCat("could not open log (purged?): ", r.status().message()));
@@ -887,15 +849,8 @@ class Session {
       SendErr(kErMalformedPacket, "HY000", "Malformed GTID set in COM_BINLOG_DUMP_GTID");
       return false;
     }
-    absl::StatusOr<std::unique_ptr<GtidReader>> g;
-    if (o_.live != nullptr) {
-      g = o_.live->NewGtidReader(*have, GtidReaderOptions());
-    } else {
-      auto st = ReadAtRestGtidState(o_.dir, o_.basename, LogFlavor::kMySQL);
-      if (!st.ok()) return Fatal(st.status().message());
-      g = OpenGtidReaderAtRest(o_.dir, o_.basename, *st, *have, OwnUuid(st->executed),
-                               GtidReaderOptions());
-    }
+    absl::StatusOr<std::unique_ptr<GtidReader>> g =
+        srv_->view_->NewGtidReader(*have, GtidReaderOptions());
     if (!g.ok()) {
       const std::string msg(g.status().message());
       if (absl::StrContains(msg, "purged")) {
@@ -919,14 +874,8 @@ class Session {
     if (!position.ok()) {
       return Fatal(absl::StrCat("Failed to parse the GTID position '", state_text, "'"));
     }
-    absl::StatusOr<std::unique_ptr<GtidReader>> g;
-    if (o_.live != nullptr) {
-      g = o_.live->NewMariaGtidReader(*position, GtidReaderOptions());
-    } else {
-      auto st = ReadAtRestGtidState(o_.dir, o_.basename, LogFlavor::kMariaDB);
-      if (!st.ok()) return Fatal(st.status().message());
-      g = OpenMariaGtidReaderAtRest(o_.dir, o_.basename, *st, *position, GtidReaderOptions());
-    }
+    absl::StatusOr<std::unique_ptr<GtidReader>> g =
+        srv_->view_->NewMariaGtidReader(*position, GtidReaderOptions());
     if (!g.ok()) {
       const std::string msg(g.status().message());
       if (absl::StrContains(msg, "purged")) {
@@ -940,11 +889,6 @@ class Session {
                                 ")"));
     }
     return StreamGtid(std::move(*g), flags);
-  }
-
-  Uuid OwnUuid(const GtidSet& executed) const {
-    std::vector<Uuid> u = executed.Uuids();
-    return u.size() == 1 ? u[0] : Uuid();
   }
 
   Server* srv_;
@@ -979,7 +923,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
 
 absl::Status Server::Init() {
   auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
-  auto numbers = ReadIndex(io::FileSystem::Default(), options_.dir, options_.basename);
+  if (options_.live != nullptr && options_.mirror != nullptr) {
+    return absl::InvalidArgumentError("ServerOptions: live and mirror are exclusive");
+  }
+  if (options_.live != nullptr) {
+    view_ = NewBinlogView(options_.live);
+  } else if (options_.mirror != nullptr) {
+    view_ = NewMirrorView(options_.mirror);
+  } else {
+    view_ = NewAtRestView(options_.dir, options_.basename);
+  }
+  auto numbers = view_->Files();
   if (!numbers.ok() || numbers->empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no binlog ", options_.basename, ".index with files in ", options_.dir));
@@ -1023,14 +977,14 @@ ServerFacts Server::Facts(bool with_state) {
     std::lock_guard<std::mutex> l(mu_);
     for (const auto& [id, reg] : replicas_) f.replicas.push_back(reg.facts);
   }
-  absl::StatusOr<AtRestGtidState> st = absl::UnavailableError("not read");
+  absl::StatusOr<LogViewState> st = absl::UnavailableError("not read");
   if (with_state) {
     {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.state_scans;
     }
     if (options_.on_state_scan) options_.on_state_scan();
-    st = ReadAtRestGtidState(options_.dir, options_.basename, flavor_);
+    st = view_->State(flavor_);
   }
   if (st.ok()) {
     f.gtid_executed = st->executed.ToString();
@@ -1039,23 +993,9 @@ ServerFacts Server::Facts(bool with_state) {
     f.maria_binlog_state = st->maria_state.StateToString();
     std::vector<Uuid> u = st->executed.Uuids();
     if (u.size() == 1) f.server_uuid = u[0].ToString();
-    // Closed files: their size; the newest: the end of its complete
-    // events (it may be preallocated past them). One scan, of one file.
-    for (size_t i = 0; i < st->files.size(); ++i) {
-      const uint64_t n = st->files[i];
-      const std::string name = BinlogFileName(options_.basename, n);
-      uint64_t size = 0;
-      if (i + 1 < st->files.size()) {
-        auto sz = io::FileSystem::Default()->FileSize(FilePath(options_, n));
-        size = sz.ok() ? *sz : 0;
-      } else {
-        auto scan = ScanFile(options_, n, 0);
-        size = scan.ok() ? scan->end : 0;
-        f.current_file = name;
-        f.current_position = size;
-      }
-      f.files.push_back({name, size});
-    }
+    f.files = std::move(st->files);
+    f.current_file = std::move(st->current_file);
+    f.current_position = st->current_position;
   }
   if (f.server_uuid.empty()) {
     // A stable made-up UUID derived from the server id.

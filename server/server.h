@@ -9,8 +9,8 @@
 // Rotate, the Format_description, then the events as stored, following
 // rotations, with heartbeats when idle.
 //
-// Two sources of the log:
-//   - files at rest (ServerOptions::live == nullptr): the log in `dir`,
+// Three sources of the log (server/log_view.h):
+//   - files at rest (neither ServerOptions::live nor mirror): the log in `dir`,
 //     possibly written by another process. A second process cannot
 //     Binlog::Open a log (one writer per log, `<basename>.lock`), so the
 //     server reads the files with Reader::OpenDirectory and follows their
@@ -24,6 +24,16 @@
 //   - a live Binlog in this process (ServerOptions::live): tailing readers
 //     (Binlog::NewReader / NewGtidReader / NewMariaGtidReader) that wait on
 //     the published end and see only what the log publishes.
+//   - a relay's copy in this process (ServerOptions::mirror, what
+//     binlog_server --source serves): the MirrorLog's tailing readers
+//     (binlog/mirror_log.h), which read only below the copy's durable
+//     published end, so a downstream replica never receives a
+//     transaction the copy has not fdatasync'ed, and get what the relay
+//     receives while they read. SHOW BINARY LOG STATUS, SHOW BINARY LOGS
+//     and the GTID variables answer from the copy's published state.
+//     Semi-sync from a copy: served asynchronously unless `acks` is set
+//     (binlog_server sets none: the copy acknowledges to its own source
+//     after its fdatasync, and no committer waits on downstream acks).
 //
 // TLS (ServerOptions::ssl_cert/ssl_key): CLIENT_SSL is advertised, and a
 // client whose first reply is an SSLRequest is upgraded to TLS (TLS 1.2 at
@@ -47,7 +57,7 @@
 // Thread safety: thread-safe. Run() blocks; Shutdown() may be called from
 // any thread (or a signal-watching thread) and makes Run() return after
 // every session has ended.
-// Lifetime: `live`, when set, must outlive the Server.
+// Lifetime: `live` or `mirror`, when set, must outlive the Server.
 
 #ifndef BINLOG_SERVER_SERVER_H_
 #define BINLOG_SERVER_SERVER_H_
@@ -70,8 +80,10 @@
 #include "absl/time/time.h"
 #include "binlog/flavor.h"
 #include "binlog/log.h"
+#include "binlog/mirror_log.h"
 #include "sync/ack_tracker.h"
 #include "server/auth.h"
+#include "server/log_view.h"
 #include "server/queries.h"
 #include "io/socket.h"
 #include "io/tls.h"
@@ -94,6 +106,9 @@ struct ServerOptions {
   uint32_t server_id = 0;
   // The in-process log to serve instead of the files at rest.
   Binlog* live = nullptr;
+  // Or a relay's copy in this process (`dir` and `basename` must be the
+  // copy's). At most one of live and mirror.
+  MirrorLog* mirror = nullptr;
   // Files at rest: how often an idle dump looks for growth.
   absl::Duration poll_interval = absl::Milliseconds(5);
   // Semi-synchronous replication: replicas that announce it
@@ -267,6 +282,8 @@ class Server {
   ServerFacts StateFacts();
 
   const ServerOptions options_;
+  // Where the log is read (set by Init(), then constant).
+  std::unique_ptr<LogView> view_;
   // The TLS context when ssl_cert/ssl_key are set.
   std::shared_ptr<const io::TlsContext> tls_;
   std::unique_ptr<Authenticator> auth_;  // set by Init()

@@ -276,7 +276,8 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  // Relay mode: the copy is kept by a receiver thread and served at rest.
+  // Relay mode: the copy is kept by a receiver thread and served live
+  // through its readers (below its durable published end).
   std::unique_ptr<binlog::server::Relay> relay;
   const std::string source = absl::GetFlag(FLAGS_source);
   std::shared_ptr<const binlog::io::TlsContext> source_tls_context;
@@ -347,7 +348,8 @@ int main(int argc, char** argv) {
   }
 
   if (relay != nullptr && relay->mirror()->end().file.empty()) {
-    // The copy is served at rest: it needs its first file. Until the
+    // The server needs the copy's first file (its flavor and checksum
+    // setting come from its Format_description). Until the
     // source sends it the relay keeps connecting; a signal ends the wait.
     std::cout << "waiting for the source's first file" << std::endl;
     const timespec tick = {0, 100 * 1000 * 1000};
@@ -364,6 +366,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (relay != nullptr) o.mirror = relay->mirror();
   auto server = Server::Create(o);
   if (!server.ok()) {
     std::cerr << "binlog_server: " << server.status() << "\n";
