@@ -35,6 +35,7 @@
 #include "binlog/log_directory.h"
 #include "binlog/log_recovery.h"
 #include "binlog/reader.h"
+#include "binlog/retention.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
 #include "binlog/transaction_scan.h"
@@ -238,9 +239,17 @@ absl::Status MirrorLog::OpenImpl() {
   BINLOG_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDirectory(dir_));
   std::sort(names.begin(), names.end());
   std::vector<std::string> strays;
+  const uint64_t first = m->files.empty() ? 0 : m->files.front();
   for (const std::string& name : names) {
     uint64_t n = 0;
-    if (!ParseBinlogFileName(basename_, name, &n) || n <= last) continue;
+    if (!ParseBinlogFileName(basename_, name, &n)) continue;
+    if (n < first) {
+      // Before the first indexed file: a purge rewrote the index and was
+      // interrupted before it removed this file.
+      strays.push_back(name);
+      continue;
+    }
+    if (n <= last) continue;
     if (!internal::HoldsOnlyHeaderEvents(fs, io::JoinPath(dir_, name),
                                          {kFormatDescriptionEvent})) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -435,6 +444,81 @@ absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewMariaGtidReader(
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
   return std::make_unique<GtidReader>(std::move(reader), position);
+}
+
+absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& file) {
+  sync::MutexLock l(&st_->mu);
+  BINLOG_RETURN_IF_ERROR(CheckUsable());
+  State* m = st_.get();
+  uint64_t target = 0;
+  if (!ParseBinlogFileName(basename_, file, &target) ||
+      !std::binary_search(m->files.begin(), m->files.end(), target)) {
+    return absl::NotFoundError(absl::StrCat(file, " is not a file of the copy"));
+  }
+  PurgeResult result;
+  uint64_t pinned = 0;
+  // Takes them from the readers' list first: a reader cannot open one
+  // from here on, and one a reader holds stops the purge.
+  std::vector<uint64_t> victims = live_->TakePurgeable(target, &pinned);
+  if (pinned != 0) {
+    result.kept_file = BinlogFileName(basename_, pinned);
+    result.kept_reason = "open by a reader";
+  }
+  if (victims.empty()) return result;
+  std::vector<uint64_t> left(m->files.begin() + static_cast<long>(victims.size()),
+                             m->files.end());
+  absl::Status s =
+      WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, left, options_.file_mode);
+  if (!s.ok()) {
+    live_->RestoreFront(victims);
+    return Poison(s);
+  }
+  m->files = std::move(left);
+  // The index no longer names them: a crash from here leaves files Open
+  // removes.
+  absl::Status first_error;
+  for (uint64_t n : victims) {
+    const std::string name = BinlogFileName(basename_, n);
+    absl::Status r = m->fs->Remove(io::JoinPath(dir_, name));
+    if (r.ok()) {
+      result.purged.push_back(name);
+    } else if (first_error.ok()) {
+      first_error = r;
+    }
+  }
+  absl::Status ds = m->dir_handle->Sync();
+  if (!first_error.ok()) return first_error;
+  if (!ds.ok()) return ds;
+  m->stats.files_purged += result.purged.size();
+  return result;
+}
+
+absl::StatusOr<std::vector<MirrorLog::FileFacts>> MirrorLog::ListFileFacts() const {
+  const std::vector<uint64_t> files = live_->Files();
+  std::vector<FileFacts> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    FileFacts f;
+    f.number = files[i];
+    f.name = BinlogFileName(basename_, files[i]);
+    const std::string path = io::JoinPath(dir_, f.name);
+    auto size = st_->fs->FileSize(path);
+    if (!size.ok()) {
+      if (absl::IsNotFound(size.status())) continue;  // purged meanwhile
+      return size.status();
+    }
+    f.size = *size;
+    if (i + 1 < files.size()) {
+      uint32_t ts = 0;
+      auto closed = internal::ClosedFileEndTime(st_->fs, basename_, path, &ts);
+      if (!closed.ok()) {
+        if (absl::IsNotFound(closed.status())) continue;
+        return closed.status();
+      }
+      if (*closed) f.end_time = ts;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 MirrorLog::PublishedState MirrorLog::published_state() const {

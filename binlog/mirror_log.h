@@ -77,7 +77,9 @@
 // is DataLoss to every reader, never cut. A file after the last indexed one
 // that holds only a (possibly torn) Format_description is what a crash
 // between a file's start and its index entry leaves: removed. Any other
-// unindexed file after it is refused (FailedPrecondition). Close() cuts a
+// unindexed file after it is refused (FailedPrecondition). Unindexed files
+// before the first indexed one are what a purge interrupted between its
+// index rewrite and its removals leaves: removed. Close() cuts a
 // partial transaction the same way and makes everything durable: the files
 // then hold nothing past the last complete event received (no preallocated
 // zeros, no Stop event of the copy's own).
@@ -180,7 +182,8 @@ struct MirrorRecoveryReport {
   uint64_t bytes_cut = 0;   // bytes removed after valid_end
   std::string reason;       // why the scan stopped where it did
   // Unindexed files after the last indexed one holding only a file start
-  // (an interrupted file start), removed.
+  // (an interrupted file start), and unindexed files before the first
+  // indexed one (an interrupted purge), removed.
   std::vector<std::string> removed_files;
 };
 
@@ -301,6 +304,44 @@ class MirrorLog {
   };
   PublishedState published_state() const;
 
+  // Retention of the copy (binlog_server's retention options follow the
+  // downstream replicas with it: server/copy_retention.h).
+  //
+  // PurgeTo: removes the files before `file` (a file of the copy), oldest
+  // first, as PURGE BINARY LOGS TO does. Never the last file, and never a
+  // file a reader has open (its pin) nor any after it: the purge stops
+  // there and says so. The index is rewritten first (write-temp, fdatasync,
+  // rename, directory fsync), then the files are removed and the directory
+  // synced: a crash in between leaves unindexed files before the first
+  // indexed one, which Open removes (MirrorRecoveryReport::removed_files).
+  // Readers that would start in a purged file get NotFound; the GTID
+  // readers' purged check then reads the new first file's Previous_gtids
+  // (MariaDB: Gtid_list). Errors: NotFound for a file not in the copy;
+  // FailedPrecondition after Close or poisoning; the index write's I/O
+  // error (nothing removed, the copy poisoned, as any failed write of it);
+  // a removal's error (the index no longer names the file: Open removes
+  // it).
+  struct PurgeResult {
+    std::vector<std::string> purged;  // names, oldest first
+    // Why the purge stopped before `file` ("" if it did not): the file a
+    // reader has open.
+    std::string kept_file;
+    std::string kept_reason;
+  };
+  absl::StatusOr<PurgeResult> PurgeTo(const std::string& file);
+
+  // The copy's files for a retention policy, oldest first: name, number,
+  // size on disk, and for a file the source ended (a Rotate or a Stop at
+  // its end) that event's timestamp (the source's clock, Unix seconds; 0
+  // for the last file or one that ended otherwise).
+  struct FileFacts {
+    uint64_t number = 0;
+    std::string name;
+    uint64_t size = 0;
+    uint32_t end_time = 0;
+  };
+  absl::StatusOr<std::vector<FileFacts>> ListFileFacts() const;
+
   const MirrorRecoveryReport& recovery() const { return recovery_; }
   // The indexed files, oldest first (names).
   std::vector<std::string> files() const;
@@ -313,6 +354,7 @@ class MirrorLog {
     uint64_t resent = 0;        // re-sends the copy already held
     uint64_t syncs = 0;         // fdatasyncs of the copy's files
     uint64_t files_started = 0;
+    uint64_t files_purged = 0;  // files PurgeTo removed
   };
   Stats stats() const;
 
