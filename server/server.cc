@@ -558,18 +558,36 @@ class Session {
     return true;
   }
 
+  // Sends what is buffered, records where the replica's dump got to, and
+  // ends the dump if Server::EndDumpsBefore asked (1236 with its reason).
   bool Flush() {
-    if (out_.empty()) return true;
     const size_t bytes = out_.size(), events = out_events_;
-    bool ok = sock_.WriteAll(out_, absl::Now() + o_.write_timeout, &srv_->shutdown_).ok();
+    bool ok = true;
+    if (bytes != 0) {
+      ok = sock_.WriteAll(out_, absl::Now() + o_.write_timeout, &srv_->shutdown_).ok();
+    }
     out_.clear();
     out_events_ = 0;
+    std::string ended;
     {
       std::lock_guard<std::mutex> l(srv_->mu_);
       srv_->stats_.events_sent += events;
       srv_->stats_.bytes_sent += bytes;
+      if (ok && sent_) srv_->NoteSentLocked(id_, registered_id_, sent_file_no_, sent_file_, sent_pos_);
+      auto it = srv_->ended_dumps_.find(id_);
+      if (it != srv_->ended_dumps_.end()) ended = it->second;
     }
-    return ok && (!semisync_ || ReadAcks());
+    if (!ok) return false;
+    if (!ended.empty()) return Fatal(ended);
+    return bytes == 0 || !semisync_ || ReadAcks();
+  }
+
+  // The replica's dump got to (file, pos): recorded at the next Flush.
+  void NoteSent(uint64_t file_no, const std::string& file, uint64_t pos) {
+    sent_ = true;
+    sent_file_no_ = file_no;
+    if (file != sent_file_) sent_file_ = file;
+    sent_pos_ = pos;
   }
 
   // Shutdown in the middle of a dump: what is buffered, then the error.
@@ -724,6 +742,7 @@ class Session {
     auto reader = OpenAt(file, offset);
     if (!reader.ok()) return Fatal(reader.status().message());
     std::string file_name = BinlogFileName(o_.basename, file);
+    NoteSent(file, file_name, offset);  // it holds what comes before
     EventBatch batch;
     BatchOptions bo;
     bo.verify_checksums = !srv_->view_->live();  // a half-written tail fails its CRC
@@ -740,6 +759,7 @@ class Session {
         file = batch.file_number;
         offset = batch.end_offset();
         file_name = (*reader)->file_name();
+        NoteSent(file, file_name, offset);
         last_send_ = absl::Now();
         // The batch is copied into out_: the ring's bytes are not held
         // while a send to a slow replica blocks.
@@ -798,6 +818,8 @@ class Session {
           first = false;
         }
         if (!ForwardEvent(ev.data, ev.file_has_checksums, false)) return false;
+        NoteSent(g->reader()->file_number(), g->reader()->file_name(),
+                 g->reader()->position());
         last_send_ = absl::Now();
         if (out_.size() >= kFlushBytes && !Flush()) return false;
         continue;
@@ -911,6 +933,11 @@ class Session {
   uint32_t replica_id_ = 0;
   // The server id this session registered (COM_REGISTER_SLAVE).
   std::optional<uint32_t> registered_id_;
+  // Where the dump got to (NoteSent).
+  bool sent_ = false;
+  uint64_t sent_file_no_ = 0;
+  std::string sent_file_;
+  uint64_t sent_pos_ = 0;
   TransactionBoundaryParser parser_;
 };
 
@@ -1104,16 +1131,73 @@ bool Server::Authenticated() {
 void Server::RegisterReplica(uint32_t session, const ReplicaFacts& r) {
   std::lock_guard<std::mutex> l(mu_);
   for (auto it = replicas_.begin(); it != replicas_.end();) {
-    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
+    if (it->second.session == session) {
+      positions_[it->first].connected = false;
+      it = replicas_.erase(it);
+    } else {
+      it = std::next(it);
+    }
   }
   replicas_[r.server_id] = Registered{session, r};
+  // A replica seen before keeps its position until its new dump sends.
+  ReplicaPosition& p = positions_[r.server_id];
+  p.server_id = r.server_id;
+  p.connected = true;
 }
 
 void Server::UnregisterReplica(uint32_t session) {
   std::lock_guard<std::mutex> l(mu_);
   for (auto it = replicas_.begin(); it != replicas_.end();) {
-    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
+    if (it->second.session == session) {
+      positions_[it->first].connected = false;
+      it = replicas_.erase(it);
+    } else {
+      it = std::next(it);
+    }
   }
+  dump_files_.erase(session);
+  ended_dumps_.erase(session);
+}
+
+void Server::NoteSentLocked(uint32_t session, std::optional<uint32_t> server_id,
+                            uint64_t file_no, const std::string& file, uint64_t position) {
+  dump_files_[session] = file_no;
+  if (!server_id.has_value()) return;
+  auto it = replicas_.find(*server_id);
+  if (it == replicas_.end() || it->second.session != session) return;  // replaced
+  it->second.facts.sent = true;
+  if (it->second.facts.sent_file != file) it->second.facts.sent_file = file;
+  it->second.facts.sent_position = position;
+  ReplicaPosition& p = positions_[*server_id];
+  if (p.file != file) p.file = file;
+  p.position = position;
+}
+
+std::vector<Server::ReplicaPosition> Server::ReplicaPositions() const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<ReplicaPosition> out;
+  for (const auto& [id, p] : positions_) out.push_back(p);
+  return out;
+}
+
+int Server::EndDumpsBefore(uint64_t file_number, const std::string& why) {
+  std::lock_guard<std::mutex> l(mu_);
+  int n = 0;
+  for (const auto& [session, file] : dump_files_) {
+    if (file < file_number && ended_dumps_.count(session) == 0) {
+      ended_dumps_[session] = why;
+      ++n;
+    }
+  }
+  return n;
+}
+
+bool Server::ForgetReplica(uint32_t server_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = positions_.find(server_id);
+  if (it == positions_.end() || it->second.connected) return false;
+  positions_.erase(it);
+  return true;
 }
 
 void Server::ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,

@@ -69,6 +69,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -245,6 +246,31 @@ class Server {
   void Join();
 
   ServerStats stats() const;
+
+  // The downstream replicas this server has seen, by server id
+  // (COM_REGISTER_SLAVE), connected or not: where each one's dumps got to
+  // (the end of the last event sent; empty file: none sent yet, the
+  // replica holds every file). Kept across a replica's reconnects, in
+  // memory only: a server restarted knows a replica again once it
+  // registers. What a retention policy of the log follows
+  // (server/copy_retention.h).
+  struct ReplicaPosition {
+    uint32_t server_id = 0;
+    bool connected = false;
+    std::string file;
+    uint64_t position = 0;
+  };
+  std::vector<ReplicaPosition> ReplicaPositions() const;
+  // Ends every dump whose replica's last sent position is in a file the
+  // log numbers below `file_number` (or that has sent nothing yet and
+  // started below it): each gets ER_MASTER_FATAL_ERROR_READING_BINLOG
+  // (1236) with `why` and is disconnected within a heartbeat slice. For a
+  // purge an operator limit forces past slow replicas. Returns how many.
+  int EndDumpsBefore(uint64_t file_number, const std::string& why);
+  // Forgets a replica that is not connected (retention stops waiting for
+  // it). False if it is connected or unknown.
+  bool ForgetReplica(uint32_t server_id);
+
   LogFlavor flavor() const { return flavor_; }
   // The handshake's version string: "5.5.5-10.11.19-MariaDB-log" for
   // MariaDB-flavor logs (MariaDB replicas require the 5.5.5- prefix form),
@@ -269,6 +295,10 @@ class Server {
   // session's end removes what it registered; a semi-sync ack updates it.
   void RegisterReplica(uint32_t session, const ReplicaFacts& r);
   void UnregisterReplica(uint32_t session);
+  // A dump of `session` (registered as `server_id`, if it did) got to
+  // (file_no, file, position). REQUIRES: mu_ held.
+  void NoteSentLocked(uint32_t session, std::optional<uint32_t> server_id, uint64_t file_no,
+                      const std::string& file, uint64_t position);
   void ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
                     uint64_t position);
   absl::Status Init();
@@ -310,6 +340,13 @@ class Server {
     ReplicaFacts facts;
   };
   std::map<uint32_t, Registered> replicas_;  // by server id; guarded by mu_
+  // Every replica seen (ReplicaPositions), by server id; guarded by mu_.
+  std::map<uint32_t, ReplicaPosition> positions_;
+  // Dumps (by session) in progress: the file number their replica has
+  // reached (0: not known yet), and the sessions EndDumpsBefore ended
+  // with the message to send; guarded by mu_.
+  std::map<uint32_t, uint64_t> dump_files_;
+  std::map<uint32_t, std::string> ended_dumps_;
   ServerStats stats_;                 // guarded by mu_
 
   // StateFacts(). Lock order: facts_mu_, then mu_.
