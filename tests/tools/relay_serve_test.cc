@@ -6,14 +6,24 @@
 // by GTID set, never before the copy's fdatasync (the copy's sync held at
 // a gate), and the statements that report the log's state answer from the
 // copy's durable published end.
+//
+// And the copy's retention (server/copy_retention.h): a purge waits for a
+// registered replica that is behind (remembered while disconnected, by
+// server id) and for a named consumer (a PositionStore file), goes on once
+// they read past, and an operator limit forces it past them: it is logged,
+// and the replica that comes back for a purged position gets 1236 (by file
+// and position) or 1789 (by GTID set).
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "binlog/event.h"
@@ -22,11 +32,14 @@
 #include "binlog/gtid.h"
 #include "binlog/log.h"
 #include "binlog/mirror_log.h"
+#include "binlog/position_store.h"
 #include "binlog/transaction.h"
 #include "gtest/gtest.h"
 #include "io/socket.h"
 #include "server/auth.h"
 #include "server/client.h"
+#include "server/copy_retention.h"
+#include "server/protocol.h"
 #include "server/relay.h"
 #include "server/server.h"
 #include "tests/testutil/external_tools.h"
@@ -102,12 +115,13 @@ class RelayServeTest : public ::testing::Test {
     out->runner = std::thread([s, l] { s->Run(l); });
   }
 
-  absl::StatusOr<CommitPosition> Commit() {
+  absl::StatusOr<CommitPosition> Commit(size_t pad = 0) {
     const int i = next_++;
     TransactionBuffer txn;
     txn.AppendCommitGtid(kServedTs, 1, CommitGtid());
     AppendQuery(&txn, kServedTs, 1, 5, "db", "BEGIN");
-    AppendQuery(&txn, kServedTs, 1, 5, "db", absl::StrCat("INSERT INTO t VALUES (", i, ")"));
+    AppendQuery(&txn, kServedTs, 1, 5, "db",
+                absl::StrCat("INSERT INTO t VALUES (", i, ", '", std::string(pad, 'x'), "')"));
     AppendXid(&txn, kServedTs, 1, 7000 + i);
     return log_->Commit(&txn);
   }
@@ -178,7 +192,67 @@ class RelayServeTest : public ::testing::Test {
     return absl::OkStatus();
   }
 
+  // Commits `n` transactions of about 500 bytes (the log's files are
+  // 8 KiB: a rotation every 15 or so) and waits for the copy.
+  void CommitMany(int n) {
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(Commit(400).ok());
+    if (relay_ != nullptr) {
+      ASSERT_TRUE(WaitCaughtUp());
+    }
+  }
+
+  // A replica registered as `server_id` dumps by file and position to the
+  // end (non-blocking: the server ends the dump with EOF), asks SHOW
+  // REPLICAS for its own Sent_File / Sent_Position, and disconnects.
+  // Returns that position.
+  MirrorPosition ReplicaReadsToTheEnd(uint32_t server_id, const std::string& file = "",
+                                      uint32_t pos = 4) {
+    auto c = ConnectDownstream();
+    EXPECT_TRUE(c.ok()) << c.status();
+    if (!c.ok()) return {};
+    EXPECT_TRUE(c->Register(server_id, "127.0.0.1", 3307).ok());
+    EXPECT_TRUE(c->Dump(file, pos, kDumpNonBlock, server_id).ok());
+    for (;;) {
+      auto r = c->Read(absl::Now() + absl::Seconds(30));
+      EXPECT_TRUE(r.ok()) << r.status();
+      if (!r.ok() || r->kind == ClientReply::kEof) break;
+      EXPECT_NE(r->kind, ClientReply::kError) << r->error_code << " " << r->message;
+      if (r->kind == ClientReply::kError) return {};
+    }
+    auto q = c->Query("SHOW REPLICAS");
+    EXPECT_TRUE(q.ok()) << q.status();
+    MirrorPosition at;
+    if (q.ok()) {
+      for (const auto& row : q->rows) {
+        if (row[0].value_or("") != absl::StrCat(server_id)) continue;
+        // MySQL 8.4's five columns, the semi-sync pair, then ours.
+        at.file = row[7].value_or("");
+        at.pos = std::stoull(row[8].value_or("0"));
+      }
+    }
+    return at;
+  }
+
+  std::unique_ptr<CopyRetention> Retention(CopyRetentionOptions o) {
+    o.basename = "binlog";
+    o.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> l(log_mu_);
+      log_lines_.push_back(line);
+    };
+    auto r = CopyRetention::Create(relay_->mirror(), downstream_.server.get(), std::move(o));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? std::move(*r) : nullptr;
+  }
+  std::string LogText() {
+    std::lock_guard<std::mutex> l(log_mu_);
+    return absl::StrJoin(log_lines_, "\n");
+  }
+
+  std::vector<std::string> CopyFiles() { return relay_->mirror()->files(); }
+
   std::string src_dir_, copy_dir_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_lines_;
   std::unique_ptr<Binlog> log_;
   Served source_;
   GatedSyncFileSystem fs_;
@@ -281,6 +355,170 @@ TEST_F(RelayServeTest, StatusStatementsReportTheCopysDurableEnd) {
   ASSERT_TRUE(g.ok()) << g.status();
   EXPECT_EQ(absl::AsciiStrToLower(g->rows[0][0].value_or("")),
             absl::StrCat(kServedUuid, ":1-2"));
+}
+
+
+// A purge by size waits for a registered replica that is behind, also
+// while it is disconnected (its position is remembered by server id), and
+// goes on once it has read past. SHOW REPLICAS showed where it got to.
+TEST_F(RelayServeTest, APurgeWaitsForASlowRegisteredReplica) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(20);
+  if (HasFatalFailure()) return;
+  const MirrorPosition a = ReplicaReadsToTheEnd(601);
+  EXPECT_EQ(a, relay_->mirror()->durable_end()) << a.file << ":" << a.pos;
+  CommitMany(80);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 5u);
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;  // the policy wants every file but the last gone
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  // Only the files before the replica's.
+  std::vector<std::string> want;
+  for (const std::string& f : before) {
+    if (f < a.file) want.push_back(f);
+  }
+  EXPECT_EQ(pass->purged, want);
+  EXPECT_EQ(pass->kept_file, a.file);
+  EXPECT_EQ(pass->kept_reason, absl::StrCat("replica 601 at ", a.file, ":", a.pos));
+  EXPECT_FALSE(pass->forced);
+  EXPECT_EQ(CopyFiles().front(), a.file);
+  // The replica comes back where it was and reads to the end: the purge
+  // goes on to the last file.
+  const MirrorPosition again = ReplicaReadsToTheEnd(601, a.file, static_cast<uint32_t>(a.pos));
+  EXPECT_EQ(again, relay_->mirror()->durable_end());
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_FALSE(pass->purged.empty());
+  EXPECT_EQ(CopyFiles(), std::vector<std::string>{before.back()});
+}
+
+// A named consumer (a PositionStore whose source_file is the copy's file
+// it reads) holds its file and the later ones; one whose store cannot be
+// read holds every file. The retention thread purges once it moves on.
+TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(80);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 4u);
+  const std::string store_path = src_dir_ + "/consumer.pos";
+  auto store = PositionStore::Open(store_path, PositionStoreOptions());
+  ASSERT_TRUE(store.ok()) << store.status();
+  ReplicaPosition p;
+  p.source_file = before[2];
+  p.source_pos = 4;
+  ASSERT_TRUE((*store)->Update(p).ok());
+
+  CopyRetentionOptions missing;
+  missing.max_total_bytes = 1;
+  missing.consumers = {{"gone", src_dir_ + "/no-such.pos"}};
+  auto held = Retention(missing);
+  ASSERT_NE(held, nullptr);
+  auto pass = held->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_TRUE(absl::StrContains(pass->kept_reason, "consumer gone")) << pass->kept_reason;
+
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.consumers = {{"archiver", store_path}};
+  o.interval = absl::Milliseconds(10);
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, (std::vector<std::string>{before[0], before[1]}));
+  EXPECT_EQ(pass->kept_reason, absl::StrCat("consumer archiver at ", before[2]));
+  // The consumer moves on to the last file; the thread's next pass purges.
+  p.source_file = before.back();
+  ASSERT_TRUE((*store)->Update(p).ok());
+  ret->Start();
+  EXPECT_TRUE(testutil::WaitUntil([&] { return CopyFiles().size() == 1; }));
+  ret->Stop();
+  EXPECT_EQ(CopyFiles(), std::vector<std::string>{before.back()});
+}
+
+// An operator limit forces the purge past a replica that is behind: the
+// purge is logged naming it, and the replica coming back for its purged
+// position gets 1236 (by file and position) and 1789 (by GTID set).
+TEST_F(RelayServeTest, AnOperatorLimitForcesThePurgeAndTheReplicaGets1236) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(20);
+  if (HasFatalFailure()) return;
+  const MirrorPosition a = ReplicaReadsToTheEnd(602);
+  ASSERT_FALSE(a.file.empty());
+  CommitMany(80);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.force_max_total_bytes = 1;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->forced);
+  EXPECT_EQ(CopyFiles(), std::vector<std::string>{before.back()});
+  const std::string log = LogText();
+  EXPECT_TRUE(absl::StrContains(log, "an operator limit forces a purge")) << log;
+  EXPECT_TRUE(absl::StrContains(log, absl::StrCat("replica 602 at ", a.file))) << log;
+  EXPECT_TRUE(absl::StrContains(log, "forced")) << log;
+
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Register(602, "127.0.0.1", 3307).ok());
+  ASSERT_TRUE(c->Dump(a.file, static_cast<uint32_t>(a.pos), 0, 602).ok());
+  auto r = c->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, 1236);
+  EXPECT_TRUE(absl::StrContains(r->message, "Could not find first log file name")) << r->message;
+
+  auto g = ConnectDownstream();
+  ASSERT_TRUE(g.ok()) << g.status();
+  GtidSet have;
+  have.AddInterval(Tsid(*Uuid::Parse(kServedUuid)), 1, 5);
+  ASSERT_TRUE(g->DumpGtid(have.EncodePreviousGtidsBody(), 0, 603).ok());
+  r = g->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, 1789) << r->message;
+}
+
+// By time: files whose source Rotate is older than expire_after go (the
+// clock injected), none while they are younger.
+TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(50);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 3u);
+  auto facts = relay_->mirror()->ListFileFacts();
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  const uint32_t newest_end = (*facts)[facts->size() - 2].end_time;
+  ASSERT_NE(newest_end, 0u);
+  absl::Time now = absl::FromUnixSeconds(newest_end) + absl::Minutes(30);
+  CopyRetentionOptions o;
+  o.expire_after = absl::Hours(1);
+  o.now = [&now] { return now; };
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  now = absl::FromUnixSeconds(newest_end) + absl::Hours(1);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
 }
 
 }  // namespace
