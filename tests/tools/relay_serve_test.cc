@@ -74,7 +74,12 @@ class RelayServeTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(&copy[0]), nullptr);
     src_dir_ = src;
     copy_dir_ = copy;
-    auto log = Binlog::Open(src_dir_, "binlog", ServedLogOptions(io::Codec::kNone));
+    Options lo = ServedLogOptions(io::Codec::kNone);
+    if (maria_) {
+      lo.flavor = LogFlavor::kMariaDB;
+      lo.server_id = 1;
+    }
+    auto log = Binlog::Open(src_dir_, "binlog", lo);
     ASSERT_TRUE(log.ok()) << log.status();
     log_ = std::move(*log);
     ServerOptions so;
@@ -118,8 +123,12 @@ class RelayServeTest : public ::testing::Test {
   absl::StatusOr<CommitPosition> Commit(size_t pad = 0) {
     const int i = next_++;
     TransactionBuffer txn;
-    txn.AppendCommitGtid(kServedTs, 1, CommitGtid());
-    AppendQuery(&txn, kServedTs, 1, 5, "db", "BEGIN");
+    if (maria_) {
+      txn.AppendMariaCommitGtid(kServedTs, 1, CommitGtid());
+    } else {
+      txn.AppendCommitGtid(kServedTs, 1, CommitGtid());
+      AppendQuery(&txn, kServedTs, 1, 5, "db", "BEGIN");
+    }
     AppendQuery(&txn, kServedTs, 1, 5, "db",
                 absl::StrCat("INSERT INTO t VALUES (", i, ", '", std::string(pad, 'x'), "')"));
     AppendXid(&txn, kServedTs, 1, 7000 + i);
@@ -188,6 +197,10 @@ class RelayServeTest : public ::testing::Test {
         auto g = DecodeAnyMySqlGtidEvent(h.type, EventBody(r->event, true));
         if (g.ok()) gnos->push_back(g->gno);
       }
+      if (h.type == kMariaGtidEvent && gnos != nullptr) {
+        auto g = DecodeMariaGtid(EventBody(r->event, true));
+        if (g.ok()) gnos->push_back(static_cast<int64_t>(g->seq_no));
+      }
     }
     return absl::OkStatus();
   }
@@ -250,6 +263,7 @@ class RelayServeTest : public ::testing::Test {
 
   std::vector<std::string> CopyFiles() { return relay_->mirror()->files(); }
 
+  bool maria_ = false;  // a MariaDB-flavor source (set before SetUp)
   std::string src_dir_, copy_dir_;
   std::mutex log_mu_;
   std::vector<std::string> log_lines_;
@@ -519,6 +533,44 @@ TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
   pass = ret->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
+}
+
+
+// MariaDB: a source log of MariaDB's flavor relayed, and a downstream
+// client connecting with its GTID position (@slave_connect_state) gets
+// what comes after it, what arrives while it reads, each once; a position
+// the copy never had gets 1236.
+class RelayServeMariaTest : public RelayServeTest {
+ protected:
+  RelayServeMariaTest() { maria_ = true; }
+};
+
+TEST_F(RelayServeMariaTest, ByGtidPositionADownstreamReplicaGetsWhatArrivesWhileItReads) {
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(Commit().ok());
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Query("SET @slave_connect_state = '0-1-1'").ok());
+  ASSERT_TRUE(c->Query("SET @mariadb_slave_capability = 4").ok());
+  ASSERT_TRUE(c->Dump("", 4, 0, 504).ok());
+  std::vector<int64_t> seqs;
+  ASSERT_TRUE(ReadTransactions(&*c, 1, absl::Now() + absl::Seconds(30), &seqs).ok());
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(ReadTransactions(&*c, 2, absl::Now() + absl::Seconds(30), &seqs).ok());
+  EXPECT_EQ(seqs, (std::vector<int64_t>{2, 3, 4}));
+
+  auto ahead = ConnectDownstream();
+  ASSERT_TRUE(ahead.ok()) << ahead.status();
+  ASSERT_TRUE(ahead->Query("SET @slave_connect_state = '0-1-99'").ok());
+  ASSERT_TRUE(ahead->Dump("", 4, 0, 505).ok());
+  auto r = ahead->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, 1236) << r->message;
+  EXPECT_TRUE(absl::StrContains(r->message, "not in the master's binlog")) << r->message;
 }
 
 }  // namespace
