@@ -14,6 +14,7 @@
 // and the replica that comes back for a purged position gets 1236 (by file
 // and position) or 1789 (by GTID set).
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "binlog/event.h"
@@ -535,6 +538,72 @@ TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
   EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
 }
 
+
+// A forced purge past a replica that is still reading an early file (it
+// reads slowly: its socket is full): its dump is ended with 1236 naming
+// the operator limit, which frees the file it held, and the next pass
+// purges it.
+TEST_F(RelayServeTest, AForcedPurgeEndsTheDumpOfAReplicaInAPurgedFile) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  // Twice what the server's socket can buffer (tcp_wmem's maximum, 4 MiB
+  // by default; the client's receive window grows only as it reads), in
+  // 20 KiB transactions, one file each (the log's files are 8 KiB).
+  uint64_t wmem_max = 4 << 20;
+  {
+    std::string text;
+    if (testing_util::RunCommand("cat /proc/sys/net/ipv4/tcp_wmem", &text) == 0) {
+      std::vector<std::string> parts = absl::StrSplit(text, absl::ByAnyChar(" \t\n"),
+                                                      absl::SkipEmpty());
+      if (parts.size() == 3) absl::SimpleAtoi(parts[2], &wmem_max);
+    }
+  }
+  const int txns = static_cast<int>(std::min<uint64_t>(2 * wmem_max, 64 << 20) / (20 << 10));
+  for (int i = 0; i < txns; ++i) ASSERT_TRUE(Commit(20 << 10).ok());
+  ASSERT_TRUE(WaitCaughtUp());
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Register(606, "127.0.0.1", 3307).ok());
+  ASSERT_TRUE(c->Dump("", 4, 0, 606).ok());
+  ASSERT_TRUE(ReadTransactions(&*c, 2, absl::Now() + absl::Seconds(30)).ok());
+  // The client reads no more: the dump stops in an early file.
+  const std::vector<std::string> files = CopyFiles();
+  auto position = [&]() {
+    for (const auto& p : downstream_.server->ReplicaPositions()) {
+      if (p.server_id == 606) return p.file;
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(testutil::WaitUntil([&] { return !position().empty(); }));
+  ASSERT_LT(position(), files.back());
+
+  CopyRetentionOptions o;
+  o.force_max_total_bytes = 1;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->forced);
+  EXPECT_EQ(pass->dumps_ended, 1);
+  EXPECT_EQ(pass->kept_reason, "open by a reader");  // the dump's file, until it ends
+  // The client reads on: the events the server had sent, then the error.
+  ClientReply last;
+  for (;;) {
+    auto r = c->Read(absl::Now() + absl::Seconds(60));
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (r->kind == ClientReply::kError) {
+      last = *r;
+      break;
+    }
+  }
+  EXPECT_EQ(last.error_code, 1236);
+  EXPECT_TRUE(absl::StrContains(last.message, "operator limit")) << last.message;
+  // Its file is free: the next pass purges every file but the last.
+  ASSERT_TRUE(testutil::WaitUntil([&] {
+    auto p = ret->RunOnce();
+    return p.ok() && CopyFiles().size() == 1;
+  }));
+}
 
 // MariaDB: a source log of MariaDB's flavor relayed, and a downstream
 // client connecting with its GTID position (@slave_connect_state) gets
