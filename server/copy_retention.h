@@ -10,7 +10,9 @@
 //      timestamp of their end (the Rotate the source closed them with) is
 //      older than expire_after (MySQL's binlog_expire_logs_seconds), and
 //      the oldest files while the copy's files together hold more than
-//      max_total_bytes (MySQL 8.4 has no such limit).
+//      max_total_bytes (MySQL 8.4 has no such limit). A file that ended
+//      without a Rotate or Stop (a crashed source's) has no known age:
+//      the time limits stop at it (the size limits do not).
 //   2. What the consumers hold: no file at or after the one a consumer has
 //      reached goes. Consumers are every downstream replica the server has
 //      seen register, by server id (Server::ReplicaPositions: the end of

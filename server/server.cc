@@ -1192,14 +1192,6 @@ int Server::EndDumpsBefore(uint64_t file_number, const std::string& why) {
   return n;
 }
 
-bool Server::ForgetReplica(uint32_t server_id) {
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = positions_.find(server_id);
-  if (it == positions_.end() || it->second.connected) return false;
-  positions_.erase(it);
-  return true;
-}
-
 void Server::ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
                           uint64_t position) {
   std::lock_guard<std::mutex> l(mu_);

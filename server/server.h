@@ -267,9 +267,6 @@ class Server {
   // (1236) with `why` and is disconnected within a heartbeat slice. For a
   // purge an operator limit forces past slow replicas. Returns how many.
   int EndDumpsBefore(uint64_t file_number, const std::string& why);
-  // Forgets a replica that is not connected (retention stops waiting for
-  // it). False if it is connected or unknown.
-  bool ForgetReplica(uint32_t server_id);
 
   LogFlavor flavor() const { return flavor_; }
   // The handshake's version string: "5.5.5-10.11.19-MariaDB-log" for
