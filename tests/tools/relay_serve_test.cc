@@ -342,8 +342,8 @@ TEST_F(RelayServeTest, GtidSetsOutsideTheCopyGetMySqlsErrors) {
   EXPECT_EQ(r->error_code, 1885) << r->message;
 }
 
-// SHOW BINARY LOG STATUS and @@gtid_executed answer from the copy's
-// durable published end: with the copy's fdatasync held, the transaction
+// SHOW BINARY LOG STATUS, SHOW BINARY LOGS and @@gtid_executed answer
+// from the copy's durable published end: with the copy's fdatasync held, the transaction
 // written but not synced is not reported.
 TEST_F(RelayServeTest, StatusStatementsReportTheCopysDurableEnd) {
   ASSERT_TRUE(Commit().ok());
@@ -361,6 +361,12 @@ TEST_F(RelayServeTest, StatusStatementsReportTheCopysDurableEnd) {
   ASSERT_FALSE(st->rows.empty());
   EXPECT_EQ(st->rows[0][0].value_or(""), durable.file);
   EXPECT_EQ(st->rows[0][1].value_or(""), absl::StrCat(durable.pos));
+  auto logs = c->Query("SHOW BINARY LOGS");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  ASSERT_EQ(logs->kind, ClientReply::kResultSet);
+  ASSERT_FALSE(logs->rows.empty());
+  EXPECT_EQ(logs->rows.back()[0].value_or(""), durable.file);
+  EXPECT_EQ(logs->rows.back()[1].value_or(""), absl::StrCat(durable.pos));
   auto g = c->Query("SELECT @@GLOBAL.gtid_executed");
   ASSERT_TRUE(g.ok()) << g.status();
   ASSERT_EQ(g->kind, ClientReply::kResultSet);
