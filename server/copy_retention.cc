@@ -7,10 +7,13 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "binlog/format.h"
 #include "binlog/index_file.h"
 #include "binlog/position_store.h"
+#include "io/file_system.h"
 
 namespace binlog {
 namespace server {
@@ -62,7 +65,66 @@ absl::StatusOr<std::unique_ptr<CopyRetention>> CopyRetention::Create(
     return absl::InvalidArgumentError(
         "CopyRetention: ages must be >= 0 and the interval > 0");
   }
-  return std::unique_ptr<CopyRetention>(new CopyRetention(mirror, server, std::move(options)));
+  std::unique_ptr<CopyRetention> r(new CopyRetention(mirror, server, std::move(options)));
+  if (!r->o_.replicas_file.empty()) {
+    absl::Status s = r->LoadReplicas();
+    if (!s.ok()) return s;
+  }
+  return r;
+}
+
+namespace {
+constexpr char kReplicasHeader[] = "binlog-relay-replicas 1";
+}  // namespace
+
+absl::Status CopyRetention::LoadReplicas() {
+  io::FileSystem* fs = io::FileSystem::Default();
+  absl::StatusOr<std::string> text = ReadSmallFile(fs, o_.replicas_file, 16 << 20);
+  if (absl::IsNotFound(text.status())) return absl::OkStatus();
+  if (!text.ok()) return text.status();
+  std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
+  if (lines.empty() || lines[0] != kReplicasHeader) {
+    return absl::DataLossError(absl::StrCat(o_.replicas_file, ": not a replicas file"));
+  }
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<absl::string_view> f = absl::StrSplit(lines[i], ' ');
+    uint32_t id = 0;
+    uint64_t pos = 0;
+    if (f.size() != 4 || f[0] != "replica" || !absl::SimpleAtoi(f[1], &id) ||
+        !absl::SimpleAtoi(f[3], &pos)) {
+      return absl::DataLossError(
+          absl::StrCat(o_.replicas_file, ": bad line ", i + 1, ": '", lines[i], "'"));
+    }
+    if (server_ != nullptr) server_->RememberReplica(id, std::string(f[2]), pos);
+  }
+  saved_ = *text;
+  return absl::OkStatus();
+}
+
+absl::Status CopyRetention::SaveReplicas(const std::vector<Server::ReplicaPosition>& replicas) {
+  std::string text = absl::StrCat(kReplicasHeader, "\n");
+  for (const Server::ReplicaPosition& p : replicas) {
+    if (p.file.empty()) continue;  // nothing to hold by name
+    absl::StrAppend(&text, "replica ", p.server_id, " ", p.file, " ", p.position, "\n");
+  }
+  if (text == saved_) return absl::OkStatus();
+  io::FileSystem* fs = io::FileSystem::Default();
+  const std::string tmp = o_.replicas_file + ".tmp";
+  auto f = fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate);
+  if (!f.ok()) return f.status();
+  absl::Status s = (*f)->Write(0, text);
+  if (s.ok()) s = (*f)->Sync();
+  absl::Status cs = (*f)->Close();
+  if (s.ok()) s = cs;
+  if (s.ok()) s = fs->Rename(tmp, o_.replicas_file);
+  if (s.ok()) {
+    const size_t slash = o_.replicas_file.rfind('/');
+    auto d = fs->OpenDirectory(slash == std::string::npos ? "."
+                                                          : o_.replicas_file.substr(0, slash));
+    s = d.ok() ? (*d)->Sync() : d.status();
+  }
+  if (s.ok()) saved_ = std::move(text);
+  return s;
 }
 
 CopyRetention::~CopyRetention() { Stop(); }
@@ -70,6 +132,15 @@ CopyRetention::~CopyRetention() { Stop(); }
 absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   std::lock_guard<std::mutex> pass(pass_mu_);
   PassResult res;
+  std::vector<Server::ReplicaPosition> replicas;
+  if (server_ != nullptr) replicas = server_->ReplicaPositions();
+  if (!o_.replicas_file.empty()) {
+    absl::Status s = SaveReplicas(replicas);
+    if (!s.ok()) {
+      Log(absl::StrCat("retention: saving the replicas' positions to ", o_.replicas_file,
+                       ": ", s.ToString()));
+    }
+  }
   absl::StatusOr<Files> listed = mirror_->ListFileFacts();
   if (!listed.ok()) return listed.status();
   const Files& files = *listed;
@@ -82,7 +153,7 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
 
   std::vector<Holder> holders;
   if (server_ != nullptr) {
-    for (const Server::ReplicaPosition& p : server_->ReplicaPositions()) {
+    for (const Server::ReplicaPosition& p : replicas) {
       Holder h;
       if (p.file.empty() || !ParseBinlogFileName(o_.basename, p.file, &h.number)) {
         h.number = 0;

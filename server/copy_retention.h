@@ -73,6 +73,14 @@ struct CopyRetentionOptions {
   uint64_t force_max_total_bytes = 0;
   // Between passes of the thread (Start).
   absl::Duration interval = absl::Seconds(10);
+  // Where the replicas' positions are kept across restarts ("": not
+  // kept): text, "binlog-relay-replicas 1" then one "replica <server id>
+  // <file> <position>" line each, replaced crash-safely (write-temp,
+  // fdatasync, rename, directory fsync) by a pass that sees them changed,
+  // and read by Create, which gives the server the replicas it does not
+  // know yet (Server::RememberReplica). A restarted relay then holds the
+  // files of a replica that has not reconnected yet.
+  std::string replicas_file;
   // Where purges and held files are reported (one line each, no newline).
   std::function<void(const std::string&)> log;
   // The clock files' ages are measured with; nullptr: absl::Now().
@@ -82,7 +90,8 @@ struct CopyRetentionOptions {
 class CopyRetention {
  public:
   // `server` may be null (no downstream replicas: named consumers only).
-  // InvalidArgument for an empty basename or negative durations.
+  // InvalidArgument for an empty basename or negative durations; DataLoss
+  // for a replicas_file that cannot be parsed; its I/O errors.
   static absl::StatusOr<std::unique_ptr<CopyRetention>> Create(MirrorLog* mirror,
                                                                Server* server,
                                                                CopyRetentionOptions options);
@@ -114,12 +123,15 @@ class CopyRetention {
   void Log(const std::string& line) const {
     if (o_.log) o_.log(line);
   }
+  absl::Status LoadReplicas();
+  absl::Status SaveReplicas(const std::vector<Server::ReplicaPosition>& replicas);
 
   MirrorLog* const mirror_;
   Server* const server_;
   const CopyRetentionOptions o_;
 
   std::mutex pass_mu_;  // one pass at a time
+  std::string saved_;   // what replicas_file holds; guarded by pass_mu_
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -251,9 +251,8 @@ class Server {
   // (COM_REGISTER_SLAVE), connected or not: where each one's dumps got to
   // (the end of the last event sent; empty file: none sent yet, the
   // replica holds every file). Kept across a replica's reconnects, in
-  // memory only: a server restarted knows a replica again once it
-  // registers. What a retention policy of the log follows
-  // (server/copy_retention.h).
+  // memory (CopyRetention's replicas_file keeps them across restarts).
+  // What a retention policy of the log follows (server/copy_retention.h).
   struct ReplicaPosition {
     uint32_t server_id = 0;
     bool connected = false;
@@ -261,6 +260,10 @@ class Server {
     uint64_t position = 0;
   };
   std::vector<ReplicaPosition> ReplicaPositions() const;
+  // Remembers a replica (not connected) at `file`:`position`, as if it
+  // had been seen there (a retention policy restoring what it saved
+  // before a restart). No-op for a replica already known.
+  void RememberReplica(uint32_t server_id, const std::string& file, uint64_t position);
   // Ends every dump whose replica's last sent position is in a file the
   // log numbers below `file_number` (or that has sent nothing yet and
   // started below it): each gets ER_MASTER_FATAL_ERROR_READING_BINLOG

@@ -64,6 +64,16 @@ std::vector<Server::ReplicaPosition> Server::ReplicaPositions() const {
   return out;
 }
 
+void Server::RememberReplica(uint32_t server_id, const std::string& file, uint64_t position) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (positions_.count(server_id) != 0) return;
+  ReplicaPosition& p = positions_[server_id];
+  p.server_id = server_id;
+  p.connected = false;
+  p.file = file;
+  p.position = position;
+}
+
 int Server::EndDumpsBefore(uint64_t file_number, const std::string& why) {
   std::lock_guard<std::mutex> l(mu_);
   int n = 0;

@@ -380,6 +380,7 @@ int main(int argc, char** argv) {
     rt.force_purge_after = absl::Seconds(absl::GetFlag(FLAGS_force_purge_after_seconds));
     rt.force_max_total_bytes = absl::GetFlag(FLAGS_force_max_total_size);
     rt.interval = absl::GetFlag(FLAGS_retention_interval);
+    rt.replicas_file = o.dir + "/" + o.basename + ".replicas";
     if (rt.interval <= absl::ZeroDuration()) return Usage("--retention_interval must be > 0");
     for (absl::string_view c : absl::StrSplit(absl::GetFlag(FLAGS_consumers), ',')) {
       c = absl::StripAsciiWhitespace(c);

@@ -12,7 +12,8 @@
 // server id) and for a named consumer (a PositionStore file), goes on once
 // they read past, and an operator limit forces it past them: it is logged,
 // and the replica that comes back for a purged position gets 1236 (by file
-// and position) or 1789 (by GTID set).
+// and position) or 1789 (by GTID set); the replicas' positions, saved,
+// hold their files across a restart of the server.
 
 #include <algorithm>
 #include <memory>
@@ -609,6 +610,58 @@ TEST_F(RelayServeTest, AForcedPurgeEndsTheDumpOfAReplicaInAPurgedFile) {
     auto p = ret->RunOnce();
     return p.ok() && CopyFiles().size() == 1;
   }));
+}
+
+// The replicas' positions saved by a pass (replicas_file) hold their
+// files after a restart of the server, before they reconnect.
+TEST_F(RelayServeTest, ReplicaPositionsSavedHoldFilesAcrossARestart) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(20);
+  if (HasFatalFailure()) return;
+  const MirrorPosition a = ReplicaReadsToTheEnd(607);
+  ASSERT_FALSE(a.file.empty());
+  CommitMany(80);
+  if (HasFatalFailure()) return;
+  const std::string saved = src_dir_ + "/binlog.replicas";
+  CopyRetentionOptions o;
+  o.replicas_file = saved;
+  auto first = Retention(o);  // no limit: saves the positions only
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(first->RunOnce().ok());
+  first.reset();
+  std::string text;
+  ASSERT_EQ(testing_util::RunCommand("cat '" + saved + "'", &text), 0);
+  EXPECT_EQ(text, absl::StrCat("binlog-relay-replicas 1\nreplica 607 ", a.file, " ", a.pos,
+                               "\n"));
+
+  // The downstream server restarts: it knows no replica until one
+  // registers; the saved positions hold 607's files.
+  downstream_.Stop();
+  ServerOptions so;
+  so.dir = copy_dir_;
+  so.basename = "binlog";
+  so.mirror = relay_->mirror();
+  so.users = Users();
+  Serve(so, &downstream_);
+  EXPECT_TRUE(downstream_.server->ReplicaPositions().empty());
+  o.max_total_bytes = 1;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->kept_file, a.file);
+  EXPECT_EQ(pass->kept_reason, absl::StrCat("replica 607 at ", a.file, ":", a.pos));
+  EXPECT_EQ(CopyFiles().front(), a.file);
+
+  // A file that is not one is refused at Create.
+  std::string out;
+  ASSERT_EQ(testing_util::RunCommand("echo garbage > '" + saved + "'", &out), 0);
+  CopyRetentionOptions bad;
+  bad.basename = "binlog";
+  bad.replicas_file = saved;
+  auto refused = CopyRetention::Create(relay_->mirror(), downstream_.server.get(), bad);
+  EXPECT_TRUE(absl::IsDataLoss(refused.status())) << refused.status();
 }
 
 // MariaDB: a source log of MariaDB's flavor relayed, and a downstream
