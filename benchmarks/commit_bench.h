@@ -9,6 +9,7 @@
 #ifndef BINLOG_BENCHMARKS_COMMIT_BENCH_H_
 #define BINLOG_BENCHMARKS_COMMIT_BENCH_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -261,6 +262,97 @@ class GroupMarks {
   };
   std::unique_ptr<Mark[]> marks_;
   std::atomic<uint64_t> last_seq_{0};
+};
+
+// One reader's lag samples (reader_lag_*): one per group, the time from
+// the group's record in GroupMarks to the reader's first read at or past
+// the group's end. Fed the end of every event (Reader::Next) or batch
+// (Reader::NextBatch) the reader reads; a batch that covers several
+// groups gives a sample for each of them, not only the last. A read that
+// comes before the group's record (the callback runs just after the
+// publish) is kept pending, and gives the group a sample of 0 or more
+// once the record is seen. Not thread-safe: one per reader thread.
+class ReaderLagSampler {
+ public:
+  // `now_ns`: the clock (a test's own), read only when a read gives a
+  // sample or waits for its group's record: a decoded reader reports
+  // every event, and a clock read per event would be most of its cost.
+  explicit ReaderLagSampler(int64_t (*now_ns)() = &NowNs) : now_ns_(now_ns) {
+    pending_.reserve(4096);
+  }
+
+  // The first group the reader will read the end of (GroupMarks seq).
+  void StartAt(uint64_t seq) { next_seq_ = seq; }
+
+  // The reader has just read up to `key` (GroupMarks::Key); `txn_end`:
+  // `key` ends a transaction (only such reads can end a group).
+  // `measuring` false: reads are followed, no sample is taken.
+  void Observe(const GroupMarks& marks, uint64_t key, bool txn_end,
+               bool measuring) {
+    for (;;) {
+      uint64_t gkey;
+      int64_t t;
+      const int r = marks.Load(next_seq_, &gkey, &t);
+      if (r > 0) {  // more than kSize groups behind: stop measuring
+        overrun_ = true;
+        return;
+      }
+      if (r < 0) {  // its group is not recorded yet
+        if (txn_end && pending_.size() < pending_.capacity()) {
+          pending_.push_back({key, now_ns_()});
+        }
+        return;
+      }
+      if (gkey > key) return;  // inside the group
+      Resolve(gkey, t, measuring);
+      ++next_seq_;
+      if (gkey == key) return;
+    }
+  }
+
+  // At the tail: groups recorded after the reader read their ends.
+  void ResolveAll(const GroupMarks& marks, bool measuring) {
+    while (!pending_.empty() && !overrun_) {
+      uint64_t gkey;
+      int64_t t;
+      const int r = marks.Load(next_seq_, &gkey, &t);
+      if (r != 0 || gkey > pending_.back().key) return;
+      Resolve(gkey, t, measuring);
+      ++next_seq_;
+    }
+  }
+
+  const LagHistogram& lag() const { return lag_; }
+  bool overrun() const { return overrun_; }
+
+ private:
+  // Group (key, t), whose end the reader has read: by the first pending
+  // read at or past its end if there is one (a read before the record),
+  // else now. Drops the pending reads before its end, and the one at it.
+  void Resolve(uint64_t key, int64_t t_ns, bool measuring) {
+    size_t i = 0;
+    while (i < pending_.size() && pending_[i].key < key) ++i;
+    const bool read_before = i < pending_.size();
+    const int64_t read_ns =
+        read_before ? pending_[i].t_ns : (measuring ? now_ns_() : 0);
+    if (read_before && pending_[i].key == key) ++i;
+    if (measuring) {
+      lag_.Add(static_cast<uint64_t>(std::max<int64_t>(0, read_ns - t_ns)) /
+               1000);
+    }
+    pending_.erase(pending_.begin(),
+                   pending_.begin() + static_cast<ptrdiff_t>(i));
+  }
+
+  struct Seen {
+    uint64_t key;
+    int64_t t_ns;
+  };
+  int64_t (*const now_ns_)();
+  uint64_t next_seq_ = 1;  // the next group whose end the reader looks for
+  bool overrun_ = false;   // fell GroupMarks::kSize groups behind
+  std::vector<Seen> pending_;  // reads before their group's record
+  LagHistogram lag_;
 };
 
 class System {

@@ -355,7 +355,7 @@ class BinlogSystem : public System {
       absl::StatusOr<std::unique_ptr<binlog::Reader>> r = log_->NewReader(ro);
       if (!r.ok()) return r.status();
       slot.reader = std::move(*r);
-      slot.next_seq = next_seq;
+      slot.lag.StartAt(next_seq);
     }
     for (ReaderSlot& slot : readers_) {
       slot.thread = std::thread(&BinlogSystem::ReadLoop, this, &slot);
@@ -394,8 +394,8 @@ class BinlogSystem : public System {
   uint64_t ReaderLag(LagHistogram* h) const override {
     uint64_t overruns = 0;
     for (const ReaderSlot& slot : readers_) {
-      h->Merge(slot.lag);
-      overruns += slot.overrun ? 1 : 0;
+      h->Merge(slot.lag.lag());
+      overruns += slot.lag.overrun() ? 1 : 0;
     }
     return overruns;
   }
@@ -472,76 +472,15 @@ class BinlogSystem : public System {
     std::unique_ptr<binlog::Reader> reader;
     std::thread thread;
     absl::Status status;
-    // Reader lag: the next group whose end this reader looks for.
-    uint64_t next_seq = 1;
-    bool overrun = false;  // fell GroupMarks::kSize groups behind
-    // Transaction ends read before their group was recorded (the callback
-    // runs just after publication): (key, read time).
-    struct Seen {
-      uint64_t key;
-      int64_t t_ns;
-    };
-    std::vector<Seen> pending;
-    LagHistogram lag;
+    ReaderLagSampler lag;  // reader_lag_*
   };
 
-  void AddLag(ReaderSlot* slot, int64_t lag_ns) {
-    if (!measuring_.load(std::memory_order_relaxed)) return;
-    slot->lag.Add(static_cast<uint64_t>(std::max<int64_t>(0, lag_ns)) / 1000);
-  }
-
-  // A group recorded with (key, t): if the reader already read its end
-  // (pending), that read is its lag sample (0 when it read before the
-  // record). Drops pending ends up to it.
-  void ResolvePending(ReaderSlot* slot, uint64_t key, int64_t t_ns) {
-    size_t i = 0;
-    while (i < slot->pending.size() && slot->pending[i].key < key) ++i;
-    if (i < slot->pending.size() && slot->pending[i].key == key) {
-      AddLag(slot, slot->pending[i].t_ns - t_ns);
-      ++i;
-    }
-    slot->pending.erase(slot->pending.begin(),
-                        slot->pending.begin() + static_cast<ptrdiff_t>(i));
-  }
-
-  // The reader just read an event ending at `key`.
   void Observe(ReaderSlot* slot, uint64_t key, bool txn_end) {
-    for (;;) {
-      uint64_t gkey;
-      int64_t t;
-      const int r = marks_->Load(slot->next_seq, &gkey, &t);
-      if (r > 0) {  // more than kSize groups behind: stop measuring
-        slot->overrun = true;
-        return;
-      }
-      if (r < 0) {  // its group is not recorded yet
-        if (txn_end && slot->pending.size() < slot->pending.capacity()) {
-          slot->pending.push_back({key, NowNs()});
-        }
-        return;
-      }
-      if (gkey > key) return;  // inside the group
-      if (gkey == key) {
-        AddLag(slot, NowNs() - t);
-        slot->pending.clear();
-      } else {
-        ResolvePending(slot, gkey, t);  // a group read before its record
-      }
-      ++slot->next_seq;
-      if (gkey == key) return;
-    }
+    slot->lag.Observe(*marks_, key, txn_end,
+                      measuring_.load(std::memory_order_relaxed));
   }
-
-  // At the tail: groups recorded after the reader read their ends.
   void ResolveAll(ReaderSlot* slot) {
-    while (!slot->pending.empty() && !slot->overrun) {
-      uint64_t gkey;
-      int64_t t;
-      const int r = marks_->Load(slot->next_seq, &gkey, &t);
-      if (r != 0 || gkey > slot->pending.back().key) return;
-      ResolvePending(slot, gkey, t);
-      ++slot->next_seq;
-    }
+    slot->lag.ResolveAll(*marks_, measuring_.load(std::memory_order_relaxed));
   }
 
   void ReadLoop(ReaderSlot* slot) {
@@ -550,7 +489,6 @@ class BinlogSystem : public System {
     const bool use_batch = p_.reader_api == "batch";
     uint64_t bytes = 0;
     const bool lag = marks_ != nullptr;
-    if (lag) slot->pending.reserve(4096);
     while (!stop_readers_.load(std::memory_order_relaxed)) {
       absl::Status s;
       if (use_batch) {
@@ -561,7 +499,7 @@ class BinlogSystem : public System {
         if (s.ok()) {
           bytes += batch.data.size();
           slot->bytes.store(bytes, std::memory_order_relaxed);
-          if (lag && !slot->overrun) {
+          if (lag && !slot->lag.overrun()) {
             Observe(slot, GroupMarks::Key(batch.file_number, batch.end_offset()),
                     /*txn_end=*/true);
           }
@@ -573,7 +511,7 @@ class BinlogSystem : public System {
       if (s.ok()) {
         bytes += ev.data.size();
         slot->bytes.store(bytes, std::memory_order_relaxed);
-        if (lag && !slot->overrun) {
+        if (lag && !slot->lag.overrun()) {
           Observe(slot, GroupMarks::Key(ev.file_number, ev.end_offset),
                   ev.header.type == binlog::kXidEvent);
         }

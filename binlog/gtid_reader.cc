@@ -3,6 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "binlog/format.h"
+#include "binlog/gtid_index.h"
 #include "binlog/gtid_scan.h"
 #include "binlog/index_file.h"
 #include "binlog/status_macros.h"
@@ -13,13 +15,58 @@ GtidReader::GtidReader(std::unique_ptr<Reader> reader, GtidSet have)
     : reader_(std::move(reader)), have_(std::move(have)) {}
 
 GtidReader::GtidReader(std::unique_ptr<Reader> reader, MariaGtidState position)
-    : reader_(std::move(reader)), mariadb_(true), position_(std::move(position)) {}
+    : reader_(std::move(reader)), mariadb_(true), position_(std::move(position)) {
+  for (const MariaGtidListEntry& e : position_.Positions()) {
+    highest_[std::make_pair(e.domain_id, e.server_id)] = e.seq_no;
+  }
+}
+
+void GtidReader::SetJumps(uint64_t file, std::vector<std::pair<uint64_t, uint64_t>> jumps,
+                          std::set<uint32_t> reached, uint64_t skipped,
+                          ReaderOpener open) {
+  jump_file_ = file;
+  jumps_ = std::move(jumps);
+  next_jump_ = 0;
+  jump_reached_ = std::move(reached);
+  jump_skipped_ = skipped;
+  open_ = std::move(open);
+}
+
+absl::Status GtidReader::MaybeJump() {
+  if (next_jump_ >= jumps_.size() || !last_whole_ || last_file_ != jump_file_ ||
+      last_end_ != jumps_[next_jump_].first) {
+    return absl::OkStatus();
+  }
+  const uint64_t to = jumps_[next_jump_].second;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> r, open_(jump_file_, to));
+  reader_ = std::move(r);
+  fresh_reader_ = true;
+  // What the full scan's state is there: no transaction open.
+  parser_.Reset();
+  skipping_ = false;
+  if (++next_jump_ == jumps_.size()) {
+    reached_.insert(jump_reached_.begin(), jump_reached_.end());
+    skipped_ += jump_skipped_;
+    jumped_to_ = to;
+  }
+  return absl::OkStatus();
+}
 
 absl::Status GtidReader::Next(Event* ev) {
   using R = TransactionBoundaryParser::Result;
   for (;;) {
+    BINLOG_RETURN_IF_ERROR(MaybeJump());
     absl::Status s = reader_->Next(ev);
     if (!s.ok()) return s;
+    last_file_ = ev->file_number;
+    last_end_ = ev->end_offset;
+    last_whole_ = !ev->from_payload || ev->payload_index + 1 >= ev->payload_events;
+    if (fresh_reader_) {
+      // A reader opened inside its file returns no Format_description.
+      fresh_reader_ = false;
+      parser_.set_query_post_header_len(
+          reader_->format_description().PostHeaderLen(kQueryEvent));
+    }
     if (ev->header.type == kFormatDescriptionEvent) {
       parser_.Reset();
       parser_.set_query_post_header_len(
@@ -28,17 +75,27 @@ absl::Status GtidReader::Next(Event* ev) {
       return absl::OkStatus();
     }
     // Expanded payload events belong to their payload's transaction, whose
-    // Gtid event decided already.
+    // Gtid event decided already. The last one ends it, as the payload
+    // event does for a reader of raw payloads.
     if (ev->from_payload) {
-      if (skipping_) continue;
+      const bool skip = skipping_;
+      if (last_whole_) {
+        EventHeader h = ev->header;
+        h.type = kTransactionPayloadEvent;
+        R r = parser_.Feed(h, absl::string_view());
+        if (r == R::kEnded || r == R::kOutside || r == R::kUnexpected) skipping_ = false;
+      }
+      if (skip) continue;
       return absl::OkStatus();
     }
     R r = parser_.Feed(ev->header, ev->body());
     if ((ev->header.type == kGtidEvent || ev->header.type == kGtidTaggedEvent) &&
         !mariadb_) {
       auto g = DecodeAnyMySqlGtidEvent(ev->header.type, ev->body());
-      skipping_ = g.ok() && g->gno > 0 && have_.Contains(g->tsid(), g->gno);
+      skipping_ = g.ok() && g->gno > 0 &&
+                  (have_.Contains(g->tsid(), g->gno) || returned_.Contains(g->tsid(), g->gno));
       if (skipping_) ++skipped_;
+      if (!skipping_ && g.ok() && g->gno > 0) returned_.Add(g->tsid(), g->gno);
     } else if (ev->header.type == kMariaGtidEvent && mariadb_) {
       auto g = DecodeMariaGtid(ev->body());
       skipping_ = false;
@@ -48,6 +105,17 @@ absl::Status GtidReader::Next(Event* ev) {
         if (g->seq_no <= at.seq_no) skipping_ = true;
         if (g->seq_no == at.seq_no && ev->header.server_id == at.server_id) {
           reached_.insert(g->domain_id);  // the replica's own GTID: the last skipped
+        }
+      }
+      if (g.ok() && !skipping_) {
+        // A group the replica had or was sent (a log that repeats groups:
+        // a mirror's file after a failover).
+        const auto key = std::make_pair(g->domain_id, ev->header.server_id);
+        auto it = highest_.find(key);
+        if (it != highest_.end() && g->seq_no <= it->second) {
+          skipping_ = true;
+        } else {
+          highest_[key] = g->seq_no;
         }
       }
       if (skipping_) ++skipped_;
@@ -60,6 +128,23 @@ absl::Status GtidReader::Next(Event* ev) {
     return absl::OkStatus();
   }
 }
+
+namespace internal {
+
+void ApplyGtidSeek(GtidReader* reader, uint64_t file, const GtidSeek& seek,
+                   GtidReader::ReaderOpener open) {
+  const auto& r = seek.returned;
+  if (seek.offset == 0 || r.empty() || r.front().first != kMagicSize ||
+      r.back().second > seek.offset) {
+    return;
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> jumps;
+  for (size_t i = 0; i + 1 < r.size(); ++i) jumps.emplace_back(r[i].second, r[i + 1].first);
+  jumps.emplace_back(r.back().second, seek.offset);
+  reader->SetJumps(file, std::move(jumps), seek.reached, seek.skipped, std::move(open));
+}
+
+}  // namespace internal
 
 // Readers by GTID over files at rest (binlog/gtid_reader.h). The start
 // file and the errors follow Binlog::NewGtidReader / NewMariaGtidReader.
@@ -82,6 +167,31 @@ absl::StatusOr<AtRestGtidState> ReadAtRestGtidState(const std::string& dir,
   }
   return st;
 }
+
+namespace {
+
+// The GTID index of the start file of an at-rest reader (binlog/
+// gtid_index.h); the newest file may be growing: it is never indexed here.
+void UseIndexAtRest(GtidReader* g, const std::string& dir, const std::string& basename,
+                    const AtRestGtidState& state, uint64_t start, LogFlavor flavor,
+                    const ReaderOptions& ro, io::FileSystem* fs, const GtidSet& have,
+                    const MariaGtidState& position) {
+  const bool closed = !state.files.empty() && start != state.files.back();
+  internal::GtidSeek seek = internal::PlanGtidSeek(
+      fs, io::JoinPath(dir, BinlogFileName(basename, start)), closed, flavor, ro, have,
+      position);
+  internal::ApplyGtidSeek(
+      g, start, seek,
+      [dir, basename, ro, fs](uint64_t file,
+                              uint64_t offset) -> absl::StatusOr<std::unique_ptr<Reader>> {
+        ReaderOptions o = ro;
+        o.start_file = file;
+        o.start_offset = offset;
+        return Reader::OpenDirectory(dir, basename, o, fs);
+      });
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<GtidReader>> OpenGtidReaderAtRest(
     const std::string& dir, const std::string& basename,
@@ -114,7 +224,9 @@ absl::StatusOr<std::unique_ptr<GtidReader>> OpenGtidReaderAtRest(
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
                           Reader::OpenDirectory(dir, basename, ro, fs));
-  return std::make_unique<GtidReader>(std::move(reader), have);
+  auto g = std::make_unique<GtidReader>(std::move(reader), have);
+  UseIndexAtRest(g.get(), dir, basename, state, start, LogFlavor::kMySQL, ro, fs, have, {});
+  return g;
 }
 
 absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
@@ -143,7 +255,10 @@ absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader,
                           Reader::OpenDirectory(dir, basename, ro, fs));
-  return std::make_unique<GtidReader>(std::move(reader), position);
+  auto g = std::make_unique<GtidReader>(std::move(reader), position);
+  UseIndexAtRest(g.get(), dir, basename, state, start, LogFlavor::kMariaDB, ro, fs, {},
+                 position);
+  return g;
 }
 
 }  // namespace binlog

@@ -20,11 +20,33 @@
 // Then, per domain, transactions are skipped until the replica's own GTID
 // of that domain has gone by (MariaDB stops skipping a domain there, even
 // for lower seq_nos logged later without gtid_strict_mode); a domain the
-// replica has no position in is sent whole. Errors: FailedPrecondition
+// replica has no position in is sent whole. A transaction is returned at
+// most once: one whose GTID was returned already (MySQL), or whose seq_no is
+// at or below the highest the replica had or was returned for its domain
+// and server id (MariaDB; a server's own seq_nos in a domain only grow), is
+// skipped, as a log that repeats transactions holds them (a mirror copy's
+// first file from a new server after a failover, binlog/mirror_log.h).
+// Errors: FailedPrecondition
 // when the log purged transactions the replica lacks (MariaDB's "Could not
 // find GTID state requested by slave in any binlog files") or when the
 // replica's GTID is not in the log's binlog state (MariaDB's "which is not
 // in the master's binlog").
+//
+// The GTID index (binlog/gtid_index.h, FORMAT.md "GTID index files"):
+// every factory below and Binlog's look, after picking the start file, for
+// the index beside it (ReaderOptions::gtid_index_interval; 0: none). For a
+// closed start file (not the newest) a missing index, or one that does not
+// check out, is built by reading the file once and written back through the
+// FileSystem (a failed write is ignored). With an index the reader returns
+// the start file's events the replica needs whatever its position (the
+// file-level events, anonymous transactions), then continues at the index
+// entry nearest the replica's position: exactly the events of reading the
+// file from its start, in far fewer reads. The newest file may have no
+// index: it is read from its start.
+//
+// Transaction_payload events (compressed transactions) under PayloadMode::
+// kDecoded: the payload ends its transaction, as the payload event does
+// under kRaw.
 //
 // Errors (from Binlog::NewGtidReader): FailedPrecondition when the
 // replica lacks GTIDs the log has purged (MySQL's
@@ -39,9 +61,13 @@
 #ifndef BINLOG_BINLOG_GTID_READER_H_
 #define BINLOG_BINLOG_GTID_READER_H_
 
+#include <map>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -74,19 +100,56 @@ class GtidReader {
   // at-rest Reader ends at the last complete event, and a fresh one opened
   // at that point later sees what was written since.
   void ResumeWith(std::unique_ptr<Reader> reader) { reader_ = std::move(reader); }
-  // Transactions skipped so far because the replica has them.
+  // Transactions skipped so far because the replica has them (with a GTID
+  // index: counted as the full scan would, including the ones jumped over).
   uint64_t skipped_transactions() const { return skipped_; }
 
+  // Opens a reader of file `file` at event boundary `offset`.
+  using ReaderOpener =
+      std::function<absl::StatusOr<std::unique_ptr<Reader>>(uint64_t file, uint64_t offset)>;
+  // For the library's factories (the GTID index): in file `file`, which
+  // reader() reads from its first event, after the event that ends at
+  // jumps[i].first, continue at jumps[i].second (with a reader `open`
+  // returns); at the last jump the MariaDB domains `reached` count as
+  // reached and `skipped` transactions as skipped. A jump whose event never
+  // comes is not made (the file is then read whole).
+  void SetJumps(uint64_t file, std::vector<std::pair<uint64_t, uint64_t>> jumps,
+                std::set<uint32_t> reached, uint64_t skipped, ReaderOpener open);
+  // Where the last jump of SetJumps went, once made (0: none made).
+  uint64_t jumped_to() const { return jumped_to_; }
+
  private:
+  absl::Status MaybeJump();
+
   std::unique_ptr<Reader> reader_;
   const GtidSet have_;
   const bool mariadb_ = false;
   const MariaGtidState position_;
   // MariaDB: domains whose replica GTID has gone by (sent whole from there).
   std::set<uint32_t> reached_;
+  // What was returned, so that a transaction a log repeats (a mirror's
+  // first file from a new server after a failover, binlog/mirror_log.h)
+  // is returned once. MySQL: the GTIDs returned. MariaDB: per domain and
+  // server id, the highest seq_no the replica had or was returned.
+  GtidSet returned_;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> highest_;
   TransactionBoundaryParser parser_;
   bool skipping_ = false;
   uint64_t skipped_ = 0;
+  // SetJumps.
+  uint64_t jump_file_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> jumps_;
+  size_t next_jump_ = 0;
+  std::set<uint32_t> jump_reached_;
+  uint64_t jump_skipped_ = 0;
+  ReaderOpener open_;
+  uint64_t jumped_to_ = 0;
+  // The last event read: its file, its end, and whether it ended its
+  // payload's inner events (or was no inner event).
+  uint64_t last_file_ = 0;
+  uint64_t last_end_ = 0;
+  bool last_whole_ = false;
+  bool fresh_reader_ = false;  // opened by a jump, no event read yet
 };
 
 // The GTID state of a log read from its files at rest (the log of another

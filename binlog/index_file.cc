@@ -230,6 +230,61 @@ absl::Status WriteSyncRecords(io::FileSystem* fs, io::Directory* dir_handle,
                      file_mode);
 }
 
+std::string SourceMapFileName(absl::string_view basename) {
+  return absl::StrCat(basename, ".sources");
+}
+
+absl::StatusOr<std::vector<SourceFileRecord>> ReadSourceMap(io::FileSystem* fs,
+                                                            const std::string& dir,
+                                                            const std::string& basename) {
+  const std::string path = io::JoinPath(dir, SourceMapFileName(basename));
+  std::vector<SourceFileRecord> out;
+  auto content = ReadSmallFile(fs, path, 16 << 20);
+  if (absl::IsNotFound(content.status())) return out;
+  if (!content.ok()) return content.status();
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(*content, '\n', absl::SkipEmpty())) {
+    ++line_no;
+    if (line_no == 1) {
+      if (line != "binlog-sources 1") {
+        return absl::DataLossError(absl::StrCat(path, ": not a binlog-sources file"));
+      }
+      continue;
+    }
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+    SourceFileRecord r;
+    absl::string_view base;
+    uint64_t number = 0;
+    const bool ok = f.size() == 6 && f[0] == "file" && f[2] == "server" && f[4] == "source" &&
+                    absl::SimpleAtoi(f[1], &r.file) && r.file >= 1 &&
+                    r.file <= kMaxFileNumber && absl::SimpleAtoi(f[3], &r.server_id) &&
+                    SplitBinlogFileName(f[5], &base, &number) && !base.empty() &&
+                    base.find('/') == absl::string_view::npos &&
+                    (out.empty() || r.file > out.back().file);
+    if (!ok) {
+      return absl::DataLossError(
+          absl::StrCat(path, " line ", line_no, ": malformed record '", line, "'"));
+    }
+    r.source_file = std::string(f[5]);
+    out.push_back(std::move(r));
+  }
+  if (line_no == 0) return absl::DataLossError(absl::StrCat(path, ": empty"));
+  return out;
+}
+
+absl::Status WriteSourceMap(io::FileSystem* fs, io::Directory* dir_handle,
+                            const std::string& dir, const std::string& basename,
+                            const std::vector<SourceFileRecord>& records,
+                            uint32_t file_mode) {
+  std::string content = "binlog-sources 1\n";
+  for (const SourceFileRecord& r : records) {
+    absl::StrAppend(&content, "file ", r.file, " server ", r.server_id, " source ",
+                    r.source_file, "\n");
+  }
+  const std::string path = io::JoinPath(dir, SourceMapFileName(basename));
+  return ReplaceFile(fs, dir_handle, absl::StrCat(path, ".tmp"), path, content, file_mode);
+}
+
 std::string ResetIntentFileName(absl::string_view basename) {
   return absl::StrCat(basename, ".reset");
 }

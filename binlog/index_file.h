@@ -116,6 +116,37 @@ absl::Status WriteResetIntent(io::FileSystem* fs, io::Directory* dir_handle,
 absl::StatusOr<uint64_t> ReadResetIntent(io::FileSystem* fs, const std::string& dir,
                                          const std::string& basename);
 
+// `<basename>.sources`: where each file of a mirror copy came from
+// (binlog/mirror_log.h, a copy that followed another server after a
+// failover): the copy's file number, the source server's id and the
+// source's own name of that file. Written only once a copy has followed a
+// second server; from then on every file the copy starts has a record,
+// made durable before the file is created. A file without a record is
+// the source's own name (the copy's basename). Text, one record a line:
+//   binlog-sources 1
+//   file <number> server <server_id> source <source file name>
+struct SourceFileRecord {
+  uint64_t file = 0;
+  uint32_t server_id = 0;
+  std::string source_file;  // "<source basename>.NNNNNN"
+  friend bool operator==(const SourceFileRecord& a, const SourceFileRecord& b) {
+    return a.file == b.file && a.server_id == b.server_id && a.source_file == b.source_file;
+  }
+};
+std::string SourceMapFileName(absl::string_view basename);
+// The records, by increasing file number; empty if the file does not
+// exist. DataLoss naming the file for a malformed one (numbers not
+// increasing, a source name that is no binlog file name).
+absl::StatusOr<std::vector<SourceFileRecord>> ReadSourceMap(io::FileSystem* fs,
+                                                            const std::string& dir,
+                                                            const std::string& basename);
+// Replaces the file crash-safely (write a temporary, fdatasync, rename,
+// directory fsync).
+absl::Status WriteSourceMap(io::FileSystem* fs, io::Directory* dir_handle,
+                            const std::string& dir, const std::string& basename,
+                            const std::vector<SourceFileRecord>& records,
+                            uint32_t file_mode = io::kDefaultFilePermissions);
+
 // The record that covers file `number`, or nullptr.
 const FileSyncRecord* SyncRecordFor(const std::vector<FileSyncRecord>& records,
                                     uint64_t number);

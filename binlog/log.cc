@@ -8,7 +8,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "binlog/gtid_index.h"
 #include "binlog/gtid_scan.h"
+#include "binlog/index_file.h"
 #include "binlog/log_impl.h"
 #include "binlog/log_options.h"
 #include "binlog/status_macros.h"
@@ -139,7 +141,9 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewGtidReader(
   ro.start_file = start;
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
-  return std::make_unique<GtidReader>(std::move(reader), have);
+  auto g = std::make_unique<GtidReader>(std::move(reader), have);
+  UseGtidIndex(g.get(), start, numbers, ro, have, MariaGtidState());
+  return g;
 }
 
 absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
@@ -172,7 +176,31 @@ absl::StatusOr<std::unique_ptr<GtidReader>> Binlog::NewMariaGtidReader(
   ro.start_file = start;
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
-  return std::make_unique<GtidReader>(std::move(reader), position);
+  auto g = std::make_unique<GtidReader>(std::move(reader), position);
+  UseGtidIndex(g.get(), start, numbers, ro, GtidSet(), position);
+  return g;
+}
+
+void Binlog::UseGtidIndex(GtidReader* g, uint64_t start,
+                          const std::vector<uint64_t>& files, const ReaderOptions& ro,
+                          const GtidSet& have, const MariaGtidState& position) {
+  if (!impl_->gtid_index_allowed()) return;
+  // The active file grows: only the files before it are indexed.
+  const bool closed = !files.empty() && start < files.back();
+  internal::GtidSeek seek = internal::PlanGtidSeek(
+      impl_->fs(), io::JoinPath(impl_->dir_, BinlogFileName(impl_->basename_, start)),
+      closed, impl_->flavor(), ro, have, position);
+  internal::ApplyGtidSeek(
+      g, start, seek,
+      // What NewReader does, without the Binlog: a tailing reader may
+      // outlive it.
+      [live = impl_->live(), fs = impl_->fs(), ro](
+          uint64_t file, uint64_t offset) -> absl::StatusOr<std::unique_ptr<Reader>> {
+        ReaderOptions o = ro;
+        o.start_file = file;
+        o.start_offset = offset;
+        return std::unique_ptr<Reader>(new Reader(live, o, fs));
+      });
 }
 
 absl::Status Binlog::AcquireGtid(const Uuid& uuid, int64_t gno) {

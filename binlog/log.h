@@ -473,6 +473,11 @@ class Binlog {
  private:
   friend class PendingRecovery;
   explicit Binlog(std::unique_ptr<internal::BinlogImpl> impl);
+  // Gives a GTID reader starting in file `start` the jumps of its GTID
+  // index (binlog/gtid_index.h); `files` are the log's, oldest first.
+  void UseGtidIndex(GtidReader* g, uint64_t start, const std::vector<uint64_t>& files,
+                    const ReaderOptions& ro, const GtidSet& have,
+                    const MariaGtidState& position);
 
   std::unique_ptr<internal::BinlogImpl> impl_;
 };

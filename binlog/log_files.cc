@@ -266,6 +266,8 @@ absl::Status BinlogImpl::RotateNow(bool from_flush) {
   rotations_.fetch_add(1, std::memory_order_relaxed);
   if (!(from_flush && rotation_ != nullptr)) {
     BINLOG_RETURN_IF_ERROR(CloseActiveFile(/*rotate=*/true, next));
+    // Its GTID index, in the builder's thread.
+    if (gidx_ != nullptr) gidx_->Add(PathOf(next - 1), options_.flavor);
     BINLOG_RETURN_IF_ERROR(StartNewFile(next, /*at_startup=*/false));
     retention_->Kick();  // a file was closed: it may be old enough already
     return absl::OkStatus();
@@ -420,6 +422,7 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
     for (uint64_t n : live_->Files()) {
       absl::Status r = fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n)));
       if (!r.ok() && !absl::IsNotFound(r)) return r;
+      BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, PathOf(n)));
     }
     live_->ResetFiles();
     BINLOG_RETURN_IF_ERROR(index_.WriteLocked());
@@ -481,6 +484,11 @@ absl::Status BinlogImpl::CloseInPipeline() {
 
 absl::Status BinlogImpl::Close() {
   retention_->StopExpiry();
+  // The files closed before this one get their indexes first.
+  if (gidx_ != nullptr) {
+    gidx_->WaitIdle();
+    gidx_->Stop();
+  }
   return pipeline_->Close([this]() { return CloseInPipeline(); });
 }
 

@@ -95,6 +95,7 @@
 #include "binlog/master_keys.h"
 #include "binlog/options.h"
 #include "binlog/retention.h"
+#include "binlog/gtid_index.h"
 #include "binlog/rotation_worker.h"
 #include "binlog/status_macros.h"
 #include "binlog/sync_counters.h"
@@ -154,6 +155,9 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   LogStats stats() const;
   bool closed() const { return closed_.load(std::memory_order_acquire); }
   LogFlavor flavor() const { return options_.flavor; }
+  // Encrypted files (Options::keyring) get no GTID index: it would hold
+  // their GTID states in clear.
+  bool gtid_index_allowed() const { return crypt_fs_ == nullptr; }
   const Uuid& server_uuid() const { return options_.server_uuid; }
 
   const std::shared_ptr<LiveLog>& live() const { return live_; }
@@ -251,6 +255,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   std::unique_ptr<MasterKeys> keys_;       // with Options::keyring
   std::unique_ptr<Retention> retention_;
   std::unique_ptr<RotationWorker> rotation_;  // Options::background_rotation
+  // Options::gtid_index_interval: indexes closed files off the commit path.
+  std::unique_ptr<GtidIndexBuilder> gidx_;
   SyncCounters syncs_;
 
   // Stopped (not destroyed) by Close, so stats() may read it at any time.

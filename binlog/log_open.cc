@@ -93,6 +93,7 @@ BinlogImpl::BinlogImpl(std::string dir, std::string basename,
 BinlogImpl::~BinlogImpl() {
   retention_->StopExpiry();
   if (rotation_ != nullptr) rotation_->Stop();
+  if (gidx_ != nullptr) gidx_->Stop();
   StopFrontier();
 }
 
@@ -234,6 +235,7 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
       absl::StatusOr<bool> closed = ClosedFileEndTime(fs_, basename_, path, &ts);
       if (closed.ok() && *closed) {
         BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
+        BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, path));
         BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
         recovery_.removed_files.push_back(BinlogFileName(basename_, n));
         continue;
@@ -293,6 +295,19 @@ absl::Status BinlogImpl::FinishOpen() {
   }
   // No pipeline activity yet: this thread owns the flush-stage state.
   BINLOG_RETURN_IF_ERROR(StartNewFile(max_number + 1, /*at_startup=*/true));
+  if (options_.gtid_index_interval > 0 && gtid_index_allowed()) {
+    ReaderOptions ro;
+    ro.gtid_index_interval = options_.gtid_index_interval;
+    gidx_ = std::make_unique<GtidIndexBuilder>(fs_, options_.gtid_index_interval, ro);
+    // The newest file before this Open's own was ended by a Close or by
+    // recovery, not by a rotation: index it now if it has no index.
+    const std::vector<uint64_t> files = live_->Files();
+    if (files.size() >= 2) {
+      const std::string last_closed = PathOf(files[files.size() - 2]);
+      absl::StatusOr<bool> has = fs_->Exists(GtidIndexPath(last_closed));
+      if (has.ok() && !*has) gidx_->Add(last_closed, options_.flavor);
+    }
+  }
   if (options_.background_rotation && options_.sync_policy == SyncPolicy::kEveryGroup) {
     RotationWorker::Deps wd;
     wd.fs = fs_;
@@ -306,7 +321,10 @@ absl::Status BinlogImpl::FinishOpen() {
     wd.index = &index_;
     wd.syncs = &syncs_;
     // A file was closed: it may be old enough already.
-    wd.on_file_closed = [this] { retention_->Kick(); };
+    wd.on_file_closed = [this](uint64_t closed) {
+      if (gidx_ != nullptr) gidx_->Add(PathOf(closed), options_.flavor);
+      retention_->Kick();
+    };
     rotation_ = std::make_unique<RotationWorker>(std::move(wd));
     rotation_->Start();
   }
@@ -553,6 +571,7 @@ absl::Status BinlogImpl::FinishInterruptedReset(uint64_t first,
                                                 std::vector<uint64_t>* on_disk) {
   for (uint64_t n : *on_disk) {
     BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n))));
+    BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, PathOf(n)));
   }
   on_disk->clear();
   BINLOG_RETURN_IF_ERROR(index_.WriteExactly({}));

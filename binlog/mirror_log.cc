@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/gtid_index.h"
 #include "binlog/gtid_reader.h"
 #include "binlog/gtid_scan.h"
 #include "binlog/index_file.h"
@@ -52,6 +53,17 @@ bool IsMariaDbFde(const FormatDescription& fd) {
   return absl::StrContains(fd.server_version, "MariaDB");
 }
 
+// The server id in the header of a file's Format_description (the server
+// that wrote the file).
+absl::StatusOr<uint32_t> FileServerId(io::FileSystem* fs, const std::string& path) {
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(path));
+  char b[4];
+  size_t got = 0;
+  BINLOG_RETURN_IF_ERROR(f->Read(kMagicSize + kServerIdOffset, sizeof(b), b, &got));
+  if (got != sizeof(b)) return absl::DataLossError(absl::StrCat(path, ": no Format_description"));
+  return LoadLe32(b);
+}
+
 }  // namespace
 
 struct MirrorLog::State {
@@ -64,7 +76,11 @@ struct MirrorLog::State {
 
   // The last file (files.back()).
   uint64_t last = 0;
-  std::string last_name;
+  std::string last_name;  // the copy's name
+  // Its source and the source's name for it (the copy's name unless the
+  // copy followed another server: see `<basename>.sources`).
+  uint32_t last_server = 0;
+  std::string last_source_name;
   std::unique_ptr<io::WritableFile> active;        // while it takes events
   std::unique_ptr<io::RandomAccessFile> readback;  // re-sends are compared
   uint64_t written = 0;
@@ -79,6 +95,41 @@ struct MirrorLog::State {
   // A Rotate or a Stop was stored, or the dump moved on to a later file.
   bool ended = false;
   std::string next_file;  // named by the Rotate that ended it ("" if none)
+
+  // The segment the last file belongs to: the source's basename and the
+  // copy's file number minus the source's (the copy's own basename and 0
+  // until the copy follows another server).
+  std::string seg_base;
+  int64_t seg_offset = 0;
+  // `<basename>.sources` (empty: the copy never followed another server).
+  std::vector<SourceFileRecord> sources;
+
+  // The server the current stream comes from (BeginStream; 0: unknown).
+  uint32_t stream_server = 0;
+  // The stream is a failover's: it starts a new segment, from a file of
+  // `stream_server` (named with `switch_base`) that becomes the copy's
+  // next file.
+  bool switching = false;
+  std::string switch_base;
+  int64_t switch_offset = 0;
+
+  // The copy's number of a source file name of the current segment.
+  bool CopyNumber(absl::string_view source_name, uint64_t* n) const {
+    absl::string_view base;
+    uint64_t k = 0;
+    if (!SplitBinlogFileName(source_name, &base, &k) || base != seg_base) return false;
+    const int64_t c = static_cast<int64_t>(k) + seg_offset;
+    if (c < 1 || c > static_cast<int64_t>(kMaxFileNumber)) return false;
+    *n = static_cast<uint64_t>(c);
+    return true;
+  }
+  // The source's name of copy file `n` (its record, else the copy's name).
+  std::string SourceName(const std::string& basename, uint64_t n) const {
+    for (const SourceFileRecord& r : sources) {
+      if (r.file == n) return r.source_file;
+    }
+    return BinlogFileName(basename, n);
+  }
 
   // The dump's stream.
   bool streaming = false;  // an artificial Rotate named its file
@@ -110,6 +161,8 @@ struct MirrorLog::State {
   Stats stats;
   absl::Status error;
   bool closed = false;
+  // Indexes the ended files (MirrorOptions::gtid_index_interval).
+  std::unique_ptr<internal::GtidIndexBuilder> gidx;
 
   // Applies one stored event (header `h`, body `body`) to the boundary
   // parser and the GTID state; `end` is where it ends in the file.
@@ -226,6 +279,15 @@ absl::Status MirrorLog::OpenImpl() {
   } else {
     return index.status();
   }
+  // The source map: a record past the last indexed file is what a crash
+  // between the record and the file's start leaves (dropped; the file is
+  // started again after it is rewritten).
+  BINLOG_ASSIGN_OR_RETURN(m->sources, ReadSourceMap(fs, dir_, basename_));
+  while (!m->sources.empty() &&
+         (m->files.empty() || m->sources.back().file > m->files.back())) {
+    m->sources.pop_back();
+  }
+  m->seg_base = basename_;
   for (uint64_t n : m->files) {
     BINLOG_ASSIGN_OR_RETURN(bool e, fs->Exists(io::JoinPath(dir_, BinlogFileName(basename_, n))));
     if (!e) {
@@ -263,6 +325,16 @@ absl::Status MirrorLog::OpenImpl() {
     m->last = last;
     m->last_name = BinlogFileName(basename_, last);
     const std::string path = io::JoinPath(dir_, m->last_name);
+    // The segment of the last file: its record, or the copy's own names.
+    m->last_source_name = m->last_name;
+    if (!m->sources.empty() && m->sources.back().file == last) {
+      absl::string_view base;
+      uint64_t k = 0;
+      SplitBinlogFileName(m->sources.back().source_file, &base, &k);
+      m->seg_base = std::string(base);
+      m->seg_offset = static_cast<int64_t>(last) - static_cast<int64_t>(k);
+      m->last_source_name = m->sources.back().source_file;
+    }
     ReaderOptions ro;
     ro.checksum_mode = ChecksumMode::kVerify;
     ro.payloads = PayloadMode::kRaw;
@@ -339,11 +411,13 @@ absl::Status MirrorLog::OpenImpl() {
     m->boundary_end = valid_end;
     m->ended = ended;
     m->next_file = next_file;
+    BINLOG_ASSIGN_OR_RETURN(m->last_server, FileServerId(fs, path));
   }
   // Removed only once the copy's own files were found sound (an Open that
   // fails changes nothing on disk).
   for (const std::string& name : strays) {
     BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, name)));
+    BINLOG_RETURN_IF_ERROR(internal::RemoveGtidIndex(fs, io::JoinPath(dir_, name)));
     recovery_.removed_files.push_back(name);
   }
   if (!strays.empty()) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
@@ -481,7 +555,11 @@ absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& fil
     const std::string name = BinlogFileName(basename_, n);
     absl::Status r = m->fs->Remove(io::JoinPath(dir_, name));
     if (r.ok()) {
+      // Its GTID index goes with it (a failure is the purge's error, the
+      // file is purged all the same).
       result.purged.push_back(name);
+      absl::Status ir = internal::RemoveGtidIndex(m->fs, io::JoinPath(dir_, name));
+      if (!ir.ok() && first_error.ok()) first_error = ir;
     } else if (first_error.ok()) {
       first_error = r;
     }
@@ -635,7 +713,31 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
     }
     const std::string& name = r->next_file;
     const uint64_t pos = r->position;
-    if (!m->files.empty() && name == m->last_name) {
+    if (m->switching) {
+      // A failover's dump: a file of the new source, from its start, that
+      // becomes the copy's next file (begun at its Format_description).
+      absl::string_view base;
+      uint64_t k = 0;
+      if (!SplitBinlogFileName(name, &base, &k) || base.find('/') != absl::string_view::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the new source's dump names '", name, "', not a binlog file"));
+      }
+      if (pos != kMagicSize) {
+        return absl::OutOfRangeError(absl::StrCat(
+            "the new source's dump starts inside ", name, " (at ", pos,
+            "); the copy takes a new source's file from its start (position 4)"));
+      }
+      m->switch_base = std::string(base);
+      m->switch_offset = static_cast<int64_t>(m->last + 1) - static_cast<int64_t>(k);
+      m->streaming = true;
+      m->stream_file = name;
+      m->stream_pos = kMagicSize;
+      m->expect_file_start = true;
+      ++m->stats.events;
+      ++m->stats.artificial;
+      return absl::OkStatus();
+    }
+    if (!m->files.empty() && name == m->last_source_name) {
       // A restart in the copy's last file: what it holds up to its end
       // comes again.
       if (pos < kMagicSize || pos > m->end()) {
@@ -655,14 +757,14 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       }
     } else {
       uint64_t n = 0;
-      if (!ParseBinlogFileName(basename_, name, &n)) {
+      if (!m->CopyNumber(name, &n)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "the dump names file '", name, "', not one of '", basename_, "'"));
+            "the dump names file '", name, "', not one of '", m->seg_base, "'"));
       }
       if (!m->files.empty() && n <= m->last) {
         return absl::OutOfRangeError(absl::StrCat("the dump restarts in ", name,
                                                   ", before the copy's last file ",
-                                                  m->last_name));
+                                                  m->last_source_name));
       }
       if (pos != kMagicSize) {
         return absl::OutOfRangeError(absl::StrCat(
@@ -671,42 +773,12 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       }
       if (m->ended && !m->next_file.empty() && name != m->next_file) {
         return absl::OutOfRangeError(absl::StrCat("the dump names ", name, " but ",
-                                                  m->last_name, " rotated to ",
+                                                  m->last_source_name, " rotated to ",
                                                   m->next_file));
       }
-      if (!m->files.empty() && !m->ended) {
-        // The source moved on without a Rotate (it crashed, or the dump
-        // skipped one): the copy's last file ends here. A partial
-        // transaction at its end can never complete: cut it.
-        absl::Status s;
-        if (!m->parser.outside()) {
-          if (m->boundary_end >= m->written) {
-            m->pending.resize(m->boundary_end - m->written);
-          } else {
-            m->pending.clear();
-            s = m->active->Truncate(m->boundary_end);
-            m->written = m->boundary_end;
-            m->synced = std::min(m->synced, m->written);
-          }
-          m->ForgetOpenTransaction();
-        }
-        if (s.ok()) {
-          s = FlushPending(m->active.get(), options_.max_unsynced_bytes, &m->pending,
-                           &m->written, &m->synced, &m->stats.syncs);
-        }
-        if (s.ok()) s = m->active->Sync();
-        if (s.ok()) {
-          m->synced = m->written;
-          ++m->stats.syncs;
-          s = m->active->Close();
-        }
-        m->active.reset();
-        m->readback.reset();
-        if (!s.ok()) return Poison(s);
-        m->ended = true;
-        m->next_file.clear();
-        Publish();
-      }
+      // The source moved on without a Rotate (it crashed, or the dump
+      // skipped one): the copy's last file ends here.
+      BINLOG_RETURN_IF_ERROR(FinishLastFile());
       m->streaming = true;
       m->stream_file = name;
       m->stream_pos = kMagicSize;
@@ -744,13 +816,41 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
             ", not ", kMagicSize + event.size(),
             h.log_pos == 0 ? " (a re-send: the dump starts inside the file)" : ""));
       }
+      uint64_t n = 0;
+      if (m->switching) {
+        // A failover: the new source's file must be the declared server's.
+        if (h.server_id != m->stream_server) {
+          return absl::OutOfRangeError(absl::StrCat(
+              m->stream_file, " was written by server ", h.server_id, ", not by server ",
+              m->stream_server, " that the dump comes from"));
+        }
+        // The copy's last file ends where it is; the new source's file is
+        // its next one.
+        BINLOG_RETURN_IF_ERROR(FinishLastFile());
+        n = m->last + 1;
+      } else if (!m->CopyNumber(m->stream_file, &n)) {
+        return absl::InternalError("stream file outside the segment's basename");
+      }
+      if (n > kMaxFileNumber) {
+        return absl::OutOfRangeError(absl::StrCat("the copy's file number ", n, " is too large"));
+      }
+      // Record where the file comes from (once the copy has followed a
+      // second server), durable before the file exists.
+      if (m->switching || !m->sources.empty()) {
+        std::vector<SourceFileRecord> recs;
+        for (const SourceFileRecord& r : m->sources) {
+          if (!m->files.empty() && r.file >= m->files.front()) recs.push_back(r);
+        }
+        recs.push_back(SourceFileRecord{n, h.server_id, m->stream_file});
+        absl::Status s = WriteSourceMap(m->fs, m->dir_handle.get(), dir_, basename_, recs,
+                                        options_.file_mode);
+        if (!s.ok()) return Poison(s);
+        m->sources = std::move(recs);
+      }
       // Start the file: magic and the source's event, durable, and its
       // name durable, before the index names it.
-      uint64_t n = 0;
-      if (!ParseBinlogFileName(basename_, m->stream_file, &n)) {
-        return absl::InternalError("stream file outside the basename");
-      }
-      const std::string path = io::JoinPath(dir_, m->stream_file);
+      const std::string copy_name = BinlogFileName(basename_, n);
+      const std::string path = io::JoinPath(dir_, copy_name);
       auto opened = m->fs->OpenWritable(path, io::OpenMode::kCreateNew, options_.file_mode);
       if (!opened.ok()) return Poison(opened.status());
       std::unique_ptr<io::WritableFile> file = std::move(*opened);
@@ -771,7 +871,14 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       m->files = std::move(files);
       live_->AddFile(n);
       m->last = n;
-      m->last_name = m->stream_file;
+      m->last_name = copy_name;
+      m->last_source_name = m->stream_file;
+      m->last_server = h.server_id;
+      if (m->switching) {
+        m->seg_base = m->switch_base;
+        m->seg_offset = m->switch_offset;
+        m->switching = false;
+      }
       m->active = std::move(file);
       m->readback.reset();
       m->written = m->synced = header.size();
@@ -904,10 +1011,10 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
           absl::StrCat("bad Rotate from the source: ", r.status().message()));
     }
     uint64_t n = 0;
-    if (!ParseBinlogFileName(basename_, r->next_file, &n) || n <= m->last) {
+    if (!m->CopyNumber(r->next_file, &n) || n <= m->last) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the source's Rotate names '", r->next_file, "', not a file of '", basename_,
-          "' after ", m->last_name));
+          "the source's Rotate names '", r->next_file, "', not a file of '", m->seg_base,
+          "' after ", m->last_source_name));
     }
     if (!m->parser.outside()) {
       return absl::InvalidArgumentError("a Rotate from the source inside a transaction");
@@ -943,6 +1050,14 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
     m->ended = true;
     m->next_file = next_file;
     Publish();
+    if (options_.gtid_index_interval > 0) {  // its GTID index, off this thread
+      if (m->gidx == nullptr) {
+        m->gidx = std::make_unique<internal::GtidIndexBuilder>(
+            m->fs, options_.gtid_index_interval, ReaderOptions());
+      }
+      m->gidx->Add(io::JoinPath(dir_, m->last_name),
+                   IsMariaDbFde(m->fde) ? LogFlavor::kMariaDB : LogFlavor::kMySQL);
+    }
     if (!next_file.empty()) {
       m->stream_file = next_file;
       m->stream_pos = kMagicSize;
@@ -956,6 +1071,63 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
     if (!s.ok()) return Poison(s);
   }
   return absl::OkStatus();
+}
+
+absl::Status MirrorLog::FinishLastFile() {
+  State* m = st_.get();
+  if (m->files.empty() || m->ended) return absl::OkStatus();
+  // A partial transaction at its end can never complete: cut it.
+  absl::Status s;
+  if (!m->parser.outside()) {
+    if (m->boundary_end >= m->written) {
+      m->pending.resize(m->boundary_end - m->written);
+    } else {
+      m->pending.clear();
+      s = m->active->Truncate(m->boundary_end);
+      m->written = m->boundary_end;
+      m->synced = std::min(m->synced, m->written);
+    }
+    m->ForgetOpenTransaction();
+  }
+  if (s.ok()) {
+    s = FlushPending(m->active.get(), options_.max_unsynced_bytes, &m->pending, &m->written,
+                     &m->synced, &m->stats.syncs);
+  }
+  if (s.ok()) s = m->active->Sync();
+  if (s.ok()) {
+    m->synced = m->written;
+    ++m->stats.syncs;
+    s = m->active->Close();
+  }
+  m->active.reset();
+  m->readback.reset();
+  if (!s.ok()) return Poison(s);
+  m->ended = true;
+  m->next_file.clear();
+  Publish();
+  return absl::OkStatus();
+}
+
+void MirrorLog::BeginStream(uint32_t source_server_id) {
+  sync::MutexLock l(&st_->mu);
+  State* m = st_.get();
+  m->stream_server = source_server_id;
+  m->streaming = false;
+  m->expect_file_start = false;
+  m->switching = !m->files.empty() && source_server_id != 0 && m->last_server != 0 &&
+                 source_server_id != m->last_server;
+}
+
+uint32_t MirrorLog::source_server_id() const {
+  sync::MutexLock l(&st_->mu);
+  return st_->files.empty() ? 0 : st_->last_server;
+}
+
+std::string MirrorLog::SourceFileName(const std::string& copy_file) const {
+  sync::MutexLock l(&st_->mu);
+  uint64_t n = 0;
+  if (!ParseBinlogFileName(basename_, copy_file, &n)) return copy_file;
+  return st_->SourceName(basename_, n);
 }
 
 absl::Status MirrorLog::Sync() {
@@ -982,6 +1154,10 @@ absl::Status MirrorLog::Close() {
   State* m = st_.get();
   if (m->closed) return absl::FailedPreconditionError("mirror log is closed");
   m->closed = true;
+  if (m->gidx != nullptr) {  // the ended files' indexes first
+    m->gidx->WaitIdle();
+    m->gidx->Stop();
+  }
   absl::Status result = m->error;
   if (result.ok() && m->active != nullptr) {
     // Cut a partial transaction: the dump sends it again from ResumePoint().
@@ -1040,8 +1216,9 @@ MirrorResumePoint MirrorLog::ResumePoint() const {
   if (m->ended && !m->next_file.empty()) {
     r.position = MirrorPosition{m->next_file, kMagicSize};
   } else {
-    r.position = MirrorPosition{m->last_name, m->boundary_end};
+    r.position = MirrorPosition{m->last_source_name, m->boundary_end};
   }
+  r.server_id = m->last_server;
   r.flavor = IsMariaDbFde(m->fde) ? LogFlavor::kMariaDB : LogFlavor::kMySQL;
   r.gtids = m->gtids;
   r.maria_gtids = m->maria;

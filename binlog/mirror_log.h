@@ -16,6 +16,10 @@
 // "binlog"): the copy is then a log directory like any other, read by
 // Reader::OpenDirectory(dir, basename) and served at rest by
 // binlog_server. A dump that names a file outside that basename is refused.
+// After a failover to another server with the same GTID history
+// (BeginStream), the copy keeps its basename and numbering and takes the
+// new server's files under its next numbers; `<basename>.sources` maps
+// them to the server and its own names (binlog/FORMAT.md, "Mirror mode").
 //
 // The stream (what Append takes), as MySQL and MariaDB sources send it:
 //   - An artificial Rotate (log_pos 0 or LOG_EVENT_ARTIFICIAL_F; with or
@@ -93,7 +97,9 @@
 // slave_connect_state. A file-and-position dump keeps the files exact in
 // every case. A GTID dump after a disconnect between a file's last
 // transaction and its Rotate starts at the next file: the copy's file then
-// ends without that Rotate, as a crashed source's file does.
+// ends without that Rotate, as a crashed source's file does. The file is
+// named as the source names it (after a failover, the new server's name;
+// see BeginStream), with the server id of the copy's last file.
 //
 // Thread safety: thread-safe. Every method takes one internal mutex, so a
 // receiver thread may Append while an acknowledger thread calls Sync() and
@@ -173,6 +179,10 @@ struct MirrorOptions {
   // cuts damage only within this reach of the first bad event; keep it the
   // same across Opens of one copy. 64 KiB .. 1 GiB.
   uint64_t max_unsynced_bytes = 8 << 20;
+  // The entry spacing of the GTID index (binlog/gtid_index.h) built, in a
+  // thread of the copy's own, for each file a Rotate or Stop ended; 0:
+  // none (the GTID readers build one on demand). Default 4 MiB.
+  uint64_t gtid_index_interval = uint64_t{4} << 20;
 };
 
 // What Open() found and did.
@@ -199,6 +209,9 @@ struct MirrorResumePoint {
   GtidSet gtids;
   // MariaDB: the GTID position of the copy (for slave_connect_state).
   MariaGtidState maria_gtids;
+  // The server the copy's last file came from (its Format_description's
+  // server id; 0 for an empty copy). `position` is in that server's names.
+  uint32_t server_id = 0;
 };
 
 namespace internal {
@@ -233,6 +246,30 @@ class MirrorLog {
   // file comment). Errors: see the file comment; on any error nothing of
   // the event is written.
   absl::Status Append(absl::string_view event);
+
+  // Declares the server the next dump comes from (its server id, as its
+  // @@server_id says; 0: unknown, nothing checked), before the dump's first
+  // event. A server other than source_server_id() of a non-empty copy is a
+  // failover: the dump must start (its artificial Rotate) at position 4 of
+  // one of the new server's files, under any basename, the file holding
+  // the copy's GTID position (found by a GTID dump's first Rotate). When
+  // that file's Format_description arrives (written by `source_server_id`,
+  // else OutOfRange), the copy's last file is finished where it is (a
+  // partial transaction at its end cut, as after a crashed source), the
+  // file's record is made durable in `<basename>.sources` and the file is
+  // begun as the copy's next file (the copy's number and basename), whole
+  // and byte for byte from offset 4. Later files of that server follow
+  // under the copy's numbering (the copy number minus the source's stays
+  // the same). A failover's dump that fails before that file starts
+  // changes nothing. The same server (or 0): an ordinary dump, by file and
+  // position in the source's names (ResumePoint) or by GTID.
+  void BeginStream(uint32_t source_server_id);
+  // The server the copy's last file came from (0: empty copy).
+  uint32_t source_server_id() const;
+  // The source's name of a copy file (its `<basename>.sources` record; a
+  // file without one, or a name outside the basename, is its own name).
+  // For semi-sync acknowledgements, which name the source's files.
+  std::string SourceFileName(const std::string& copy_file) const;
 
   // Makes everything appended so far durable (one fdatasync, none if
   // nothing was written since the last one). Errors: the I/O error that
@@ -366,6 +403,9 @@ class MirrorLog {
   absl::Status AppendLocked(absl::string_view event);
   absl::Status CheckUsable() const;
   absl::Status Poison(absl::Status s);
+  // Ends the last file where it is (a partial transaction cut, durable,
+  // closed); nothing if it ended already.
+  absl::Status FinishLastFile();
   // Publishes the last file's durable boundary to tailing readers.
   void Publish();
 

@@ -380,6 +380,15 @@ struct Options {
   // 64 get 8 ms (benchmarks/README.md "Round two": 64 batch readers cost
   // 105-117 ns per reader per transaction at 8 ms, 175-191 at 1 ms). 0: the
   // window is reader_wake_coalesce_us whatever the number of readers.
+  // The trade is lag for CPU: a reader woken costs it 3.5-5.2 us on the
+  // development VM, and a reader waits up to one window. With 64 readers
+  // of a log taking 50k transactions per second, the default gives a lag
+  // p99 of 7.9 ms (batch readers) / 7.8 ms (decoded); 32000, 2.1 ms for
+  // 2.2x / 1.4x the reader CPU; 0 (a 1 ms window whatever the number of
+  // readers), 1.1 / 1.2 ms for 3.2x / 1.8x, and a writer that keeps less
+  // of its throughput when unpaced (0.74 / 0.80 of it alone, against 1.05
+  // / 0.89 at the default) (benchmarks/README.md "Round three: tailing
+  // readers").
   uint32_t reader_wakeups_per_second = 8000;
 
   // The widest window (<= 100000; below reader_wake_coalesce_us it counts
@@ -477,6 +486,20 @@ struct Options {
   // pay a decompression per transaction. A transaction that does not get
   // smaller is written plainly too.
   size_t compression_threshold = 256;
+
+  // The GTID index (binlog/gtid_index.h, FORMAT.md "GTID index files"):
+  // after each rotation (and at Open, for the newest file a Close or a
+  // crash ended) a thread of the log's own reads the closed file once and
+  // writes `<file>.gidx` beside it, an entry about every this many bytes
+  // of the file, so a GTID reader (Binlog::NewGtidReader,
+  // NewMariaGtidReader, the at-rest readers) starts near the replica's
+  // position instead of reading the whole start file. Never on the commit
+  // path; Close waits for the files closed before it. Purge and Reset
+  // remove the index with its file. 0: the log writes none (readers still
+  // build one on demand, ReaderOptions::gtid_index_interval). Default 4 MiB
+  // (a few KiB of index per 256 MiB file). Encrypted logs (`keyring`) get
+  // no index (it would hold their GTID states in clear).
+  uint64_t gtid_index_interval = uint64_t{4} << 20;
 };
 
 // How a reader treats the CRC32 footer of each event.
@@ -526,6 +549,16 @@ struct ReaderOptions {
   // below the readable end are prefetched, so a caught-up tailing reader
   // never starts the helper either way. Costs, per reader that lags a
   // window or more: one helper thread and one more buffer_size buffer.
+  // Encrypted files (binlog_encryption, read through a decrypting file
+  // system): the helper also decrypts the window it reads (and looks for
+  // runs of raw zeros in it), so decryption leaves the caller's thread;
+  // errors come at the same event as without it (a failed read ahead is
+  // read again when the caller needs the bytes). Off by default for them
+  // too: measured (benchmarks/README.md "Encryption"), it cost 10-25% more
+  // CPU in all (a window crosses to the caller's core; two thread
+  // wake-ups per window) and gained no wall time on the development VM,
+  // even with its other core idle (VAES decryption, about 31 GB/s on one
+  // core, is a quarter of an encrypted reader's CPU per byte).
   bool prefetch = false;
   // Drop the pages of consumed bytes from the page cache (posix_fadvise
   // DONTNEED, a window at a time), so a replica reading old files does not
@@ -561,6 +594,20 @@ struct ReaderOptions {
   // binlog a server writes). Relay-log files (the relay flag in their
   // Format_description) are never checked, whatever this says.
   bool check_log_pos = true;
+
+  // GTID readers (Binlog::NewGtidReader, NewMariaGtidReader and the
+  // at-rest readers of binlog/gtid_reader.h): the spacing, in bytes of the
+  // binlog file, of the entries of the GTID index (`<file>.gidx`, FORMAT.md
+  // "GTID index files") a reader builds for a closed start file that has
+  // none, or none that checks out (written back when the directory allows).
+  // With an index, a GTID connect reads from the entry nearest the
+  // replica's position instead of the file's start. 0: the readers neither
+  // use nor build an index (every connect reads its start file from its
+  // first event). Default 4 MiB (a few KiB of index per 256 MiB file).
+  // MariaDB-encrypted files (Start_encryption) get none; a caller reading
+  // MySQL-encrypted files through a decrypting FileSystem should set 0,
+  // or the index holds their GTID states in clear.
+  uint64_t gtid_index_interval = uint64_t{4} << 20;
 
   // How Transaction_payload events (compressed transactions) are returned.
   PayloadMode payloads = PayloadMode::kDecoded;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/gtid_index.h"
 #include "binlog/gtid_scan.h"
 #include "binlog/index_file.h"
 #include "binlog/reader.h"
@@ -150,6 +151,12 @@ absl::StatusOr<PurgeResult> Retention::PurgeUpTo(uint64_t file_number,
   absl::Status first_error;
   for (uint64_t n : victims) {
     absl::Status r = deps_.fs->Remove(PathOf(n));
+    // Its GTID index goes with it (a failure is the purge's error, the
+    // file is purged all the same).
+    if (r.ok()) {
+      absl::Status ir = RemoveGtidIndex(deps_.fs, PathOf(n));
+      if (!ir.ok() && first_error.ok()) first_error = ir;
+    }
     if (r.ok()) {
       result.purged.push_back(BinlogFileName(deps_.basename, n));
     } else if (first_error.ok()) {

@@ -164,7 +164,7 @@ absl::Status RotationWorker::FinishClose(PendingClose* job) {
     }
   }
   s = deps_.index->MarkIndexed(job->new_number);
-  if (s.ok() && deps_.on_file_closed) deps_.on_file_closed();
+  if (s.ok() && deps_.on_file_closed) deps_.on_file_closed(job->old_number);
   return s;
 }
 

@@ -55,7 +55,8 @@ class RotationWorker {
     uint32_t file_mode = io::kDefaultFilePermissions;  // of the files it creates
     LogIndex* index = nullptr;
     SyncCounters* syncs = nullptr;
-    std::function<void()> on_file_closed;  // after the index names the new file
+    // After the index names the new file, with the closed file's number.
+    std::function<void(uint64_t closed)> on_file_closed;
   };
 
   // A close handed off by a rotation.

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "binlog/event.h"
 #include "binlog/format.h"
 
 namespace binlog {
@@ -33,15 +34,29 @@ absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options)
     return absl::InvalidArgumentError(
         "RelayOptions: silence_timeout must be at least three heartbeat periods");
   }
-  const std::string& host = options.source.host;
-  if (host.empty() || (host[0] != '/' && !io::Socket::IsIpAddress(host))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RelayOptions: the source host '", host,
-        "' is neither an IPv4 or IPv6 address nor a unix socket path"));
+  if (options.failover_after <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("RelayOptions: failover_after must be positive");
+  }
+  std::vector<SourceAddress> addrs = options.sources;
+  if (addrs.empty()) addrs.push_back(SourceAddress{options.source.host, options.source.port});
+  for (const SourceAddress& a : addrs) {
+    if (a.host.empty() || (a.host[0] != '/' && !io::Socket::IsIpAddress(a.host))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "RelayOptions: the source host '", a.host,
+          "' is neither an IPv4 or IPv6 address nor a unix socket path"));
+    }
   }
   auto m = MirrorLog::Open(options.dir, options.basename, options.mirror);
   if (!m.ok()) return m.status();
   std::unique_ptr<Relay> r(new Relay(options));
+  r->addrs_ = std::move(addrs);
+  if (options.source.tls != nullptr) {
+    for (const SourceAddress& a : r->addrs_) {
+      ClientTls t = *options.source.tls;
+      if (!options.sources.empty()) t.verify_host = a.host[0] == '/' ? "" : a.host;
+      r->tls_.push_back(std::move(t));
+    }
+  }
   r->mirror_ = std::move(*m);
   r->thread_ = std::thread([p = r.get()] { p->Run(); });
   return r;
@@ -85,6 +100,8 @@ void Relay::Pause(absl::Duration d) {
 
 void Relay::Run() {
   absl::Duration backoff = o_.backoff_min;
+  size_t cur = 0;  // the source followed or tried (addrs_)
+  absl::Time healthy_at = absl::Now();  // its last healthy stream (or when tried first)
   for (;;) {
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -92,7 +109,7 @@ void Relay::Run() {
     }
     const uint64_t stored_before = mirror_->stats().events_stored;
     const absl::Time began = absl::Now();
-    absl::Status s = RunStream();
+    absl::Status s = RunStream(cur);
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.connected = false;
@@ -123,26 +140,70 @@ void Relay::Run() {
     if (mirror_->stats().events_stored > stored_before ||
         absl::Now() - began >= o_.backoff_max) {
       backoff = o_.backoff_min;
+      healthy_at = absl::Now();
+    } else if (addrs_.size() > 1 && absl::Now() - healthy_at >= o_.failover_after) {
+      // Unreachable (or unusable) for too long: the next source.
+      cur = (cur + 1) % addrs_.size();
+      healthy_at = absl::Now();
+      backoff = o_.backoff_min;
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.source_changes;
     }
     Pause(backoff);
     backoff = std::min(backoff * 2, o_.backoff_max);
   }
 }
 
-absl::Status Relay::RunStream() {
+absl::Status Relay::RunStream(size_t i) {
   const MirrorResumePoint rp = mirror_->ResumePoint();
-  DumpStart start;
-  if (o_.resume_by_gtid && !rp.position.file.empty()) {
-    start.gtid = rp.flavor == LogFlavor::kMariaDB ? rp.maria_gtids.ToString()
-                                                  : rp.gtids.ToString();
-  } else if (rp.position.file.empty()) {
-    start.file = o_.start_file;
-    start.position = 4;
-  } else {
-    start.file = rp.position.file;
-    start.position = rp.position.pos;
-  }
+  const std::string gtid_state =
+      rp.flavor == LogFlavor::kMariaDB ? rp.maria_gtids.ToString() : rp.gtids.ToString();
+  // A server whose id is not the copy's last file's may be another server
+  // (a failover) or one that serves the same server's files (a relay, a
+  // proxy). A GTID dump tells: its first event, a Rotate, names the file
+  // that holds the copy's GTID position, and the next, that file's
+  // Format_description, says which server wrote it. Another server's file
+  // is then dumped from offset 4 and taken whole as the copy's next file;
+  // the same server's files are followed as from the same server.
+  bool locating = false;
+  bool located = false;
+  bool failover = false;
+  std::string failover_file;
+  uint32_t located_on = 0;    // the server id of the server that located it
+  uint32_t file_server = 0;   // the located file's writer
+  auto choose = [&](const SourceStream& st) -> absl::StatusOr<DumpStart> {
+    DumpStart start;
+    const uint32_t sid = st.source_server_id();
+    if (located && sid != located_on) {
+      return absl::UnavailableError(absl::StrCat("the source's server id changed from ",
+                                                 located_on, " to ", sid,
+                                                 " while it was located"));
+    }
+    const bool other = !rp.position.file.empty() && rp.server_id != 0 && sid != 0 &&
+                       sid != rp.server_id;
+    if (failover) {
+      start.file = failover_file;
+      start.position = 4;
+    } else if (other && !located) {
+      locating = true;
+      located_on = sid;
+      start.gtid = gtid_state;
+      start.semisync = false;  // only its first events are read
+    } else if (o_.resume_by_gtid && !rp.position.file.empty()) {
+      start.gtid = gtid_state;
+    } else if (rp.position.file.empty()) {
+      start.file = o_.start_file;
+      start.position = 4;
+    } else {
+      start.file = rp.position.file;
+      start.position = rp.position.pos;
+    }
+    return start;
+  };
   SourceOptions so = o_.source;
+  so.host = addrs_[i].host;
+  so.port = addrs_[i].port;
+  if (!tls_.empty()) so.tls = &tls_[i];
   so.on_connect = [this](const io::Socket& sock) {
     std::lock_guard<std::mutex> l(mu_);
     conn_ = io::ShutdownHandle(sock);
@@ -157,7 +218,54 @@ absl::Status Relay::RunStream() {
     }
   } unregister{this};
   copy_failed_ = false;
-  auto st = SourceStream::Start(so, start);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stats_.source = so.host[0] == '/' ? so.host : absl::StrCat(so.host, ":", so.port);
+  }
+  auto st = SourceStream::StartChosen(so, choose);
+  if (st.ok() && locating) {
+    // The GTID dump's Rotate, then the Format_description of the file it
+    // names (heartbeats aside); the dump is dropped then.
+    const absl::Time deadline = absl::Now() + o_.silence_timeout;
+    absl::Status found;
+    for (;;) {
+      auto ev = st->Next(deadline);
+      if (!ev.ok()) {
+        found = ev.status();
+        break;
+      }
+      const EventHeader h = DecodeHeader(ev->bytes);
+      if (h.type == kHeartbeatEvent || h.type == kHeartbeatEventV2) continue;
+      if (failover_file.empty()) {
+        bool crc = false;
+        auto rot = h.type == kRotateEvent ? DecodeRotateAnyChecksum(ev->bytes, &crc)
+                                          : absl::StatusOr<RotateInfo>(absl::DataLossError(
+                                                "the GTID dump did not start with a Rotate"));
+        if (!rot.ok()) {
+          found = rot.status();
+          break;
+        }
+        failover_file = rot->next_file;
+        continue;
+      }
+      if (h.type != kFormatDescriptionEvent) {
+        found = absl::DataLossError(absl::StrCat("the GTID dump's Rotate to ", failover_file,
+                                                 " was not followed by a Format_description"));
+        break;
+      }
+      file_server = h.server_id;
+      break;
+    }
+    if (!found.ok()) {
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.connect_failures;
+      return found;
+    }
+    located = true;
+    failover = file_server != rp.server_id;
+    { SourceStream done = std::move(*st); }  // closed before the next dump
+    st = SourceStream::StartChosen(so, choose);
+  }
   {
     std::lock_guard<std::mutex> l(mu_);
     if (!st.ok()) {
@@ -166,9 +274,14 @@ absl::Status Relay::RunStream() {
     }
     if (stop_) return absl::CancelledError("stopped");
     ++stats_.connects;
+    if (failover) ++stats_.failovers;
     stats_.connected = true;
     stats_.semisync = st->semisync();
   }
+  // The server whose files come: the located file's writer after a
+  // GTID locate (another server's, or the copy's own server's files
+  // served by another), else the server itself.
+  mirror_->BeginStream(located ? file_server : st->source_server_id());
 
   bool ack_pending = false;
   bool unsynced = false;
@@ -207,7 +320,7 @@ absl::Status Relay::RunStream() {
     if (ack_pending && st->semisync()) {
       const MirrorPosition d = mirror_->durable_end();
       if (!d.file.empty()) {
-        absl::Status s = st->Ack(d.file, d.pos);
+        absl::Status s = st->Ack(mirror_->SourceFileName(d.file), d.pos);
         if (!s.ok()) return s;
         ack_pending = false;
         since_ack = 0;

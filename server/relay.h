@@ -7,12 +7,14 @@
 // runs with --source (tools/README.md, "Relay").
 //
 // The receiver thread:
-//   1. asks the copy where the dump must restart (MirrorLog::ResumePoint):
-//      by file and position by default, which keeps every file exact; by
-//      GTID with RelayOptions::resume_by_gtid (a source replaced by
-//      another with the same GTID history: a failover);
-//   2. connects (SourceStream::Start) and appends every event received to
-//      the copy, which checks each against what it holds;
+//   1. connects (SourceStream::Start) and asks the copy where the dump
+//      must restart (MirrorLog::ResumePoint): by file and position, in the
+//      source's names, which keeps every file exact (by GTID with
+//      RelayOptions::resume_by_gtid); but a failover (below) when the
+//      server is another than the one the copy's last file came from;
+//   2. declares the server to the copy (MirrorLog::BeginStream) and
+//      appends every event received to the copy, which checks each
+//      against what it holds;
 //   3. at the end of each burst (no whole event already received), makes
 //      everything appended durable with one fdatasync (MirrorLog::Sync)
 //      and, if the source asked for an ack since the last one, sends one
@@ -29,6 +31,26 @@
 // A relay killed at any moment restarts from its copy: Open cuts a partial
 // transaction at the end, and the dump resumes there.
 //
+// Failover. With several RelayOptions::sources the relay follows the
+// first it reaches; when the one it follows has been unreachable for
+// failover_after, it tries the next (in order, then from the first
+// again), and stays with whichever it reaches until that one is lost.
+// A server whose @@server_id differs from the server id of the copy's
+// last file (its Format_description's) may be another server. The relay
+// asks it for a GTID dump from the copy's GTID state and takes only its
+// first events: the artificial Rotate that names the server's file
+// holding that position, and that file's Format_description, whose
+// server id says who wrote it. The copy's own server (the server serves
+// its files: another relay, a proxy): an ordinary resume by file and
+// position follows. Another server (a failover): the relay dumps that
+// file by file and position from offset 4, so that every event of it
+// arrives, and the copy takes it whole as its next file
+// (MirrorLog::BeginStream): the copy's last file ends where it is, a
+// partial transaction cut. The
+// server must hold every transaction of the copy (a failover to the most
+// advanced replica): a server that lacks some refuses the GTID dump, and
+// the relay goes on trying (the error is in stats().last_error).
+//
 // Thread safety: thread-safe. Stop() may be called from any thread.
 
 #ifndef BINLOG_SERVER_RELAY_H_
@@ -41,6 +63,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -52,8 +75,24 @@
 namespace binlog {
 namespace server {
 
+// One source server's address (see SourceOptions::host and port).
+struct SourceAddress {
+  std::string host;
+  uint16_t port = 3306;
+};
+
 struct RelayOptions {
+  // The source: credentials and settings for every source, and the
+  // address of the only one when `sources` is empty.
   SourceOptions source;
+  // The servers that may be the source, in order of preference: the
+  // primary and the replicas that may replace it, all with the same GTID
+  // history (see the file comment, "Failover"). Empty: source.host/port.
+  std::vector<SourceAddress> sources;
+  // How long the server followed may stay unreachable (no stream that
+  // stored an event or stayed up backoff_max) before the next one of
+  // `sources` is tried.
+  absl::Duration failover_after = absl::Seconds(10);
   // The copy: its directory and the source's basename (what the source's
   // file names start with, "mysql-bin", "mariadb-bin").
   std::string dir;
@@ -62,7 +101,8 @@ struct RelayOptions {
   // Where an empty copy starts: a file of the source (its events from
   // offset 4 on); "": the source's oldest file.
   std::string start_file;
-  // Resume by GTID instead of file and position (see the file comment).
+  // Resume by GTID instead of file and position, also from the same
+  // server (see the file comment; a failover resumes by GTID anyway).
   bool resume_by_gtid = false;
   // Reconnect backoff: the first wait, doubling up to the last.
   absl::Duration backoff_min = absl::Milliseconds(100);
@@ -106,6 +146,9 @@ class Relay {
     uint64_t receiver_cpu_ns = 0;
     bool connected = false;         // a stream is open now
     bool semisync = false;          // the open stream is a semi-sync one
+    std::string source;             // the server tried or followed (host:port)
+    uint64_t source_changes = 0;    // moves to the next of RelayOptions::sources
+    uint64_t failovers = 0;         // streams that began a failover (another server)
     std::string last_error;         // why the last stream ended
     std::string fatal;              // set: the relay stopped (copy poisoned)
   };
@@ -114,12 +157,17 @@ class Relay {
  private:
   explicit Relay(const RelayOptions& o) : o_(o) {}
   void Run();
-  // One stream from the copy's end; returns why it ended.
-  absl::Status RunStream();
+  // One stream of source `i` from the copy's end; returns why it ended.
+  absl::Status RunStream(size_t i);
   // Waits `d` or until Stop.
   void Pause(absl::Duration d);
 
   const RelayOptions o_;
+  // The sources (RelayOptions::sources, or source's address) and, with
+  // TLS, each one's TLS settings (the certificate checked against its
+  // own host).
+  std::vector<SourceAddress> addrs_;
+  std::vector<ClientTls> tls_;
   std::unique_ptr<MirrorLog> mirror_;
   std::thread thread_;
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/gtid.h"
 #include "io/socket.h"
@@ -71,6 +72,12 @@ std::string Quote(const std::string& s) {
 
 absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
                                                  const DumpStart& start) {
+  return StartChosen(o,
+                     [&start](const SourceStream&) -> absl::StatusOr<DumpStart> { return start; });
+}
+
+absl::StatusOr<SourceStream> SourceStream::StartChosen(const SourceOptions& o,
+                                                       const ChooseStart& choose) {
   if (o.server_id == 0) {
     return absl::InvalidArgumentError("SourceOptions::server_id must be set (not 0)");
   }
@@ -101,6 +108,12 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
   st.flavor_ = o.flavor.has_value() ? *o.flavor
                : absl::StrContains(st.version_, "MariaDB") ? LogFlavor::kMariaDB
                                                             : LogFlavor::kMySQL;
+  // A source that refuses the question has no id to go by (0).
+  auto server_id = QueryValue(cl, "SELECT @@server_id");
+  if (!server_id.ok() && !absl::IsFailedPrecondition(server_id.status())) {
+    return server_id.status();
+  }
+  if (!server_id.ok() || !absl::SimpleAtoi(*server_id, &st.server_id_)) st.server_id_ = 0;
   // The checksum setting the source writes with; the dump sends events
   // with it (a replica that does not announce it gets them stripped).
   auto checksum = QueryValue(cl, "SELECT @@global.binlog_checksum");
@@ -116,6 +129,10 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
     // MySQL 8.0.26+ reads the new name; older ones the old (set above).
     Exec(cl, absl::StrCat("SET @source_heartbeat_period = ", period_ns)).IgnoreError();
   }
+  // Where the dump starts, now that the source is known.
+  absl::StatusOr<DumpStart> chosen = choose(st);
+  if (!chosen.ok()) return chosen.status();
+  const DumpStart& start = *chosen;
   if (maria) {
     s = Exec(cl, "SET @mariadb_slave_capability = 4");
     if (!s.ok()) return s;
@@ -129,7 +146,7 @@ absl::StatusOr<SourceStream> SourceStream::Start(const SourceOptions& o,
     }
   }
   bool semisync = false;
-  if (o.semisync) {
+  if (o.semisync && start.semisync) {
     // As servers' replicas do: semi-sync only with a source that has it
     // (its variable exists, on or off); such a source then adds the header
     // to every event packet, and asks for acks while its semi-sync is on.

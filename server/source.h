@@ -114,6 +114,9 @@ struct DumpStart {
   std::string file;
   uint64_t position = 4;
   std::optional<std::string> gtid;  // set: a GTID dump
+  // false: not a semi-sync replica for this dump even with
+  // SourceOptions::semisync (a dump read only for its first event).
+  bool semisync = true;
 };
 
 struct SourceEvent {
@@ -127,6 +130,13 @@ class SourceStream {
   // step (handshake, each query, the registration) times out after 30 s.
   static absl::StatusOr<SourceStream> Start(const SourceOptions& options,
                                             const DumpStart& start);
+  // The same, with the dump's start chosen once the source is known: after
+  // the session is set up and the source registered, `choose` is called
+  // with the stream (its source_server_id(), flavor(), source_version())
+  // and returns where the dump starts; its error ends Start.
+  using ChooseStart = std::function<absl::StatusOr<DumpStart>(const SourceStream&)>;
+  static absl::StatusOr<SourceStream> StartChosen(const SourceOptions& options,
+                                                  const ChooseStart& choose);
 
   SourceStream(SourceStream&&) = default;
   SourceStream& operator=(SourceStream&&) = default;
@@ -157,6 +167,10 @@ class SourceStream {
   // The source's server version string (from its handshake and
   // SELECT VERSION()).
   const std::string& source_version() const { return version_; }
+  // The source's @@server_id (0 if it has none): the id in the header of
+  // the Format_description of every file it writes. A relay tells a
+  // failover (another server) from a reconnect by it.
+  uint32_t source_server_id() const { return server_id_; }
 
  private:
   explicit SourceStream(ReplicationClient c) : client_(std::move(c)) {}
@@ -166,6 +180,7 @@ class SourceStream {
   bool checksums_ = true;
   LogFlavor flavor_ = LogFlavor::kMariaDB;
   std::string version_;
+  uint32_t server_id_ = 0;
 };
 
 }  // namespace server

@@ -116,7 +116,12 @@ ABSL_FLAG(std::string, source, "",
           "relay mode: replicate from this MySQL-protocol source (HOST:PORT, "
           "[IPv6]:PORT, or a unix socket path) into --dir, an exact copy of its "
           "files named <--basename>.NNNNNN (the source's basename), and serve the "
-          "copy");
+          "copy; a comma-separated list names servers with the same GTID history "
+          "(the primary first, then the replicas that may replace it): the relay "
+          "follows the first it reaches and fails over to the next by GTID");
+ABSL_FLAG(absl::Duration, source_failover_after, absl::Seconds(10),
+          "relay mode: with several --source servers, how long the one followed "
+          "may stay unreachable before the next is tried");
 ABSL_FLAG(std::string, source_user, "", "relay mode: the replication user at the source");
 ABSL_FLAG(std::string, source_password_file, "",
           "relay mode: a file holding the source user's password (one line)");
@@ -324,24 +329,36 @@ int main(int argc, char** argv) {
     ro.start_file = absl::GetFlag(FLAGS_source_start_file);
     ro.resume_by_gtid = absl::GetFlag(FLAGS_source_resume_by_gtid);
     binlog::server::SourceOptions& so = ro.source;
-    if (source[0] == '/') {
-      so.host = source;
-    } else {
-      const size_t colon = source.rfind(':');
-      int sport = 0;
-      if (colon == std::string::npos || !absl::SimpleAtoi(source.substr(colon + 1), &sport) ||
-          sport < 1 || sport > 65535) {
-        return Usage("--source must be HOST:PORT or a unix socket path");
+    for (absl::string_view one : absl::StrSplit(source, ',')) {
+      const std::string item(absl::StripAsciiWhitespace(one));
+      binlog::server::SourceAddress a;
+      if (!item.empty() && item[0] == '/') {
+        a.host = item;
+      } else {
+        const size_t colon = item.rfind(':');
+        int sport = 0;
+        if (colon == std::string::npos || !absl::SimpleAtoi(item.substr(colon + 1), &sport) ||
+            sport < 1 || sport > 65535) {
+          return Usage("--source must be HOST:PORT or a unix socket path (or a "
+                       "comma-separated list of them)");
+        }
+        a.host = item.substr(0, colon);
+        if (a.host.size() > 2 && a.host.front() == '[' && a.host.back() == ']') {
+          a.host = a.host.substr(1, a.host.size() - 2);
+        }
+        if (!Socket::IsIpAddress(a.host)) {
+          return Usage("--source takes an IPv4 or IPv6 address (no resolver runs) or a "
+                       "unix socket path");
+        }
+        a.port = static_cast<uint16_t>(sport);
       }
-      so.host = source.substr(0, colon);
-      if (so.host.size() > 2 && so.host.front() == '[' && so.host.back() == ']') {
-        so.host = so.host.substr(1, so.host.size() - 2);
-      }
-      if (!Socket::IsIpAddress(so.host)) {
-        return Usage("--source takes an IPv4 or IPv6 address (no resolver runs) or a "
-                     "unix socket path");
-      }
-      so.port = static_cast<uint16_t>(sport);
+      ro.sources.push_back(a);
+    }
+    so.host = ro.sources.front().host;
+    so.port = ro.sources.front().port;
+    ro.failover_after = absl::GetFlag(FLAGS_source_failover_after);
+    if (ro.failover_after <= absl::ZeroDuration()) {
+      return Usage("--source_failover_after must be > 0");
     }
     so.user = absl::GetFlag(FLAGS_source_user);
     if (so.user.empty()) return Usage("--source needs --source_user");
@@ -412,17 +429,24 @@ int main(int argc, char** argv) {
     // The server needs the copy's first file (its flavor and checksum
     // setting come from its Format_description). Until the
     // source sends it the relay keeps connecting; a signal ends the wait.
+    // Why the source is not reached yet (a refused certificate, a wrong
+    // password) is said as it changes, as once the server runs.
     std::cout << "waiting for the source's first file" << std::endl;
     const timespec tick = {0, 100 * 1000 * 1000};
+    std::string reported;
     while (relay->mirror()->end().file.empty()) {
       if (sigtimedwait(&set, nullptr, &tick) > 0) {
         absl::Status rs = relay->Stop();
         return rs.ok() ? 0 : 1;
       }
-      const std::string fatal = relay->stats().fatal;
-      if (!fatal.empty()) {
-        std::cerr << "binlog_server: the relay stopped: " << fatal << "\n";
+      const binlog::server::Relay::Stats st = relay->stats();
+      if (!st.fatal.empty()) {
+        std::cerr << "binlog_server: the relay stopped: " << st.fatal << "\n";
         return 1;
+      }
+      if (!st.connected && !st.last_error.empty() && st.last_error != reported) {
+        std::cerr << "binlog_server: relay: " << st.last_error << " (reconnecting)" << std::endl;
+        reported = st.last_error;
       }
     }
   }
@@ -474,6 +498,7 @@ int main(int argc, char** argv) {
       sigwait(&set, &sig);
     } else {
       std::string reported;
+      std::string following;
       const timespec tick = {1, 0};
       while (sigtimedwait(&set, nullptr, &tick) <= 0) {
         const binlog::server::Relay::Stats st = rel->stats();
@@ -486,6 +511,12 @@ int main(int argc, char** argv) {
           std::cerr << "binlog_server: relay: " << st.last_error << " (reconnecting)"
                     << std::endl;
           reported = st.last_error;
+        }
+        // The server followed, when it changes (a failover).
+        if (st.connected && st.source != following) {
+          std::cerr << "binlog_server: relay: following " << st.source << std::endl;
+          following = st.source;
+          reported.clear();
         }
       }
     }

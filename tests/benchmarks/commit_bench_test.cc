@@ -1,8 +1,10 @@
 // commit_bench's directory names (benchmarks/commit_bench.h PointDirName):
 // two points that differ in any key get different directories, so that
-// --keep never lets one point delete another's files.
+// --keep never lets one point delete another's files. And its reader lag
+// samples (ReaderLagSampler): one per group and reader, batches included.
 
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -68,6 +70,97 @@ TEST(PointDirNameTest, FlavorsOfOnePointGetTheirOwnDirectories) {
   PointConfig mariadb = mysql;
   mariadb.flavor = "mariadb";
   EXPECT_NE(PointDirName(mysql), PointDirName(mariadb));
+}
+
+// The samplers' clock in these tests.
+int64_t fake_now_ns = 0;
+int64_t FakeNow() { return fake_now_ns; }
+
+// Groups 1-3 end at keys 100, 200, 300, recorded at 1, 2, 3 ms.
+void RecordThreeGroups(GroupMarks* marks) {
+  marks->Record(1, 100, 1000000);
+  marks->Record(2, 200, 2000000);
+  marks->Record(3, 300, 3000000);
+}
+
+// A batch reader that reads the three groups in one batch at 10 ms gets a
+// sample for each (9, 8 and 7 ms), not only for the last group.
+TEST(ReaderLagSamplerTest, ABatchOverSeveralGroupsSamplesEachGroup) {
+  auto marks = std::make_unique<GroupMarks>();
+  RecordThreeGroups(marks.get());
+  ReaderLagSampler s(&FakeNow);
+  fake_now_ns = 10000000;
+  s.Observe(*marks, 300, /*txn_end=*/true, /*measuring=*/true);
+  EXPECT_EQ(s.lag().count(), 3u);
+  EXPECT_EQ(s.lag().max(), 9000u);
+  // The next batch, past group 3: nothing more until group 4 is recorded.
+  fake_now_ns = 11000000;
+  s.Observe(*marks, 350, true, true);
+  EXPECT_EQ(s.lag().count(), 3u);
+  EXPECT_FALSE(s.overrun());
+}
+
+// A decoded reader sees every event: one sample per group end, and the
+// events inside a group give none, nor read the clock (a clock read per
+// event would be most of a decoded reader's cost).
+int clock_reads = 0;
+int64_t CountingNow() {
+  ++clock_reads;
+  return fake_now_ns;
+}
+
+TEST(ReaderLagSamplerTest, EventsSampleEachGroupAtItsEnd) {
+  auto marks = std::make_unique<GroupMarks>();
+  RecordThreeGroups(marks.get());
+  ReaderLagSampler s(&CountingNow);
+  clock_reads = 0;
+  fake_now_ns = 1500000;
+  s.Observe(*marks, 50, false, true);   // inside group 1
+  EXPECT_EQ(clock_reads, 0);
+  s.Observe(*marks, 100, true, true);   // group 1: 0.5 ms
+  EXPECT_EQ(clock_reads, 1);
+  fake_now_ns = 4000000;
+  s.Observe(*marks, 150, true, true);   // inside group 2
+  EXPECT_EQ(clock_reads, 1);
+  s.Observe(*marks, 200, true, true);   // group 2: 2 ms
+  fake_now_ns = 4500000;
+  s.Observe(*marks, 300, true, true);   // group 3: 1.5 ms
+  EXPECT_EQ(s.lag().count(), 3u);
+  EXPECT_EQ(s.lag().max(), 2000u);
+  EXPECT_EQ(clock_reads, 3);
+}
+
+// Reads that come before their group's record (the callback runs after
+// the publish) count as lag 0 once the record is seen, whether the read
+// ended at the group's end or went past it.
+TEST(ReaderLagSamplerTest, ReadsBeforeTheRecordCountAsZero) {
+  auto marks = std::make_unique<GroupMarks>();
+  ReaderLagSampler s(&FakeNow);
+  fake_now_ns = 500000;
+  s.Observe(*marks, 200, true, true);  // groups 1 and 2, unrecorded
+  EXPECT_EQ(s.lag().count(), 0u);
+  RecordThreeGroups(marks.get());
+  s.ResolveAll(*marks, true);
+  EXPECT_EQ(s.lag().count(), 2u);
+  EXPECT_EQ(s.lag().max(), 0u);
+  // Group 3, read later at 3.5 ms.
+  fake_now_ns = 3500000;
+  s.Observe(*marks, 300, true, true);
+  EXPECT_EQ(s.lag().count(), 3u);
+  EXPECT_EQ(s.lag().max(), 500u);
+}
+
+// Outside the measured window reads are followed but not sampled.
+TEST(ReaderLagSamplerTest, NotMeasuringFollowsWithoutSamples) {
+  auto marks = std::make_unique<GroupMarks>();
+  RecordThreeGroups(marks.get());
+  ReaderLagSampler s(&FakeNow);
+  fake_now_ns = 10000000;
+  s.Observe(*marks, 200, true, /*measuring=*/false);
+  EXPECT_EQ(s.lag().count(), 0u);
+  fake_now_ns = 10000000;
+  s.Observe(*marks, 300, true, true);
+  EXPECT_EQ(s.lag().count(), 1u);  // group 3 only
 }
 
 }  // namespace

@@ -678,12 +678,11 @@ TEST(EncryptedLogTest, PlainStreamEqualsTheUnencryptedLog) {
   ASSERT_TRUE((*log2)->Close().ok());
 }
 
-// The windows of a reader of an encrypted log (64 KiB, the smallest):
-// events that straddle two windows, and events larger than a window, read
-// as in the plain log; a byte damaged inside an event is DataLoss naming
-// that event's offset, and the reader stays there.
-TEST(EncryptedLogTest, EventsAcrossWindowsAndADamagedByte) {
-  MemoryKeyring keyring;
+// Writes the same 40 transactions of 300 B .. 150 KB into a plain log in
+// `plain_dir` and an encrypted one in `enc_dir` (one file each): with
+// 64 KiB windows, events straddle windows and some are larger than one.
+void WriteWindowLogs(const std::string& plain_dir, const std::string& enc_dir,
+                     Keyring* keyring) {
   const size_t sizes[] = {300, 5000, 40000, 150000, 999, 70000};
   auto write = [&](const std::string& dir, const Options& o) {
     auto log = Binlog::Open(dir, "binlog", o);
@@ -696,42 +695,70 @@ TEST(EncryptedLogTest, EventsAcrossWindowsAndADamagedByte) {
     ASSERT_TRUE((*log)->Close().ok());
   };
   Options po = Base(nullptr, false);
-  Options eo = Base(&keyring, true);
+  Options eo = Base(keyring, true);
   po.max_file_size = eo.max_file_size = 64 << 20;  // one file
-  std::string plain_dir = NewTempDir("enc_windows_plain");
-  std::string enc_dir = NewTempDir("enc_windows_enc");
   write(plain_dir, po);
   write(enc_dir, eo);
+}
+
+// The windows of a reader of an encrypted log (64 KiB, the smallest), with
+// the windows decrypted on the reader's thread and, with prefetch, by the
+// helper thread that reads them ahead: events that straddle two windows,
+// and events larger than a window, read as in the plain log; a byte
+// damaged inside an event (in a window the helper decrypted, with
+// prefetch) is DataLoss naming that event's offset, and the reader stays
+// there.
+TEST(EncryptedLogTest, EventsAcrossWindowsAndADamagedByte) {
+  MemoryKeyring keyring;
+  std::string plain_dir = NewTempDir("enc_windows_plain");
+  std::string enc_dir = NewTempDir("enc_windows_enc");
+  WriteWindowLogs(plain_dir, enc_dir, &keyring);
   auto fs = NewDecryptingFileSystem(nullptr, &keyring);
-  ReaderOptions ro;
-  ro.buffer_size = 64 << 10;
-  auto read = [&](const std::string& dir, io::FileSystem* f,
-                  std::vector<EventRef>* events) {
-    auto r = Reader::OpenDirectory(dir, "binlog", ro, f);
-    EXPECT_TRUE(r.ok()) << r.status();
-    return r.ok() ? ReadAll(r->get(), events) : r.status();
-  };
-  std::vector<EventRef> plain_events, enc_events;
-  ASSERT_TRUE(read(plain_dir, nullptr, &plain_events).ok());
-  ASSERT_TRUE(read(enc_dir, fs.get(), &enc_events).ok());
-  ASSERT_EQ(plain_events.size(), enc_events.size());
-  size_t straddling = 0, larger = 0;
-  for (size_t i = 0; i < plain_events.size(); ++i) {
-    EXPECT_EQ(plain_events[i].offset, enc_events[i].offset);
-    EXPECT_EQ(plain_events[i].bytes, enc_events[i].bytes) << i;
-    const uint64_t n = plain_events[i].end - plain_events[i].offset;
-    if (n > ro.buffer_size) ++larger;
-    if (plain_events[i].offset / ro.buffer_size !=
-        (plain_events[i].end - 1) / ro.buffer_size) {
-      ++straddling;
+  for (bool prefetch : {false, true}) {
+    SCOPED_TRACE(absl::StrCat("prefetch ", prefetch));
+    ReaderOptions ro;
+    ro.buffer_size = 64 << 10;
+    ro.prefetch = prefetch;
+    io::SequentialReaderStats stats;
+    auto read = [&](const std::string& dir, io::FileSystem* f,
+                    std::vector<EventRef>* events) {
+      auto r = Reader::OpenDirectory(dir, "binlog", ro, f);
+      EXPECT_TRUE(r.ok()) << r.status();
+      if (!r.ok()) return r.status();
+      absl::Status s = ReadAll(r->get(), events);
+      stats = (*r)->io_stats();
+      return s;
+    };
+    std::vector<EventRef> plain_events, enc_events;
+    ASSERT_TRUE(read(plain_dir, nullptr, &plain_events).ok());
+    ASSERT_TRUE(read(enc_dir, fs.get(), &enc_events).ok());
+    // With prefetch, the helper read (and so decrypted) windows.
+    EXPECT_EQ(stats.prefetch_reads > 0, prefetch) << stats.prefetch_reads;
+    ASSERT_EQ(plain_events.size(), enc_events.size());
+    size_t straddling = 0, larger = 0;
+    for (size_t i = 0; i < plain_events.size(); ++i) {
+      EXPECT_EQ(plain_events[i].offset, enc_events[i].offset);
+      EXPECT_EQ(plain_events[i].bytes, enc_events[i].bytes) << i;
+      const uint64_t n = plain_events[i].end - plain_events[i].offset;
+      if (n > ro.buffer_size) ++larger;
+      if (plain_events[i].offset / ro.buffer_size !=
+          (plain_events[i].end - 1) / ro.buffer_size) {
+        ++straddling;
+      }
     }
+    EXPECT_GT(larger, 5u);
+    EXPECT_GT(straddling, 10u);
   }
-  EXPECT_GT(larger, 5u);
-  EXPECT_GT(straddling, 10u);
   // One byte of ciphertext flipped inside a 40 KB event: its plain byte
   // flips (CTR), the CRC32 fails.
+  std::vector<EventRef> clean;
+  {
+    auto r = Reader::OpenDirectory(enc_dir, "binlog", ReaderOptions(), fs.get());
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(ReadAll(r->get(), &clean).ok());
+  }
   const EventRef* victim = nullptr;
-  for (const EventRef& e : enc_events) {
+  for (const EventRef& e : clean) {
     if (e.end - e.offset > 40000 && e.end - e.offset < 50000 &&
         e.offset > 200000) {
       victim = &e;
@@ -743,18 +770,130 @@ TEST(EncryptedLogTest, EventsAcrossWindowsAndADamagedByte) {
   std::string raw = ReadFile(path);
   raw[kEncryptionHeaderSize + victim->offset + 1000] ^= 0x20;
   WriteFile(path, raw);
-  auto r = Reader::OpenDirectory(enc_dir, "binlog", ro, fs.get());
-  ASSERT_TRUE(r.ok());
-  std::vector<EventRef> before;
-  absl::Status s = ReadAll(r->get(), &before);
-  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
-  EXPECT_TRUE(absl::StrContains(
-      s.message(), absl::StrCat("binlog.000001: offset ", victim->offset, ":")))
-      << s;
-  EXPECT_TRUE(absl::StrContains(s.message(), "checksum mismatch")) << s;
-  EXPECT_EQ((*r)->position(), victim->offset);
-  ASSERT_FALSE(before.empty());
-  EXPECT_EQ(before.back().end, victim->offset);
+  for (bool prefetch : {false, true}) {
+    SCOPED_TRACE(absl::StrCat("prefetch ", prefetch));
+    ReaderOptions ro;
+    ro.buffer_size = 64 << 10;
+    ro.prefetch = prefetch;
+    auto r = Reader::OpenDirectory(enc_dir, "binlog", ro, fs.get());
+    ASSERT_TRUE(r.ok());
+    std::vector<EventRef> before;
+    absl::Status s = ReadAll(r->get(), &before);
+    EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+    EXPECT_TRUE(absl::StrContains(
+        s.message(), absl::StrCat("binlog.000001: offset ", victim->offset, ":")))
+        << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "checksum mismatch")) << s;
+    EXPECT_EQ((*r)->position(), victim->offset);
+    ASSERT_FALSE(before.empty());
+    EXPECT_EQ(before.back().end, victim->offset);
+    // Sticky: the same error again, the reader stays.
+    Event ev;
+    EXPECT_EQ((*r)->Next(&ev), s);
+    EXPECT_EQ((*r)->position(), victim->offset);
+  }
+}
+
+// A read error under the decrypting file system (the raw bytes of one
+// stream offset cannot be read) surfaces at the same event, with the same
+// status, whether the window holding it is read and decrypted by the
+// reader's thread or by the prefetch helper, for a failing byte at every
+// window boundary of a 64 KiB reader and just before it: every event
+// before it is returned, the event that needs the byte gets the error, and
+// the reader stays there. Reads of 48 bytes or fewer do not fail: those
+// are the reads of the raw bytes next to a window that decryption makes
+// when an edge byte of the window may belong to a run of raw zeros (the
+// random key decides when), and a failure there would make the error come
+// one event early, in either mode alike.
+TEST(EncryptedLogTest, ReadErrorAtEveryWindowBoundarySurfacesAtItsEvent) {
+  MemoryKeyring keyring;
+  std::string plain_dir = NewTempDir("enc_err_plain");
+  std::string enc_dir = NewTempDir("enc_err_enc");
+  WriteWindowLogs(plain_dir, enc_dir, &keyring);
+  // Fails every raw read that covers raw byte bad_ (when set).
+  class FailingFs : public io::FileSystemWrapper {
+   public:
+    FailingFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+    void set_bad(uint64_t raw_offset) { bad_ = raw_offset; }
+    absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> OpenReadable(
+        const std::string& path) override {
+      auto f = io::FileSystemWrapper::OpenReadable(path);
+      if (!f.ok()) return f.status();
+      return std::unique_ptr<io::RandomAccessFile>(
+          new File(std::move(*f), bad_));
+    }
+
+   private:
+    class File : public io::RandomAccessFileWrapper {
+     public:
+      File(std::unique_ptr<io::RandomAccessFile> f, uint64_t bad)
+          : io::RandomAccessFileWrapper(std::move(f)), bad_(bad) {}
+      absl::Status Read(uint64_t offset, size_t n, char* scratch,
+                        size_t* bytes_read) const override {
+        if (n > 48 && offset <= bad_ && bad_ - offset < n) {
+          *bytes_read = 0;
+          return absl::UnavailableError("injected read error");
+        }
+        return io::RandomAccessFileWrapper::Read(offset, n, scratch, bytes_read);
+      }
+
+     private:
+      const uint64_t bad_;
+    };
+    uint64_t bad_ = ~uint64_t{0};
+  };
+  FailingFs failing;
+  auto fs = NewDecryptingFileSystem(&failing, &keyring);
+  constexpr size_t kWindow = 64 << 10;
+  std::vector<EventRef> clean;
+  {
+    auto r = Reader::OpenDirectory(enc_dir, "binlog", ReaderOptions(), fs.get());
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(ReadAll(r->get(), &clean).ok());
+  }
+  ASSERT_GT(clean.back().end, 25 * kWindow);
+  size_t helper_reads = 0, cases = 0;
+  for (uint64_t b = kWindow; b < clean.back().end; b += kWindow) {
+    for (uint64_t bad : {b - 1, b}) {
+      SCOPED_TRACE(absl::StrCat("bad stream byte ", bad));
+      // The event that needs the byte.
+      size_t victim = 0;
+      while (clean[victim].end <= bad) ++victim;
+      failing.set_bad(kEncryptionHeaderSize + bad);
+      absl::Status first;
+      for (bool prefetch : {false, true}) {
+        SCOPED_TRACE(absl::StrCat("prefetch ", prefetch));
+        ReaderOptions ro;
+        ro.buffer_size = kWindow;
+        ro.prefetch = prefetch;
+        auto r = Reader::OpenDirectory(enc_dir, "binlog", ro, fs.get());
+        ASSERT_TRUE(r.ok()) << r.status();
+        std::vector<EventRef> got;
+        absl::Status s = ReadAll(r->get(), &got);
+        EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+        EXPECT_TRUE(absl::StrContains(s.message(), "injected read error")) << s;
+        ASSERT_EQ(got.size(), victim);
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i].bytes, clean[i].bytes) << i;
+        }
+        EXPECT_EQ((*r)->position(), clean[victim].offset);
+        // Not sticky (an I/O error): the reader tries the same event again.
+        Event ev;
+        EXPECT_TRUE(absl::IsUnavailable((*r)->Next(&ev)));
+        EXPECT_EQ((*r)->position(), clean[victim].offset);
+        if (prefetch) {
+          EXPECT_EQ(s.code(), first.code());
+          ++cases;
+          if ((*r)->io_stats().prefetch_reads > 0) ++helper_reads;
+        } else {
+          first = s;
+        }
+      }
+      failing.set_bad(~uint64_t{0});
+    }
+  }
+  // The helper read windows ahead in all but the first windows' cases.
+  EXPECT_GE(helper_reads + 2, cases);
 }
 
 // A tailing reader of an encrypted, zero-filled log reads each group as it

@@ -28,6 +28,7 @@
 #include "io/fault_injection_file_system.h"
 #include "tests/binlog/log_test_util.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/wait_until.h"
 
 namespace binlog {
 namespace {
@@ -116,6 +117,9 @@ class MirrorPurgeTest : public ::testing::Test {
 TEST_F(MirrorPurgeTest, PurgeToRemovesTheFilesBeforeTheOneNamed) {
   std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_to");
   ASSERT_NE(m, nullptr);
+  // The copy indexes each ended file on a thread of its own.
+  ASSERT_TRUE(testutil::WaitUntil(
+      [&] { return Exists(files_[0] + ".gidx") && Exists(files_[1] + ".gidx"); }));
   auto r = m->PurgeTo(files_[2]);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->purged, (std::vector<std::string>{files_[0], files_[1]}));
@@ -125,6 +129,9 @@ TEST_F(MirrorPurgeTest, PurgeToRemovesTheFilesBeforeTheOneNamed) {
   EXPECT_FALSE(Exists(files_[0]));
   EXPECT_FALSE(Exists(files_[1]));
   EXPECT_TRUE(Exists(files_[2]));
+  // Their GTID indexes (binlog/gtid_index.h) went with them.
+  EXPECT_FALSE(Exists(files_[0] + ".gidx"));
+  EXPECT_FALSE(Exists(files_[1] + ".gidx"));
   EXPECT_EQ(m->stats().files_purged, 2u);
 
   // Readers start at the new first file; a purged one is NotFound.
@@ -235,6 +242,7 @@ TEST_F(MirrorPurgeTest, ACrashBetweenTheIndexAndTheRemovalsIsFinishedByOpen) {
   ASSERT_NE(m, nullptr);
   io::FaultSpec f;
   f.op = io::FaultOp::kRemove;
+  f.path_substr = "src-bin.00000";  // the binlog files' removals
   f.persistent = true;
   fs.InjectFault(f);
   auto r = m->PurgeTo(files_[3]);
@@ -267,6 +275,7 @@ TEST_F(MirrorPurgeTest, ACrashInTheIndexRewriteKeepsEveryFile) {
   ASSERT_NE(m, nullptr);
   io::FaultSpec f;
   f.op = io::FaultOp::kRename;
+  f.path_substr = ".index";  // the index's, not a GTID index's rename
   fs.InjectFault(f);
   auto r = m->PurgeTo(files_[3]);
   EXPECT_FALSE(r.ok());

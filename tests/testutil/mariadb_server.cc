@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,9 +56,17 @@ absl::Status MariadbServer::Start(const std::string& dir,
   dir_ = dir;
   const std::string user = CurrentUser();
   std::string out;
+  // A temporary directory of the server's own: the bootstrap and the
+  // server name temporary files after their pid, which tests run in
+  // parallel in PID namespaces (Bazel's sandbox) share, so /tmp is not
+  // safe for two of them at once.
+  const std::string tmp = dir_ + "/tmp";
+  if (::access(tmp.c_str(), F_OK) != 0 && ::mkdir(tmp.c_str(), 0700) != 0) {
+    return absl::InternalError("cannot create " + tmp);
+  }
   if (::access(data_dir().c_str(), F_OK) != 0) {
     if (RunCommand(absl::StrCat(kInstallDb, " --no-defaults --datadir=", data_dir(),
-                                " --user=", user,
+                                " --tmpdir=", tmp, " --user=", user,
                                 " --auth-root-authentication-method=normal --skip-test-db"),
                    &out) != 0) {
       return absl::InternalError("mariadb-install-db failed: " + out);
@@ -71,7 +80,8 @@ absl::Status MariadbServer::Start(const std::string& dir,
     port_ = probe->port();
   }
   std::vector<std::string> args = {
-      kMariadbd, "--no-defaults", "--datadir=" + data_dir(), "--socket=" + socket_path(),
+      kMariadbd, "--no-defaults", "--datadir=" + data_dir(), "--tmpdir=" + tmp,
+      "--socket=" + socket_path(),
       "--user=" + user, "--log-error=" + dir_ + "/error.log", "--pid-file=" + dir_ + "/pid",
       "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",
       "--character-set-server=utf8mb4"};

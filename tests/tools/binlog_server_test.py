@@ -156,6 +156,11 @@ class FlagsTest(ServerBase):
             (base + ["--port=0", "--source=127.0.0.1:1", "--source_user=u",
                      "--server_id=5", "--binlog_expire_logs_seconds=60",
                      "--retention_interval=0s"], "--retention_interval must be > 0"),
+            (base + ["--port=0", "--source=127.0.0.1:3306,somewhere"],
+             "--source must be HOST:PORT"),
+            (base + ["--port=0", "--source=127.0.0.1:3306,127.0.0.1:3307",
+                     "--source_failover_after=0s"],
+             "--source_failover_after must be > 0"),
         ]:
             code, err = self.run_server(*args)
             self.assertEqual(code, 2, (args, err))
@@ -206,11 +211,15 @@ class RelayRetentionTest(ServerBase):
         index = os.path.join(copy, "binlog.index")
         end = time.monotonic() + DEADLINE
         names = []
+        def gone():
+            return not any(os.path.exists(os.path.join(copy, n))
+                           for n in source_files[:-1])
+        # The index is rewritten first, then the files are removed.
         while time.monotonic() < end:
             if os.path.exists(index):
                 with open(index) as f:
                     names = [os.path.basename(l.strip()) for l in f if l.strip()]
-                if names == source_files[-1:]:
+                if names == source_files[-1:] and gone():
                     break
             time.sleep(0.05)  # polls the relay's files, another process
         self.assertEqual(names, source_files[-1:])

@@ -1,0 +1,558 @@
+// GTID index files. See binlog/gtid_index.h and FORMAT.md, "GTID index
+// files".
+
+#include "binlog/gtid_index.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "binlog/checksum.h"
+#include "binlog/event.h"
+#include "binlog/format.h"
+#include "binlog/status_macros.h"
+#include "binlog/transaction_boundary.h"
+#include "binlog/transaction_scan.h"
+
+namespace binlog {
+namespace internal {
+namespace {
+
+constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\1'};
+constexpr size_t kFileHeaderSize = 44;  // FORMAT.md
+// A record's payload is at most this (a damaged length field ends the
+// entries rather than asking for a huge buffer).
+constexpr uint32_t kMaxRecord = 64u << 20;
+// Returned ranges per entry before the builder stops adding entries to a
+// file (a file that alternates returned and skipped events that often
+// gains little from an index).
+constexpr size_t kMaxRanges = 1 << 16;
+
+void Put32(std::string* out, uint32_t v) {
+  char b[4];
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  out->append(b, 4);
+}
+void Put64(std::string* out, uint64_t v) {
+  char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  out->append(b, 8);
+}
+
+// Reads little-endian fields; any read past the end sets `bad`.
+struct Cursor {
+  absl::string_view in;
+  bool bad = false;
+  uint64_t Get(int n) {
+    if (in.size() < static_cast<size_t>(n)) {
+      bad = true;
+      in = {};
+      return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= uint64_t{static_cast<uint8_t>(in[i])} << (8 * i);
+    in.remove_prefix(n);
+    return v;
+  }
+  absl::string_view Bytes(size_t n) {
+    if (in.size() < n) {
+      bad = true;
+      in = {};
+      return {};
+    }
+    absl::string_view v = in.substr(0, n);
+    in.remove_prefix(n);
+    return v;
+  }
+};
+
+std::string EncodeEntry(const GtidIndexEntry& e, LogFlavor flavor) {
+  std::string p;
+  Put64(&p, e.offset);
+  Put32(&p, e.header_crc);
+  Put64(&p, e.gtid_transactions);
+  Put32(&p, static_cast<uint32_t>(e.returned.size()));
+  for (const auto& r : e.returned) {
+    Put64(&p, r.first);
+    Put64(&p, r.second);
+  }
+  if (flavor == LogFlavor::kMariaDB) {
+    Put32(&p, static_cast<uint32_t>(e.domains.size()));
+    for (const GtidIndexDomain& d : e.domains) {
+      Put32(&p, d.domain_id);
+      Put32(&p, d.last_server_id);
+      Put64(&p, d.last_seq_no);
+      Put64(&p, d.max_seq_no);
+      p.push_back(d.last_is_new_max ? 1 : 0);
+    }
+  } else {
+    std::string set = e.gtids.EncodePreviousGtidsBody();
+    Put32(&p, static_cast<uint32_t>(set.size()));
+    p += set;
+  }
+  return p;
+}
+
+// One record's payload; false when it does not decode or breaks the order
+// the entries before it set (`prev_offset`).
+bool DecodeEntry(absl::string_view payload, LogFlavor flavor, uint64_t prev_offset,
+                 uint64_t file_size, GtidIndexEntry* e) {
+  Cursor c{payload};
+  e->offset = c.Get(8);
+  e->header_crc = static_cast<uint32_t>(c.Get(4));
+  e->gtid_transactions = c.Get(8);
+  const uint64_t n = c.Get(4);
+  if (c.bad || n > c.in.size() / 16) return false;
+  uint64_t at = prev_offset;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t b = c.Get(8), end = c.Get(8);
+    if (b < at || end <= b || end > e->offset) return false;
+    e->returned.emplace_back(b, end);
+    at = end;
+  }
+  if (e->offset <= prev_offset || e->offset + kHeaderSize > file_size) return false;
+  if (flavor == LogFlavor::kMariaDB) {
+    const uint64_t nd = c.Get(4);
+    if (c.bad || nd > c.in.size() / 25) return false;
+    for (uint64_t i = 0; i < nd; ++i) {
+      GtidIndexDomain d;
+      d.domain_id = static_cast<uint32_t>(c.Get(4));
+      d.last_server_id = static_cast<uint32_t>(c.Get(4));
+      d.last_seq_no = c.Get(8);
+      d.max_seq_no = c.Get(8);
+      d.last_is_new_max = c.Get(1) != 0;
+      if (d.last_seq_no > d.max_seq_no) return false;
+      e->domains.push_back(d);
+    }
+  } else {
+    const uint64_t len = c.Get(4);
+    absl::string_view set = c.Bytes(len);
+    if (c.bad) return false;
+    absl::StatusOr<GtidSet> s = GtidSet::DecodePreviousGtidsBody(set);
+    if (!s.ok()) return false;
+    e->gtids = std::move(*s);
+  }
+  return !c.bad && c.in.empty();
+}
+
+absl::StatusOr<std::string> ReadRange(io::RandomAccessFile* f, uint64_t offset, size_t n) {
+  std::string buf(n, '\0');
+  size_t got = 0;
+  BINLOG_RETURN_IF_ERROR(f->Read(offset, n, buf.data(), &got));
+  if (got != n) {
+    return absl::DataLossError(absl::StrCat(f->path(), ": short read at ", offset));
+  }
+  return buf;
+}
+
+// The CRC32 of the bytes [offset, offset + n) of `f`.
+absl::StatusOr<uint32_t> CrcAt(io::RandomAccessFile* f, uint64_t offset, size_t n) {
+  BINLOG_ASSIGN_OR_RETURN(std::string b, ReadRange(f, offset, n));
+  return Crc32(b.data(), b.size());
+}
+
+}  // namespace
+
+std::string GtidIndexPath(const std::string& binlog_path) {
+  return binlog_path + ".gidx";
+}
+
+absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& path,
+                                         LogFlavor flavor, uint64_t interval,
+                                         const ReaderOptions& options,
+                                         const std::atomic<bool>* cancel) {
+  if (interval == 0) return absl::InvalidArgumentError("GTID index interval 0");
+  GtidIndex index;
+  index.flavor = flavor;
+  index.interval = interval;
+  BINLOG_ASSIGN_OR_RETURN(index.file_size, fs->FileSize(path));
+  ReaderOptions ro = options;
+  ro.checksum_mode = ChecksumMode::kSkip;
+  ro.payloads = PayloadMode::kRaw;
+  ro.start_file = 0;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(TransactionScan t, TransactionScan::Open(fs, path, ro));
+  t.set_tolerate_unexpected(true);
+  index.fde_end = t.header_end();
+  const bool maria = flavor == LogFlavor::kMariaDB;
+
+  // The GtidReader's state machine (binlog/gtid_reader.cc) run for a
+  // replica that holds every GTID: `conditional` is its skipping_, true
+  // from a GTID event to the end of its transaction; what it would return
+  // even then goes to `pending`, the returned ranges of the next entry.
+  TransactionBoundaryParser parser(t.format_description().PostHeaderLen(kQueryEvent));
+  bool conditional = false;
+  GtidSet gtids;
+  std::map<uint32_t, GtidIndexDomain> domains;
+  uint64_t transactions = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> pending = {{kMagicSize, t.header_end()}};
+  uint64_t last_entry = kMagicSize;
+  bool in_header = true;
+  bool cancelled = false;
+  bool encrypted = false;
+  using R = TransactionBoundaryParser::Result;
+  absl::Status s = t.Run(
+      [&](const Event& ev) -> R {
+        if (ev.header.type == kFormatDescriptionEvent) return R::kOutside;
+        return parser.Feed(ev.header, ev.body());
+      },
+      [&](const Event& ev, R r) -> absl::StatusOr<ScanNext> {
+        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+          cancelled = true;
+          return ScanNext::kStop;
+        }
+        const uint8_t type = ev.header.type;
+        // A later Format_description (a relay log's source) changes how
+        // events parse: no entries past it.
+        if (type == kFormatDescriptionEvent) return ScanNext::kStop;
+        // An encrypted MariaDB file: its GTIDs stay out of a file in clear.
+        if (type == kMariaStartEncryptionEvent) {
+          encrypted = true;
+          return ScanNext::kStop;
+        }
+        if (in_header && !maria && type == kPreviousGtidsEvent) {
+          auto prev = GtidSet::DecodePreviousGtidsBody(ev.body());
+          if (prev.ok()) gtids.Union(*prev);
+        }
+        if (r != R::kOutside) in_header = false;
+        if (!maria && (type == kGtidEvent || type == kGtidTaggedEvent)) {
+          auto g = DecodeAnyMySqlGtidEvent(type, ev.body());
+          conditional = g.ok() && g->gno > 0;
+          if (conditional) {
+            gtids.Add(g->tsid(), g->gno);
+            ++transactions;
+          }
+        } else if (maria && type == kMariaGtidEvent) {
+          auto g = DecodeMariaGtid(ev.body());
+          conditional = g.ok();
+          if (conditional) {
+            ++transactions;
+            auto [it, fresh] = domains.try_emplace(g->domain_id);
+            GtidIndexDomain& d = it->second;
+            d.domain_id = g->domain_id;
+            d.last_is_new_max = fresh || g->seq_no > d.max_seq_no;
+            d.max_seq_no = fresh ? g->seq_no : std::max(d.max_seq_no, g->seq_no);
+            d.last_server_id = ev.header.server_id;
+            d.last_seq_no = g->seq_no;
+          }
+        }
+        if (!conditional) {
+          if (!pending.empty() && pending.back().second == ev.offset) {
+            pending.back().second = ev.end_offset;
+          } else {
+            pending.emplace_back(ev.offset, ev.end_offset);
+          }
+          if (pending.size() > kMaxRanges) return ScanNext::kStop;
+        }
+        if (r == R::kEnded || r == R::kOutside || r == R::kUnexpected) conditional = false;
+        const uint64_t at = ev.end_offset;
+        if (!conditional && parser.outside() && at >= last_entry + interval &&
+            at + kHeaderSize <= index.file_size) {
+          GtidIndexEntry e;
+          e.offset = at;
+          e.gtid_transactions = transactions;
+          e.returned = std::move(pending);
+          pending.clear();
+          if (maria) {
+            for (const auto& d : domains) e.domains.push_back(d.second);
+          } else {
+            e.gtids = gtids;
+          }
+          index.entries.push_back(std::move(e));
+          last_entry = at;
+        }
+        return ScanNext::kContinue;
+      });
+  BINLOG_RETURN_IF_ERROR(s);
+  if (cancelled) return absl::CancelledError("GTID index build cancelled");
+  if (encrypted) {
+    return absl::FailedPreconditionError(path + ": encrypted: no GTID index");
+  }
+  t.Close();
+  // The header CRC of each entry and the file's identity, from the bytes
+  // on disk (what a reader checks).
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(path));
+  BINLOG_ASSIGN_OR_RETURN(index.fde_crc, CrcAt(f.get(), 0, index.fde_end));
+  for (GtidIndexEntry& e : index.entries) {
+    BINLOG_ASSIGN_OR_RETURN(e.header_crc, CrcAt(f.get(), e.offset, kHeaderSize));
+  }
+  return index;
+}
+
+std::string EncodeGtidIndex(const GtidIndex& index) {
+  std::string out(kMagic, sizeof(kMagic));
+  Put32(&out, index.flavor == LogFlavor::kMariaDB ? 1 : 0);
+  Put32(&out, index.fde_crc);
+  Put64(&out, index.interval);
+  Put64(&out, index.file_size);
+  Put64(&out, index.fde_end);
+  Put32(&out, Crc32(out.data(), out.size()));
+  for (const GtidIndexEntry& e : index.entries) {
+    std::string p = EncodeEntry(e, index.flavor);
+    Put32(&out, static_cast<uint32_t>(p.size()));
+    Put32(&out, Crc32(p.data(), p.size()));
+    out += p;
+  }
+  return out;
+}
+
+absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
+  if (data.size() < kFileHeaderSize ||
+      data.substr(0, sizeof(kMagic)) != absl::string_view(kMagic, sizeof(kMagic))) {
+    return absl::DataLossError("not a GTID index file");
+  }
+  Cursor c{data};
+  c.Bytes(sizeof(kMagic));
+  GtidIndex index;
+  const uint64_t flavor = c.Get(4);
+  index.fde_crc = static_cast<uint32_t>(c.Get(4));
+  index.interval = c.Get(8);
+  index.file_size = c.Get(8);
+  index.fde_end = c.Get(8);
+  const uint32_t crc = static_cast<uint32_t>(c.Get(4));
+  if (crc != Crc32(data.data(), kFileHeaderSize - 4) || flavor > 1 ||
+      index.fde_end > index.file_size || index.fde_end <= kMagicSize) {
+    return absl::DataLossError("GTID index header does not check out");
+  }
+  index.flavor = flavor == 1 ? LogFlavor::kMariaDB : LogFlavor::kMySQL;
+  uint64_t prev = kMagicSize;
+  // A torn or damaged record ends the entries: the ones before it stand.
+  while (c.in.size() >= 8) {
+    const uint32_t len = static_cast<uint32_t>(c.Get(4));
+    const uint32_t rcrc = static_cast<uint32_t>(c.Get(4));
+    if (len > kMaxRecord || len > c.in.size()) break;
+    absl::string_view p = c.Bytes(len);
+    if (Crc32(p.data(), p.size()) != rcrc) break;
+    GtidIndexEntry e;
+    if (!DecodeEntry(p, index.flavor, prev, index.file_size, &e)) break;
+    if (index.entries.empty() &&
+        (e.returned.empty() || e.returned.front().first != kMagicSize)) {
+      break;  // the Format_description is always returned first
+    }
+    prev = e.offset;
+    index.entries.push_back(std::move(e));
+  }
+  return index;
+}
+
+absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
+                            const GtidIndex& index) {
+  const std::string final_path = GtidIndexPath(path);
+  const std::string tmp = final_path + ".tmp";
+  const std::string data = EncodeGtidIndex(index);
+  {
+    // The binlog file's own permissions (Options::file_mode).
+    absl::StatusOr<uint32_t> mode = fs->Permissions(path);
+    BINLOG_ASSIGN_OR_RETURN(
+        std::unique_ptr<io::WritableFile> f,
+        fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate,
+                         mode.ok() ? *mode : io::kDefaultFilePermissions));
+    absl::Status s = f->Write(0, data);
+    absl::Status c = f->Close();
+    BINLOG_RETURN_IF_ERROR(s);
+    BINLOG_RETURN_IF_ERROR(c);
+  }
+  absl::Status r = fs->Rename(tmp, final_path);
+  // Another builder of the same index renamed the same bytes first.
+  if (absl::IsNotFound(r)) return absl::OkStatus();
+  return r;
+}
+
+absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& path,
+                                        LogFlavor flavor) {
+  const std::string ipath = GtidIndexPath(path);
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(ipath));
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+  if (size > (uint64_t{1} << 30)) return absl::DataLossError(ipath + ": too large");
+  BINLOG_ASSIGN_OR_RETURN(std::string data, ReadRange(f.get(), 0, size));
+  absl::StatusOr<GtidIndex> index = DecodeGtidIndex(data);
+  if (!index.ok()) return absl::DataLossError(absl::StrCat(ipath, ": ", index.status().message()));
+  if (index->flavor != flavor) return absl::DataLossError(ipath + ": another flavor");
+  BINLOG_ASSIGN_OR_RETURN(uint64_t file_size, fs->FileSize(path));
+  if (file_size != index->file_size) {
+    return absl::DataLossError(absl::StrCat(ipath, ": built for ", index->file_size,
+                                            " bytes, the file has ", file_size));
+  }
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> b, fs->OpenReadable(path));
+  BINLOG_ASSIGN_OR_RETURN(uint32_t fde_crc, CrcAt(b.get(), 0, index->fde_end));
+  if (fde_crc != index->fde_crc) {
+    return absl::DataLossError(ipath + ": built for another Format_description");
+  }
+  return index;
+}
+
+absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path) {
+  for (const std::string& p : {GtidIndexPath(path), GtidIndexPath(path) + ".tmp"}) {
+    absl::Status r = fs->Remove(p);
+    if (!r.ok() && !absl::IsNotFound(r)) return r;
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+GtidSeek SeekTo(const GtidIndex& index, size_t i) {
+  GtidSeek s;
+  for (size_t k = 0; k <= i; ++k) {
+    for (const auto& r : index.entries[k].returned) {
+      if (!s.returned.empty() && s.returned.back().second == r.first) {
+        s.returned.back().second = r.second;
+      } else {
+        s.returned.push_back(r);
+      }
+    }
+  }
+  s.offset = index.entries[i].offset;
+  s.skipped = index.entries[i].gtid_transactions;
+  return s;
+}
+
+}  // namespace
+
+GtidSeek FindGtidSeek(const GtidIndex& index, const GtidSet& have) {
+  for (size_t i = index.entries.size(); i-- > 0;) {
+    if (index.entries[i].gtids.IsSubsetOf(have)) return SeekTo(index, i);
+  }
+  return GtidSeek();
+}
+
+GtidSeek FindMariaGtidSeek(const GtidIndex& index, const MariaGtidState& position) {
+  for (size_t i = index.entries.size(); i-- > 0;) {
+    std::set<uint32_t> reached;
+    bool usable = true;
+    for (const GtidIndexDomain& d : index.entries[i].domains) {
+      MariaGtidListEntry at;
+      if (!position.Position(d.domain_id, &at)) {
+        usable = false;  // a domain the replica lacks is sent whole
+      } else if (d.max_seq_no < at.seq_no) {
+        // every transaction of the domain skipped, the replica's own not met
+      } else if (d.max_seq_no == at.seq_no && d.last_is_new_max &&
+                 d.last_seq_no == at.seq_no && d.last_server_id == at.server_id) {
+        reached.insert(d.domain_id);  // its own GTID the last one skipped
+      } else {
+        usable = false;
+      }
+      if (!usable) break;
+    }
+    if (usable) {
+      GtidSeek s = SeekTo(index, i);
+      s.reached = std::move(reached);
+      return s;
+    }
+  }
+  return GtidSeek();
+}
+
+namespace {
+
+// True when every jump target of `s` starts with the header its entry
+// recorded (the seek offset) or a plausible one (the returned ranges).
+bool SeekChecksOut(io::FileSystem* fs, const std::string& path, const GtidIndex& index,
+                   const GtidSeek& s) {
+  auto f = fs->OpenReadable(path);
+  if (!f.ok()) return false;
+  uint32_t want = 0;
+  for (const GtidIndexEntry& e : index.entries) {
+    if (e.offset == s.offset) want = e.header_crc;
+  }
+  auto crc = CrcAt(f->get(), s.offset, kHeaderSize);
+  if (!crc.ok() || *crc != want) return false;
+  for (size_t i = 1; i < s.returned.size(); ++i) {
+    auto h = ReadRange(f->get(), s.returned[i].first, kHeaderSize);
+    if (!h.ok()) return false;
+    EventHeader eh = DecodeHeader(*h);
+    if (eh.event_size < kHeaderSize ||
+        s.returned[i].first + eh.event_size > s.returned[i].second ||
+        (eh.log_pos != 0 && eh.log_pos != s.returned[i].first + eh.event_size)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
+                      LogFlavor flavor, const ReaderOptions& options, const GtidSet& have,
+                      const MariaGtidState& position) {
+  const uint64_t interval = options.gtid_index_interval;
+  if (interval == 0) return GtidSeek();
+  absl::StatusOr<GtidIndex> index = LoadGtidIndex(fs, path, flavor);
+  bool built = false;
+  for (;;) {
+    if (!index.ok()) {
+      if (!closed || built) return GtidSeek();
+      index = BuildGtidIndex(fs, path, flavor, interval, options);
+      if (!index.ok()) return GtidSeek();
+      built = true;
+      // A directory this process cannot write: the index serves this
+      // reader only.
+      WriteGtidIndex(fs, path, *index).IgnoreError();
+    }
+    GtidSeek s = flavor == LogFlavor::kMariaDB ? FindMariaGtidSeek(*index, position)
+                                               : FindGtidSeek(*index, have);
+    if (s.offset == 0 || SeekChecksOut(fs, path, *index, s)) return s;
+    index = absl::DataLossError("the index does not match its file");
+  }
+}
+
+GtidIndexBuilder::GtidIndexBuilder(io::FileSystem* fs, uint64_t interval,
+                                   ReaderOptions options)
+    : fs_(fs), interval_(interval), options_(std::move(options)) {}
+
+void GtidIndexBuilder::Add(const std::string& path, LogFlavor flavor) {
+  sync::MutexLock l(&mu_);
+  if (stop_ || interval_ == 0) return;
+  queue_.emplace_back(path, flavor);
+  if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
+  cv_.SignalAll();
+}
+
+void GtidIndexBuilder::Stop() {
+  {
+    sync::MutexLock l(&mu_);
+    stop_ = true;
+    queue_.clear();
+    cv_.SignalAll();
+  }
+  cancel_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
+}
+
+void GtidIndexBuilder::WaitIdle() {
+  sync::MutexLock l(&mu_);
+  while (!stop_ && (busy_ || !queue_.empty())) cv_.Wait(&mu_);
+}
+
+void GtidIndexBuilder::Run() {
+  for (;;) {
+    std::string path;
+    LogFlavor flavor;
+    {
+      sync::MutexLock l(&mu_);
+      while (!stop_ && queue_.empty()) cv_.Wait(&mu_);
+      if (stop_) return;
+      path = std::move(queue_.front().first);
+      flavor = queue_.front().second;
+      queue_.pop_front();
+      busy_ = true;
+    }
+    absl::StatusOr<GtidIndex> index =
+        BuildGtidIndex(fs_, path, flavor, interval_, options_, &cancel_);
+    absl::Status s = index.ok() ? WriteGtidIndex(fs_, path, *index) : index.status();
+    if (s.ok()) {
+      // Purged meanwhile: the index must not outlive its file.
+      absl::StatusOr<bool> e = fs_->Exists(path);
+      if (e.ok() && !*e) s = RemoveGtidIndex(fs_, path);
+    }
+    (s.ok() ? built_ : failed_).fetch_add(1, std::memory_order_relaxed);
+    sync::MutexLock l(&mu_);
+    busy_ = false;
+    cv_.SignalAll();
+  }
+}
+
+}  // namespace internal
+}  // namespace binlog

@@ -1,0 +1,212 @@
+// File: binlog/gtid_index.h (internal)
+//
+// The sparse GTID index of a closed binlog file: `<file>.gidx` beside
+// `<file>` (format: binlog/FORMAT.md, "GTID index files"). It lets a GTID
+// reader (binlog/gtid_reader.h) that picked its start file go straight to
+// a point near the replica's position instead of reading and dropping every
+// transaction from the file's start, with exactly the events the full scan
+// returns.
+//
+// What an entry promises. Entries sit at event boundaries where no
+// transaction is open, about every `interval` bytes. Each holds:
+//   - the entry's offset O and the CRC32 of the 19-byte event header there
+//     (a reader checks it before it jumps: a wrong index never moves a
+//     reader into the middle of an event);
+//   - the GTID state at O: for MySQL-flavor files the set of every GTID
+//     before O in the log (the file's Previous_gtids plus the GTIDs of the
+//     file's transactions before O); for MariaDB-flavor files, per domain
+//     with transactions in the file before O, the last GTID there, the
+//     highest seq_no, and whether that last GTID is a new highest one;
+//   - the byte ranges before O (since the previous entry) that a GTID
+//     reader returns whatever the replica holds: the Format_description and
+//     the other file-level events (Previous_gtids, Gtid_list,
+//     Binlog_checkpoint, ...), anonymous transactions, transactions whose
+//     GTID cannot be read, events that fit no transaction;
+//   - how many transactions before O carry a GTID (for
+//     GtidReader::skipped_transactions).
+// A reader may use an entry when every GTID transaction before O is one the
+// full scan would skip (FindGtidSeek / FindMariaGtidSeek); it then returns
+// the returned ranges and continues at O with the state the full scan would
+// have there (no transaction open, MariaDB domains reached).
+//
+// A cache, never trusted past what checks out: a file whose header, its
+// identity (the binlog file's size and its Format_description's bytes) or
+// first entry does not check out is not used; a damaged or torn tail ends
+// the entries there. Files are written whole under a temporary name and
+// renamed (no fsync: after a power cut the checks above refuse whatever the
+// rename left), so a crash between a binlog file and its index leaves either
+// no index, a complete one, or one the checks refuse: a reader then scans
+// the file as if there were none.
+//
+// Thread safety: the functions are thread-safe (they share no state; two
+// that write the same index write the same bytes). GtidIndexBuilder is
+// thread-safe.
+
+#ifndef BINLOG_BINLOG_GTID_INDEX_H_
+#define BINLOG_BINLOG_GTID_INDEX_H_
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "binlog/flavor.h"
+#include "binlog/gtid.h"
+#include "binlog/gtid_reader.h"
+#include "binlog/options.h"
+#include "io/file_system.h"
+#include "sync/mutex.h"
+
+namespace binlog {
+namespace internal {
+
+// The index path of a binlog file: `binlog_path` + ".gidx".
+std::string GtidIndexPath(const std::string& binlog_path);
+
+// A MariaDB domain's transactions in a file before an entry.
+struct GtidIndexDomain {
+  uint32_t domain_id = 0;
+  uint32_t last_server_id = 0;  // the last GTID of the domain
+  uint64_t last_seq_no = 0;
+  uint64_t max_seq_no = 0;      // the highest seq_no of the domain
+  bool last_is_new_max = false;  // last_seq_no above every earlier one
+};
+
+struct GtidIndexEntry {
+  uint64_t offset = 0;
+  uint32_t header_crc = 0;  // CRC32 of the 19 bytes at `offset`
+  uint64_t gtid_transactions = 0;  // transactions with a GTID before offset
+  // Returned ranges [first, second) since the previous entry (the first
+  // entry's begin with the Format_description at offset 4).
+  std::vector<std::pair<uint64_t, uint64_t>> returned;
+  GtidSet gtids;                        // MySQL flavor
+  std::vector<GtidIndexDomain> domains;  // MariaDB flavor, by domain_id
+};
+
+struct GtidIndex {
+  LogFlavor flavor = LogFlavor::kMySQL;
+  uint64_t interval = 0;
+  uint64_t file_size = 0;   // of the binlog file when the index was built
+  uint64_t fde_end = 0;     // end of its Format_description event
+  uint32_t fde_crc = 0;     // CRC32 of the file's bytes [0, fde_end)
+  std::vector<GtidIndexEntry> entries;  // by offset
+};
+
+// Builds the index of the closed file `path` by reading it once (through
+// `fs`, with `options`' keys; checksums are not verified: a damaged event
+// ends the entries before it). Entries at least `interval` bytes apart.
+// Stops early, with Cancelled, when `cancel` turns true. Errors: those of
+// opening the file and of its Format_description; an interval of 0 is
+// InvalidArgument.
+absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& path,
+                                         LogFlavor flavor, uint64_t interval,
+                                         const ReaderOptions& options,
+                                         const std::atomic<bool>* cancel = nullptr);
+
+// The file format (FORMAT.md). DecodeGtidIndex returns DataLoss when the
+// header does not check out; entries end at the first one that does not.
+std::string EncodeGtidIndex(const GtidIndex& index);
+absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data);
+
+// Writes `index` as GtidIndexPath(path) (a temporary file, then a rename),
+// with the binlog file's permissions.
+absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
+                            const GtidIndex& index);
+// Reads GtidIndexPath(path) and checks it against the binlog file `path`
+// (its size and Format_description bytes) and `flavor`. NotFound when
+// there is none; DataLoss when it does not check out.
+absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& path,
+                                        LogFlavor flavor);
+// Removes the index of `path` and its temporary file, if any (NotFound is
+// OK). For purge and Reset, after the binlog file.
+absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path);
+
+// Where a GTID reader goes in its start file: it returns the events of
+// `returned` (sorted, the first at offset 4), then continues at `offset`
+// with MariaDB domains `reached` reached and `skipped` transactions
+// skipped. offset 0: no seek (read the whole file).
+struct GtidSeek {
+  uint64_t offset = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> returned;
+  std::set<uint32_t> reached;
+  uint64_t skipped = 0;
+};
+// The last entry a MySQL replica holding `have` can use (every GTID before
+// it in `have`); offset 0 if none.
+GtidSeek FindGtidSeek(const GtidIndex& index, const GtidSet& have);
+// The last entry a MariaDB replica at `position` can use: in each domain
+// with transactions before it the replica has a position, and the full
+// scan would skip each of them (all seq_nos below the position's, or the
+// position's own GTID last and a new highest one: the domain is then
+// reached). Offset 0 if none.
+GtidSeek FindMariaGtidSeek(const GtidIndex& index, const MariaGtidState& position);
+
+// What a GTID reader does for its start file `path`: loads its index, or,
+// when `closed` (a file no one appends to), builds one (ReaderOptions::
+// gtid_index_interval apart) when it is missing or does not check out and
+// writes it back (a failed write is ignored: the built index serves this
+// reader). Then finds the entry (FindGtidSeek with `have`, or
+// FindMariaGtidSeek with `position` when `mariadb`) and checks the event
+// header at its offset; when that fails the index is rebuilt (closed
+// files) or not used. Never fails: without a usable entry the seek is
+// offset 0 (read the file from its start, as without an index).
+GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
+                      LogFlavor flavor, const ReaderOptions& options, const GtidSet& have,
+                      const MariaGtidState& position);
+
+// Gives `reader`, which reads file `file` from its first event, the jumps
+// of `seek` (GtidReader::SetJumps): nothing when seek.offset is 0 or its
+// ranges do not begin with the Format_description.
+void ApplyGtidSeek(GtidReader* reader, uint64_t file, const GtidSeek& seek,
+                   GtidReader::ReaderOpener open);
+
+// GtidIndexBuilder: builds and writes the indexes of closed files in a
+// thread of its own, off the commit path (Options::gtid_index_interval):
+// Binlog after each rotation, MirrorLog when a copied file ends. Errors are
+// counted, not reported (a missing index is rebuilt by the readers).
+// Stop() (and the destructor) cancels the build under way and drops the
+// queue.
+class GtidIndexBuilder {
+ public:
+  GtidIndexBuilder(io::FileSystem* fs, uint64_t interval, ReaderOptions options);
+  ~GtidIndexBuilder() { Stop(); }
+  GtidIndexBuilder(const GtidIndexBuilder&) = delete;
+  GtidIndexBuilder& operator=(const GtidIndexBuilder&) = delete;
+
+  // Queues the closed binlog file `path` of `flavor` (starts the thread on
+  // first use).
+  void Add(const std::string& path, LogFlavor flavor);
+  void Stop();
+  // Waits until the queue is empty and no build runs (for tests).
+  void WaitIdle();
+  uint64_t built() const { return built_.load(std::memory_order_relaxed); }
+  uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
+
+ private:
+  void Run();
+
+  io::FileSystem* const fs_;
+  const uint64_t interval_;
+  const ReaderOptions options_;
+  sync::Mutex mu_;
+  sync::CondVar cv_;
+  std::deque<std::pair<std::string, LogFlavor>> queue_ ABSL_GUARDED_BY(mu_);
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> cancel_{false};
+  std::thread thread_;
+  std::atomic<uint64_t> built_{0};
+  std::atomic<uint64_t> failed_{0};
+};
+
+}  // namespace internal
+}  // namespace binlog
+
+#endif  // BINLOG_BINLOG_GTID_INDEX_H_
