@@ -487,7 +487,29 @@ absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewGtidReader(
   ro.start_file = start;
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
-  return std::make_unique<GtidReader>(std::move(reader), have);
+  auto g = std::make_unique<GtidReader>(std::move(reader), have);
+  UseGtidIndex(g.get(), start, files, ro, LogFlavor::kMySQL, have, MariaGtidState());
+  return g;
+}
+
+void MirrorLog::UseGtidIndex(GtidReader* g, uint64_t start, const std::vector<uint64_t>& files,
+                             const ReaderOptions& ro, LogFlavor flavor, const GtidSet& have,
+                             const MariaGtidState& position) const {
+  // Files before the last are complete: their index is built (and
+  // written) here when missing, as Binlog's GTID readers do.
+  const bool closed = !files.empty() && start < files.back();
+  internal::GtidSeek seek = internal::PlanGtidSeek(
+      st_->fs, io::JoinPath(dir_, BinlogFileName(basename_, start)), closed, flavor, ro, have,
+      position);
+  internal::ApplyGtidSeek(
+      g, start, seek,
+      [live = live_, fs = st_->fs, ro](uint64_t file,
+                                       uint64_t offset) -> absl::StatusOr<std::unique_ptr<Reader>> {
+        ReaderOptions o = ro;
+        o.start_file = file;
+        o.start_offset = offset;
+        return std::unique_ptr<Reader>(new Reader(live, o, fs));
+      });
 }
 
 absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewMariaGtidReader(
@@ -517,7 +539,9 @@ absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewMariaGtidReader(
   ro.start_file = start;
   ro.start_offset = 0;
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
-  return std::make_unique<GtidReader>(std::move(reader), position);
+  auto g = std::make_unique<GtidReader>(std::move(reader), position);
+  UseGtidIndex(g.get(), start, files, ro, LogFlavor::kMariaDB, GtidSet(), position);
+  return g;
 }
 
 absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& file) {

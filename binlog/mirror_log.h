@@ -303,8 +303,9 @@ class MirrorLog {
   // MirrorLog (it then ends at the last published end).
   absl::StatusOr<std::unique_ptr<Reader>> NewReader(const ReaderOptions& options) const;
 
-  // Tailing GTID readers of the copy (binlog/gtid_reader.h: the start file
-  // and the skipping rules of Binlog::NewGtidReader / NewMariaGtidReader),
+  // Tailing GTID readers of the copy (binlog/gtid_reader.h: the start file,
+  // the GTID index's seek in it (binlog/gtid_index.h) and the skipping
+  // rules of Binlog::NewGtidReader / NewMariaGtidReader),
   // reading through NewReader(), so only below the published end. The
   // checks use the published GTID state (published_state()). Errors:
   // FailedPrecondition for an empty copy, or with a message beginning
@@ -408,6 +409,11 @@ class MirrorLog {
   absl::Status FinishLastFile();
   // Publishes the last file's durable boundary to tailing readers.
   void Publish();
+  // The GTID index's seek in a GTID reader's start file (binlog/
+  // gtid_index.h), as Binlog's readers use it.
+  void UseGtidIndex(GtidReader* g, uint64_t start, const std::vector<uint64_t>& files,
+                    const ReaderOptions& ro, LogFlavor flavor, const GtidSet& have,
+                    const MariaGtidState& position) const;
 
   const std::string dir_;
   const std::string basename_;

@@ -297,5 +297,44 @@ TEST_F(MirrorPurgeTest, ACrashInTheIndexRewriteKeepsEveryFile) {
   ASSERT_TRUE((*again)->Close().ok());
 }
 
+// The copy's GTID readers use the GTID index of their start file (built
+// when missing, entries every 512 bytes here) and return each transaction
+// the replica lacks once, in order, to the end of the copy.
+TEST_F(MirrorPurgeTest, GtidReadersOfTheCopySeekWithTheGtidIndex) {
+  MirrorOptions mo;
+  mo.gtid_index_interval = 0;  // no builder thread: the reader builds it
+  copy_dir_ = NewTempDir("mirror_gtid_seek");
+  auto m = MirrorLog::Open(copy_dir_, kBase, mo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  for (const std::string& e : stream_) ASSERT_TRUE((*m)->Append(e).ok());
+  ASSERT_TRUE((*m)->Sync().ok());
+  GtidSet have;
+  have.AddInterval(*Uuid::Parse(kUuid), 1, 30);
+  ReaderOptions ro;
+  ro.gtid_index_interval = 512;
+  auto g = (*m)->NewGtidReader(have, *Uuid::Parse(kUuid), ro);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<int64_t> gnos;
+  Event ev;
+  absl::Status s;
+  while ((s = (*g)->Next(&ev)).ok()) {
+    if (ev.header.type == kGtidEvent) {
+      auto d = DecodeAnyMySqlGtidEvent(ev.header.type, ev.body());
+      ASSERT_TRUE(d.ok());
+      gnos.push_back(d->gno);
+    }
+    if (gnos.size() == 30) break;
+  }
+  std::vector<int64_t> want;
+  for (int64_t i = 31; i <= 60; ++i) want.push_back(i);
+  EXPECT_EQ(gnos, want);
+  // The start file (a closed one: not the last) got its index.
+  const std::string start = (*g)->reader()->file_name();
+  bool found = false;
+  for (size_t i = 0; i + 1 < files_.size(); ++i) found |= Exists(files_[i] + ".gidx");
+  EXPECT_TRUE(found) << "no GTID index written; the reader ended in " << start;
+  ASSERT_TRUE((*m)->Close().ok());
+}
+
 }  // namespace
 }  // namespace binlog
