@@ -29,11 +29,14 @@
 #include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/gtid_index.h"
+#include "binlog/gtid_reader.h"
+#include "binlog/gtid_scan.h"
 #include "binlog/index_file.h"
 #include "binlog/live_log.h"
 #include "binlog/log_directory.h"
 #include "binlog/log_recovery.h"
 #include "binlog/reader.h"
+#include "binlog/retention.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
 #include "binlog/transaction_scan.h"
@@ -142,6 +145,18 @@ struct MirrorLog::State {
   int64_t pending_gno = 0;
   bool has_pending_maria = false;
   MariaGtidListEntry pending_maria;
+
+  // What Publish() last published to tailing readers: the end (file
+  // number, offset), the flavor and the GTID state there. Written under
+  // `mu` and `published_mu`, read under either: the readers' calls
+  // (NewGtidReader, published_state) take only published_mu, so they do
+  // not wait for an fdatasync that Sync runs holding `mu`.
+  mutable sync::Mutex published_mu;
+  uint64_t published_file = 0;
+  uint64_t published_pos = 0;
+  LogFlavor published_flavor = LogFlavor::kMySQL;
+  GtidSet published_gtids;
+  MariaGtidState published_maria;
 
   Stats stats;
   absl::Status error;
@@ -286,9 +301,17 @@ absl::Status MirrorLog::OpenImpl() {
   BINLOG_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDirectory(dir_));
   std::sort(names.begin(), names.end());
   std::vector<std::string> strays;
+  const uint64_t first = m->files.empty() ? 0 : m->files.front();
   for (const std::string& name : names) {
     uint64_t n = 0;
-    if (!ParseBinlogFileName(basename_, name, &n) || n <= last) continue;
+    if (!ParseBinlogFileName(basename_, name, &n)) continue;
+    if (n < first) {
+      // Before the first indexed file: a purge rewrote the index and was
+      // interrupted before it removed this file.
+      strays.push_back(name);
+      continue;
+    }
+    if (n <= last) continue;
     if (!internal::HoldsOnlyHeaderEvents(fs, io::JoinPath(dir_, name),
                                          {kFormatDescriptionEvent})) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -394,6 +417,7 @@ absl::Status MirrorLog::OpenImpl() {
   // fails changes nothing on disk).
   for (const std::string& name : strays) {
     BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, name)));
+    BINLOG_RETURN_IF_ERROR(internal::RemoveGtidIndex(fs, io::JoinPath(dir_, name)));
     recovery_.removed_files.push_back(name);
   }
   if (!strays.empty()) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
@@ -405,10 +429,19 @@ absl::Status MirrorLog::OpenImpl() {
 }
 
 void MirrorLog::Publish() {
-  const State* m = st_.get();
+  State* m = st_.get();
   // The boundary is durable only once synced covers it (after Sync, and at
   // a file's start and end, where synced is the file's end).
   if (m->files.empty() || m->boundary_end > m->synced) return;
+  if (m->published_file != m->last || m->published_pos != m->boundary_end) {
+    // The GTID state is the one at boundary_end (Observe keeps both).
+    sync::MutexLock l(&m->published_mu);
+    m->published_flavor = IsMariaDbFde(m->fde) ? LogFlavor::kMariaDB : LogFlavor::kMySQL;
+    m->published_gtids = m->gtids;
+    m->published_maria = m->maria;
+    m->published_file = m->last;
+    m->published_pos = m->boundary_end;
+  }
   live_->Publish(m->last, m->boundary_end);
 }
 
@@ -416,6 +449,214 @@ absl::StatusOr<std::unique_ptr<Reader>> MirrorLog::NewReader(
     const ReaderOptions& options) const {
   sync::MutexLock l(&st_->mu);
   return std::unique_ptr<Reader>(new Reader(live_, options, st_->fs));
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewGtidReader(
+    const GtidSet& have, const Uuid& server_uuid, const ReaderOptions& options) const {
+  const std::vector<uint64_t> files = live_->Files();
+  GtidSet executed;
+  {
+    sync::MutexLock l(&st_->published_mu);
+    executed = st_->published_gtids;
+  }
+  if (files.empty()) return absl::FailedPreconditionError("the copy holds no file yet");
+  BINLOG_ASSIGN_OR_RETURN(
+      GtidSet purged,
+      internal::FileGtids(st_->fs, io::JoinPath(dir_, BinlogFileName(basename_, files.front())),
+                          /*with_transactions=*/false));
+  if (!purged.IsSubsetOf(have)) {
+    purged.Subtract(have);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged: the replica lacks GTIDs that were purged from the copy: ", purged.ToString()));
+  }
+  if (!server_uuid.IsZero()) {
+    GtidSet own;
+    for (const GnoInterval& iv : have.Intervals(server_uuid)) {
+      own.AddInterval(server_uuid, iv.first, iv.last);
+    }
+    if (!own.IsSubsetOf(executed)) {
+      own.Subtract(executed);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ahead: the replica has GTIDs of the source that the copy never had: ",
+          own.ToString()));
+    }
+  }
+  BINLOG_ASSIGN_OR_RETURN(uint64_t start,
+                          internal::GtidStartFile(st_->fs, dir_, basename_, files, have));
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
+  auto g = std::make_unique<GtidReader>(std::move(reader), have);
+  UseGtidIndex(g.get(), start, files, ro, LogFlavor::kMySQL, have, MariaGtidState());
+  return g;
+}
+
+void MirrorLog::UseGtidIndex(GtidReader* g, uint64_t start, const std::vector<uint64_t>& files,
+                             const ReaderOptions& ro, LogFlavor flavor, const GtidSet& have,
+                             const MariaGtidState& position) const {
+  // Files before the last are complete: their index is built (and
+  // written) here when missing, as Binlog's GTID readers do.
+  const bool closed = !files.empty() && start < files.back();
+  internal::GtidSeek seek = internal::PlanGtidSeek(
+      st_->fs, io::JoinPath(dir_, BinlogFileName(basename_, start)), closed, flavor, ro, have,
+      position);
+  internal::ApplyGtidSeek(
+      g, start, seek,
+      [live = live_, fs = st_->fs, ro](uint64_t file,
+                                       uint64_t offset) -> absl::StatusOr<std::unique_ptr<Reader>> {
+        ReaderOptions o = ro;
+        o.start_file = file;
+        o.start_offset = offset;
+        return std::unique_ptr<Reader>(new Reader(live, o, fs));
+      });
+}
+
+absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewMariaGtidReader(
+    const MariaGtidState& position, const ReaderOptions& options) const {
+  const std::vector<uint64_t> files = live_->Files();
+  MariaGtidState state;
+  {
+    sync::MutexLock l(&st_->published_mu);
+    state = st_->published_maria;
+  }
+  if (files.empty()) return absl::FailedPreconditionError("the copy holds no file yet");
+  for (const MariaGtidListEntry& g : position.Positions()) {
+    if (!state.Contains(g.domain_id, g.server_id, g.seq_no)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "ahead: the replica's GTID position ", g.domain_id, "-", g.server_id, "-", g.seq_no,
+          " is not in the copy's binlog state (", state.StateToString(), ")"));
+    }
+  }
+  BINLOG_ASSIGN_OR_RETURN(
+      uint64_t start, internal::MariaGtidStartFile(st_->fs, dir_, basename_, files, position));
+  if (start == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "purged: the copy purged transactions the replica at ", position.ToString(),
+        " lacks"));
+  }
+  ReaderOptions ro = options;
+  ro.start_file = start;
+  ro.start_offset = 0;
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> reader, NewReader(ro));
+  auto g = std::make_unique<GtidReader>(std::move(reader), position);
+  UseGtidIndex(g.get(), start, files, ro, LogFlavor::kMariaDB, GtidSet(), position);
+  return g;
+}
+
+absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& file) {
+  sync::MutexLock l(&st_->mu);
+  BINLOG_RETURN_IF_ERROR(CheckUsable());
+  State* m = st_.get();
+  uint64_t target = 0;
+  if (!ParseBinlogFileName(basename_, file, &target) ||
+      !std::binary_search(m->files.begin(), m->files.end(), target)) {
+    return absl::NotFoundError(absl::StrCat(file, " is not a file of the copy"));
+  }
+  PurgeResult result;
+  uint64_t pinned = 0;
+  // Takes them from the readers' list first: a reader cannot open one
+  // from here on, and one a reader holds stops the purge.
+  std::vector<uint64_t> victims = live_->TakePurgeable(target, &pinned);
+  if (pinned != 0) {
+    result.kept_file = BinlogFileName(basename_, pinned);
+    result.kept_reason = "open by a reader";
+  }
+  if (victims.empty()) return result;
+  std::vector<uint64_t> left(m->files.begin() + static_cast<long>(victims.size()),
+                             m->files.end());
+  absl::Status s =
+      WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, left, options_.file_mode);
+  if (!s.ok()) {
+    live_->RestoreFront(victims);
+    return Poison(s);
+  }
+  m->files = std::move(left);
+  // The index no longer names them: a crash from here leaves files Open
+  // removes.
+  absl::Status first_error;
+  for (uint64_t n : victims) {
+    const std::string name = BinlogFileName(basename_, n);
+    absl::Status r = m->fs->Remove(io::JoinPath(dir_, name));
+    if (r.ok()) {
+      // Its GTID index goes with it (a failure is the purge's error, the
+      // file is purged all the same).
+      result.purged.push_back(name);
+      absl::Status ir = internal::RemoveGtidIndex(m->fs, io::JoinPath(dir_, name));
+      if (!ir.ok() && first_error.ok()) first_error = ir;
+    } else if (first_error.ok()) {
+      first_error = r;
+    }
+  }
+  absl::Status ds = m->dir_handle->Sync();
+  if (!first_error.ok()) return first_error;
+  if (!ds.ok()) return ds;
+  m->stats.files_purged += result.purged.size();
+  return result;
+}
+
+absl::StatusOr<std::vector<MirrorLog::FileFacts>> MirrorLog::ListFileFacts() const {
+  const std::vector<uint64_t> files = live_->Files();
+  std::vector<FileFacts> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    FileFacts f;
+    f.number = files[i];
+    f.name = BinlogFileName(basename_, files[i]);
+    const std::string path = io::JoinPath(dir_, f.name);
+    auto size = st_->fs->FileSize(path);
+    if (!size.ok()) {
+      if (absl::IsNotFound(size.status())) continue;  // purged meanwhile
+      return size.status();
+    }
+    f.size = *size;
+    if (i + 1 < files.size()) {
+      uint32_t ts = 0;
+      auto closed = internal::ClosedFileEndTime(st_->fs, basename_, path, &ts);
+      if (!closed.ok()) {
+        if (absl::IsNotFound(closed.status())) continue;
+        return closed.status();
+      }
+      if (*closed) f.end_time = ts;
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+MirrorLog::PublishedState MirrorLog::published_state() const {
+  PublishedState out;
+  const std::vector<uint64_t> files = live_->Files();
+  {
+    sync::MutexLock l(&st_->published_mu);
+    const State* m = st_.get();
+    if (m->published_file != 0) {
+      out.end = MirrorPosition{BinlogFileName(basename_, m->published_file), m->published_pos};
+    }
+    out.flavor = m->published_flavor;
+    out.gtids = m->published_gtids;
+    out.maria_gtids = m->published_maria;
+  }
+  const uint64_t published_file = live_->published() >> 32;
+  for (uint64_t n : files) {
+    const std::string name = BinlogFileName(basename_, n);
+    uint64_t size = 0;
+    if (name == out.end.file) {
+      size = out.end.pos;
+    } else {
+      // A closed file, or one not published yet (0). A purge may have
+      // removed it meanwhile: then it is left out.
+      auto sz = st_->fs->FileSize(io::JoinPath(dir_, name));
+      if (!sz.ok()) continue;
+      if (n < published_file) size = *sz;
+    }
+    out.files.push_back(PublishedState::File{n, name, size});
+  }
+  if (!out.files.empty() && out.flavor == LogFlavor::kMySQL) {
+    auto purged = internal::FileGtids(
+        st_->fs, io::JoinPath(dir_, out.files.front().name), /*with_transactions=*/false);
+    if (purged.ok()) out.purged = std::move(*purged);
+  }
+  return out;
 }
 
 absl::Status MirrorLog::Poison(absl::Status s) {

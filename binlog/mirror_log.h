@@ -81,7 +81,9 @@
 // is DataLoss to every reader, never cut. A file after the last indexed one
 // that holds only a (possibly torn) Format_description is what a crash
 // between a file's start and its index entry leaves: removed. Any other
-// unindexed file after it is refused (FailedPrecondition). Close() cuts a
+// unindexed file after it is refused (FailedPrecondition). Unindexed files
+// before the first indexed one are what a purge interrupted between its
+// index rewrite and its removals leaves: removed. Close() cuts a
 // partial transaction the same way and makes everything durable: the files
 // then hold nothing past the last complete event received (no preallocated
 // zeros, no Stop event of the copy's own).
@@ -102,7 +104,10 @@
 // Thread safety: thread-safe. Every method takes one internal mutex, so a
 // receiver thread may Append while an acknowledger thread calls Sync() and
 // durable_end(); Sync holds the mutex during its fdatasync, so an Append
-// waits for a Sync in progress (the socket buffers meanwhile).
+// waits for a Sync in progress (the socket buffers meanwhile). The
+// readers' calls (NewReader, NewGtidReader, NewMariaGtidReader,
+// published_state) never wait for an fdatasync: they read the published
+// state, kept apart under a mutex of its own.
 // Errors:
 //   InvalidArgument    a malformed event (size, CRC32, an undecodable
 //                      Format_description or Rotate, an event that fits no
@@ -139,6 +144,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -186,7 +192,8 @@ struct MirrorRecoveryReport {
   uint64_t bytes_cut = 0;   // bytes removed after valid_end
   std::string reason;       // why the scan stopped where it did
   // Unindexed files after the last indexed one holding only a file start
-  // (an interrupted file start), removed.
+  // (an interrupted file start), and unindexed files before the first
+  // indexed one (an interrupted purge), removed.
   std::vector<std::string> removed_files;
 };
 
@@ -210,6 +217,7 @@ struct MirrorResumePoint {
 namespace internal {
 class LiveLog;
 }  // namespace internal
+class GtidReader;
 class Reader;
 struct ReaderOptions;
 
@@ -295,6 +303,83 @@ class MirrorLog {
   // MirrorLog (it then ends at the last published end).
   absl::StatusOr<std::unique_ptr<Reader>> NewReader(const ReaderOptions& options) const;
 
+  // Tailing GTID readers of the copy (binlog/gtid_reader.h: the start file,
+  // the GTID index's seek in it (binlog/gtid_index.h) and the skipping
+  // rules of Binlog::NewGtidReader / NewMariaGtidReader),
+  // reading through NewReader(), so only below the published end. The
+  // checks use the published GTID state (published_state()). Errors:
+  // FailedPrecondition for an empty copy, or with a message beginning
+  // "purged:" when the copy's first file's Previous_gtids (MariaDB:
+  // Gtid_list) holds transactions the replica lacks, "ahead:" when the
+  // replica has GTIDs of `server_uuid` (zero: not checked) the copy never
+  // had (MariaDB: a position outside the copy's binlog state); NotFound
+  // when a purge removed the start file meanwhile (try again); I/O errors
+  // reading the files' headers.
+  absl::StatusOr<std::unique_ptr<GtidReader>> NewGtidReader(const GtidSet& have,
+                                                           const Uuid& server_uuid,
+                                                           const ReaderOptions& options) const;
+  absl::StatusOr<std::unique_ptr<GtidReader>> NewMariaGtidReader(
+      const MariaGtidState& position, const ReaderOptions& options) const;
+
+  // What tailing readers can read: the published end and the GTID state
+  // there, the files with their sizes. For SHOW BINARY LOG STATUS, SHOW
+  // BINARY LOGS and the GTID variables of a server serving the copy.
+  struct PublishedState {
+    MirrorPosition end;        // the published end (empty file: none yet)
+    LogFlavor flavor = LogFlavor::kMySQL;
+    GtidSet gtids;             // MySQL: every GTID up to `end`
+    MariaGtidState maria_gtids;  // MariaDB: the binlog state at `end`
+    // MySQL: the first file's Previous_gtids (gtid_purged).
+    GtidSet purged;
+    // Every indexed file, oldest first: its number, name and readable size
+    // (a closed file's size; the last file's published end).
+    struct File {
+      uint64_t number = 0;
+      std::string name;
+      uint64_t size = 0;
+    };
+    std::vector<File> files;
+  };
+  PublishedState published_state() const;
+
+  // Retention of the copy (binlog_server's retention options follow the
+  // downstream replicas with it: server/copy_retention.h).
+  //
+  // PurgeTo: removes the files before `file` (a file of the copy), oldest
+  // first, as PURGE BINARY LOGS TO does. Never the last file, and never a
+  // file a reader has open (its pin) nor any after it: the purge stops
+  // there and says so. The index is rewritten first (write-temp, fdatasync,
+  // rename, directory fsync), then the files are removed and the directory
+  // synced: a crash in between leaves unindexed files before the first
+  // indexed one, which Open removes (MirrorRecoveryReport::removed_files).
+  // Readers that would start in a purged file get NotFound; the GTID
+  // readers' purged check then reads the new first file's Previous_gtids
+  // (MariaDB: Gtid_list). Errors: NotFound for a file not in the copy;
+  // FailedPrecondition after Close or poisoning; the index write's I/O
+  // error (nothing removed, the copy poisoned, as any failed write of it);
+  // a removal's error (the index no longer names the file: Open removes
+  // it).
+  struct PurgeResult {
+    std::vector<std::string> purged;  // names, oldest first
+    // Why the purge stopped before `file` ("" if it did not): the file a
+    // reader has open.
+    std::string kept_file;
+    std::string kept_reason;
+  };
+  absl::StatusOr<PurgeResult> PurgeTo(const std::string& file);
+
+  // The copy's files for a retention policy, oldest first: name, number,
+  // size on disk, and for a file the source ended (a Rotate or a Stop at
+  // its end) that event's timestamp (the source's clock, Unix seconds; 0
+  // for the last file or one that ended otherwise).
+  struct FileFacts {
+    uint64_t number = 0;
+    std::string name;
+    uint64_t size = 0;
+    uint32_t end_time = 0;
+  };
+  absl::StatusOr<std::vector<FileFacts>> ListFileFacts() const;
+
   const MirrorRecoveryReport& recovery() const { return recovery_; }
   // The indexed files, oldest first (names).
   std::vector<std::string> files() const;
@@ -307,6 +392,7 @@ class MirrorLog {
     uint64_t resent = 0;        // re-sends the copy already held
     uint64_t syncs = 0;         // fdatasyncs of the copy's files
     uint64_t files_started = 0;
+    uint64_t files_purged = 0;  // files PurgeTo removed
   };
   Stats stats() const;
 
@@ -323,6 +409,11 @@ class MirrorLog {
   absl::Status FinishLastFile();
   // Publishes the last file's durable boundary to tailing readers.
   void Publish();
+  // The GTID index's seek in a GTID reader's start file (binlog/
+  // gtid_index.h), as Binlog's readers use it.
+  void UseGtidIndex(GtidReader* g, uint64_t start, const std::vector<uint64_t>& files,
+                    const ReaderOptions& ro, LogFlavor flavor, const GtidSet& have,
+                    const MariaGtidState& position) const;
 
   const std::string dir_;
   const std::string basename_;

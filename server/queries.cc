@@ -357,6 +357,8 @@ QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& f,
       }
       r.columns.push_back("Semi_Sync_Acked_File");
       r.columns.push_back("Semi_Sync_Acked_Position");
+      r.columns.push_back("Sent_File");
+      r.columns.push_back("Sent_Position");
       for (const ReplicaFacts& rep : f.replicas) {
         std::vector<std::optional<std::string>> row = {
             absl::StrCat(rep.server_id), rep.host, absl::StrCat(rep.port),
@@ -365,6 +367,13 @@ QueryResult AnswerQuery(absl::string_view sql, const ServerFacts& f,
         if (rep.acked) {
           row.push_back(rep.acked_file);
           row.push_back(absl::StrCat(rep.acked_position));
+        } else {
+          row.push_back(std::nullopt);
+          row.push_back(std::nullopt);
+        }
+        if (rep.sent) {
+          row.push_back(rep.sent_file);
+          row.push_back(absl::StrCat(rep.sent_position));
         } else {
           row.push_back(std::nullopt);
           row.push_back(std::nullopt);

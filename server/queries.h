@@ -22,11 +22,14 @@
 //                                   logs (Server_id, Host, Port, Master_id), MySQL
 //                                   8.0's otherwise (Server_Id, Host, Port,
 //                                   Master_Id, Slave_UUID)
-//                                   Each list ends with two columns of ours,
+//                                   Each list ends with four columns of ours:
 //                                   Semi_Sync_Acked_File and
-//                                   Semi_Sync_Acked_Position: the last position a
+//                                   Semi_Sync_Acked_Position, the last position a
 //                                   semi-sync replica acknowledged (NULL for other
-//                                   replicas and before the first ack).
+//                                   replicas and before the first ack), and
+//                                   Sent_File and Sent_Position, the end of the
+//                                   last event its dump sent (NULL before its
+//                                   dump starts).
 //
 // Thread safety: thread-safe (no shared state; the caller owns the vars).
 
@@ -59,6 +62,11 @@ struct ReplicaFacts {
   bool acked = false;
   std::string acked_file;
   uint64_t acked_position = 0;
+  // The end of the last event a dump sent it (a file-and-position dump:
+  // its start until the first event goes).
+  bool sent = false;
+  std::string sent_file;
+  uint64_t sent_position = 0;
 };
 
 // What the answers report; filled by the server from the log.

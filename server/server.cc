@@ -24,6 +24,7 @@
 #include "binlog/reader.h"
 #include "binlog/transaction_boundary.h"
 #include "io/codec.h"
+#include "server/log_view.h"
 #include "server/protocol.h"
 
 namespace binlog {
@@ -49,44 +50,6 @@ constexpr absl::Duration kTornGrace = absl::Seconds(5);
 
 std::string FilePath(const ServerOptions& o, uint64_t n) {
   return o.dir + "/" + BinlogFileName(o.basename, n);
-}
-
-// The end of the complete events of file `n` (or, for a `pos` inside the
-// file, of the events up to the first past `pos`) and whether `pos` is one
-// of their boundaries (or the start of the first event after the header).
-struct FileScan {
-  uint64_t end = 0;
-  bool boundary = false;
-  std::string fde;  // the file's Format_description, as stored
-};
-
-absl::StatusOr<FileScan> ScanFile(const ServerOptions& o, uint64_t n, uint64_t pos) {
-  ReaderOptions ro;
-  ro.payloads = PayloadMode::kRaw;
-  ro.checksum_mode = ChecksumMode::kVerify;
-  auto reader = Reader::OpenFiles({FilePath(o, n)}, ro);
-  if (!reader.ok()) return reader.status();
-  FileScan scan;
-  Event ev;
-  absl::Status s = (*reader)->Next(&ev);
-  if (!s.ok()) return s;
-  scan.fde = std::string(ev.data);
-  scan.end = ev.end_offset;
-  scan.boundary = pos <= kMagicSize || pos == ev.end_offset;
-  EventBatch batch;
-  BatchOptions bo;  // boundaries only: the dump verifies what it sends
-  while ((s = (*reader)->NextBatch(&batch, bo)).ok()) {
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (batch.offset + batch.starts[i] == pos) scan.boundary = true;
-    }
-    scan.end = batch.end_offset();
-    if (scan.end == pos) scan.boundary = true;
-    // Past a start position inside the file: whether it is a boundary is
-    // known, and it is not past the end.
-    if (pos > kMagicSize && scan.end > pos) break;
-  }
-  if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;
-  return scan;
 }
 
 }  // namespace
@@ -595,18 +558,36 @@ class Session {
     return true;
   }
 
+  // Sends what is buffered, records where the replica's dump got to, and
+  // ends the dump if Server::EndDumpsBefore asked (1236 with its reason).
   bool Flush() {
-    if (out_.empty()) return true;
     const size_t bytes = out_.size(), events = out_events_;
-    bool ok = sock_.WriteAll(out_, absl::Now() + o_.write_timeout, &srv_->shutdown_).ok();
+    bool ok = true;
+    if (bytes != 0) {
+      ok = sock_.WriteAll(out_, absl::Now() + o_.write_timeout, &srv_->shutdown_).ok();
+    }
     out_.clear();
     out_events_ = 0;
+    std::string ended;
     {
       std::lock_guard<std::mutex> l(srv_->mu_);
       srv_->stats_.events_sent += events;
       srv_->stats_.bytes_sent += bytes;
+      if (ok && sent_) srv_->NoteSentLocked(id_, registered_id_, sent_file_no_, sent_file_, sent_pos_);
+      auto it = srv_->ended_dumps_.find(id_);
+      if (it != srv_->ended_dumps_.end()) ended = it->second;
     }
-    return ok && (!semisync_ || ReadAcks());
+    if (!ok) return false;
+    if (!ended.empty()) return Fatal(ended);
+    return bytes == 0 || !semisync_ || ReadAcks();
+  }
+
+  // The replica's dump got to (file, pos): recorded at the next Flush.
+  void NoteSent(uint64_t file_no, const std::string& file, uint64_t pos) {
+    sent_ = true;
+    sent_file_no_ = file_no;
+    if (file != sent_file_) sent_file_ = file;
+    sent_pos_ = pos;
   }
 
   // Shutdown in the middle of a dump: what is buffered, then the error.
@@ -634,11 +615,11 @@ class Session {
       last_send_ = now;
       if (!Flush()) return false;
     }
-    absl::Duration wait = o_.live != nullptr ? absl::Milliseconds(100) : o_.poll_interval;
+    absl::Duration wait = srv_->view_->live() ? absl::Milliseconds(100) : o_.poll_interval;
     if (period != absl::InfiniteDuration()) {
       wait = std::min(wait, std::max(absl::Milliseconds(1), last_send_ + period - now));
     }
-    if (o_.live != nullptr && reader != nullptr) {
+    if (srv_->view_->live() && reader != nullptr) {
       // A semi-sync replica's ack may be what the log waits for (its
       // committers wait on the tracker, so nothing new comes until the ack
       // is read): the wait is cut in slices of kAckSlice and the socket
@@ -707,8 +688,7 @@ class Session {
     ro.start_offset = offset;
     ro.payloads = PayloadMode::kRaw;
     ro.buffer_size = o_.read_buffer;
-    if (o_.live != nullptr) return o_.live->NewReader(ro);
-    return Reader::OpenDirectory(o_.dir, o_.basename, ro);
+    return srv_->view_->NewReader(ro);
   }
 
   bool Dump(const BinlogDump& d) {
@@ -719,7 +699,7 @@ class Session {
       return DumpMariaGtid(*connect_state, d.flags);
     }
     if (!CheckChecksumCapability()) return false;
-    auto numbers = ReadIndex(io::FileSystem::Default(), o_.dir, o_.basename);
+    auto numbers = srv_->view_->Files();
     if (!numbers.ok() || numbers->empty()) return Fatal("Binary log is not open");
     uint64_t n = 0;
     if (d.file.empty()) {
@@ -738,7 +718,7 @@ class Session {
     if (d.position < kMagicSize) {
       return Fatal("Client requested master to start replication from position < 4");
     }
-    auto scan = ScanFile(o_, n, d.position);
+    auto scan = ScanLogFile(FilePath(o_, n), d.position);
     if (!scan.ok()) return Fatal(absl::StrCat("Could not open log file: ", scan.status().message()));
     if (d.position > scan->end) {
       return Fatal("Client requested master to start replication from position > file size");
@@ -762,9 +742,10 @@ class Session {
     auto reader = OpenAt(file, offset);
     if (!reader.ok()) return Fatal(reader.status().message());
     std::string file_name = BinlogFileName(o_.basename, file);
+    NoteSent(file, file_name, offset);  // it holds what comes before
     EventBatch batch;
     BatchOptions bo;
-    bo.verify_checksums = o_.live == nullptr;  // a half-written tail fails its CRC
+    bo.verify_checksums = !srv_->view_->live();  // a half-written tail fails its CRC
     absl::Time bad_since = absl::InfiniteFuture();
     last_send_ = absl::Now();
     while (true) {
@@ -778,6 +759,7 @@ class Session {
         file = batch.file_number;
         offset = batch.end_offset();
         file_name = (*reader)->file_name();
+        NoteSent(file, file_name, offset);
         last_send_ = absl::Now();
         // The batch is copied into out_: the ring's bytes are not held
         // while a send to a slow replica blocks.
@@ -785,7 +767,7 @@ class Session {
         if (out_.size() >= kFlushBytes && !Flush()) return false;
         continue;
       }
-      const bool torn = absl::IsDataLoss(s) && o_.live == nullptr;
+      const bool torn = absl::IsDataLoss(s) && !srv_->view_->live();
       if (!absl::IsOutOfRange(s) && !torn) {
         Flush();
         if (absl::IsNotFound(s)) {
@@ -804,7 +786,7 @@ class Session {
         return Flush() && Send(EncodeEof());
       }
       if (!Idle(reader->get(), file_name, offset)) return false;
-      if (o_.live == nullptr) {
+      if (!srv_->view_->live()) {
         // Files at rest: a fresh reader sees what was written since.
         auto r = OpenAt(file, offset);
         if (!r.ok()) {
@@ -836,6 +818,8 @@ class Session {
           first = false;
         }
         if (!ForwardEvent(ev.data, ev.file_has_checksums, false)) return false;
+        NoteSent(g->reader()->file_number(), g->reader()->file_name(),
+                 g->reader()->position());
         last_send_ = absl::Now();
         if (out_.size() >= kFlushBytes && !Flush()) return false;
         continue;
@@ -843,7 +827,7 @@ class Session {
       file = g->reader()->file_number();
       offset = g->reader()->position();
       file_name = g->reader()->file_name();
-      const bool torn = absl::IsDataLoss(s) && o_.live == nullptr;
+      const bool torn = absl::IsDataLoss(s) && !srv_->view_->live();
       if (!absl::IsOutOfRange(s) && !torn) {
         Flush();
         return Fatal(s.message());
@@ -857,7 +841,7 @@ class Session {
       }
       if (flags & kDumpNonBlock) return Flush() && Send(EncodeEof());
       if (!Idle(g->reader(), file_name, offset)) return false;
-      if (o_.live == nullptr && file != 0) {
+      if (!srv_->view_->live() && file != 0) {
         auto r = OpenAt(file, offset);
         if (!r.ok()) {
           return Fatal(absl::StrCat("could not open log (purged?): ", r.status().message()));
@@ -887,15 +871,8 @@ class Session {
       SendErr(kErMalformedPacket, "HY000", "Malformed GTID set in COM_BINLOG_DUMP_GTID");
       return false;
     }
-    absl::StatusOr<std::unique_ptr<GtidReader>> g;
-    if (o_.live != nullptr) {
-      g = o_.live->NewGtidReader(*have, GtidReaderOptions());
-    } else {
-      auto st = ReadAtRestGtidState(o_.dir, o_.basename, LogFlavor::kMySQL);
-      if (!st.ok()) return Fatal(st.status().message());
-      g = OpenGtidReaderAtRest(o_.dir, o_.basename, *st, *have, OwnUuid(st->executed),
-                               GtidReaderOptions());
-    }
+    absl::StatusOr<std::unique_ptr<GtidReader>> g =
+        srv_->view_->NewGtidReader(*have, GtidReaderOptions());
     if (!g.ok()) {
       const std::string msg(g.status().message());
       if (absl::StrContains(msg, "purged")) {
@@ -919,14 +896,8 @@ class Session {
     if (!position.ok()) {
       return Fatal(absl::StrCat("Failed to parse the GTID position '", state_text, "'"));
     }
-    absl::StatusOr<std::unique_ptr<GtidReader>> g;
-    if (o_.live != nullptr) {
-      g = o_.live->NewMariaGtidReader(*position, GtidReaderOptions());
-    } else {
-      auto st = ReadAtRestGtidState(o_.dir, o_.basename, LogFlavor::kMariaDB);
-      if (!st.ok()) return Fatal(st.status().message());
-      g = OpenMariaGtidReaderAtRest(o_.dir, o_.basename, *st, *position, GtidReaderOptions());
-    }
+    absl::StatusOr<std::unique_ptr<GtidReader>> g =
+        srv_->view_->NewMariaGtidReader(*position, GtidReaderOptions());
     if (!g.ok()) {
       const std::string msg(g.status().message());
       if (absl::StrContains(msg, "purged")) {
@@ -940,11 +911,6 @@ class Session {
                                 ")"));
     }
     return StreamGtid(std::move(*g), flags);
-  }
-
-  Uuid OwnUuid(const GtidSet& executed) const {
-    std::vector<Uuid> u = executed.Uuids();
-    return u.size() == 1 ? u[0] : Uuid();
   }
 
   Server* srv_;
@@ -967,6 +933,11 @@ class Session {
   uint32_t replica_id_ = 0;
   // The server id this session registered (COM_REGISTER_SLAVE).
   std::optional<uint32_t> registered_id_;
+  // Where the dump got to (NoteSent).
+  bool sent_ = false;
+  uint64_t sent_file_no_ = 0;
+  std::string sent_file_;
+  uint64_t sent_pos_ = 0;
   TransactionBoundaryParser parser_;
 };
 
@@ -979,7 +950,17 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
 
 absl::Status Server::Init() {
   auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
-  auto numbers = ReadIndex(io::FileSystem::Default(), options_.dir, options_.basename);
+  if (options_.live != nullptr && options_.mirror != nullptr) {
+    return absl::InvalidArgumentError("ServerOptions: live and mirror are exclusive");
+  }
+  if (options_.live != nullptr) {
+    view_ = NewBinlogView(options_.live);
+  } else if (options_.mirror != nullptr) {
+    view_ = NewMirrorView(options_.mirror);
+  } else {
+    view_ = NewAtRestView(options_.dir, options_.basename);
+  }
+  auto numbers = view_->Files();
   if (!numbers.ok() || numbers->empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no binlog ", options_.basename, ".index with files in ", options_.dir));
@@ -1023,14 +1004,14 @@ ServerFacts Server::Facts(bool with_state) {
     std::lock_guard<std::mutex> l(mu_);
     for (const auto& [id, reg] : replicas_) f.replicas.push_back(reg.facts);
   }
-  absl::StatusOr<AtRestGtidState> st = absl::UnavailableError("not read");
+  absl::StatusOr<LogViewState> st = absl::UnavailableError("not read");
   if (with_state) {
     {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.state_scans;
     }
     if (options_.on_state_scan) options_.on_state_scan();
-    st = ReadAtRestGtidState(options_.dir, options_.basename, flavor_);
+    st = view_->State(flavor_);
   }
   if (st.ok()) {
     f.gtid_executed = st->executed.ToString();
@@ -1039,23 +1020,9 @@ ServerFacts Server::Facts(bool with_state) {
     f.maria_binlog_state = st->maria_state.StateToString();
     std::vector<Uuid> u = st->executed.Uuids();
     if (u.size() == 1) f.server_uuid = u[0].ToString();
-    // Closed files: their size; the newest: the end of its complete
-    // events (it may be preallocated past them). One scan, of one file.
-    for (size_t i = 0; i < st->files.size(); ++i) {
-      const uint64_t n = st->files[i];
-      const std::string name = BinlogFileName(options_.basename, n);
-      uint64_t size = 0;
-      if (i + 1 < st->files.size()) {
-        auto sz = io::FileSystem::Default()->FileSize(FilePath(options_, n));
-        size = sz.ok() ? *sz : 0;
-      } else {
-        auto scan = ScanFile(options_, n, 0);
-        size = scan.ok() ? scan->end : 0;
-        f.current_file = name;
-        f.current_position = size;
-      }
-      f.files.push_back({name, size});
-    }
+    f.files = std::move(st->files);
+    f.current_file = std::move(st->current_file);
+    f.current_position = st->current_position;
   }
   if (f.server_uuid.empty()) {
     // A stable made-up UUID derived from the server id.
@@ -1159,31 +1126,6 @@ bool Server::Authenticated() {
   --unauthenticated_;
   ++active_;
   return true;
-}
-
-void Server::RegisterReplica(uint32_t session, const ReplicaFacts& r) {
-  std::lock_guard<std::mutex> l(mu_);
-  for (auto it = replicas_.begin(); it != replicas_.end();) {
-    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
-  }
-  replicas_[r.server_id] = Registered{session, r};
-}
-
-void Server::UnregisterReplica(uint32_t session) {
-  std::lock_guard<std::mutex> l(mu_);
-  for (auto it = replicas_.begin(); it != replicas_.end();) {
-    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
-  }
-}
-
-void Server::ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
-                          uint64_t position) {
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = replicas_.find(server_id);
-  if (it == replicas_.end() || it->second.session != session) return;  // replaced
-  it->second.facts.acked = true;
-  it->second.facts.acked_file = file;
-  it->second.facts.acked_position = position;
 }
 
 void Server::WaitUnlessShutdown(absl::Duration d) {

@@ -9,8 +9,8 @@
 // Rotate, the Format_description, then the events as stored, following
 // rotations, with heartbeats when idle.
 //
-// Two sources of the log:
-//   - files at rest (ServerOptions::live == nullptr): the log in `dir`,
+// Three sources of the log (server/log_view.h):
+//   - files at rest (neither ServerOptions::live nor mirror): the log in `dir`,
 //     possibly written by another process. A second process cannot
 //     Binlog::Open a log (one writer per log, `<basename>.lock`), so the
 //     server reads the files with Reader::OpenDirectory and follows their
@@ -24,6 +24,16 @@
 //   - a live Binlog in this process (ServerOptions::live): tailing readers
 //     (Binlog::NewReader / NewGtidReader / NewMariaGtidReader) that wait on
 //     the published end and see only what the log publishes.
+//   - a relay's copy in this process (ServerOptions::mirror, what
+//     binlog_server --source serves): the MirrorLog's tailing readers
+//     (binlog/mirror_log.h), which read only below the copy's durable
+//     published end, so a downstream replica never receives a
+//     transaction the copy has not fdatasync'ed, and get what the relay
+//     receives while they read. SHOW BINARY LOG STATUS, SHOW BINARY LOGS
+//     and the GTID variables answer from the copy's published state.
+//     Semi-sync from a copy: served asynchronously unless `acks` is set
+//     (binlog_server sets none: the copy acknowledges to its own source
+//     after its fdatasync, and no committer waits on downstream acks).
 //
 // TLS (ServerOptions::ssl_cert/ssl_key): CLIENT_SSL is advertised, and a
 // client whose first reply is an SSLRequest is upgraded to TLS (TLS 1.2 at
@@ -47,7 +57,7 @@
 // Thread safety: thread-safe. Run() blocks; Shutdown() may be called from
 // any thread (or a signal-watching thread) and makes Run() return after
 // every session has ended.
-// Lifetime: `live`, when set, must outlive the Server.
+// Lifetime: `live` or `mirror`, when set, must outlive the Server.
 
 #ifndef BINLOG_SERVER_SERVER_H_
 #define BINLOG_SERVER_SERVER_H_
@@ -59,6 +69,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -70,8 +81,10 @@
 #include "absl/time/time.h"
 #include "binlog/flavor.h"
 #include "binlog/log.h"
+#include "binlog/mirror_log.h"
 #include "sync/ack_tracker.h"
 #include "server/auth.h"
+#include "server/log_view.h"
 #include "server/queries.h"
 #include "io/socket.h"
 #include "io/tls.h"
@@ -94,6 +107,9 @@ struct ServerOptions {
   uint32_t server_id = 0;
   // The in-process log to serve instead of the files at rest.
   Binlog* live = nullptr;
+  // Or a relay's copy in this process (`dir` and `basename` must be the
+  // copy's). At most one of live and mirror.
+  MirrorLog* mirror = nullptr;
   // Files at rest: how often an idle dump looks for growth.
   absl::Duration poll_interval = absl::Milliseconds(5);
   // Semi-synchronous replication: replicas that announce it
@@ -230,6 +246,31 @@ class Server {
   void Join();
 
   ServerStats stats() const;
+
+  // The downstream replicas this server has seen, by server id
+  // (COM_REGISTER_SLAVE), connected or not: where each one's dumps got to
+  // (the end of the last event sent; empty file: none sent yet, the
+  // replica holds every file). Kept across a replica's reconnects, in
+  // memory (CopyRetention's replicas_file keeps them across restarts).
+  // What a retention policy of the log follows (server/copy_retention.h).
+  struct ReplicaPosition {
+    uint32_t server_id = 0;
+    bool connected = false;
+    std::string file;
+    uint64_t position = 0;
+  };
+  std::vector<ReplicaPosition> ReplicaPositions() const;
+  // Remembers a replica (not connected) at `file`:`position`, as if it
+  // had been seen there (a retention policy restoring what it saved
+  // before a restart). No-op for a replica already known.
+  void RememberReplica(uint32_t server_id, const std::string& file, uint64_t position);
+  // Ends every dump whose replica's last sent position is in a file the
+  // log numbers below `file_number` (or that has sent nothing yet and
+  // started below it): each gets ER_MASTER_FATAL_ERROR_READING_BINLOG
+  // (1236) with `why` and is disconnected within a heartbeat slice. For a
+  // purge an operator limit forces past slow replicas. Returns how many.
+  int EndDumpsBefore(uint64_t file_number, const std::string& why);
+
   LogFlavor flavor() const { return flavor_; }
   // The handshake's version string: "5.5.5-10.11.19-MariaDB-log" for
   // MariaDB-flavor logs (MariaDB replicas require the 5.5.5- prefix form),
@@ -254,6 +295,10 @@ class Server {
   // session's end removes what it registered; a semi-sync ack updates it.
   void RegisterReplica(uint32_t session, const ReplicaFacts& r);
   void UnregisterReplica(uint32_t session);
+  // A dump of `session` (registered as `server_id`, if it did) got to
+  // (file_no, file, position). REQUIRES: mu_ held.
+  void NoteSentLocked(uint32_t session, std::optional<uint32_t> server_id, uint64_t file_no,
+                      const std::string& file, uint64_t position);
   void ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
                     uint64_t position);
   absl::Status Init();
@@ -267,6 +312,8 @@ class Server {
   ServerFacts StateFacts();
 
   const ServerOptions options_;
+  // Where the log is read (set by Init(), then constant).
+  std::unique_ptr<LogView> view_;
   // The TLS context when ssl_cert/ssl_key are set.
   std::shared_ptr<const io::TlsContext> tls_;
   std::unique_ptr<Authenticator> auth_;  // set by Init()
@@ -293,6 +340,13 @@ class Server {
     ReplicaFacts facts;
   };
   std::map<uint32_t, Registered> replicas_;  // by server id; guarded by mu_
+  // Every replica seen (ReplicaPositions), by server id; guarded by mu_.
+  std::map<uint32_t, ReplicaPosition> positions_;
+  // Dumps (by session) in progress: the file number their replica has
+  // reached (0: not known yet), and the sessions EndDumpsBefore ended
+  // with the message to send; guarded by mu_.
+  std::map<uint32_t, uint64_t> dump_files_;
+  std::map<uint32_t, std::string> ended_dumps_;
   ServerStats stats_;                 // guarded by mu_
 
   // StateFacts(). Lock order: facts_mu_, then mu_.

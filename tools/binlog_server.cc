@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +42,7 @@
 #include "binlog/index_file.h"
 #include "io/file_system.h"
 #include "server/auth.h"
+#include "server/copy_retention.h"
 #include "server/relay.h"
 #include "server/server.h"
 #include "io/socket.h"
@@ -142,6 +144,31 @@ ABSL_FLAG(bool, source_semisync, true,
 ABSL_FLAG(absl::Duration, source_heartbeat_period, absl::Seconds(1),
           "relay mode: the heartbeat period asked of the source; a source silent "
           "for five periods is reconnected");
+// Relay mode: retention of the copy (tools/README.md, "Relay",
+// server/copy_retention.h).
+ABSL_FLAG(uint64_t, binlog_expire_logs_seconds, 0,
+          "relay mode: purge copied files whose source Rotate is older than this "
+          "(MySQL's variable of the same name), once every registered downstream "
+          "replica and every --consumers entry has read past them; 0: not by age");
+ABSL_FLAG(uint64_t, binlog_max_total_size, 0,
+          "relay mode: purge the oldest copied files while all of them hold more "
+          "than this many bytes, once every registered downstream replica and "
+          "consumer has read past them (MySQL 8.4 has no such limit); 0: none");
+ABSL_FLAG(std::string, consumers, "",
+          "relay mode: named consumers that hold the copy's files, "
+          "NAME=PATH[,NAME=PATH...]: each PATH a position store "
+          "(binlog/position_store.h) whose source_file is the copy's file the "
+          "consumer reads");
+ABSL_FLAG(uint64_t, force_purge_after_seconds, 0,
+          "relay mode: operator limit: purge copied files older than this even if "
+          "a replica or consumer still needs them (their dumps end with 1236; "
+          "logged); 0: none");
+ABSL_FLAG(uint64_t, force_max_total_size, 0,
+          "relay mode: operator limit: purge the oldest copied files while all of "
+          "them hold more than this many bytes, even if a replica or consumer "
+          "still needs them (logged); 0: none");
+ABSL_FLAG(absl::Duration, retention_interval, absl::Seconds(10),
+          "relay mode: how often retention looks at the copy");
 
 namespace {
 
@@ -281,9 +308,18 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  // Relay mode: the copy is kept by a receiver thread and served at rest.
+  // Relay mode: the copy is kept by a receiver thread and served live
+  // through its readers (below its durable published end).
   std::unique_ptr<binlog::server::Relay> relay;
+  std::optional<binlog::server::CopyRetentionOptions> retention_options;
   const std::string source = absl::GetFlag(FLAGS_source);
+  if (source.empty() &&
+      (absl::GetFlag(FLAGS_binlog_expire_logs_seconds) != 0 ||
+       absl::GetFlag(FLAGS_binlog_max_total_size) != 0 ||
+       absl::GetFlag(FLAGS_force_purge_after_seconds) != 0 ||
+       absl::GetFlag(FLAGS_force_max_total_size) != 0 || !absl::GetFlag(FLAGS_consumers).empty())) {
+    return Usage("the retention options are for relay mode (--source)");
+  }
   std::shared_ptr<const binlog::io::TlsContext> source_tls_context;
   binlog::server::ClientTls source_tls;
   if (!source.empty()) {
@@ -354,6 +390,32 @@ int main(int argc, char** argv) {
       source_tls.verify_host = so.host[0] == '/' ? "" : so.host;
       so.tls = &source_tls;
     }
+    binlog::server::CopyRetentionOptions rt;
+    rt.basename = o.basename;
+    rt.expire_after = absl::Seconds(absl::GetFlag(FLAGS_binlog_expire_logs_seconds));
+    rt.max_total_bytes = absl::GetFlag(FLAGS_binlog_max_total_size);
+    rt.force_purge_after = absl::Seconds(absl::GetFlag(FLAGS_force_purge_after_seconds));
+    rt.force_max_total_bytes = absl::GetFlag(FLAGS_force_max_total_size);
+    rt.interval = absl::GetFlag(FLAGS_retention_interval);
+    rt.replicas_file = o.dir + "/" + o.basename + ".replicas";
+    if (rt.interval <= absl::ZeroDuration()) return Usage("--retention_interval must be > 0");
+    for (absl::string_view c : absl::StrSplit(absl::GetFlag(FLAGS_consumers), ',')) {
+      c = absl::StripAsciiWhitespace(c);
+      if (c.empty()) continue;
+      const size_t eq = c.find('=');
+      if (eq == 0 || eq == absl::string_view::npos || eq + 1 == c.size()) {
+        return Usage("--consumers takes NAME=PATH[,NAME=PATH...]");
+      }
+      rt.consumers.emplace_back(std::string(c.substr(0, eq)), std::string(c.substr(eq + 1)));
+    }
+    rt.log = [](const std::string& line) { std::cerr << "binlog_server: " << line << std::endl; };
+    if (rt.expire_after > absl::ZeroDuration() || rt.max_total_bytes > 0 ||
+        rt.force_purge_after > absl::ZeroDuration() || rt.force_max_total_bytes > 0) {
+      retention_options = std::move(rt);
+    } else if (!rt.consumers.empty()) {
+      return Usage("--consumers needs a retention limit (--binlog_expire_logs_seconds, "
+                   "--binlog_max_total_size, or a --force_ one)");
+    }
     auto r = binlog::server::Relay::Start(ro);
     if (!r.ok()) {
       std::cerr << "binlog_server: the copy in " << o.dir << ": " << r.status() << "\n";
@@ -364,7 +426,8 @@ int main(int argc, char** argv) {
   }
 
   if (relay != nullptr && relay->mirror()->end().file.empty()) {
-    // The copy is served at rest: it needs its first file. Until the
+    // The server needs the copy's first file (its flavor and checksum
+    // setting come from its Format_description). Until the
     // source sends it the relay keeps connecting; a signal ends the wait.
     // Why the source is not reached yet (a refused certificate, a wrong
     // password) is said as it changes, as once the server runs.
@@ -388,6 +451,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (relay != nullptr) o.mirror = relay->mirror();
   auto server = Server::Create(o);
   if (!server.ok()) {
     std::cerr << "binlog_server: " << server.status() << "\n";
@@ -463,9 +527,19 @@ int main(int argc, char** argv) {
     std::cerr << "binlog_server: second signal, exiting without waiting\n";
     std::_Exit(1);
   });
+  // Relay mode: retention of the copy, following the downstream replicas
+  // and the named consumers.
+  std::unique_ptr<binlog::server::CopyRetention> retention;
+  if (relay != nullptr && retention_options.has_value()) {
+    auto r = binlog::server::CopyRetention::Create(relay->mirror(), srv, *retention_options);
+    if (!r.ok()) return Usage(std::string(r.status().message()));
+    retention = std::move(*r);
+    retention->Start();
+  }
   std::vector<std::thread> runners;
   for (Socket& l : listeners) runners.emplace_back([srv, &l]() { srv->Run(&l); });
   for (std::thread& t : runners) t.join();
+  if (retention != nullptr) retention->Stop();
   server->reset();  // ends the sessions
   if (relay != nullptr) {
     // Stops the receiver and closes the copy: a partial transaction at its

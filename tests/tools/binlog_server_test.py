@@ -10,6 +10,9 @@ handling and its signals (the protocol itself is server_test's).
   ServeTest     a client on 127.0.0.1 and on the socket gets the greeting;
                 the mariadb client (when installed) runs a query; SIGTERM
                 ends the server with status 0
+  RelayRetentionTest  a relay (--source) of a served log with
+                --binlog_max_total_size purges its copy to the last file
+                and logs it
   TlsTest       unusable certificates are startup errors; the mariadb
                 client over TLS verifying the server's certificate against
                 the test CA (made at test time by make_test_pki), refusing
@@ -142,6 +145,17 @@ class FlagsTest(ServerBase):
             (base + ["--port=0", "--max_packet=10"], ">= 1024"),
             (base + ["--port=0", "--users=" + self.dir + "/none"],
              "cannot read --users"),
+            (base + ["--port=0", "--binlog_max_total_size=1"],
+             "retention options are for relay mode"),
+            (base + ["--port=0", "--source=127.0.0.1:1", "--source_user=u",
+                     "--server_id=5", "--binlog_max_total_size=1",
+                     "--consumers=nopath"], "--consumers takes NAME=PATH"),
+            (base + ["--port=0", "--source=127.0.0.1:1", "--source_user=u",
+                     "--server_id=5", "--consumers=a=/tmp/a.pos"],
+             "--consumers needs a retention limit"),
+            (base + ["--port=0", "--source=127.0.0.1:1", "--source_user=u",
+                     "--server_id=5", "--binlog_expire_logs_seconds=60",
+                     "--retention_interval=0s"], "--retention_interval must be > 0"),
             (base + ["--port=0", "--source=127.0.0.1:3306,somewhere"],
              "--source must be HOST:PORT"),
             (base + ["--port=0", "--source=127.0.0.1:3306,127.0.0.1:3307",
@@ -163,6 +177,58 @@ class FlagsTest(ServerBase):
                              "--max_query_length=1000", "--max_session_variables=8",
                              "--max_session_variable_bytes=4096")
         self.assertEqual(self.greeting(socket.AF_INET, ("127.0.0.1", port)), 10)
+        self.stop(p)
+
+
+class RelayRetentionTest(ServerBase):
+    def test_relay_purges_its_copy_with_the_retention_flags(self):
+        # A source log of several files served at rest, and a relay of it
+        # whose size limit wants every file but the last gone (no replica
+        # or consumer holds any): the copy keeps its last file only, and
+        # the purge is logged on standard error.
+        src = os.path.join(self.dir, "multi")
+        r = subprocess.run([GEN, "--dir=" + src, "--transactions=60",
+                            "--rotate_every=10"], capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(src, "binlog.index")) as f:
+            source_files = [os.path.basename(l.strip()) for l in f if l.strip()]
+        self.assertGreaterEqual(len(source_files), 3)
+        self.log = src  # what start() serves
+        p, port = self.start("--port=0")
+        pw = os.path.join(self.dir, "pw")
+        with open(pw, "w") as f:
+            f.write("s3cret\n")
+        os.chmod(pw, 0o600)
+        copy = os.path.join(self.dir, "copy")
+        os.mkdir(copy)
+        relay = subprocess.Popen(
+            [SERVER, "--dir=" + copy, "--users=" + self.users, "--port=0",
+             "--source=127.0.0.1:%d" % port, "--source_user=repl",
+             "--source_password_file=" + pw, "--server_id=9",
+             "--binlog_max_total_size=1", "--retention_interval=100ms"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.procs.append(relay)
+        index = os.path.join(copy, "binlog.index")
+        end = time.monotonic() + DEADLINE
+        names = []
+        def gone():
+            return not any(os.path.exists(os.path.join(copy, n))
+                           for n in source_files[:-1])
+        # The index is rewritten first, then the files are removed.
+        while time.monotonic() < end:
+            if os.path.exists(index):
+                with open(index) as f:
+                    names = [os.path.basename(l.strip()) for l in f if l.strip()]
+                if names == source_files[-1:] and gone():
+                    break
+            time.sleep(0.05)  # polls the relay's files, another process
+        self.assertEqual(names, source_files[-1:])
+        for name in source_files[:-1]:
+            self.assertFalse(os.path.exists(os.path.join(copy, name)), name)
+        relay.send_signal(signal.SIGTERM)
+        self.assertEqual(relay.wait(timeout=DEADLINE), 0)
+        err = relay.stderr.read().decode()
+        self.assertIn("retention: purged " + source_files[0], err)
         self.stop(p)
 
 

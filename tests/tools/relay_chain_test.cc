@@ -26,13 +26,13 @@
 #include "binlog/transaction.h"
 #include "gtest/gtest.h"
 #include "io/file_system.h"
-#include "io/file_system_wrapper.h"
 #include "server/auth.h"
 #include "server/relay.h"
 #include "server/server.h"
 #include "sync/ack_tracker.h"
 #include "tests/testutil/external_tools.h"
 #include "tests/testutil/wait_until.h"
+#include "tests/tools/gated_sync_fs.h"
 #include "tests/tools/served_log.h"
 
 namespace binlog {
@@ -172,61 +172,7 @@ TEST_P(RelayChainTest, TheCopyIsTheSourcesFilesAcrossARestart) {
 // the relay's ack is not released (its wait times out); once the gate
 // opens, the ack comes. The source is a live log served with an ack
 // tracker (what a server with semi-sync on runs).
-class GatedSyncFileSystem : public io::FileSystemWrapper {
- public:
-  GatedSyncFileSystem() : io::FileSystemWrapper(io::FileSystem::Default()) {}
-  absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
-      const std::string& path, io::OpenMode mode,
-      uint32_t permissions = io::kDefaultFilePermissions) override {
-    auto f = io::FileSystemWrapper::OpenWritable(path, mode, permissions);
-    if (!f.ok()) return f.status();
-    return std::unique_ptr<io::WritableFile>(new File(std::move(*f), this));
-  }
-  void Close() {
-    std::lock_guard<std::mutex> l(mu_);
-    open_ = false;
-  }
-  void Open() {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      open_ = true;
-    }
-    cv_.notify_all();
-  }
-  int blocked() {
-    std::lock_guard<std::mutex> l(mu_);
-    return blocked_;
-  }
-
- private:
-  class File : public io::WritableFileWrapper {
-   public:
-    File(std::unique_ptr<io::WritableFile> f, GatedSyncFileSystem* fs)
-        : io::WritableFileWrapper(std::move(f)), fs_(fs) {}
-    absl::Status Sync() override {
-      fs_->Wait();
-      return io::WritableFileWrapper::Sync();
-    }
-    absl::Status SyncAll() override {
-      fs_->Wait();
-      return io::WritableFileWrapper::SyncAll();
-    }
-
-   private:
-    GatedSyncFileSystem* fs_;
-  };
-  void Wait() {
-    std::unique_lock<std::mutex> l(mu_);
-    ++blocked_;
-    cv_.wait(l, [this] { return open_; });
-    --blocked_;
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = true;
-  int blocked_ = 0;
-};
-
+// (GatedSyncFileSystem: tests/tools/gated_sync_fs.h.)
 TEST(RelayAckTest, TheAckComesOnlyAfterTheCopysFdatasync) {
   std::string src_tmpl = "/tmp/relay_ack_src_XXXXXX", copy_tmpl = "/tmp/relay_ack_copy_XXXXXX";
   ASSERT_NE(::mkdtemp(&src_tmpl[0]), nullptr);

@@ -129,7 +129,8 @@ TEST(QueriesTest, ConnectTimeStatements) {
   ASSERT_EQ(r.kind, QueryResult::kResultSet);
   EXPECT_EQ(r.columns, (std::vector<std::string>{"Server_id", "Host", "Port", "Master_id",
                                                  "Semi_Sync_Acked_File",
-                                                 "Semi_Sync_Acked_Position"}));
+                                                 "Semi_Sync_Acked_Position", "Sent_File",
+                                                 "Sent_Position"}));
   EXPECT_TRUE(r.rows.empty());
   ServerFacts with = f;
   ReplicaFacts rep;
@@ -140,13 +141,15 @@ TEST(QueriesTest, ConnectTimeStatements) {
   with.replicas = {rep};
   r = AnswerQuery("SHOW REPLICA HOSTS", with, &vars, now);
   ASSERT_EQ(r.rows.size(), 1u);
-  EXPECT_EQ(r.rows[0], (std::vector<std::optional<std::string>>{"3", "h", "3306", "7",
-                                                                 std::nullopt, std::nullopt}));
+  EXPECT_EQ(r.rows[0], (std::vector<std::optional<std::string>>{
+                           "3", "h", "3306", "7", std::nullopt, std::nullopt, std::nullopt,
+                           std::nullopt}));
   with.flavor = LogFlavor::kMySQL;
   r = AnswerQuery("SHOW REPLICAS", with, &vars, now);
   EXPECT_EQ(r.columns, (std::vector<std::string>{"Server_Id", "Host", "Port", "Source_Id",
                                                  "Replica_UUID", "Semi_Sync_Acked_File",
-                                                 "Semi_Sync_Acked_Position"}));
+                                                 "Semi_Sync_Acked_Position", "Sent_File",
+                                                 "Sent_Position"}));
   r = AnswerQuery("SHOW SLAVE HOSTS", with, &vars, now);
   EXPECT_EQ(r.columns[3], "Master_Id");
   EXPECT_EQ(r.columns[4], "Slave_UUID");
@@ -979,9 +982,13 @@ TEST_P(ServerTest, ShowReplicasListsRegisteredReplicasWhileConnected) {
   }
   ReplicationClient admin = Replica();
   using Row = std::vector<std::optional<std::string>>;
+  // A has no dump (no position sent); B's dump sent the whole log.
+  const LogFileInfo last = log_->ListFiles().back();
   const Row row_a = {"21", "replica-a.example", "3307", "5",
-                     "11111111-2222-3333-4444-555555555555", std::nullopt, std::nullopt};
-  const Row row_b = {"22", "127.0.0.1", "3308", "9", "", file, absl::StrCat(acked)};
+                     "11111111-2222-3333-4444-555555555555", std::nullopt, std::nullopt,
+                     std::nullopt, std::nullopt};
+  const Row row_b = {"22", "127.0.0.1", "3308", "9", "", file, absl::StrCat(acked),
+                     last.name, absl::StrCat(last.size)};
   // The ack is recorded by B's session; wait for it to show.
   absl::StatusOr<ClientReply> q;
   const absl::Time end = absl::Now() + absl::Seconds(30);

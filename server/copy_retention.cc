@@ -1,0 +1,284 @@
+// Retention of a relay's copy. See server/copy_retention.h.
+
+#include "server/copy_retention.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "binlog/format.h"
+#include "binlog/index_file.h"
+#include "binlog/position_store.h"
+#include "io/file_system.h"
+
+namespace binlog {
+namespace server {
+
+namespace {
+
+using Files = std::vector<MirrorLog::FileFacts>;
+
+// The index of the first file a limit keeps: the files before it are
+// older than `age`, or must go for the rest to hold at most `total`
+// bytes. Never past the last file.
+size_t FirstKept(const Files& files, absl::Time now, absl::Duration age, uint64_t total) {
+  const size_t last = files.size() - 1;
+  size_t keep = 0;
+  if (age > absl::ZeroDuration()) {
+    // Ends at a file the source did not close with a Rotate (its age is
+    // unknown), or at a young one.
+    while (keep < last && files[keep].end_time != 0 &&
+           absl::FromUnixSeconds(files[keep].end_time) + age <= now) {
+      ++keep;
+    }
+  }
+  if (total > 0) {
+    uint64_t sum = 0;
+    for (const auto& f : files) sum += f.size;
+    size_t i = 0;
+    while (i < last && sum > total) sum -= files[i++].size;
+    keep = std::max(keep, i);
+  }
+  return keep;
+}
+
+// A consumer and the file it holds from (every file from it on stays).
+struct Holder {
+  std::string who;  // "replica 12 at f:pos", "consumer name at f"
+  uint64_t number = 0;  // 0: holds every file
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CopyRetention>> CopyRetention::Create(
+    MirrorLog* mirror, Server* server, CopyRetentionOptions options) {
+  if (mirror == nullptr || options.basename.empty()) {
+    return absl::InvalidArgumentError("CopyRetention needs the copy and its basename");
+  }
+  if (options.expire_after < absl::ZeroDuration() ||
+      options.force_purge_after < absl::ZeroDuration() ||
+      options.interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "CopyRetention: ages must be >= 0 and the interval > 0");
+  }
+  std::unique_ptr<CopyRetention> r(new CopyRetention(mirror, server, std::move(options)));
+  if (!r->o_.replicas_file.empty()) {
+    absl::Status s = r->LoadReplicas();
+    if (!s.ok()) return s;
+  }
+  return r;
+}
+
+namespace {
+constexpr char kReplicasHeader[] = "binlog-relay-replicas 1";
+}  // namespace
+
+absl::Status CopyRetention::LoadReplicas() {
+  io::FileSystem* fs = io::FileSystem::Default();
+  absl::StatusOr<std::string> text = ReadSmallFile(fs, o_.replicas_file, 16 << 20);
+  if (absl::IsNotFound(text.status())) return absl::OkStatus();
+  if (!text.ok()) return text.status();
+  std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
+  if (lines.empty() || lines[0] != kReplicasHeader) {
+    return absl::DataLossError(absl::StrCat(o_.replicas_file, ": not a replicas file"));
+  }
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::vector<absl::string_view> f = absl::StrSplit(lines[i], ' ');
+    uint32_t id = 0;
+    uint64_t pos = 0;
+    if (f.size() != 4 || f[0] != "replica" || !absl::SimpleAtoi(f[1], &id) ||
+        !absl::SimpleAtoi(f[3], &pos)) {
+      return absl::DataLossError(
+          absl::StrCat(o_.replicas_file, ": bad line ", i + 1, ": '", lines[i], "'"));
+    }
+    if (server_ != nullptr) server_->RememberReplica(id, std::string(f[2]), pos);
+  }
+  saved_ = *text;
+  return absl::OkStatus();
+}
+
+absl::Status CopyRetention::SaveReplicas(const std::vector<Server::ReplicaPosition>& replicas) {
+  std::string text = absl::StrCat(kReplicasHeader, "\n");
+  for (const Server::ReplicaPosition& p : replicas) {
+    if (p.file.empty()) continue;  // nothing to hold by name
+    absl::StrAppend(&text, "replica ", p.server_id, " ", p.file, " ", p.position, "\n");
+  }
+  if (text == saved_) return absl::OkStatus();
+  io::FileSystem* fs = io::FileSystem::Default();
+  const std::string tmp = o_.replicas_file + ".tmp";
+  auto f = fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate);
+  if (!f.ok()) return f.status();
+  absl::Status s = (*f)->Write(0, text);
+  if (s.ok()) s = (*f)->Sync();
+  absl::Status cs = (*f)->Close();
+  if (s.ok()) s = cs;
+  if (s.ok()) s = fs->Rename(tmp, o_.replicas_file);
+  if (s.ok()) {
+    const size_t slash = o_.replicas_file.rfind('/');
+    auto d = fs->OpenDirectory(slash == std::string::npos ? "."
+                                                          : o_.replicas_file.substr(0, slash));
+    s = d.ok() ? (*d)->Sync() : d.status();
+  }
+  if (s.ok()) saved_ = std::move(text);
+  return s;
+}
+
+CopyRetention::~CopyRetention() { Stop(); }
+
+absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
+  std::lock_guard<std::mutex> pass(pass_mu_);
+  PassResult res;
+  std::vector<Server::ReplicaPosition> replicas;
+  if (server_ != nullptr) replicas = server_->ReplicaPositions();
+  if (!o_.replicas_file.empty()) {
+    absl::Status s = SaveReplicas(replicas);
+    if (!s.ok()) {
+      Log(absl::StrCat("retention: saving the replicas' positions to ", o_.replicas_file,
+                       ": ", s.ToString()));
+    }
+  }
+  absl::StatusOr<Files> listed = mirror_->ListFileFacts();
+  if (!listed.ok()) return listed.status();
+  const Files& files = *listed;
+  if (files.size() <= 1) return res;
+  const size_t last = files.size() - 1;
+  const absl::Time now = o_.now ? o_.now() : absl::Now();
+  const size_t want = FirstKept(files, now, o_.expire_after, o_.max_total_bytes);
+  const size_t force = FirstKept(files, now, o_.force_purge_after, o_.force_max_total_bytes);
+  if (want == 0 && force == 0) return res;
+
+  std::vector<Holder> holders;
+  if (server_ != nullptr) {
+    for (const Server::ReplicaPosition& p : replicas) {
+      Holder h;
+      if (p.file.empty() || !ParseBinlogFileName(o_.basename, p.file, &h.number)) {
+        h.number = 0;
+        h.who = absl::StrCat("replica ", p.server_id, " (no position yet)");
+      } else {
+        h.who = absl::StrCat("replica ", p.server_id, " at ", p.file, ":", p.position);
+      }
+      holders.push_back(std::move(h));
+    }
+  }
+  for (const auto& [name, path] : o_.consumers) {
+    Holder h;
+    PositionStoreOptions so;
+    so.create_if_missing = false;
+    auto store = PositionStore::Open(path, so);
+    if (!store.ok()) {
+      h.who = absl::StrCat("consumer ", name, " (", path, " unreadable: ",
+                           store.status().message(), ")");
+    } else {
+      const std::string file = (*store)->recovered().source_file;
+      (*store)->Close().IgnoreError();  // read only: nothing to write
+      if (file.empty() || !ParseBinlogFileName(o_.basename, file, &h.number)) {
+        h.number = 0;
+        h.who = absl::StrCat("consumer ", name, " (no file of the copy: '", file, "')");
+      } else {
+        h.who = absl::StrCat("consumer ", name, " at ", file);
+      }
+    }
+    holders.push_back(std::move(h));
+  }
+  // The first file each holder keeps: the first numbered at or after its
+  // file (a holder in a file purged already keeps none of the others).
+  auto kept_by = [&](const Holder& h) {
+    size_t i = 0;
+    while (i < last && files[i].number < h.number) ++i;
+    return i;
+  };
+  size_t target = want;
+  const Holder* holding = nullptr;
+  for (const Holder& h : holders) {
+    const size_t k = kept_by(h);
+    if (k < target) {
+      target = k;
+      holding = &h;
+    }
+  }
+  if (target < want && holding != nullptr) {
+    res.kept_file = files[target].name;
+    res.kept_reason = holding->who;
+  } else if (want < last) {
+    res.kept_file = files[want].name;
+    res.kept_reason = "policy";
+  }
+  std::vector<std::string> passed;
+  if (force > target) {
+    for (const Holder& h : holders) {
+      if (kept_by(h) < force) passed.push_back(h.who);
+    }
+    target = force;
+    res.forced = true;
+    res.kept_file = files[target].name;
+    res.kept_reason = "operator limit";
+    const std::string why = absl::StrCat(
+        "binlog_server purged the binary logs before ", files[force].name,
+        " past this replica (an operator limit of the relay's retention)");
+    if (server_ != nullptr) res.dumps_ended = server_->EndDumpsBefore(files[force].number, why);
+    Log(absl::StrCat("retention: an operator limit forces a purge up to ", files[force].name,
+                     " past ", passed.empty() ? "no consumer" : absl::StrJoin(passed, ", "),
+                     res.dumps_ended > 0 ? absl::StrCat("; ended ", res.dumps_ended, " dump(s)")
+                                         : std::string()));
+  }
+  if (target == 0) {
+    if (holding != nullptr && want > 0) {
+      Log(absl::StrCat("retention: ", files[0].name, " and later kept for ", holding->who));
+    }
+    return res;
+  }
+  absl::StatusOr<MirrorLog::PurgeResult> r = mirror_->PurgeTo(files[target].name);
+  if (!r.ok()) {
+    Log(absl::StrCat("retention: purge to ", files[target].name, " failed: ",
+                     r.status().ToString()));
+    return r.status();
+  }
+  res.purged = r->purged;
+  if (!r->kept_file.empty()) {
+    res.kept_file = r->kept_file;
+    res.kept_reason = r->kept_reason;
+  }
+  if (!res.purged.empty()) {
+    Log(absl::StrCat("retention: purged ", res.purged.front(),
+                     res.purged.size() > 1 ? absl::StrCat(" .. ", res.purged.back()) : "",
+                     " (", res.purged.size(), " file(s)", res.forced ? ", forced" : "",
+                     "); kept from ", res.kept_file, ": ", res.kept_reason));
+  } else if (!res.kept_file.empty() && res.kept_reason != "policy") {
+    Log(absl::StrCat("retention: ", res.kept_file, " and later kept: ", res.kept_reason));
+  }
+  return res;
+}
+
+void CopyRetention::Start() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] {
+    std::unique_lock<std::mutex> lk(mu_);
+    while (!stop_) {
+      lk.unlock();
+      absl::StatusOr<PassResult> r = RunOnce();
+      (void)r;  // errors are logged by the pass
+      lk.lock();
+      cv_.wait_for(lk, absl::ToChronoMilliseconds(o_.interval), [this] { return stop_; });
+    }
+  });
+}
+
+void CopyRetention::Stop() {
+  std::thread t;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+    t = std::move(thread_);
+  }
+  cv_.notify_all();
+  if (t.joinable()) t.join();
+}
+
+}  // namespace server
+}  // namespace binlog

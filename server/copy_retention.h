@@ -1,0 +1,145 @@
+// File: server/copy_retention.h
+//
+// CopyRetention: which of a relay's copied files (a MirrorLog,
+// binlog/mirror_log.h) go, and when, following the copy's consumers
+// (binlog_server --source's retention options; tools/README.md, "Relay").
+//
+// A pass (RunOnce, and every `interval` on a thread of its own after
+// Start):
+//   1. The policy's wish: the files (never the last) whose source
+//      timestamp of their end (the Rotate the source closed them with) is
+//      older than expire_after (MySQL's binlog_expire_logs_seconds), and
+//      the oldest files while the copy's files together hold more than
+//      max_total_bytes (MySQL 8.4 has no such limit). A file that ended
+//      without a Rotate or Stop (a crashed source's) has no known age:
+//      the time limits stop at it (the size limits do not).
+//   2. What the consumers hold: no file at or after the one a consumer has
+//      reached goes. Consumers are every downstream replica the server has
+//      seen register, by server id (Server::ReplicaPositions: the end of
+//      the last event its dump sent, remembered while it is disconnected;
+//      one that has not dumped yet holds every file), and every named
+//      consumer: a PositionStore file (binlog/position_store.h) whose
+//      source_file is the copy's file the consumer reads (written by the
+//      consumer; a store that cannot be read holds every file, and says
+//      so in the log).
+//   3. Operator limits override the consumers: files older than
+//      force_purge_after, and the oldest while the files hold more than
+//      force_max_total_bytes, go even if a consumer is in them. The dumps
+//      still in them are ended first (Server::EndDumpsBefore: 1236 with the
+//      reason), and a replica that comes back for a purged position gets
+//      the purged-position errors MySQL sends (1236 "Could not find first
+//      log file name in binary log index file" by file and position, 1789
+//      by GTID set). Every forced purge is logged, naming the consumers it
+//      passed.
+//   4. MirrorLog::PurgeTo up to the first file kept (the index first; a
+//      file a reader has open stops it, and a later pass goes on).
+// Every purge is reported through `log` (binlog_server: standard error).
+//
+// Thread safety: thread-safe (RunOnce serializes with the thread's
+// passes). Lifetime: the MirrorLog and the Server must outlive it; Stop()
+// (or the destructor) before they go.
+
+#ifndef BINLOG_SERVER_COPY_RETENTION_H_
+#define BINLOG_SERVER_COPY_RETENTION_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "binlog/mirror_log.h"
+#include "server/server.h"
+
+namespace binlog {
+namespace server {
+
+struct CopyRetentionOptions {
+  // The copy's basename (the source's).
+  std::string basename;
+  // The policy (zero: none). A file's age is measured from the source's
+  // timestamp of the Rotate that ended it.
+  absl::Duration expire_after = absl::ZeroDuration();
+  uint64_t max_total_bytes = 0;
+  // Named consumers: name and PositionStore path.
+  std::vector<std::pair<std::string, std::string>> consumers;
+  // Operator limits, past the consumers (zero: none).
+  absl::Duration force_purge_after = absl::ZeroDuration();
+  uint64_t force_max_total_bytes = 0;
+  // Between passes of the thread (Start).
+  absl::Duration interval = absl::Seconds(10);
+  // Where the replicas' positions are kept across restarts ("": not
+  // kept): text, "binlog-relay-replicas 1" then one "replica <server id>
+  // <file> <position>" line each, replaced crash-safely (write-temp,
+  // fdatasync, rename, directory fsync) by a pass that sees them changed,
+  // and read by Create, which gives the server the replicas it does not
+  // know yet (Server::RememberReplica). A restarted relay then holds the
+  // files of a replica that has not reconnected yet.
+  std::string replicas_file;
+  // Where purges and held files are reported (one line each, no newline).
+  std::function<void(const std::string&)> log;
+  // The clock files' ages are measured with; nullptr: absl::Now().
+  std::function<absl::Time()> now;
+};
+
+class CopyRetention {
+ public:
+  // `server` may be null (no downstream replicas: named consumers only).
+  // InvalidArgument for an empty basename or negative durations; DataLoss
+  // for a replicas_file that cannot be parsed; its I/O errors.
+  static absl::StatusOr<std::unique_ptr<CopyRetention>> Create(MirrorLog* mirror,
+                                                               Server* server,
+                                                               CopyRetentionOptions options);
+  ~CopyRetention();
+  CopyRetention(const CopyRetention&) = delete;
+  CopyRetention& operator=(const CopyRetention&) = delete;
+
+  struct PassResult {
+    std::vector<std::string> purged;  // names, oldest first
+    bool forced = false;              // an operator limit passed a consumer
+    // The first file kept and why it stays ("" if the policy keeps every
+    // file): "policy", "replica <server id> at <file>:<pos>", "consumer
+    // <name> at <file>", or the reader that holds it.
+    std::string kept_file;
+    std::string kept_reason;
+    int dumps_ended = 0;  // dumps a forced purge ended
+  };
+  // One pass (see the file comment). Errors: a purge's error (the copy's
+  // I/O error, which poisons it) or the file list's.
+  absl::StatusOr<PassResult> RunOnce();
+
+  // Passes every `interval` on a thread (errors are logged); Stop ends it.
+  void Start();
+  void Stop();
+
+ private:
+  CopyRetention(MirrorLog* mirror, Server* server, CopyRetentionOptions options)
+      : mirror_(mirror), server_(server), o_(std::move(options)) {}
+  void Log(const std::string& line) const {
+    if (o_.log) o_.log(line);
+  }
+  absl::Status LoadReplicas();
+  absl::Status SaveReplicas(const std::vector<Server::ReplicaPosition>& replicas);
+
+  MirrorLog* const mirror_;
+  Server* const server_;
+  const CopyRetentionOptions o_;
+
+  std::mutex pass_mu_;  // one pass at a time
+  std::string saved_;   // what replicas_file holds; guarded by pass_mu_
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace server
+}  // namespace binlog
+
+#endif  // BINLOG_SERVER_COPY_RETENTION_H_

@@ -1,0 +1,340 @@
+// Retention of a MirrorLog (binlog/mirror_log.h, PurgeTo and
+// ListFileFacts): a purge removes the files before the one named, oldest
+// first, never the last file nor a file a reader has open (nor any after
+// it), rewrites the index before it removes anything, and a crash between
+// the two leaves files that Open removes. Readers and GTID readers of the
+// copy then start at the new first file.
+//
+// The copy is fed the stream a dump sends from the source's first file at
+// position 4: an artificial Rotate, then every event of every file as
+// stored. The source is a closed library log with small files.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "binlog/event.h"
+#include "binlog/event_builder.h"
+#include "binlog/format.h"
+#include "binlog/gtid.h"
+#include "binlog/gtid_reader.h"
+#include "binlog/index_file.h"
+#include "binlog/log.h"
+#include "binlog/mirror_log.h"
+#include "binlog/reader.h"
+#include "gtest/gtest.h"
+#include "io/fault_injection_file_system.h"
+#include "tests/binlog/log_test_util.h"
+#include "tests/testutil/status_matchers.h"
+#include "tests/testutil/wait_until.h"
+
+namespace binlog {
+namespace {
+
+using testing_util::NewTempDir;
+using testutil::StatusIs;
+
+constexpr uint32_t kTs = 1700000000;
+const char kBase[] = "src-bin";
+const char kUuid[] = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
+
+class MirrorPurgeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src_dir_ = NewTempDir("mirror_purge_src");
+    Options o;
+    o.server_id = 1;
+    o.max_file_size = 4096;
+    o.preallocate = io::PreallocMode::kNone;
+    o.server_uuid = *Uuid::Parse(kUuid);
+    auto log = Binlog::Open(src_dir_, kBase, o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    TransactionBuffer txn(true);
+    for (int i = 1; i <= 60; ++i) {
+      txn.Clear();
+      txn.AppendCommitGtid(kTs + i, 1, CommitGtid{});
+      AppendQuery(&txn, kTs + i, 1, 7, "db", "BEGIN");
+      AppendQuery(&txn, kTs + i, 1, 7, "db",
+                  absl::StrCat("INSERT INTO t VALUES ('", std::string(300, 'a' + i % 26), "')"));
+      AppendXid(&txn, kTs + i, 1, static_cast<uint64_t>(i));
+      ASSERT_TRUE((*log)->Commit(&txn).ok());
+    }
+    ASSERT_TRUE((*log)->Close().ok());
+    auto idx = ReadIndex(io::FileSystem::Default(), src_dir_, kBase);
+    ASSERT_TRUE(idx.ok());
+    for (uint64_t n : *idx) files_.push_back(BinlogFileName(kBase, n));
+    ASSERT_GE(files_.size(), 5u);
+    // The stream of a dump from the first file.
+    stream_.push_back(EncodeRotateTo(0, 1, files_.front(), kMagicSize, 0, kFlagArtificial, true));
+    ReaderOptions ro;
+    ro.payloads = PayloadMode::kRaw;
+    auto r = Reader::OpenDirectory(src_dir_, kBase, ro);
+    ASSERT_TRUE(r.ok()) << r.status();
+    Event ev;
+    absl::Status s;
+    while ((s = (*r)->Next(&ev)).ok()) stream_.emplace_back(ev.data);
+    ASSERT_TRUE(absl::IsOutOfRange(s)) << s;
+  }
+
+  // A copy in a new directory holding the whole source.
+  std::unique_ptr<MirrorLog> NewCopy(const std::string& tag, io::FileSystem* fs = nullptr) {
+    copy_dir_ = NewTempDir(tag);
+    MirrorOptions mo;
+    mo.file_system = fs;
+    auto m = MirrorLog::Open(copy_dir_, kBase, mo);
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok()) return nullptr;
+    for (const std::string& e : stream_) {
+      absl::Status s = (*m)->Append(e);
+      EXPECT_TRUE(s.ok()) << s;
+      if (!s.ok()) return nullptr;
+    }
+    EXPECT_TRUE((*m)->Sync().ok());
+    return std::move(*m);
+  }
+
+  std::vector<std::string> Indexed() const {
+    std::vector<std::string> out;
+    auto idx = ReadIndex(io::FileSystem::Default(), copy_dir_, kBase);
+    EXPECT_TRUE(idx.ok()) << idx.status();
+    if (idx.ok()) {
+      for (uint64_t n : *idx) out.push_back(BinlogFileName(kBase, n));
+    }
+    return out;
+  }
+  bool Exists(const std::string& name) const {
+    auto e = io::FileSystem::Default()->Exists(copy_dir_ + "/" + name);
+    return e.ok() && *e;
+  }
+
+  std::string src_dir_, copy_dir_;
+  std::vector<std::string> files_;
+  std::vector<std::string> stream_;
+};
+
+TEST_F(MirrorPurgeTest, PurgeToRemovesTheFilesBeforeTheOneNamed) {
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_to");
+  ASSERT_NE(m, nullptr);
+  // The copy indexes each ended file on a thread of its own.
+  ASSERT_TRUE(testutil::WaitUntil(
+      [&] { return Exists(files_[0] + ".gidx") && Exists(files_[1] + ".gidx"); }));
+  auto r = m->PurgeTo(files_[2]);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->purged, (std::vector<std::string>{files_[0], files_[1]}));
+  EXPECT_TRUE(r->kept_file.empty());
+  EXPECT_EQ(Indexed(), std::vector<std::string>(files_.begin() + 2, files_.end()));
+  EXPECT_EQ(m->files(), Indexed());
+  EXPECT_FALSE(Exists(files_[0]));
+  EXPECT_FALSE(Exists(files_[1]));
+  EXPECT_TRUE(Exists(files_[2]));
+  // Their GTID indexes (binlog/gtid_index.h) went with them.
+  EXPECT_FALSE(Exists(files_[0] + ".gidx"));
+  EXPECT_FALSE(Exists(files_[1] + ".gidx"));
+  EXPECT_EQ(m->stats().files_purged, 2u);
+
+  // Readers start at the new first file; a purged one is NotFound.
+  ReaderOptions ro;
+  auto reader = m->NewReader(ro);
+  ASSERT_TRUE(reader.ok());
+  Event ev;
+  ASSERT_TRUE((*reader)->Next(&ev).ok());
+  EXPECT_EQ((*reader)->file_name(), files_[2]);
+  uint64_t n0 = 0;
+  ASSERT_TRUE(ParseBinlogFileName(kBase, files_[0], &n0));
+  ro.start_file = n0;
+  auto gone = m->NewReader(ro);
+  if (gone.ok()) {
+    EXPECT_THAT((*gone)->Next(&ev), StatusIs(absl::StatusCode::kNotFound));
+  }
+
+  // A GTID reader whose set lacks what the new first file's Previous_gtids
+  // holds: purged.
+  auto g = m->NewGtidReader(GtidSet(), *Uuid::Parse(kUuid), ReaderOptions());
+  EXPECT_THAT(g.status(), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_TRUE(absl::StrContains(g.status().message(), "purged:")) << g.status();
+  // One that has them starts in the new first file.
+  auto first_prev = m->published_state().purged;
+  EXPECT_FALSE(first_prev.empty());
+  auto g2 = m->NewGtidReader(first_prev, *Uuid::Parse(kUuid), ReaderOptions());
+  ASSERT_TRUE(g2.ok()) << g2.status();
+  ASSERT_TRUE((*g2)->Next(&ev).ok());
+  EXPECT_EQ((*g2)->reader()->file_name(), files_[2]);
+  ASSERT_TRUE(m->Close().ok());
+}
+
+TEST_F(MirrorPurgeTest, PurgeStopsAtAFileAReaderHasOpen) {
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_pinned");
+  ASSERT_NE(m, nullptr);
+  uint64_t n1 = 0;
+  ASSERT_TRUE(ParseBinlogFileName(kBase, files_[1], &n1));
+  ReaderOptions ro;
+  ro.start_file = n1;
+  auto reader = m->NewReader(ro);
+  ASSERT_TRUE(reader.ok());
+  Event ev;
+  ASSERT_TRUE((*reader)->Next(&ev).ok());  // opens (pins) files_[1]
+  auto r = m->PurgeTo(files_[3]);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->purged, std::vector<std::string>{files_[0]});
+  EXPECT_EQ(r->kept_file, files_[1]);
+  EXPECT_EQ(r->kept_reason, "open by a reader");
+  EXPECT_TRUE(Exists(files_[1]));
+  EXPECT_TRUE(Exists(files_[2]));
+  // The reader goes on through the files it holds.
+  reader->reset();
+  r = m->PurgeTo(files_[3]);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->purged, (std::vector<std::string>{files_[1], files_[2]}));
+  ASSERT_TRUE(m->Close().ok());
+}
+
+TEST_F(MirrorPurgeTest, TheLastFileStaysAndUnknownFilesAreNotFound) {
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_last");
+  ASSERT_NE(m, nullptr);
+  EXPECT_THAT(m->PurgeTo("src-bin.999999").status(), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(m->PurgeTo("other.000001").status(), StatusIs(absl::StatusCode::kNotFound));
+  auto r = m->PurgeTo(files_.back());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->purged.size(), files_.size() - 1);
+  EXPECT_EQ(Indexed(), std::vector<std::string>{files_.back()});
+  // The copy goes on: Close, Open, resume point unchanged.
+  const MirrorResumePoint before = m->ResumePoint();
+  ASSERT_TRUE(m->Close().ok());
+  auto again = MirrorLog::Open(copy_dir_, kBase, MirrorOptions());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->ResumePoint().position, before.position);
+  EXPECT_EQ((*again)->ResumePoint().gtids, before.gtids);
+}
+
+TEST_F(MirrorPurgeTest, ListFileFactsGivesSizesAndEndTimes) {
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_facts");
+  ASSERT_NE(m, nullptr);
+  auto facts = m->ListFileFacts();
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  ASSERT_EQ(facts->size(), files_.size());
+  uint32_t prev = 0;
+  for (size_t i = 0; i < facts->size(); ++i) {
+    const auto& f = (*facts)[i];
+    EXPECT_EQ(f.name, files_[i]);
+    auto size = io::FileSystem::Default()->FileSize(src_dir_ + "/" + files_[i]);
+    ASSERT_TRUE(size.ok());
+    EXPECT_EQ(f.size, *size);
+    if (i + 1 < facts->size()) {
+      // The Rotate's timestamp: the source's clock, increasing.
+      EXPECT_GT(f.end_time, kTs);
+      EXPECT_GE(f.end_time, prev);
+      prev = f.end_time;
+    } else {
+      EXPECT_EQ(f.end_time, 0u);
+    }
+  }
+  ASSERT_TRUE(m->Close().ok());
+}
+
+// A crash after the index rewrite, before the removals (a removal fails,
+// then the power goes): Open removes the files the index no longer names,
+// and the copy is whole from the new first file.
+TEST_F(MirrorPurgeTest, ACrashBetweenTheIndexAndTheRemovalsIsFinishedByOpen) {
+  io::FaultInjectionFileSystem fs;
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_crash", &fs);
+  ASSERT_NE(m, nullptr);
+  io::FaultSpec f;
+  f.op = io::FaultOp::kRemove;
+  f.path_substr = "src-bin.00000";  // the binlog files' removals
+  f.persistent = true;
+  fs.InjectFault(f);
+  auto r = m->PurgeTo(files_[3]);
+  EXPECT_FALSE(r.ok());
+  fs.Freeze();
+  m.reset();
+  fs.ClearFaults();
+  io::PowerLossOptions po;
+  po.data = io::PowerLossOptions::Data::kDropUnsynced;
+  ASSERT_TRUE(fs.SimulatePowerLoss(po).status().ok());
+  EXPECT_EQ(Indexed(), std::vector<std::string>(files_.begin() + 3, files_.end()));
+  EXPECT_TRUE(Exists(files_[0]));  // left by the crash
+  MirrorOptions mo;
+  mo.file_system = &fs;
+  auto again = MirrorLog::Open(copy_dir_, kBase, mo);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->recovery().removed_files,
+            (std::vector<std::string>{files_[0], files_[1], files_[2]}));
+  EXPECT_FALSE(Exists(files_[0]));
+  EXPECT_FALSE(Exists(files_[2]));
+  EXPECT_EQ((*again)->files(), std::vector<std::string>(files_.begin() + 3, files_.end()));
+  ASSERT_TRUE((*again)->Close().ok());
+}
+
+// A crash in the index rewrite itself (its rename fails, then the power
+// goes): the old index stands and every file is still there.
+TEST_F(MirrorPurgeTest, ACrashInTheIndexRewriteKeepsEveryFile) {
+  io::FaultInjectionFileSystem fs;
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_crash_index", &fs);
+  ASSERT_NE(m, nullptr);
+  io::FaultSpec f;
+  f.op = io::FaultOp::kRename;
+  f.path_substr = ".index";  // the index's, not a GTID index's rename
+  fs.InjectFault(f);
+  auto r = m->PurgeTo(files_[3]);
+  EXPECT_FALSE(r.ok());
+  // The copy is poisoned (a write of it failed), as after any failed write.
+  EXPECT_THAT(m->Sync(), StatusIs(absl::StatusCode::kFailedPrecondition));
+  fs.Freeze();
+  m.reset();
+  fs.ClearFaults();
+  io::PowerLossOptions po;
+  po.data = io::PowerLossOptions::Data::kDropUnsynced;
+  ASSERT_TRUE(fs.SimulatePowerLoss(po).status().ok());
+  EXPECT_EQ(Indexed(), files_);
+  MirrorOptions mo;
+  mo.file_system = &fs;
+  auto again = MirrorLog::Open(copy_dir_, kBase, mo);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)->recovery().removed_files.empty());
+  EXPECT_EQ((*again)->files(), files_);
+  ASSERT_TRUE((*again)->Close().ok());
+}
+
+// The copy's GTID readers use the GTID index of their start file (built
+// when missing, entries every 512 bytes here) and return each transaction
+// the replica lacks once, in order, to the end of the copy.
+TEST_F(MirrorPurgeTest, GtidReadersOfTheCopySeekWithTheGtidIndex) {
+  MirrorOptions mo;
+  mo.gtid_index_interval = 0;  // no builder thread: the reader builds it
+  copy_dir_ = NewTempDir("mirror_gtid_seek");
+  auto m = MirrorLog::Open(copy_dir_, kBase, mo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  for (const std::string& e : stream_) ASSERT_TRUE((*m)->Append(e).ok());
+  ASSERT_TRUE((*m)->Sync().ok());
+  GtidSet have;
+  have.AddInterval(*Uuid::Parse(kUuid), 1, 30);
+  ReaderOptions ro;
+  ro.gtid_index_interval = 512;
+  auto g = (*m)->NewGtidReader(have, *Uuid::Parse(kUuid), ro);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<int64_t> gnos;
+  Event ev;
+  absl::Status s;
+  while ((s = (*g)->Next(&ev)).ok()) {
+    if (ev.header.type == kGtidEvent) {
+      auto d = DecodeAnyMySqlGtidEvent(ev.header.type, ev.body());
+      ASSERT_TRUE(d.ok());
+      gnos.push_back(d->gno);
+    }
+    if (gnos.size() == 30) break;
+  }
+  std::vector<int64_t> want;
+  for (int64_t i = 31; i <= 60; ++i) want.push_back(i);
+  EXPECT_EQ(gnos, want);
+  // The start file (a closed one: not the last) got its index.
+  const std::string start = (*g)->reader()->file_name();
+  bool found = false;
+  for (size_t i = 0; i + 1 < files_.size(); ++i) found |= Exists(files_[i] + ".gidx");
+  EXPECT_TRUE(found) << "no GTID index written; the reader ended in " << start;
+  ASSERT_TRUE((*m)->Close().ok());
+}
+
+}  // namespace
+}  // namespace binlog

@@ -1,0 +1,706 @@
+// The relay's copy served live (server::Server with ServerOptions::mirror,
+// what binlog_server --source runs): a downstream client of the library
+// (server/client.h) reads from a server that serves the copy a relay keeps
+// of a live log served by the library. The downstream client gets the
+// transactions the relay receives while it reads, by file and position and
+// by GTID set, never before the copy's fdatasync (the copy's sync held at
+// a gate), and the statements that report the log's state answer from the
+// copy's durable published end.
+//
+// And the copy's retention (server/copy_retention.h): a purge waits for a
+// registered replica that is behind (remembered while disconnected, by
+// server id) and for a named consumer (a PositionStore file), goes on once
+// they read past, and an operator limit forces it past them: it is logged,
+// and the replica that comes back for a purged position gets 1236 (by file
+// and position) or 1789 (by GTID set); the replicas' positions, saved,
+// hold their files across a restart of the server.
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "binlog/event.h"
+#include "binlog/event_builder.h"
+#include "binlog/format.h"
+#include "binlog/gtid.h"
+#include "binlog/log.h"
+#include "binlog/mirror_log.h"
+#include "binlog/position_store.h"
+#include "binlog/transaction.h"
+#include "gtest/gtest.h"
+#include "io/socket.h"
+#include "server/auth.h"
+#include "server/client.h"
+#include "server/copy_retention.h"
+#include "server/protocol.h"
+#include "server/relay.h"
+#include "server/server.h"
+#include "tests/testutil/external_tools.h"
+#include "tests/testutil/wait_until.h"
+#include "tests/tools/gated_sync_fs.h"
+#include "tests/tools/served_log.h"
+
+namespace binlog {
+namespace server {
+namespace {
+
+// A served process: a Server on a loopback port and its accept thread.
+struct Served {
+  std::unique_ptr<Server> server;
+  io::Socket listener;
+  std::thread runner;
+  void Stop() {
+    if (server == nullptr) return;
+    server->Shutdown();
+    runner.join();
+    server.reset();
+  }
+};
+
+// Source (a live log served by the library) -> relay (gated fdatasync)
+// -> downstream server serving the copy live.
+class RelayServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string src = "/tmp/relay_serve_src_XXXXXX", copy = "/tmp/relay_serve_copy_XXXXXX";
+    ASSERT_NE(::mkdtemp(&src[0]), nullptr);
+    ASSERT_NE(::mkdtemp(&copy[0]), nullptr);
+    src_dir_ = src;
+    copy_dir_ = copy;
+    Options lo = ServedLogOptions(io::Codec::kNone);
+    if (maria_) {
+      lo.flavor = LogFlavor::kMariaDB;
+      lo.server_id = 1;
+    }
+    auto log = Binlog::Open(src_dir_, "binlog", lo);
+    ASSERT_TRUE(log.ok()) << log.status();
+    log_ = std::move(*log);
+    ServerOptions so;
+    so.dir = src_dir_;
+    so.live = log_.get();
+    so.users = Users();
+    Serve(so, &source_);
+  }
+
+  void TearDown() override {
+    fs_.Open();  // a failed assertion may have left the gate shut
+    downstream_.Stop();
+    if (relay_ != nullptr) {
+      EXPECT_TRUE(relay_->Stop().ok());
+    }
+    relay_.reset();
+    source_.Stop();
+    if (log_ != nullptr) {
+      EXPECT_TRUE(log_->Close().ok());
+    }
+    std::string out;
+    testing_util::RunCommand("rm -rf '" + src_dir_ + "' '" + copy_dir_ + "'", &out);
+  }
+
+  static UserMap Users() {
+    return {{"repl", {AuthPlugin::kNativePassword, NativePasswordHash("pw")}}};
+  }
+
+  void Serve(const ServerOptions& so, Served* out) {
+    auto server = Server::Create(so);
+    ASSERT_TRUE(server.ok()) << server.status();
+    auto listener = io::Socket::ListenLoopback(0);
+    ASSERT_TRUE(listener.ok()) << listener.status();
+    out->server = std::move(*server);
+    out->listener = std::move(*listener);
+    Server* s = out->server.get();
+    io::Socket* l = &out->listener;
+    out->runner = std::thread([s, l] { s->Run(l); });
+  }
+
+  absl::StatusOr<CommitPosition> Commit(size_t pad = 0) {
+    const int i = next_++;
+    TransactionBuffer txn;
+    if (maria_) {
+      txn.AppendMariaCommitGtid(kServedTs, 1, CommitGtid());
+    } else {
+      txn.AppendCommitGtid(kServedTs, 1, CommitGtid());
+      AppendQuery(&txn, kServedTs, 1, 5, "db", "BEGIN");
+    }
+    AppendQuery(&txn, kServedTs, 1, 5, "db",
+                absl::StrCat("INSERT INTO t VALUES (", i, ", '", std::string(pad, 'x'), "')"));
+    AppendXid(&txn, kServedTs, 1, 7000 + i);
+    return log_->Commit(&txn);
+  }
+
+  // The relay, its copy's fdatasync gated by fs_, then the downstream
+  // server serving the copy (`live`: through the copy's readers; false:
+  // the copy's files at rest, as binlog_server served them before).
+  void StartRelayAndDownstream(bool live = true) {
+    RelayOptions ro;
+    ro.dir = copy_dir_;
+    ro.basename = "binlog";
+    ro.mirror.file_system = &fs_;
+    ro.source.host = "127.0.0.1";
+    ro.source.port = source_.listener.port();
+    ro.source.user = "repl";
+    ro.source.password = "pw";
+    ro.source.server_id = 78;
+    ro.source.heartbeat_period = absl::Milliseconds(100);
+    ro.silence_timeout = absl::Seconds(30);
+    auto relay = Relay::Start(ro);
+    ASSERT_TRUE(relay.ok()) << relay.status();
+    relay_ = std::move(*relay);
+    ASSERT_TRUE(WaitCaughtUp());
+    ServerOptions so;
+    so.dir = copy_dir_;
+    so.basename = "binlog";
+    if (live) so.mirror = relay_->mirror();
+    so.users = Users();
+    Serve(so, &downstream_);
+  }
+
+  // The copy's durable end is the source's end.
+  bool WaitCaughtUp() {
+    const std::vector<LogFileInfo> files = log_->ListFiles();
+    const MirrorPosition want{files.back().name, files.back().size};
+    return testutil::WaitUntil([&] { return relay_->mirror()->durable_end() == want; });
+  }
+
+  absl::StatusOr<ReplicationClient> ConnectDownstream() {
+    auto sock = io::Socket::ConnectTcp("127.0.0.1", downstream_.listener.port());
+    if (!sock.ok()) return sock.status();
+    auto c = ReplicationClient::Connect(std::move(*sock), "repl", "pw");
+    if (!c.ok()) return c.status();
+    auto set = c->Query("SET @master_binlog_checksum = 'CRC32'");
+    if (!set.ok()) return set.status();
+    return c;
+  }
+
+  // Reads events until `xids` Xid events came; the GNOs of the Gtid events
+  // seen go to *gnos. DeadlineExceeded if they do not come by `deadline`.
+  static absl::Status ReadTransactions(ReplicationClient* c, int xids, absl::Time deadline,
+                                       std::vector<int64_t>* gnos = nullptr) {
+    int seen = 0;
+    while (seen < xids) {
+      auto r = c->Read(deadline);
+      if (!r.ok()) return r.status();
+      if (r->kind == ClientReply::kError) {
+        return absl::FailedPreconditionError(absl::StrCat(r->error_code, " ", r->message));
+      }
+      if (r->kind != ClientReply::kEvent || r->event.size() < kHeaderSize) continue;
+      const EventHeader h = DecodeHeader(r->event);
+      if (h.type == kXidEvent) ++seen;
+      if (h.type == kGtidEvent && gnos != nullptr) {
+        auto g = DecodeAnyMySqlGtidEvent(h.type, EventBody(r->event, true));
+        if (g.ok()) gnos->push_back(g->gno);
+      }
+      if (h.type == kMariaGtidEvent && gnos != nullptr) {
+        auto g = DecodeMariaGtid(EventBody(r->event, true));
+        if (g.ok()) gnos->push_back(static_cast<int64_t>(g->seq_no));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Commits `n` transactions of about 500 bytes (the log's files are
+  // 8 KiB: a rotation every 15 or so) and waits for the copy.
+  void CommitMany(int n) {
+    for (int i = 0; i < n; ++i) ASSERT_TRUE(Commit(400).ok());
+    if (relay_ != nullptr) {
+      ASSERT_TRUE(WaitCaughtUp());
+    }
+  }
+
+  // A replica registered as `server_id` dumps by file and position to the
+  // end (non-blocking: the server ends the dump with EOF), asks SHOW
+  // REPLICAS for its own Sent_File / Sent_Position, and disconnects.
+  // Returns that position.
+  MirrorPosition ReplicaReadsToTheEnd(uint32_t server_id, const std::string& file = "",
+                                      uint32_t pos = 4) {
+    auto c = ConnectDownstream();
+    EXPECT_TRUE(c.ok()) << c.status();
+    if (!c.ok()) return {};
+    EXPECT_TRUE(c->Register(server_id, "127.0.0.1", 3307).ok());
+    EXPECT_TRUE(c->Dump(file, pos, kDumpNonBlock, server_id).ok());
+    for (;;) {
+      auto r = c->Read(absl::Now() + absl::Seconds(30));
+      EXPECT_TRUE(r.ok()) << r.status();
+      if (!r.ok() || r->kind == ClientReply::kEof) break;
+      EXPECT_NE(r->kind, ClientReply::kError) << r->error_code << " " << r->message;
+      if (r->kind == ClientReply::kError) return {};
+    }
+    auto q = c->Query("SHOW REPLICAS");
+    EXPECT_TRUE(q.ok()) << q.status();
+    MirrorPosition at;
+    if (q.ok()) {
+      for (const auto& row : q->rows) {
+        if (row[0].value_or("") != absl::StrCat(server_id)) continue;
+        // MySQL 8.4's five columns, the semi-sync pair, then ours.
+        at.file = row[7].value_or("");
+        at.pos = std::stoull(row[8].value_or("0"));
+      }
+    }
+    return at;
+  }
+
+  std::unique_ptr<CopyRetention> Retention(CopyRetentionOptions o) {
+    o.basename = "binlog";
+    o.log = [this](const std::string& line) {
+      std::lock_guard<std::mutex> l(log_mu_);
+      log_lines_.push_back(line);
+    };
+    auto r = CopyRetention::Create(relay_->mirror(), downstream_.server.get(), std::move(o));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? std::move(*r) : nullptr;
+  }
+  std::string LogText() {
+    std::lock_guard<std::mutex> l(log_mu_);
+    return absl::StrJoin(log_lines_, "\n");
+  }
+
+  std::vector<std::string> CopyFiles() { return relay_->mirror()->files(); }
+
+  bool maria_ = false;  // a MariaDB-flavor source (set before SetUp)
+  std::string src_dir_, copy_dir_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_lines_;
+  std::unique_ptr<Binlog> log_;
+  Served source_;
+  GatedSyncFileSystem fs_;
+  std::unique_ptr<Relay> relay_;
+  Served downstream_;
+  int next_ = 1;
+};
+
+// By file and position: the transaction the relay receives while the
+// downstream client reads reaches the client only once the copy's
+// fdatasync has completed (the gate shut, the copy holds its bytes written
+// but not synced: served at rest, they would go out).
+TEST_F(RelayServeTest, ADownstreamReplicaGetsATransactionOnlyAfterTheCopysFdatasync) {
+  ASSERT_TRUE(Commit().ok());
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Register(501, "127.0.0.1", 3307).ok());
+  ASSERT_TRUE(c->Dump("", 4, 0, 501).ok());
+  ASSERT_TRUE(ReadTransactions(&*c, 1, absl::Now() + absl::Seconds(30)).ok());
+
+  fs_.Close();
+  ASSERT_TRUE(Commit().ok());
+  // The relay received it and wrote it; its fdatasync waits at the gate
+  // (holding the copy's mutex: the test asks the copy nothing meanwhile).
+  ASSERT_TRUE(testutil::WaitUntil([&] { return fs_.blocked() > 0; }));
+  absl::Status early = ReadTransactions(&*c, 1, absl::Now() + absl::Milliseconds(500));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(early))
+      << "the downstream replica got a transaction the copy had not synced: " << early;
+  fs_.Open();
+  EXPECT_TRUE(ReadTransactions(&*c, 1, absl::Now() + absl::Seconds(30)).ok());
+}
+
+// By GTID set: the client that has GNO 1 gets 2, 3 and 4, committed while
+// it reads, each once.
+TEST_F(RelayServeTest, ByGtidSetADownstreamReplicaGetsWhatArrivesWhileItReads) {
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(Commit().ok());
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  GtidSet have;
+  have.Add(Tsid(*Uuid::Parse(kServedUuid)), 1);
+  ASSERT_TRUE(c->DumpGtid(have.EncodePreviousGtidsBody(), 0, 502).ok());
+  std::vector<int64_t> gnos;
+  ASSERT_TRUE(ReadTransactions(&*c, 1, absl::Now() + absl::Seconds(30), &gnos).ok());
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(ReadTransactions(&*c, 2, absl::Now() + absl::Seconds(30), &gnos).ok());
+  EXPECT_EQ(gnos, (std::vector<int64_t>{2, 3, 4}));
+}
+
+// A client whose set lacks what the copy's first file says came before it
+// gets 1789 from the copy, as from a source that purged them; one with
+// GTIDs of the source the copy never had gets 1885.
+TEST_F(RelayServeTest, GtidSetsOutsideTheCopyGetMySqlsErrors) {
+  ASSERT_TRUE(Commit().ok());
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  GtidSet ahead;
+  ahead.AddInterval(Tsid(*Uuid::Parse(kServedUuid)), 1, 50);
+  ASSERT_TRUE(c->DumpGtid(ahead.EncodePreviousGtidsBody(), 0, 503).ok());
+  auto r = c->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, 1885) << r->message;
+}
+
+// SHOW BINARY LOG STATUS, SHOW BINARY LOGS and @@gtid_executed answer
+// from the copy's durable published end: with the copy's fdatasync held, the transaction
+// written but not synced is not reported.
+TEST_F(RelayServeTest, StatusStatementsReportTheCopysDurableEnd) {
+  ASSERT_TRUE(Commit().ok());
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  const MirrorPosition durable = relay_->mirror()->durable_end();
+  fs_.Close();
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(testutil::WaitUntil([&] { return fs_.blocked() > 0; }));
+  auto st = c->Query("SHOW BINARY LOG STATUS");
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->kind, ClientReply::kResultSet);
+  ASSERT_FALSE(st->rows.empty());
+  EXPECT_EQ(st->rows[0][0].value_or(""), durable.file);
+  EXPECT_EQ(st->rows[0][1].value_or(""), absl::StrCat(durable.pos));
+  auto logs = c->Query("SHOW BINARY LOGS");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  ASSERT_EQ(logs->kind, ClientReply::kResultSet);
+  ASSERT_FALSE(logs->rows.empty());
+  EXPECT_EQ(logs->rows.back()[0].value_or(""), durable.file);
+  EXPECT_EQ(logs->rows.back()[1].value_or(""), absl::StrCat(durable.pos));
+  auto g = c->Query("SELECT @@GLOBAL.gtid_executed");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->kind, ClientReply::kResultSet);
+  EXPECT_EQ(absl::AsciiStrToLower(g->rows[0][0].value_or("")),
+            absl::StrCat(kServedUuid, ":1"));
+  fs_.Open();
+  ASSERT_TRUE(WaitCaughtUp());
+  g = c->Query("SELECT @@GLOBAL.gtid_executed");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(absl::AsciiStrToLower(g->rows[0][0].value_or("")),
+            absl::StrCat(kServedUuid, ":1-2"));
+}
+
+
+// A purge by size waits for a registered replica that is behind, also
+// while it is disconnected (its position is remembered by server id), and
+// goes on once it has read past. SHOW REPLICAS showed where it got to.
+TEST_F(RelayServeTest, APurgeWaitsForASlowRegisteredReplica) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(20);
+  if (HasFatalFailure()) return;
+  const MirrorPosition a = ReplicaReadsToTheEnd(601);
+  EXPECT_EQ(a, relay_->mirror()->durable_end()) << a.file << ":" << a.pos;
+  CommitMany(80);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 5u);
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;  // the policy wants every file but the last gone
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  // Only the files before the replica's.
+  std::vector<std::string> want;
+  for (const std::string& f : before) {
+    if (f < a.file) want.push_back(f);
+  }
+  EXPECT_EQ(pass->purged, want);
+  EXPECT_EQ(pass->kept_file, a.file);
+  EXPECT_EQ(pass->kept_reason, absl::StrCat("replica 601 at ", a.file, ":", a.pos));
+  EXPECT_FALSE(pass->forced);
+  EXPECT_EQ(CopyFiles().front(), a.file);
+  // The replica comes back where it was and reads to the end: the purge
+  // goes on to the last file.
+  const MirrorPosition again = ReplicaReadsToTheEnd(601, a.file, static_cast<uint32_t>(a.pos));
+  EXPECT_EQ(again, relay_->mirror()->durable_end());
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_FALSE(pass->purged.empty());
+  EXPECT_EQ(CopyFiles(), std::vector<std::string>{before.back()});
+}
+
+// A named consumer (a PositionStore whose source_file is the copy's file
+// it reads) holds its file and the later ones; one whose store cannot be
+// read holds every file. The retention thread purges once it moves on.
+TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(80);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 4u);
+  const std::string store_path = src_dir_ + "/consumer.pos";
+  auto store = PositionStore::Open(store_path, PositionStoreOptions());
+  ASSERT_TRUE(store.ok()) << store.status();
+  ReplicaPosition p;
+  p.source_file = before[2];
+  p.source_pos = 4;
+  ASSERT_TRUE((*store)->Update(p).ok());
+
+  CopyRetentionOptions missing;
+  missing.max_total_bytes = 1;
+  missing.consumers = {{"gone", src_dir_ + "/no-such.pos"}};
+  auto held = Retention(missing);
+  ASSERT_NE(held, nullptr);
+  auto pass = held->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_TRUE(absl::StrContains(pass->kept_reason, "consumer gone")) << pass->kept_reason;
+
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.consumers = {{"archiver", store_path}};
+  o.interval = absl::Milliseconds(10);
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, (std::vector<std::string>{before[0], before[1]}));
+  EXPECT_EQ(pass->kept_reason, absl::StrCat("consumer archiver at ", before[2]));
+  // The consumer moves on to the last file; the thread's next pass purges.
+  p.source_file = before.back();
+  ASSERT_TRUE((*store)->Update(p).ok());
+  ret->Start();
+  EXPECT_TRUE(testutil::WaitUntil([&] { return CopyFiles().size() == 1; }));
+  ret->Stop();
+  EXPECT_EQ(CopyFiles(), std::vector<std::string>{before.back()});
+}
+
+// An operator limit forces the purge past a replica that is behind: the
+// purge is logged naming it, and the replica coming back for its purged
+// position gets 1236 (by file and position) and 1789 (by GTID set).
+TEST_F(RelayServeTest, AnOperatorLimitForcesThePurgeAndTheReplicaGets1236) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(20);
+  if (HasFatalFailure()) return;
+  const MirrorPosition a = ReplicaReadsToTheEnd(602);
+  ASSERT_FALSE(a.file.empty());
+  CommitMany(80);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.force_max_total_bytes = 1;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->forced);
+  EXPECT_EQ(CopyFiles(), std::vector<std::string>{before.back()});
+  const std::string log = LogText();
+  EXPECT_TRUE(absl::StrContains(log, "an operator limit forces a purge")) << log;
+  EXPECT_TRUE(absl::StrContains(log, absl::StrCat("replica 602 at ", a.file))) << log;
+  EXPECT_TRUE(absl::StrContains(log, "forced")) << log;
+
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Register(602, "127.0.0.1", 3307).ok());
+  ASSERT_TRUE(c->Dump(a.file, static_cast<uint32_t>(a.pos), 0, 602).ok());
+  auto r = c->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, 1236);
+  EXPECT_TRUE(absl::StrContains(r->message, "Could not find first log file name")) << r->message;
+
+  auto g = ConnectDownstream();
+  ASSERT_TRUE(g.ok()) << g.status();
+  GtidSet have;
+  have.AddInterval(Tsid(*Uuid::Parse(kServedUuid)), 1, 5);
+  ASSERT_TRUE(g->DumpGtid(have.EncodePreviousGtidsBody(), 0, 603).ok());
+  r = g->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, 1789) << r->message;
+}
+
+// By time: files whose source Rotate is older than expire_after go (the
+// clock injected), none while they are younger.
+TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(50);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 3u);
+  auto facts = relay_->mirror()->ListFileFacts();
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  const uint32_t newest_end = (*facts)[facts->size() - 2].end_time;
+  ASSERT_NE(newest_end, 0u);
+  absl::Time now = absl::FromUnixSeconds(newest_end) + absl::Minutes(30);
+  CopyRetentionOptions o;
+  o.expire_after = absl::Hours(1);
+  o.now = [&now] { return now; };
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  now = absl::FromUnixSeconds(newest_end) + absl::Hours(1);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
+}
+
+
+// A forced purge past a replica that is still reading an early file (it
+// reads slowly: its socket is full): its dump is ended with 1236 naming
+// the operator limit, which frees the file it held, and the next pass
+// purges it.
+TEST_F(RelayServeTest, AForcedPurgeEndsTheDumpOfAReplicaInAPurgedFile) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  // Twice what the server's socket can buffer (tcp_wmem's maximum, 4 MiB
+  // by default; the client's receive window grows only as it reads), in
+  // 20 KiB transactions, one file each (the log's files are 8 KiB).
+  uint64_t wmem_max = 4 << 20;
+  {
+    std::string text;
+    if (testing_util::RunCommand("cat /proc/sys/net/ipv4/tcp_wmem", &text) == 0) {
+      std::vector<std::string> parts = absl::StrSplit(text, absl::ByAnyChar(" \t\n"),
+                                                      absl::SkipEmpty());
+      if (parts.size() == 3) absl::SimpleAtoi(parts[2], &wmem_max);
+    }
+  }
+  const int txns = static_cast<int>(std::min<uint64_t>(2 * wmem_max, 64 << 20) / (20 << 10));
+  for (int i = 0; i < txns; ++i) ASSERT_TRUE(Commit(20 << 10).ok());
+  ASSERT_TRUE(WaitCaughtUp());
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Register(606, "127.0.0.1", 3307).ok());
+  ASSERT_TRUE(c->Dump("", 4, 0, 606).ok());
+  ASSERT_TRUE(ReadTransactions(&*c, 2, absl::Now() + absl::Seconds(30)).ok());
+  // The client reads no more: the dump stops in an early file.
+  const std::vector<std::string> files = CopyFiles();
+  auto position = [&]() {
+    for (const auto& p : downstream_.server->ReplicaPositions()) {
+      if (p.server_id == 606) return p.file;
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(testutil::WaitUntil([&] { return !position().empty(); }));
+  ASSERT_LT(position(), files.back());
+
+  CopyRetentionOptions o;
+  o.force_max_total_bytes = 1;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->forced);
+  EXPECT_EQ(pass->dumps_ended, 1);
+  EXPECT_EQ(pass->kept_reason, "open by a reader");  // the dump's file, until it ends
+  // The client reads on: the events the server had sent, then the error.
+  ClientReply last;
+  for (;;) {
+    auto r = c->Read(absl::Now() + absl::Seconds(60));
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (r->kind == ClientReply::kError) {
+      last = *r;
+      break;
+    }
+  }
+  EXPECT_EQ(last.error_code, 1236);
+  EXPECT_TRUE(absl::StrContains(last.message, "operator limit")) << last.message;
+  // Its file is free: the next pass purges every file but the last.
+  ASSERT_TRUE(testutil::WaitUntil([&] {
+    auto p = ret->RunOnce();
+    return p.ok() && CopyFiles().size() == 1;
+  }));
+}
+
+// The replicas' positions saved by a pass (replicas_file) hold their
+// files after a restart of the server, before they reconnect.
+TEST_F(RelayServeTest, ReplicaPositionsSavedHoldFilesAcrossARestart) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(20);
+  if (HasFatalFailure()) return;
+  const MirrorPosition a = ReplicaReadsToTheEnd(607);
+  ASSERT_FALSE(a.file.empty());
+  CommitMany(80);
+  if (HasFatalFailure()) return;
+  const std::string saved = src_dir_ + "/binlog.replicas";
+  CopyRetentionOptions o;
+  o.replicas_file = saved;
+  auto first = Retention(o);  // no limit: saves the positions only
+  ASSERT_NE(first, nullptr);
+  ASSERT_TRUE(first->RunOnce().ok());
+  first.reset();
+  std::string text;
+  ASSERT_EQ(testing_util::RunCommand("cat '" + saved + "'", &text), 0);
+  EXPECT_EQ(text, absl::StrCat("binlog-relay-replicas 1\nreplica 607 ", a.file, " ", a.pos,
+                               "\n"));
+
+  // The downstream server restarts: it knows no replica until one
+  // registers; the saved positions hold 607's files.
+  downstream_.Stop();
+  ServerOptions so;
+  so.dir = copy_dir_;
+  so.basename = "binlog";
+  so.mirror = relay_->mirror();
+  so.users = Users();
+  Serve(so, &downstream_);
+  EXPECT_TRUE(downstream_.server->ReplicaPositions().empty());
+  o.max_total_bytes = 1;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->kept_file, a.file);
+  EXPECT_EQ(pass->kept_reason, absl::StrCat("replica 607 at ", a.file, ":", a.pos));
+  EXPECT_EQ(CopyFiles().front(), a.file);
+
+  // A file that is not one is refused at Create.
+  std::string out;
+  ASSERT_EQ(testing_util::RunCommand("echo garbage > '" + saved + "'", &out), 0);
+  CopyRetentionOptions bad;
+  bad.basename = "binlog";
+  bad.replicas_file = saved;
+  auto refused = CopyRetention::Create(relay_->mirror(), downstream_.server.get(), bad);
+  EXPECT_TRUE(absl::IsDataLoss(refused.status())) << refused.status();
+}
+
+// MariaDB: a source log of MariaDB's flavor relayed, and a downstream
+// client connecting with its GTID position (@slave_connect_state) gets
+// what comes after it, what arrives while it reads, each once; a position
+// the copy never had gets 1236.
+class RelayServeMariaTest : public RelayServeTest {
+ protected:
+  RelayServeMariaTest() { maria_ = true; }
+};
+
+TEST_F(RelayServeMariaTest, ByGtidPositionADownstreamReplicaGetsWhatArrivesWhileItReads) {
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(Commit().ok());
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Query("SET @slave_connect_state = '0-1-1'").ok());
+  ASSERT_TRUE(c->Query("SET @mariadb_slave_capability = 4").ok());
+  ASSERT_TRUE(c->Dump("", 4, 0, 504).ok());
+  std::vector<int64_t> seqs;
+  ASSERT_TRUE(ReadTransactions(&*c, 1, absl::Now() + absl::Seconds(30), &seqs).ok());
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(ReadTransactions(&*c, 2, absl::Now() + absl::Seconds(30), &seqs).ok());
+  EXPECT_EQ(seqs, (std::vector<int64_t>{2, 3, 4}));
+
+  auto ahead = ConnectDownstream();
+  ASSERT_TRUE(ahead.ok()) << ahead.status();
+  ASSERT_TRUE(ahead->Query("SET @slave_connect_state = '0-1-99'").ok());
+  ASSERT_TRUE(ahead->Dump("", 4, 0, 505).ok());
+  auto r = ahead->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, 1236) << r->message;
+  EXPECT_TRUE(absl::StrContains(r->message, "not in the master's binlog")) << r->message;
+}
+
+}  // namespace
+}  // namespace server
+}  // namespace binlog
