@@ -120,6 +120,10 @@ ABSL_FLAG(std::string, source, "",
 ABSL_FLAG(absl::Duration, source_failover_after, absl::Seconds(10),
           "relay mode: with several --source servers, how long the one followed "
           "may stay unreachable before the next is tried");
+ABSL_FLAG(absl::Duration, source_connect_timeout, absl::Seconds(10),
+          "relay mode: how long a connect to a source (a host that is down) and "
+          "each step of its handshake and session setup (a server that accepts "
+          "and never answers) may take");
 ABSL_FLAG(std::string, source_user, "", "relay mode: the replication user at the source");
 ABSL_FLAG(std::string, source_password_file, "",
           "relay mode: a file holding the source user's password (one line)");
@@ -323,6 +327,10 @@ int main(int argc, char** argv) {
     ro.failover_after = absl::GetFlag(FLAGS_source_failover_after);
     if (ro.failover_after <= absl::ZeroDuration()) {
       return Usage("--source_failover_after must be > 0");
+    }
+    so.connect_timeout = absl::GetFlag(FLAGS_source_connect_timeout);
+    if (so.connect_timeout <= absl::ZeroDuration()) {
+      return Usage("--source_connect_timeout must be > 0");
     }
     so.user = absl::GetFlag(FLAGS_source_user);
     if (so.user.empty()) return Usage("--source needs --source_user");
