@@ -265,10 +265,33 @@ absl::Status MirrorLog::OpenImpl() {
   // between the record and the file's start leaves (dropped; the file is
   // started again after it is rewritten).
   BINLOG_ASSIGN_OR_RETURN(m->sources, ReadSourceMap(fs, dir_, basename_));
+  const size_t records_on_disk = m->sources.size();
   while (!m->sources.empty() &&
          (m->files.empty() || m->sources.back().file > m->files.back())) {
     m->sources.pop_back();
   }
+  // A record whose server is not the one that wrote its file (the header
+  // of the file's Format_description) is such a record that an older copy
+  // kept on disk while the old server's next file took its number:
+  // dropped too. The records left must then end at the last file (every
+  // file since the first failover has one).
+  while (!m->sources.empty() && m->sources.back().file >= m->files.front()) {
+    const SourceFileRecord& r = m->sources.back();
+    BINLOG_ASSIGN_OR_RETURN(
+        uint32_t writer, FileServerId(fs, io::JoinPath(dir_, BinlogFileName(basename_, r.file))));
+    if (writer == r.server_id) break;
+    m->sources.pop_back();
+  }
+  if (!m->sources.empty() && m->sources.back().file != m->files.back()) {
+    return absl::DataLossError(absl::StrCat(
+        dir_, ": ", SourceMapFileName(basename_), " has no record of ",
+        BinlogFileName(basename_, m->files.back()), " (its last record is of ",
+        BinlogFileName(basename_, m->sources.back().file),
+        "): refusing to guess which server's names the copy's last files carry"));
+  }
+  // Made durable before anything else is stored: a dropped record left on
+  // disk would bind to the next file created under its number.
+  const bool rewrite_sources = m->sources.size() != records_on_disk;
   m->seg_base = basename_;
   for (uint64_t n : m->files) {
     BINLOG_ASSIGN_OR_RETURN(bool e, fs->Exists(io::JoinPath(dir_, BinlogFileName(basename_, n))));
@@ -394,6 +417,15 @@ absl::Status MirrorLog::OpenImpl() {
     recovery_.removed_files.push_back(name);
   }
   if (!strays.empty()) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
+  if (rewrite_sources) {
+    if (m->sources.empty()) {
+      BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, SourceMapFileName(basename_))));
+      BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
+    } else {
+      BINLOG_RETURN_IF_ERROR(WriteSourceMap(fs, m->dir_handle.get(), dir_, basename_,
+                                            m->sources, options_.file_mode));
+    }
+  }
   if (write_empty_index) {
     BINLOG_RETURN_IF_ERROR(
         WriteIndex(fs, m->dir_handle.get(), dir_, basename_, {}, options_.file_mode));

@@ -408,6 +408,79 @@ TEST_P(MirrorLogFailoverTest, CrashDuringTheSwitchRecovers) {
   }
 }
 
+// A crash after the failover's map record (the file not created), then
+// the old server comes back: the record is dropped on disk by the reopen,
+// before anything else, so the old server's next file is not bound to the
+// new server's name by the next Open. A record left so by an older copy
+// (its server id is not the one of the file's Format_description) is
+// dropped too.
+TEST_P(MirrorLogFailoverTest, StaleRecordOfACrashedSwitchNeverBindsToALaterFile) {
+  // A with more files than the one it dies in (its first files the same).
+  a_ = MakeServer(maria_, 1, "a-bin", kUuidA, 4096, 0, kShared + 20);
+  io::FaultInjectionFileSystem fs;
+  MirrorOptions mo;
+  mo.file_system = &fs;
+  {
+    auto m = MirrorLog::Open(copy_, "a-bin", mo);
+    ASSERT_OK(m.status());
+    (*m)->BeginStream(1);
+    FollowAUntilItDies(m->get());
+    if (HasFatalFailure()) return;
+    uint64_t a_last = 0;
+    ASSERT_TRUE(ParseBinlogFileName("a-bin", (*m)->files().back(), &a_last));
+    (*m)->BeginStream(2);
+    std::vector<Sent> dump = Dump(b_, FailoverFile(), kMagicSize);
+    io::FaultSpec f;
+    f.persistent = true;
+    f.op = io::FaultOp::kOpenWritable;
+    f.path_substr = BinlogFileName("a-bin", a_last + 1);
+    fs.InjectFault(f);
+    ASSERT_OK((*m)->Append(dump[0].bytes));
+    EXPECT_FALSE((*m)->Append(dump[1].bytes).ok());
+    ASSERT_OK(fs.SimulatePowerLoss(io::PowerLossOptions()).status());
+    fs.ClearFaults();
+    (*m)->Close().IgnoreError();
+  }
+  ASSERT_EQ(ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin")->size(), 1u);
+  {
+    auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+    ASSERT_OK(m.status());
+    // Dropped on disk by the Open itself.
+    EXPECT_TRUE(ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin")->empty());
+    // A comes back and goes on into its next file.
+    (*m)->BeginStream(1);
+    const MirrorResumePoint rp = (*m)->ResumePoint();
+    ASSERT_EQ(rp.position.file, held_file_);
+    ASSERT_OK(Feed(m->get(), Dump(a_, rp.position.file, rp.position.pos)));
+    ASSERT_GT((*m)->files().size(), 1u);
+    ASSERT_NE((*m)->files().back(), held_file_);
+    ASSERT_OK((*m)->Close());
+  }
+  auto check = [&] {
+    auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+    ASSERT_OK(m.status());
+    const MirrorResumePoint rp = (*m)->ResumePoint();
+    EXPECT_EQ(rp.server_id, 1u);
+    EXPECT_EQ(rp.position.file, a_.files.back());
+    EXPECT_EQ((*m)->SourceFileName((*m)->files().back()), a_.files.back());
+    ASSERT_OK((*m)->Close());
+    EXPECT_TRUE(ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin")->empty());
+  };
+  check();
+  if (HasFatalFailure()) return;
+  // What an older copy could hold: a record naming server 2 for the last
+  // file, which server 1 wrote.
+  uint64_t last = 0;
+  ASSERT_TRUE(ParseBinlogFileName("a-bin", a_.files.back(), &last));
+  {
+    auto dir = io::FileSystem::Default()->OpenDirectory(copy_);
+    ASSERT_OK(dir.status());
+    ASSERT_OK(WriteSourceMap(io::FileSystem::Default(), dir->get(), copy_, "a-bin",
+                             {SourceFileRecord{last, 2, FailoverFile()}}));
+  }
+  check();
+}
+
 INSTANTIATE_TEST_SUITE_P(Flavors, MirrorLogFailoverTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& i) {
                            return i.param ? "MariaDb" : "MySql";
