@@ -234,6 +234,16 @@ std::string SourceMapFileName(absl::string_view basename) {
   return absl::StrCat(basename, ".sources");
 }
 
+bool IsValidSourceFileName(absl::string_view name) {
+  if (name.size() > kMaxSourceFileNameLength) return false;
+  for (char ch : name) {
+    if (ch <= ' ' || ch > '~' || ch == '/') return false;
+  }
+  absl::string_view base;
+  uint64_t number = 0;
+  return SplitBinlogFileName(name, &base, &number) && !base.empty();
+}
+
 absl::StatusOr<std::vector<SourceFileRecord>> ReadSourceMap(io::FileSystem* fs,
                                                             const std::string& dir,
                                                             const std::string& basename) {
@@ -253,13 +263,10 @@ absl::StatusOr<std::vector<SourceFileRecord>> ReadSourceMap(io::FileSystem* fs,
     }
     std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
     SourceFileRecord r;
-    absl::string_view base;
-    uint64_t number = 0;
     const bool ok = f.size() == 6 && f[0] == "file" && f[2] == "server" && f[4] == "source" &&
                     absl::SimpleAtoi(f[1], &r.file) && r.file >= 1 &&
                     r.file <= kMaxFileNumber && absl::SimpleAtoi(f[3], &r.server_id) &&
-                    SplitBinlogFileName(f[5], &base, &number) && !base.empty() &&
-                    base.find('/') == absl::string_view::npos &&
+                    IsValidSourceFileName(f[5]) &&
                     (out.empty() || r.file > out.back().file);
     if (!ok) {
       return absl::DataLossError(

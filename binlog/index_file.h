@@ -134,9 +134,17 @@ struct SourceFileRecord {
   }
 };
 std::string SourceMapFileName(absl::string_view basename);
+// The longest source file name a record takes.
+inline constexpr size_t kMaxSourceFileNameLength = 512;
+// Whether `name` can be a record's source file name: a binlog file name
+// ("<basename>.NNNNNN", SplitBinlogFileName) with a non-empty basename, of
+// printable ASCII without whitespace or '/', at most
+// kMaxSourceFileNameLength bytes. The writer (MirrorLog) refuses another
+// server's file of any other name; ReadSourceMap refuses any other.
+bool IsValidSourceFileName(absl::string_view name);
 // The records, by increasing file number; empty if the file does not
 // exist. DataLoss naming the file for a malformed one (numbers not
-// increasing, a source name that is no binlog file name).
+// increasing, a source name that is not IsValidSourceFileName).
 absl::StatusOr<std::vector<SourceFileRecord>> ReadSourceMap(io::FileSystem* fs,
                                                             const std::string& dir,
                                                             const std::string& basename);

@@ -24,6 +24,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/event.h"
@@ -530,9 +531,12 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       // becomes the copy's next file (begun at its Format_description).
       absl::string_view base;
       uint64_t k = 0;
-      if (!SplitBinlogFileName(name, &base, &k) || base.find('/') != absl::string_view::npos) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the new source's dump names '", name, "', not a binlog file"));
+      if (!IsValidSourceFileName(name) || !SplitBinlogFileName(name, &base, &k)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the new source's dump names '", absl::CHexEscape(name.substr(0, 100)),
+            name.size() > 100 ? "...'" : "'",
+            ", not a binlog file name the copy can record (printable ASCII without "
+            "whitespace or '/', at most ", kMaxSourceFileNameLength, " bytes)"));
       }
       if (pos != kMagicSize) {
         return absl::OutOfRangeError(absl::StrCat(

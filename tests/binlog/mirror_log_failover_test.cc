@@ -347,6 +347,45 @@ TEST_P(MirrorLogFailoverTest, FailoverDumpMustStartAFileOfTheDeclaredServer) {
   EXPECT_TRUE(map->empty());
 }
 
+// A new server's file name goes into `<basename>.sources`, a text file
+// read back at every Open: a name with whitespace, a control byte or a
+// non-ASCII byte, or too long, is refused before anything changes (it
+// would make the copy impossible to reopen, or add lines to the map).
+TEST_P(MirrorLogFailoverTest, SourceFileNamesTheMapCannotHoldAreRefused) {
+  auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+  ASSERT_OK(m.status());
+  (*m)->BeginStream(1);
+  FollowAUntilItDies(m->get());
+  if (HasFatalFailure()) return;
+  const MirrorPosition end = (*m)->end();
+  (*m)->BeginStream(2);
+  const std::string digits = FailoverFile().substr(FailoverFile().rfind('.'));
+  for (const std::string& bad :
+       {std::string("b bin") + digits, std::string("b-bin\nfile 9 server 3 source x") + digits,
+        std::string("b-bin\x01") + digits, std::string("b-bin\xc3\xa9") + digits,
+        std::string("b-bin\t") + digits, std::string(kMaxSourceFileNameLength, 'b') + digits}) {
+    SCOPED_TRACE(bad.substr(0, 40));
+    EXPECT_THAT((*m)->Append(EncodeRotateTo(0, 2, bad, kMagicSize, 0, kFlagArtificial, true)),
+                StatusIs(absl::StatusCode::kInvalidArgument));
+    EXPECT_FALSE(IsValidSourceFileName(bad));
+  }
+  EXPECT_EQ((*m)->end(), end);
+  EXPECT_TRUE(ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin")->empty());
+  EXPECT_TRUE(IsValidSourceFileName(std::string(kMaxSourceFileNameLength - digits.size(), 'b') +
+                                    digits));
+  // The real dump still switches, and the copy reopens.
+  ASSERT_OK(Feed(m->get(), Dump(b_, FailoverFile(), kMagicSize)));
+  ASSERT_OK((*m)->Close());
+  ExpectFailedOverCopy();
+  // A map holding such a name (written by hand) is DataLoss.
+  auto dir = io::FileSystem::Default()->OpenDirectory(copy_);
+  ASSERT_OK(dir.status());
+  ASSERT_OK(WriteSourceMap(io::FileSystem::Default(), dir->get(), copy_, "x-bin",
+                           {SourceFileRecord{1, 2, "b-bin\x01.000001"}}));
+  EXPECT_THAT(ReadSourceMap(io::FileSystem::Default(), copy_, "x-bin").status(),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
 // A crash at each step of the switch: after the map record (the file not
 // created), after the file's creation (not indexed), after the index (the
 // switch done). Reopened, the copy is consistent and the failover dump (or
