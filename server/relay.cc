@@ -38,7 +38,7 @@ absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options)
     return absl::InvalidArgumentError("RelayOptions: failover_after must be positive");
   }
   std::vector<SourceAddress> addrs = options.sources;
-  if (addrs.empty()) addrs.push_back(SourceAddress{options.source.host, options.source.port});
+  if (addrs.empty()) addrs.emplace_back(options.source.host, options.source.port);
   for (const SourceAddress& a : addrs) {
     if (a.host.empty() || (a.host[0] != '/' && !io::Socket::IsIpAddress(a.host))) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -53,7 +53,11 @@ absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options)
   if (options.source.tls != nullptr) {
     for (const SourceAddress& a : r->addrs_) {
       ClientTls t = *options.source.tls;
-      if (!options.sources.empty()) t.verify_host = a.host[0] == '/' ? "" : a.host;
+      if (!a.verify_host.empty()) {
+        t.verify_host = a.verify_host;
+      } else if (t.verify_host.empty() && !options.sources.empty() && a.host[0] != '/') {
+        t.verify_host = a.host;
+      }
       r->tls_.push_back(std::move(t));
     }
   }

@@ -63,6 +63,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -77,8 +78,16 @@ namespace server {
 
 // One source server's address (see SourceOptions::host and port).
 struct SourceAddress {
+  SourceAddress() = default;
+  SourceAddress(std::string h, uint16_t p, std::string verify = "")
+      : host(std::move(h)), port(p), verify_host(std::move(verify)) {}
   std::string host;
   uint16_t port = 3306;
+  // With TLS (SourceOptions::tls): the name or address this server's
+  // certificate must carry. Empty: source.tls->verify_host if that is set
+  // (every server's certificate names it), else, for a TCP address of
+  // RelayOptions::sources, `host` (a unix socket: not checked).
+  std::string verify_host;
 };
 
 struct RelayOptions {

@@ -359,7 +359,11 @@ int main(int argc, char** argv) {
       if (!ctx.ok()) return Usage(absl::StrCat("--source_ssl_ca: ", ctx.status().message()));
       source_tls_context = std::move(*ctx);
       source_tls.context = source_tls_context;
-      source_tls.verify_host = so.host[0] == '/' ? "" : so.host;
+      // Each server's certificate is checked against its own address
+      // (SourceAddress::verify_host); a unix socket's is not checked.
+      for (binlog::server::SourceAddress& a : ro.sources) {
+        if (a.host[0] != '/') a.verify_host = a.host;
+      }
       so.tls = &source_tls;
     }
     auto r = binlog::server::Relay::Start(ro);
