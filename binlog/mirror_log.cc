@@ -926,6 +926,11 @@ void MirrorLog::BeginStream(uint32_t source_server_id) {
                  source_server_id != m->last_server;
 }
 
+bool MirrorLog::switch_pending() const {
+  sync::MutexLock l(&st_->mu);
+  return st_->switching;
+}
+
 uint32_t MirrorLog::source_server_id() const {
   sync::MutexLock l(&st_->mu);
   return st_->files.empty() ? 0 : st_->last_server;

@@ -254,6 +254,11 @@ class MirrorLog {
   void BeginStream(uint32_t source_server_id);
   // The server the copy's last file came from (0: empty copy).
   uint32_t source_server_id() const;
+  // True from a failover's BeginStream until the new server's file has
+  // started (its Format_description stored): meanwhile durable_end() and
+  // SourceFileName() still name the previous server's file, which a
+  // semi-sync ack to the new server must not name.
+  bool switch_pending() const;
   // The source's name of a copy file (its `<basename>.sources` record; a
   // file without one, or a name outside the basename, is its own name).
   // For semi-sync acknowledgements, which name the source's files.

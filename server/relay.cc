@@ -333,7 +333,10 @@ absl::Status Relay::RunStream(size_t i, StreamTimes* times) {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.syncs;
     }
-    if (ack_pending && st->semisync()) {
+    // A failover's dump before the new server's file starts: the copy's
+    // end is still the previous server's file, a name the new server
+    // does not know. The ack waits for the file's start.
+    if (ack_pending && st->semisync() && !mirror_->switch_pending()) {
       const MirrorPosition d = mirror_->durable_end();
       if (!d.file.empty()) {
         absl::Status s = st->Ack(mirror_->SourceFileName(d.file), d.pos);

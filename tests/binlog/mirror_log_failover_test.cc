@@ -294,10 +294,19 @@ TEST_P(MirrorLogFailoverTest, NewServersFileIsCopiedWholeAsTheNextFile) {
     FollowAUntilItDies(m->get());
     if (HasFatalFailure()) return;
     EXPECT_EQ((*m)->source_server_id(), 1u);
-    // B: a failover. Half its dump, then a restart.
+    EXPECT_FALSE((*m)->switch_pending());
+    // B: a failover. Half its dump, then a restart. Until B's file starts
+    // the switch is pending (the copy's end is A's file).
     (*m)->BeginStream(2);
+    EXPECT_TRUE((*m)->switch_pending());
     std::vector<Sent> dump = Dump(b_, FailoverFile(), kMagicSize);
-    ASSERT_OK(Feed(m->get(), dump, 0, dump.size() / 2));
+    ASSERT_OK(Feed(m->get(), dump, 0, 1));
+    EXPECT_TRUE((*m)->switch_pending());
+    EXPECT_EQ((*m)->SourceFileName((*m)->durable_end().file), held_file_);
+    ASSERT_OK(Feed(m->get(), dump, 1, 2));
+    EXPECT_FALSE((*m)->switch_pending());
+    EXPECT_EQ((*m)->SourceFileName((*m)->durable_end().file), FailoverFile());
+    ASSERT_OK(Feed(m->get(), dump, 2, dump.size() / 2));
     EXPECT_EQ((*m)->source_server_id(), 2u);
     ASSERT_OK((*m)->Close());
   }
