@@ -1,5 +1,8 @@
 #include "binlog/index_file.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <cstdio>
 #include <memory>
 
@@ -232,6 +235,24 @@ absl::Status WriteSyncRecords(io::FileSystem* fs, io::Directory* dir_handle,
 
 std::string SourceMapFileName(absl::string_view basename) {
   return absl::StrCat(basename, ".sources");
+}
+
+const SourceFileRecord* SegmentOf(const std::vector<SourceFileRecord>& records, uint64_t n) {
+  auto it = std::upper_bound(records.begin(), records.end(), n,
+                             [](uint64_t v, const SourceFileRecord& r) { return v < r.file; });
+  if (it == records.begin()) return nullptr;
+  return &*std::prev(it);
+}
+
+std::string SourceFileNameOf(const std::vector<SourceFileRecord>& records,
+                             absl::string_view basename, uint64_t n) {
+  const SourceFileRecord* r = SegmentOf(records, n);
+  if (r == nullptr) return BinlogFileName(basename, n);
+  if (r->file == n) return r->source_file;
+  absl::string_view base;
+  uint64_t k = 0;
+  if (!SplitBinlogFileName(r->source_file, &base, &k)) return BinlogFileName(basename, n);
+  return BinlogFileName(base, k + (n - r->file));
 }
 
 bool IsValidSourceFileName(absl::string_view name) {

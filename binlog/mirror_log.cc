@@ -120,12 +120,10 @@ struct MirrorLog::State {
     *n = static_cast<uint64_t>(c);
     return true;
   }
-  // The source's name of copy file `n` (its record, else the copy's name).
+  // The source's name of copy file `n` (its segment's, else the copy's
+  // name).
   std::string SourceName(const std::string& basename, uint64_t n) const {
-    for (const SourceFileRecord& r : sources) {
-      if (r.file == n) return r.source_file;
-    }
-    return BinlogFileName(basename, n);
+    return SourceFileNameOf(sources, basename, n);
   }
 
   // The dump's stream.
@@ -271,24 +269,16 @@ absl::Status MirrorLog::OpenImpl() {
          (m->files.empty() || m->sources.back().file > m->files.back())) {
     m->sources.pop_back();
   }
-  // A record whose server is not the one that wrote its file (the header
-  // of the file's Format_description) is such a record that an older copy
-  // kept on disk while the old server's next file took its number:
-  // dropped too. The records left must then end at the last file (every
-  // file since the first failover has one).
+  // A record whose server is not the one that wrote its first file (the
+  // header of the file's Format_description) is such a record that an
+  // older copy kept on disk while the old server's next file took its
+  // number: dropped too.
   while (!m->sources.empty() && m->sources.back().file >= m->files.front()) {
     const SourceFileRecord& r = m->sources.back();
     BINLOG_ASSIGN_OR_RETURN(
         uint32_t writer, FileServerId(fs, io::JoinPath(dir_, BinlogFileName(basename_, r.file))));
     if (writer == r.server_id) break;
     m->sources.pop_back();
-  }
-  if (!m->sources.empty() && m->sources.back().file != m->files.back()) {
-    return absl::DataLossError(absl::StrCat(
-        dir_, ": ", SourceMapFileName(basename_), " has no record of ",
-        BinlogFileName(basename_, m->files.back()), " (its last record is of ",
-        BinlogFileName(basename_, m->sources.back().file),
-        "): refusing to guess which server's names the copy's last files carry"));
   }
   // Made durable before anything else is stored: a dropped record left on
   // disk would bind to the next file created under its number.
@@ -325,13 +315,13 @@ absl::Status MirrorLog::OpenImpl() {
     const std::string path = io::JoinPath(dir_, m->last_name);
     // The segment of the last file: its record, or the copy's own names.
     m->last_source_name = m->last_name;
-    if (!m->sources.empty() && m->sources.back().file == last) {
+    if (const SourceFileRecord* seg = SegmentOf(m->sources, last)) {
       absl::string_view base;
       uint64_t k = 0;
-      SplitBinlogFileName(m->sources.back().source_file, &base, &k);
+      SplitBinlogFileName(seg->source_file, &base, &k);
       m->seg_base = std::string(base);
-      m->seg_offset = static_cast<int64_t>(last) - static_cast<int64_t>(k);
-      m->last_source_name = m->sources.back().source_file;
+      m->seg_offset = static_cast<int64_t>(seg->file) - static_cast<int64_t>(k);
+      m->last_source_name = m->SourceName(basename_, last);
     }
     ReaderOptions ro;
     ro.checksum_mode = ChecksumMode::kVerify;
@@ -650,12 +640,16 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       if (n > kMaxFileNumber) {
         return absl::OutOfRangeError(absl::StrCat("the copy's file number ", n, " is too large"));
       }
-      // Record where the file comes from (once the copy has followed a
-      // second server), durable before the file exists.
-      if (m->switching || !m->sources.empty()) {
+      // A new segment: its record, durable before its first file exists.
+      // The records of segments that no longer hold a file are left out.
+      if (m->switching) {
         std::vector<SourceFileRecord> recs;
+        const SourceFileRecord* first =
+            m->files.empty() ? nullptr : SegmentOf(m->sources, m->files.front());
         for (const SourceFileRecord& r : m->sources) {
-          if (!m->files.empty() && r.file >= m->files.front()) recs.push_back(r);
+          if (&r == first || (!m->files.empty() && r.file >= m->files.front())) {
+            recs.push_back(r);
+          }
         }
         recs.push_back(SourceFileRecord{n, h.server_id, m->stream_file});
         absl::Status s = WriteSourceMap(m->fs, m->dir_handle.get(), dir_, basename_, recs,
