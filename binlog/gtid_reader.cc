@@ -1,5 +1,6 @@
 #include "binlog/gtid_reader.h"
 
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,10 +16,37 @@ GtidReader::GtidReader(std::unique_ptr<Reader> reader, GtidSet have)
     : reader_(std::move(reader)), have_(std::move(have)) {}
 
 GtidReader::GtidReader(std::unique_ptr<Reader> reader, MariaGtidState position)
-    : reader_(std::move(reader)), mariadb_(true), position_(std::move(position)) {
-  for (const MariaGtidListEntry& e : position_.Positions()) {
-    highest_[std::make_pair(e.domain_id, e.server_id)] = e.seq_no;
+    : reader_(std::move(reader)), mariadb_(true), position_(std::move(position)) {}
+
+bool GtidReader::SeqNos::Contains(uint64_t n) const {
+  auto it = runs.upper_bound(n);  // the first run starting after n
+  if (it == runs.begin()) return false;
+  --it;
+  return n <= it->second;
+}
+
+void GtidReader::SeqNos::Add(uint64_t n) {
+  if (Contains(n)) return;
+  auto next = runs.upper_bound(n);
+  // Joins the run ending at n - 1 and / or the one starting at n + 1.
+  if (next != runs.begin()) {
+    auto prev = std::prev(next);
+    if (prev->second + 1 == n) {
+      prev->second = n;
+      if (next != runs.end() && next->first == n + 1) {
+        prev->second = next->second;
+        runs.erase(next);
+      }
+      return;
+    }
   }
+  if (next != runs.end() && next->first == n + 1) {
+    const uint64_t end = next->second;
+    runs.erase(next);
+    runs[n] = end;
+    return;
+  }
+  runs[n] = n;
 }
 
 void GtidReader::SetJumps(uint64_t file, std::vector<std::pair<uint64_t, uint64_t>> jumps,
@@ -68,6 +96,15 @@ absl::Status GtidReader::Next(Event* ev) {
           reader_->format_description().PostHeaderLen(kQueryEvent));
     }
     if (ev->header.type == kFormatDescriptionEvent) {
+      // A file another server wrote than the previous file's writer: a
+      // mirror copy's first file from a new server after a failover, whose
+      // start repeats what the copy held. Per domain, up to the last GTID
+      // read before it, a group already read is a repeat.
+      repeats_until_.clear();
+      if (mariadb_ && file_server_ != 0 && ev->header.server_id != file_server_) {
+        repeats_until_ = last_read_;
+      }
+      file_server_ = ev->header.server_id;
       parser_.Reset();
       parser_.set_query_post_header_len(
           reader_->format_description().PostHeaderLen(kQueryEvent));
@@ -107,16 +144,24 @@ absl::Status GtidReader::Next(Event* ev) {
           reached_.insert(g->domain_id);  // the replica's own GTID: the last skipped
         }
       }
-      if (g.ok() && !skipping_) {
-        // A group the replica had or was sent (a log that repeats groups:
-        // a mirror's file after a failover).
-        const auto key = std::make_pair(g->domain_id, ev->header.server_id);
-        auto it = highest_.find(key);
-        if (it != highest_.end() && g->seq_no <= it->second) {
-          skipping_ = true;
-        } else {
-          highest_[key] = g->seq_no;
+      if (g.ok()) {
+        const MariaGtidListEntry id{g->domain_id, ev->header.server_id, g->seq_no};
+        const auto key = std::make_pair(id.domain_id, id.server_id);
+        auto rep = repeats_until_.find(id.domain_id);
+        if (rep != repeats_until_.end()) {
+          // In the repeated start of a new server's file: a group read
+          // already (returned, or skipped as the replica's) is skipped by
+          // its exact GTID; the prefix ends at the last one read before.
+          auto it = read_.find(key);
+          if (!skipping_ && it != read_.end() && it->second.Contains(id.seq_no)) {
+            skipping_ = true;
+          }
+          if (rep->second.server_id == id.server_id && rep->second.seq_no == id.seq_no) {
+            repeats_until_.erase(rep);
+          }
         }
+        read_[key].Add(id.seq_no);
+        last_read_[id.domain_id] = id;
       }
       if (skipping_) ++skipped_;
     }

@@ -20,12 +20,18 @@
 // Then, per domain, transactions are skipped until the replica's own GTID
 // of that domain has gone by (MariaDB stops skipping a domain there, even
 // for lower seq_nos logged later without gtid_strict_mode); a domain the
-// replica has no position in is sent whole. A transaction is returned at
-// most once: one whose GTID was returned already (MySQL), or whose seq_no is
-// at or below the highest the replica had or was returned for its domain
-// and server id (MariaDB; a server's own seq_nos in a domain only grow), is
-// skipped, as a log that repeats transactions holds them (a mirror copy's
-// first file from a new server after a failover, binlog/mirror_log.h).
+// replica has no position in is sent whole; a lower seq_no logged after a
+// higher one (no gtid_strict_mode) is sent too, as MariaDB sends it.
+// A log may repeat transactions: a mirror copy's first file from a new
+// server after a failover (binlog/mirror_log.h) starts with transactions
+// the copy held already. MySQL: a transaction whose GTID was returned
+// already is skipped. MariaDB: in a file whose Format_description was
+// written by another server than the previous file's, per domain up to the
+// last GTID read before that file, a group whose exact GTID (domain,
+// server id, seq_no) was read already (returned, or skipped as the
+// replica's) is skipped; nothing else is. Anonymous transactions (no GTID)
+// are always returned, repeated ones too: a copy's repeated prefix returns
+// them twice.
 // Errors: FailedPrecondition
 // when the log purged transactions the replica lacks (MariaDB's "Could not
 // find GTID state requested by slave in any binlog files") or when the
@@ -129,10 +135,24 @@ class GtidReader {
   std::set<uint32_t> reached_;
   // What was returned, so that a transaction a log repeats (a mirror's
   // first file from a new server after a failover, binlog/mirror_log.h)
-  // is returned once. MySQL: the GTIDs returned. MariaDB: per domain and
-  // server id, the highest seq_no the replica had or was returned.
+  // is returned once. MySQL: the GTIDs returned.
   GtidSet returned_;
-  std::map<std::pair<uint32_t, uint32_t>, uint64_t> highest_;
+  // MariaDB: seq_nos as runs (first -> last), so that a server's growing
+  // seq_nos take one entry.
+  struct SeqNos {
+    std::map<uint64_t, uint64_t> runs;
+    bool Contains(uint64_t n) const;
+    void Add(uint64_t n);
+  };
+  // MariaDB: per (domain, server id) the seq_nos of the groups read
+  // (returned, or skipped as the replica's); per domain the last GTID read;
+  // the writer of the file being read (its Format_description's server
+  // id); and, in a file another server wrote than the previous one, per
+  // domain the GTID up to which groups already read are repeats.
+  std::map<std::pair<uint32_t, uint32_t>, SeqNos> read_;
+  std::map<uint32_t, MariaGtidListEntry> last_read_;
+  uint32_t file_server_ = 0;
+  std::map<uint32_t, MariaGtidListEntry> repeats_until_;
   TransactionBoundaryParser parser_;
   bool skipping_ = false;
   uint64_t skipped_ = 0;

@@ -1,5 +1,8 @@
 #include "binlog/index_file.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <cstdio>
 #include <memory>
 
@@ -234,6 +237,34 @@ std::string SourceMapFileName(absl::string_view basename) {
   return absl::StrCat(basename, ".sources");
 }
 
+const SourceFileRecord* SegmentOf(const std::vector<SourceFileRecord>& records, uint64_t n) {
+  auto it = std::upper_bound(records.begin(), records.end(), n,
+                             [](uint64_t v, const SourceFileRecord& r) { return v < r.file; });
+  if (it == records.begin()) return nullptr;
+  return &*std::prev(it);
+}
+
+std::string SourceFileNameOf(const std::vector<SourceFileRecord>& records,
+                             absl::string_view basename, uint64_t n) {
+  const SourceFileRecord* r = SegmentOf(records, n);
+  if (r == nullptr) return BinlogFileName(basename, n);
+  if (r->file == n) return r->source_file;
+  absl::string_view base;
+  uint64_t k = 0;
+  if (!SplitBinlogFileName(r->source_file, &base, &k)) return BinlogFileName(basename, n);
+  return BinlogFileName(base, k + (n - r->file));
+}
+
+bool IsValidSourceFileName(absl::string_view name) {
+  if (name.size() > kMaxSourceFileNameLength) return false;
+  for (char ch : name) {
+    if (ch <= ' ' || ch > '~' || ch == '/') return false;
+  }
+  absl::string_view base;
+  uint64_t number = 0;
+  return SplitBinlogFileName(name, &base, &number) && !base.empty();
+}
+
 absl::StatusOr<std::vector<SourceFileRecord>> ReadSourceMap(io::FileSystem* fs,
                                                             const std::string& dir,
                                                             const std::string& basename) {
@@ -253,13 +284,10 @@ absl::StatusOr<std::vector<SourceFileRecord>> ReadSourceMap(io::FileSystem* fs,
     }
     std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
     SourceFileRecord r;
-    absl::string_view base;
-    uint64_t number = 0;
     const bool ok = f.size() == 6 && f[0] == "file" && f[2] == "server" && f[4] == "source" &&
                     absl::SimpleAtoi(f[1], &r.file) && r.file >= 1 &&
                     r.file <= kMaxFileNumber && absl::SimpleAtoi(f[3], &r.server_id) &&
-                    SplitBinlogFileName(f[5], &base, &number) && !base.empty() &&
-                    base.find('/') == absl::string_view::npos &&
+                    IsValidSourceFileName(f[5]) &&
                     (out.empty() || r.file > out.back().file);
     if (!ok) {
       return absl::DataLossError(

@@ -116,13 +116,17 @@ absl::Status WriteResetIntent(io::FileSystem* fs, io::Directory* dir_handle,
 absl::StatusOr<uint64_t> ReadResetIntent(io::FileSystem* fs, const std::string& dir,
                                          const std::string& basename);
 
-// `<basename>.sources`: where each file of a mirror copy came from
+// `<basename>.sources`: where the files of a mirror copy came from
 // (binlog/mirror_log.h, a copy that followed another server after a
-// failover): the copy's file number, the source server's id and the
-// source's own name of that file. Written only once a copy has followed a
-// second server; from then on every file the copy starts has a record,
-// made durable before the file is created. A file without a record is
-// the source's own name (the copy's basename). Text, one record a line:
+// failover). One record per segment: from copy file `file` on, up to the
+// next record's file, the files are server `server_id`'s, named from
+// `source_file` on (copy file file + i is the source's file of number
+// source_file's + i, same basename). Written only when the copy follows
+// another server; the record is made durable before its first file is
+// created. Files before the first record carry the source's own names
+// (the copy's basename). Copies written by earlier versions hold a record
+// per file: the same reading gives the same names. Text, one record a
+// line:
 //   binlog-sources 1
 //   file <number> server <server_id> source <source file name>
 struct SourceFileRecord {
@@ -134,9 +138,23 @@ struct SourceFileRecord {
   }
 };
 std::string SourceMapFileName(absl::string_view basename);
+// The record whose segment holds copy file `n` (the last with file <= n),
+// or nullptr; and the source's name of copy file `n` under `records`
+// (`basename`'s own name for a file before the first record).
+const SourceFileRecord* SegmentOf(const std::vector<SourceFileRecord>& records, uint64_t n);
+std::string SourceFileNameOf(const std::vector<SourceFileRecord>& records,
+                             absl::string_view basename, uint64_t n);
+// The longest source file name a record takes.
+inline constexpr size_t kMaxSourceFileNameLength = 512;
+// Whether `name` can be a record's source file name: a binlog file name
+// ("<basename>.NNNNNN", SplitBinlogFileName) with a non-empty basename, of
+// printable ASCII without whitespace or '/', at most
+// kMaxSourceFileNameLength bytes. The writer (MirrorLog) refuses another
+// server's file of any other name; ReadSourceMap refuses any other.
+bool IsValidSourceFileName(absl::string_view name);
 // The records, by increasing file number; empty if the file does not
 // exist. DataLoss naming the file for a malformed one (numbers not
-// increasing, a source name that is no binlog file name).
+// increasing, a source name that is not IsValidSourceFileName).
 absl::StatusOr<std::vector<SourceFileRecord>> ReadSourceMap(io::FileSystem* fs,
                                                             const std::string& dir,
                                                             const std::string& basename);

@@ -24,6 +24,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/event.h"
@@ -123,12 +124,10 @@ struct MirrorLog::State {
     *n = static_cast<uint64_t>(c);
     return true;
   }
-  // The source's name of copy file `n` (its record, else the copy's name).
+  // The source's name of copy file `n` (its segment's, else the copy's
+  // name).
   std::string SourceName(const std::string& basename, uint64_t n) const {
-    for (const SourceFileRecord& r : sources) {
-      if (r.file == n) return r.source_file;
-    }
-    return BinlogFileName(basename, n);
+    return SourceFileNameOf(sources, basename, n);
   }
 
   // The dump's stream.
@@ -283,10 +282,25 @@ absl::Status MirrorLog::OpenImpl() {
   // between the record and the file's start leaves (dropped; the file is
   // started again after it is rewritten).
   BINLOG_ASSIGN_OR_RETURN(m->sources, ReadSourceMap(fs, dir_, basename_));
+  const size_t records_on_disk = m->sources.size();
   while (!m->sources.empty() &&
          (m->files.empty() || m->sources.back().file > m->files.back())) {
     m->sources.pop_back();
   }
+  // A record whose server is not the one that wrote its first file (the
+  // header of the file's Format_description) is such a record that an
+  // older copy kept on disk while the old server's next file took its
+  // number: dropped too.
+  while (!m->sources.empty() && m->sources.back().file >= m->files.front()) {
+    const SourceFileRecord& r = m->sources.back();
+    BINLOG_ASSIGN_OR_RETURN(
+        uint32_t writer, FileServerId(fs, io::JoinPath(dir_, BinlogFileName(basename_, r.file))));
+    if (writer == r.server_id) break;
+    m->sources.pop_back();
+  }
+  // Made durable before anything else is stored: a dropped record left on
+  // disk would bind to the next file created under its number.
+  const bool rewrite_sources = m->sources.size() != records_on_disk;
   m->seg_base = basename_;
   for (uint64_t n : m->files) {
     BINLOG_ASSIGN_OR_RETURN(bool e, fs->Exists(io::JoinPath(dir_, BinlogFileName(basename_, n))));
@@ -327,13 +341,13 @@ absl::Status MirrorLog::OpenImpl() {
     const std::string path = io::JoinPath(dir_, m->last_name);
     // The segment of the last file: its record, or the copy's own names.
     m->last_source_name = m->last_name;
-    if (!m->sources.empty() && m->sources.back().file == last) {
+    if (const SourceFileRecord* seg = SegmentOf(m->sources, last)) {
       absl::string_view base;
       uint64_t k = 0;
-      SplitBinlogFileName(m->sources.back().source_file, &base, &k);
+      SplitBinlogFileName(seg->source_file, &base, &k);
       m->seg_base = std::string(base);
-      m->seg_offset = static_cast<int64_t>(last) - static_cast<int64_t>(k);
-      m->last_source_name = m->sources.back().source_file;
+      m->seg_offset = static_cast<int64_t>(seg->file) - static_cast<int64_t>(k);
+      m->last_source_name = m->SourceName(basename_, last);
     }
     ReaderOptions ro;
     ro.checksum_mode = ChecksumMode::kVerify;
@@ -421,6 +435,15 @@ absl::Status MirrorLog::OpenImpl() {
     recovery_.removed_files.push_back(name);
   }
   if (!strays.empty()) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
+  if (rewrite_sources) {
+    if (m->sources.empty()) {
+      BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, SourceMapFileName(basename_))));
+      BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
+    } else {
+      BINLOG_RETURN_IF_ERROR(WriteSourceMap(fs, m->dir_handle.get(), dir_, basename_,
+                                            m->sources, options_.file_mode));
+    }
+  }
   if (write_empty_index) {
     BINLOG_RETURN_IF_ERROR(
         WriteIndex(fs, m->dir_handle.get(), dir_, basename_, {}, options_.file_mode));
@@ -742,9 +765,12 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       // becomes the copy's next file (begun at its Format_description).
       absl::string_view base;
       uint64_t k = 0;
-      if (!SplitBinlogFileName(name, &base, &k) || base.find('/') != absl::string_view::npos) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the new source's dump names '", name, "', not a binlog file"));
+      if (!IsValidSourceFileName(name) || !SplitBinlogFileName(name, &base, &k)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the new source's dump names '", absl::CHexEscape(name.substr(0, 100)),
+            name.size() > 100 ? "...'" : "'",
+            ", not a binlog file name the copy can record (printable ASCII without "
+            "whitespace or '/', at most ", kMaxSourceFileNameLength, " bytes)"));
       }
       if (pos != kMagicSize) {
         return absl::OutOfRangeError(absl::StrCat(
@@ -858,12 +884,16 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       if (n > kMaxFileNumber) {
         return absl::OutOfRangeError(absl::StrCat("the copy's file number ", n, " is too large"));
       }
-      // Record where the file comes from (once the copy has followed a
-      // second server), durable before the file exists.
-      if (m->switching || !m->sources.empty()) {
+      // A new segment: its record, durable before its first file exists.
+      // The records of segments that no longer hold a file are left out.
+      if (m->switching) {
         std::vector<SourceFileRecord> recs;
+        const SourceFileRecord* first =
+            m->files.empty() ? nullptr : SegmentOf(m->sources, m->files.front());
         for (const SourceFileRecord& r : m->sources) {
-          if (!m->files.empty() && r.file >= m->files.front()) recs.push_back(r);
+          if (&r == first || (!m->files.empty() && r.file >= m->files.front())) {
+            recs.push_back(r);
+          }
         }
         recs.push_back(SourceFileRecord{n, h.server_id, m->stream_file});
         absl::Status s = WriteSourceMap(m->fs, m->dir_handle.get(), dir_, basename_, recs,
@@ -1140,6 +1170,11 @@ void MirrorLog::BeginStream(uint32_t source_server_id) {
   m->expect_file_start = false;
   m->switching = !m->files.empty() && source_server_id != 0 && m->last_server != 0 &&
                  source_server_id != m->last_server;
+}
+
+bool MirrorLog::switch_pending() const {
+  sync::MutexLock l(&st_->mu);
+  return st_->switching;
 }
 
 uint32_t MirrorLog::source_server_id() const {

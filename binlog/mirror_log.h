@@ -256,7 +256,8 @@ class MirrorLog {
   // that file's Format_description arrives (written by `source_server_id`,
   // else OutOfRange), the copy's last file is finished where it is (a
   // partial transaction at its end cut, as after a crashed source), the
-  // file's record is made durable in `<basename>.sources` and the file is
+  // new segment's record is made durable in `<basename>.sources` (one
+  // record per failover) and the file is
   // begun as the copy's next file (the copy's number and basename), whole
   // and byte for byte from offset 4. Later files of that server follow
   // under the copy's numbering (the copy number minus the source's stays
@@ -266,8 +267,14 @@ class MirrorLog {
   void BeginStream(uint32_t source_server_id);
   // The server the copy's last file came from (0: empty copy).
   uint32_t source_server_id() const;
-  // The source's name of a copy file (its `<basename>.sources` record; a
-  // file without one, or a name outside the basename, is its own name).
+  // True from a failover's BeginStream until the new server's file has
+  // started (its Format_description stored): meanwhile durable_end() and
+  // SourceFileName() still name the previous server's file, which a
+  // semi-sync ack to the new server must not name.
+  bool switch_pending() const;
+  // The source's name of a copy file (from its segment's
+  // `<basename>.sources` record; a file before the first record, or a
+  // name outside the basename, is its own name). A binary search.
   // For semi-sync acknowledgements, which name the source's files.
   std::string SourceFileName(const std::string& copy_file) const;
 

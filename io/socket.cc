@@ -251,18 +251,52 @@ void Socket::RemoveUnixPath() {
   unix_path_.clear();
 }
 
-absl::StatusOr<Socket> Socket::ConnectTcp(const std::string& address, uint16_t port) {
+absl::StatusOr<Socket> Socket::ConnectTcp(const std::string& address, uint16_t port,
+                                          absl::Time deadline,
+                                          const BeforeConnect& before_connect) {
   sockaddr_storage a;
   socklen_t len = 0;
   if (!FillTcpAddr(address, port, &a, &len)) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", address, "' is not an IPv4 or IPv6 address"));
   }
-  Socket s(::socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Non-blocking, so that the connect waits in poll (until the deadline,
+  // or a shutdown from another thread) rather than in the kernel's SYN
+  // retries (about two minutes).
+  Socket s(::socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!s.valid()) return Errno("socket");
+  if (before_connect) before_connect(s);
+  const std::string name = TcpName(address, port);
   if (::connect(s.fd_, reinterpret_cast<sockaddr*>(&a), len) != 0) {
-    return Errno(absl::StrCat("connect ", TcpName(address, port)));
+    if (errno != EINPROGRESS) return Errno(absl::StrCat("connect ", name));
+    for (;;) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        return absl::DeadlineExceededError(absl::StrCat("connect ", name, ": timed out"));
+      }
+      pollfd p{s.fd_, POLLOUT, 0};
+      int r = ::poll(&p, 1, PollMs(left));
+      if (r < 0 && errno != EINTR) return Errno("poll");
+      if (r > 0) break;
+    }
+    int err = 0;
+    socklen_t elen = sizeof(err);
+    if (::getsockopt(s.fd_, SOL_SOCKET, SO_ERROR, &err, &elen) != 0) return Errno("getsockopt");
+    if (err != 0) {
+      errno = err;
+      return Errno(absl::StrCat("connect ", name));
+    }
+    // A shutdown from another thread ends the wait without an error code:
+    // the socket is then not connected.
+    sockaddr_storage peer;
+    socklen_t plen = sizeof(peer);
+    if (::getpeername(s.fd_, reinterpret_cast<sockaddr*>(&peer), &plen) != 0) {
+      return absl::UnavailableError(absl::StrCat("connect ", name, ": interrupted"));
+    }
   }
+  // Reads and writes wait in poll with their deadlines: blocking mode again.
+  const int fl = ::fcntl(s.fd_, F_GETFL);
+  if (fl < 0 || ::fcntl(s.fd_, F_SETFL, fl & ~O_NONBLOCK) != 0) return Errno("fcntl");
   int one = 1;
   ::setsockopt(s.fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return s;
@@ -278,14 +312,23 @@ absl::StatusOr<Socket> Socket::ConnectLoopback(uint16_t port) {
   return ConnectTcp("127.0.0.1", port);
 }
 
-absl::StatusOr<Socket> Socket::ConnectUnix(const std::string& path) {
+absl::StatusOr<Socket> Socket::ConnectUnix(const std::string& path,
+                                           const BeforeConnect& before_connect) {
   sockaddr_un a;
   if (!FillUnixAddr(path, &a)) return absl::InvalidArgumentError("socket path too long");
-  Socket s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Non-blocking: a listener whose backlog is full fails the connect at
+  // once (EAGAIN) instead of blocking it without a bound.
+  Socket s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!s.valid()) return Errno("socket");
+  if (before_connect) before_connect(s);
   if (::connect(s.fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    if (errno == EAGAIN) {
+      return absl::UnavailableError(absl::StrCat("connect ", path, ": its backlog is full"));
+    }
     return Errno("connect");
   }
+  const int fl = ::fcntl(s.fd_, F_GETFL);
+  if (fl < 0 || ::fcntl(s.fd_, F_SETFL, fl & ~O_NONBLOCK) != 0) return Errno("fcntl");
   s.unix_ = true;
   return s;
 }

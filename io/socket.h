@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "io/tls.h"
 
@@ -64,10 +66,24 @@ class Socket {
   // For a ListenUnix socket: removes its file if the path still names the
   // socket this listener bound (not one another server bound since).
   void RemoveUnixPath();
-  // A client connection (tests and the benchmark client).
-  static absl::StatusOr<Socket> ConnectTcp(const std::string& address, uint16_t port);
+  // A client connection. The connect is made by `deadline`, else
+  // DeadlineExceeded (a host that drops the SYNs, a listener whose backlog
+  // is full); without one, kConnectTimeout from now. `before_connect`, if
+  // set, is called with the socket before the connect starts: a
+  // ShutdownHandle made of it then interrupts the connect from another
+  // thread (Unavailable). A unix socket whose listener's backlog is full
+  // fails at once (Unavailable), as a non-blocking connect does.
+  static constexpr absl::Duration kConnectTimeout = absl::Seconds(30);
+  using BeforeConnect = std::function<void(const Socket&)>;
+  static absl::StatusOr<Socket> ConnectTcp(const std::string& address, uint16_t port,
+                                           absl::Time deadline,
+                                           const BeforeConnect& before_connect = nullptr);
+  static absl::StatusOr<Socket> ConnectTcp(const std::string& address, uint16_t port) {
+    return ConnectTcp(address, port, absl::Now() + kConnectTimeout);
+  }
   static absl::StatusOr<Socket> ConnectLoopback(uint16_t port);
-  static absl::StatusOr<Socket> ConnectUnix(const std::string& path);
+  static absl::StatusOr<Socket> ConnectUnix(const std::string& path,
+                                            const BeforeConnect& before_connect = nullptr);
   // Whether `text` is an IPv4 or IPv6 address literal (what ConnectTcp and
   // ListenTcp take; no resolver runs).
   static bool IsIpAddress(const std::string& text);

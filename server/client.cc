@@ -11,7 +11,6 @@ namespace binlog {
 namespace server {
 namespace {
 
-constexpr absl::Duration kTimeout = absl::Seconds(30);
 
 ClientReply ParseErr(const std::string& p) {
   ClientReply r;
@@ -75,15 +74,17 @@ absl::Status ReplicationClient::ReadPacket(std::string* out, absl::Time deadline
 absl::Status ReplicationClient::WritePacket(const std::string& payload) {
   std::string wire;
   FramePacket(payload, &seq_, &wire);
-  return sock_.WriteAll(wire, absl::Now() + kTimeout);
+  return sock_.WriteAll(wire, absl::Now() + timeout_);
 }
 
 absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     io::Socket sock, const std::string& user, const std::string& password,
-    const std::string& plugin, bool secure, const ClientTls* tls, bool public_key_request) {
+    const std::string& plugin, bool secure, const ClientTls* tls, bool public_key_request,
+    absl::Duration timeout) {
   ReplicationClient c(std::move(sock));
+  c.timeout_ = timeout;
   std::string p;
-  absl::Status s = c.ReadPacket(&p, absl::Now() + kTimeout);
+  absl::Status s = c.ReadPacket(&p, absl::Now() + c.timeout_);
   if (!s.ok()) return s;
   if (!p.empty() && static_cast<uint8_t>(p[0]) == 0xff) {
     return absl::UnavailableError(ParseErr(p).message);
@@ -108,7 +109,7 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     c.caps_ |= kClientSsl;
     s = c.WritePacket(EncodeSslRequest(c.caps_));
     if (!s.ok()) return s;
-    s = c.sock_.StartTls(tls->context, absl::Now() + kTimeout, tls->verify_host);
+    s = c.sock_.StartTls(tls->context, absl::Now() + c.timeout_, tls->verify_host);
     if (!s.ok()) return s;
     secure = true;
   }
@@ -131,7 +132,7 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
   resp.push_back('\0');
   s = c.WritePacket(resp);
   if (!s.ok()) return s;
-  s = c.ReadPacket(&p, absl::Now() + kTimeout);
+  s = c.ReadPacket(&p, absl::Now() + c.timeout_);
   if (!s.ok()) return s;
   std::string nonce = scramble;
   if (!p.empty() && static_cast<uint8_t>(p[0]) == 0xfe) {
@@ -145,7 +146,7 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
     nonce = std::string(salt);
     s = c.WritePacket(token_for(name, salt));
     if (!s.ok()) return s;
-    s = c.ReadPacket(&p, absl::Now() + kTimeout);
+    s = c.ReadPacket(&p, absl::Now() + c.timeout_);
     if (!s.ok()) return s;
   }
   // caching_sha2_password: fast_auth_success, then the OK; or
@@ -163,7 +164,7 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
       } else {
         s = c.WritePacket(std::string(1, static_cast<char>(kRequestPublicKey)));
         if (!s.ok()) return s;
-        s = c.ReadPacket(&p, absl::Now() + kTimeout);
+        s = c.ReadPacket(&p, absl::Now() + c.timeout_);
         if (!s.ok()) return s;
         if (p.empty() || static_cast<uint8_t>(p[0]) != kAuthMoreData) {
           return absl::DataLossError("no public key from the server");
@@ -175,7 +176,7 @@ absl::StatusOr<ReplicationClient> ReplicationClient::Connect(
       }
       if (!s.ok()) return s;
     }
-    s = c.ReadPacket(&p, absl::Now() + kTimeout);
+    s = c.ReadPacket(&p, absl::Now() + c.timeout_);
     if (!s.ok()) return s;
   }
   if (p.empty() || static_cast<uint8_t>(p[0]) != 0) {
@@ -200,7 +201,7 @@ absl::Status ReplicationClient::Register(uint32_t server_id, const std::string& 
   absl::Status s = SendCommand(EncodeRegisterSlave(r));
   if (!s.ok()) return s;
   std::string p;
-  s = ReadPacket(&p, absl::Now() + kTimeout);
+  s = ReadPacket(&p, absl::Now() + timeout_);
   if (!s.ok()) return s;
   if (p.empty() || static_cast<uint8_t>(p[0]) != 0) {
     ClientReply e = ParseErr(p);
@@ -213,7 +214,7 @@ absl::StatusOr<ClientReply> ReplicationClient::Query(const std::string& sql) {
   absl::Status s = SendCommand(std::string(1, static_cast<char>(kComQuery)) + sql);
   if (!s.ok()) return s;
   std::string p;
-  s = ReadPacket(&p, absl::Now() + kTimeout);
+  s = ReadPacket(&p, absl::Now() + timeout_);
   if (!s.ok()) return s;
   ClientReply r;
   if (p.empty()) return absl::DataLossError("empty reply");
@@ -228,11 +229,11 @@ absl::StatusOr<ClientReply> ReplicationClient::Query(const std::string& sql) {
   uint64_t cols = 0;
   w.Lenenc(&cols);
   for (uint64_t i = 0; i < cols; ++i) {
-    s = ReadPacket(&p, absl::Now() + kTimeout);
+    s = ReadPacket(&p, absl::Now() + timeout_);
     if (!s.ok()) return s;
   }
   while (true) {
-    s = ReadPacket(&p, absl::Now() + kTimeout);
+    s = ReadPacket(&p, absl::Now() + timeout_);
     if (!s.ok()) return s;
     if (!p.empty() && static_cast<uint8_t>(p[0]) == 0xfe && p.size() < 0xffffff) break;
     WireReader row(p);

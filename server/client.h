@@ -64,11 +64,15 @@ class ReplicationClient {
   // `public_key_request` (MySQL clients' --get-server-public-key): whether
   // the RSA exchange over a plaintext TCP connection is allowed; false
   // makes it PermissionDenied instead (a server's key that nothing
-  // verifies would hand the password to whoever answers).
+  // verifies would hand the password to whoever answers). `timeout`: how
+  // long each step may wait for the server (a reply, a write, the TLS
+  // handshake), in Connect and in the queries and commands that follow;
+  // DeadlineExceeded after it.
   static absl::StatusOr<ReplicationClient> Connect(
       io::Socket sock, const std::string& user, const std::string& password,
       const std::string& plugin = "mysql_native_password", bool secure = false,
-      const ClientTls* tls = nullptr, bool public_key_request = true);
+      const ClientTls* tls = nullptr, bool public_key_request = true,
+      absl::Duration timeout = absl::Seconds(30));
 
   // Runs a query; the reply (OK, error or result set).
   absl::StatusOr<ClientReply> Query(const std::string& sql);
@@ -121,6 +125,7 @@ class ReplicationClient {
   uint32_t caps_ = 0;
   bool semisync_ = false;
   size_t max_packet_ = (size_t{1} << 30) + (64 << 10);
+  absl::Duration timeout_ = absl::Seconds(30);
 };
 
 }  // namespace server

@@ -38,7 +38,7 @@ absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options)
     return absl::InvalidArgumentError("RelayOptions: failover_after must be positive");
   }
   std::vector<SourceAddress> addrs = options.sources;
-  if (addrs.empty()) addrs.push_back(SourceAddress{options.source.host, options.source.port});
+  if (addrs.empty()) addrs.emplace_back(options.source.host, options.source.port);
   for (const SourceAddress& a : addrs) {
     if (a.host.empty() || (a.host[0] != '/' && !io::Socket::IsIpAddress(a.host))) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -53,7 +53,11 @@ absl::StatusOr<std::unique_ptr<Relay>> Relay::Start(const RelayOptions& options)
   if (options.source.tls != nullptr) {
     for (const SourceAddress& a : r->addrs_) {
       ClientTls t = *options.source.tls;
-      if (!options.sources.empty()) t.verify_host = a.host[0] == '/' ? "" : a.host;
+      if (!a.verify_host.empty()) {
+        t.verify_host = a.verify_host;
+      } else if (t.verify_host.empty() && !options.sources.empty() && a.host[0] != '/') {
+        t.verify_host = a.host;
+      }
       r->tls_.push_back(std::move(t));
     }
   }
@@ -108,8 +112,8 @@ void Relay::Run() {
       if (stop_) return;
     }
     const uint64_t stored_before = mirror_->stats().events_stored;
-    const absl::Time began = absl::Now();
-    absl::Status s = RunStream(cur);
+    StreamTimes times;
+    absl::Status s = RunStream(cur, &times);
     {
       std::lock_guard<std::mutex> l(mu_);
       stats_.connected = false;
@@ -132,13 +136,16 @@ void Relay::Run() {
       stats_.fatal = synced.ToString();
       return;
     }
-    // A stream that stored events, or stayed up a while, was healthy:
-    // start the backoff over. Heartbeats and the Rotate and
-    // Format_description every dump begins with do not count: a source
-    // whose next event the copy refuses would be reconnected to at once,
-    // forever.
-    if (mirror_->stats().events_stored > stored_before ||
-        absl::Now() - began >= o_.backoff_max) {
+    // A stream whose dump started and that then stored events, or kept
+    // receiving (heartbeats count) for a while, was healthy: start the
+    // backoff over. The Rotate and Format_description every dump begins
+    // with do not count as stored: a source whose next event the copy
+    // refuses would be reconnected to at once, forever. Nor does the time
+    // spent connecting, in the handshake or waiting out silence_timeout: a
+    // host that is down, or accepts and never answers, is unreachable.
+    const bool started = times.dump_started != absl::InfiniteFuture();
+    if (started && (mirror_->stats().events_stored > stored_before ||
+                    times.last_event - times.dump_started >= o_.backoff_max)) {
       backoff = o_.backoff_min;
       healthy_at = absl::Now();
     } else if (addrs_.size() > 1 && absl::Now() - healthy_at >= o_.failover_after) {
@@ -154,7 +161,12 @@ void Relay::Run() {
   }
 }
 
-absl::Status Relay::RunStream(size_t i) {
+absl::Status Relay::RunStream(size_t i, StreamTimes* times) {
+  auto stopped = [this] {
+    std::lock_guard<std::mutex> l(mu_);
+    return stop_;
+  };
+  if (stopped()) return absl::CancelledError("stopped");
   const MirrorResumePoint rp = mirror_->ResumePoint();
   const std::string gtid_state =
       rp.flavor == LogFlavor::kMariaDB ? rp.maria_gtids.ToString() : rp.gtids.ToString();
@@ -264,6 +276,7 @@ absl::Status Relay::RunStream(size_t i) {
     located = true;
     failover = file_server != rp.server_id;
     { SourceStream done = std::move(*st); }  // closed before the next dump
+    if (stopped()) return absl::CancelledError("stopped");
     st = SourceStream::StartChosen(so, choose);
   }
   {
@@ -278,6 +291,8 @@ absl::Status Relay::RunStream(size_t i) {
     stats_.connected = true;
     stats_.semisync = st->semisync();
   }
+  times->dump_started = absl::Now();
+  times->last_event = times->dump_started;
   // The server whose files come: the located file's writer after a
   // GTID locate (another server's, or the copy's own server's files
   // served by another), else the server itself.
@@ -289,6 +304,7 @@ absl::Status Relay::RunStream(size_t i) {
   for (;;) {
     auto ev = st->Next(absl::Now() + o_.silence_timeout);
     if (!ev.ok()) return ev.status();
+    times->last_event = absl::Now();
     absl::Status a = mirror_->Append(ev->bytes);
     if (!a.ok()) {
       // InvalidArgument / OutOfRange: the event was refused, nothing
@@ -317,7 +333,10 @@ absl::Status Relay::RunStream(size_t i) {
       std::lock_guard<std::mutex> l(mu_);
       ++stats_.syncs;
     }
-    if (ack_pending && st->semisync()) {
+    // A failover's dump before the new server's file starts: the copy's
+    // end is still the previous server's file, a name the new server
+    // does not know. The ack waits for the file's start.
+    if (ack_pending && st->semisync() && !mirror_->switch_pending()) {
       const MirrorPosition d = mirror_->durable_end();
       if (!d.file.empty()) {
         absl::Status s = st->Ack(mirror_->SourceFileName(d.file), d.pos);

@@ -63,6 +63,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -77,8 +78,16 @@ namespace server {
 
 // One source server's address (see SourceOptions::host and port).
 struct SourceAddress {
+  SourceAddress() = default;
+  SourceAddress(std::string h, uint16_t p, std::string verify = "")
+      : host(std::move(h)), port(p), verify_host(std::move(verify)) {}
   std::string host;
   uint16_t port = 3306;
+  // With TLS (SourceOptions::tls): the name or address this server's
+  // certificate must carry. Empty: source.tls->verify_host if that is set
+  // (every server's certificate names it), else, for a TCP address of
+  // RelayOptions::sources, `host` (a unix socket: not checked).
+  std::string verify_host;
 };
 
 struct RelayOptions {
@@ -89,9 +98,13 @@ struct RelayOptions {
   // primary and the replicas that may replace it, all with the same GTID
   // history (see the file comment, "Failover"). Empty: source.host/port.
   std::vector<SourceAddress> sources;
-  // How long the server followed may stay unreachable (no stream that
-  // stored an event or stayed up backoff_max) before the next one of
-  // `sources` is tried.
+  // How long the server followed may stay unreachable before the next one
+  // of `sources` is tried: no stream whose dump started and then stored an
+  // event or kept receiving (heartbeats count) for backoff_max. A host
+  // that is down, drops the connect or accepts and never answers is
+  // unreachable; each try of it ends after source.connect_timeout, so the
+  // next source is tried within failover_after + source.connect_timeout
+  // + backoff_max.
   absl::Duration failover_after = absl::Seconds(10);
   // The copy: its directory and the source's basename (what the source's
   // file names start with, "mysql-bin", "mariadb-bin").
@@ -157,8 +170,14 @@ class Relay {
  private:
   explicit Relay(const RelayOptions& o) : o_(o) {}
   void Run();
+  // When a stream's dump started (InfiniteFuture: it never did) and when
+  // it last received an event (heartbeats included).
+  struct StreamTimes {
+    absl::Time dump_started = absl::InfiniteFuture();
+    absl::Time last_event = absl::InfiniteFuture();
+  };
   // One stream of source `i` from the copy's end; returns why it ended.
-  absl::Status RunStream(size_t i);
+  absl::Status RunStream(size_t i, StreamTimes* times);
   // Waits `d` or until Stop.
   void Pause(absl::Duration d);
 
@@ -177,9 +196,9 @@ class Relay {
   bool stopping_ = false;  // a Stop is joining and closing
   bool stopped_ = false;
   absl::Status close_status_;
-  // The open connection, from the connect to the stream's end (invalid:
-  // none): Stop shuts it down, which wakes the receiver in the handshake,
-  // the session setup, a read or an ack of the stream.
+  // The connection, from before its connect to the stream's end (invalid:
+  // none): Stop shuts it down, which wakes the receiver in the connect,
+  // the handshake, the session setup, a read or an ack of the stream.
   io::ShutdownHandle conn_;
   // Set by the receiver: the last stream ended on an error of the copy.
   bool copy_failed_ = false;

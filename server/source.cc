@@ -84,19 +84,22 @@ absl::StatusOr<SourceStream> SourceStream::StartChosen(const SourceOptions& o,
   if (o.heartbeat_period <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("SourceOptions::heartbeat_period must be positive");
   }
+  if (o.connect_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("SourceOptions::connect_timeout must be positive");
+  }
+  const bool local = !o.host.empty() && o.host[0] == '/';
   absl::StatusOr<io::Socket> sock =
-      !o.host.empty() && o.host[0] == '/' ? io::Socket::ConnectUnix(o.host)
-                                          : io::Socket::ConnectTcp(o.host, o.port);
+      local ? io::Socket::ConnectUnix(o.host, o.on_connect)
+            : io::Socket::ConnectTcp(o.host, o.port, absl::Now() + o.connect_timeout,
+                                     o.on_connect);
   if (!sock.ok()) {
     if (absl::IsInvalidArgument(sock.status())) return sock.status();  // not an address
     return absl::UnavailableError(absl::StrCat("source ", o.host, ":", o.port, ": ",
                                                sock.status().message()));
   }
-  if (o.on_connect) o.on_connect(*sock);
-  const bool local = !o.host.empty() && o.host[0] == '/';
   auto c = ReplicationClient::Connect(std::move(*sock), o.user, o.password,
                                       "mysql_native_password", local, o.tls,
-                                      o.get_source_public_key);
+                                      o.get_source_public_key, o.connect_timeout);
   if (!c.ok()) return c.status();
   c->set_max_packet(o.max_packet);
   SourceStream st(std::move(*c));

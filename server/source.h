@@ -100,9 +100,16 @@ struct SourceOptions {
   bool get_source_public_key = false;
   // The largest packet accepted (see ReplicationClient::set_max_packet).
   size_t max_packet = (size_t{1} << 30) + (64 << 10);
-  // Called with the connection as soon as it is connected, before the
-  // handshake: a caller that must be able to cancel Start from another
-  // thread keeps an io::ShutdownHandle of it.
+  // How long the connect (TCP: a host that is down or drops the SYNs) and
+  // then each step of the handshake, the session setup and the dump's
+  // start may wait for the source; Start fails with Unavailable or
+  // DeadlineExceeded after it. A source that accepts and never answers
+  // fails Start after it too.
+  absl::Duration connect_timeout = absl::Seconds(10);
+  // Called with the connection's socket before it connects: a caller that
+  // must be able to cancel Start from another thread keeps an
+  // io::ShutdownHandle of it (the connect, the handshake and the setup
+  // are then interrupted).
   std::function<void(const io::Socket&)> on_connect;
 };
 
@@ -126,8 +133,9 @@ struct SourceEvent {
 
 class SourceStream {
  public:
-  // Connects, authenticates, sets up the session and starts the dump. Each
-  // step (handshake, each query, the registration) times out after 30 s.
+  // Connects, authenticates, sets up the session and starts the dump. The
+  // connect and each step (handshake, each query, the registration) time
+  // out after SourceOptions::connect_timeout.
   static absl::StatusOr<SourceStream> Start(const SourceOptions& options,
                                             const DumpStart& start);
   // The same, with the dump's start chosen once the source is known: after

@@ -122,6 +122,10 @@ ABSL_FLAG(std::string, source, "",
 ABSL_FLAG(absl::Duration, source_failover_after, absl::Seconds(10),
           "relay mode: with several --source servers, how long the one followed "
           "may stay unreachable before the next is tried");
+ABSL_FLAG(absl::Duration, source_connect_timeout, absl::Seconds(10),
+          "relay mode: how long a connect to a source (a host that is down) and "
+          "each step of its handshake and session setup (a server that accepts "
+          "and never answers) may take");
 ABSL_FLAG(std::string, source_user, "", "relay mode: the replication user at the source");
 ABSL_FLAG(std::string, source_password_file, "",
           "relay mode: a file holding the source user's password (one line)");
@@ -360,6 +364,10 @@ int main(int argc, char** argv) {
     if (ro.failover_after <= absl::ZeroDuration()) {
       return Usage("--source_failover_after must be > 0");
     }
+    so.connect_timeout = absl::GetFlag(FLAGS_source_connect_timeout);
+    if (so.connect_timeout <= absl::ZeroDuration()) {
+      return Usage("--source_connect_timeout must be > 0");
+    }
     so.user = absl::GetFlag(FLAGS_source_user);
     if (so.user.empty()) return Usage("--source needs --source_user");
     const std::string pw_file = absl::GetFlag(FLAGS_source_password_file);
@@ -387,7 +395,11 @@ int main(int argc, char** argv) {
       if (!ctx.ok()) return Usage(absl::StrCat("--source_ssl_ca: ", ctx.status().message()));
       source_tls_context = std::move(*ctx);
       source_tls.context = source_tls_context;
-      source_tls.verify_host = so.host[0] == '/' ? "" : so.host;
+      // Each server's certificate is checked against its own address
+      // (SourceAddress::verify_host); a unix socket's is not checked.
+      for (binlog::server::SourceAddress& a : ro.sources) {
+        if (a.host[0] != '/') a.verify_host = a.host;
+      }
       so.tls = &source_tls;
     }
     binlog::server::CopyRetentionOptions rt;

@@ -1019,6 +1019,39 @@ TEST(MariadbFlavorTest, AReplicaAtAGtidPositionGetsExactlyWhatItLacks) {
   ASSERT_TRUE((*log)->Close().ok());
 }
 
+// Without gtid_strict_mode a lower seq_no may be logged after a higher one
+// of the same domain and server (MariaDB logs it, and its dump sends it):
+// 0-1-10, 0-1-20, 0-1-15, across a rotation too. A GTID reader returns
+// every one of them, from the start and from a position before them.
+TEST(MariadbFlavorTest, ALowerSeqNoLoggedLaterIsReturned) {
+  Options o = MariaOptions();
+  o.gtid_strict_mode = false;
+  auto log = Binlog::Open(NewTempDir("maria_gtid_reader_lower"), "binlog", o);
+  ASSERT_TRUE(log.ok()) << log.status();
+  TransactionBuffer t;
+  uint64_t id = 0;
+  for (uint64_t seq : {5, 10, 20, 15, 30, 12}) {
+    CommitGtid g;
+    g.kind = CommitGtid::Kind::kAssigned;
+    g.domain_id = 0;
+    g.seq_no = seq;
+    BuildMariaTxn(&t, ++id, 20, g);
+    ASSERT_TRUE((*log)->Commit(&t).ok());
+    if (seq == 20) {
+      ASSERT_TRUE((*log)->Rotate().ok());
+    }
+  }
+  for (const char* position : {"", "0-1-5"}) {
+    SCOPED_TRACE(position);
+    auto r = (*log)->NewMariaGtidReader(*MariaGtidState::Parse(position), ReaderOptions());
+    ASSERT_TRUE(r.ok()) << r.status();
+    std::vector<std::string> want = {"0-1-10", "0-1-20", "0-1-15", "0-1-30", "0-1-12"};
+    if (position[0] == '\0') want.insert(want.begin(), "0-1-5");
+    EXPECT_EQ(ReadGtids(r->get()), want);
+  }
+  ASSERT_TRUE((*log)->Close().ok());
+}
+
 TEST(MariadbFlavorTest, AMySqlLogRefusesAMariaDbReplica) {
   std::string dir = NewTempDir("maria_gtid_reader_mysql");
   auto log = Binlog::Open(dir, "binlog", Options());

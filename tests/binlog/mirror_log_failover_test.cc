@@ -224,7 +224,11 @@ class MirrorLogFailoverTest : public ::testing::TestWithParam<bool> {
     ASSERT_EQ(idx->size(), a_last + (b_.files.size() - b_first));
     auto map = ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin");
     ASSERT_OK(map.status());
-    ASSERT_EQ(map->size(), b_.files.size() - b_first);
+    // One record: the segment from B's first file on.
+    ASSERT_EQ(map->size(), 1u);
+    EXPECT_EQ(map->front().file, a_last + 1);
+    EXPECT_EQ(map->front().server_id, 2u);
+    EXPECT_EQ(map->front().source_file, FailoverFile());
     for (uint64_t n : *idx) {
       const std::string name = BinlogFileName("a-bin", n);
       const std::string copy = ReadFile(io::JoinPath(copy_, name));
@@ -238,10 +242,7 @@ class MirrorLogFailoverTest : public ::testing::TestWithParam<bool> {
       } else {
         const std::string& source = b_.files[b_first + (n - a_last - 1)];
         EXPECT_TRUE(copy == ReadFile(io::JoinPath(b_.dir, source))) << source;
-        const SourceFileRecord& r = (*map)[n - a_last - 1];
-        EXPECT_EQ(r.file, n);
-        EXPECT_EQ(r.server_id, 2u);
-        EXPECT_EQ(r.source_file, source);
+        EXPECT_EQ(SourceFileNameOf(*map, "a-bin", n), source);
       }
     }
   }
@@ -294,10 +295,19 @@ TEST_P(MirrorLogFailoverTest, NewServersFileIsCopiedWholeAsTheNextFile) {
     FollowAUntilItDies(m->get());
     if (HasFatalFailure()) return;
     EXPECT_EQ((*m)->source_server_id(), 1u);
-    // B: a failover. Half its dump, then a restart.
+    EXPECT_FALSE((*m)->switch_pending());
+    // B: a failover. Half its dump, then a restart. Until B's file starts
+    // the switch is pending (the copy's end is A's file).
     (*m)->BeginStream(2);
+    EXPECT_TRUE((*m)->switch_pending());
     std::vector<Sent> dump = Dump(b_, FailoverFile(), kMagicSize);
-    ASSERT_OK(Feed(m->get(), dump, 0, dump.size() / 2));
+    ASSERT_OK(Feed(m->get(), dump, 0, 1));
+    EXPECT_TRUE((*m)->switch_pending());
+    EXPECT_EQ((*m)->SourceFileName((*m)->durable_end().file), held_file_);
+    ASSERT_OK(Feed(m->get(), dump, 1, 2));
+    EXPECT_FALSE((*m)->switch_pending());
+    EXPECT_EQ((*m)->SourceFileName((*m)->durable_end().file), FailoverFile());
+    ASSERT_OK(Feed(m->get(), dump, 2, dump.size() / 2));
     EXPECT_EQ((*m)->source_server_id(), 2u);
     ASSERT_OK((*m)->Close());
   }
@@ -313,6 +323,30 @@ TEST_P(MirrorLogFailoverTest, NewServersFileIsCopiedWholeAsTheNextFile) {
   ASSERT_OK((*m)->Close());
   ExpectFailedOverCopy();
   ExpectEachTransactionOnce();
+  if (HasFailure()) return;
+  // A map with a record per file (as earlier versions wrote it) names the
+  // files the same way.
+  auto idx = ReadIndex(io::FileSystem::Default(), copy_, "a-bin");
+  auto map = ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin");
+  ASSERT_OK(idx.status());
+  ASSERT_OK(map.status());
+  std::vector<SourceFileRecord> per_file;
+  for (uint64_t n : *idx) {
+    if (n >= map->front().file) per_file.push_back({n, 2, SourceFileNameOf(*map, "a-bin", n)});
+  }
+  ASSERT_GT(per_file.size(), 1u);
+  {
+    auto dir = io::FileSystem::Default()->OpenDirectory(copy_);
+    ASSERT_OK(dir.status());
+    ASSERT_OK(WriteSourceMap(io::FileSystem::Default(), dir->get(), copy_, "a-bin", per_file));
+  }
+  auto again = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+  ASSERT_OK(again.status());
+  EXPECT_EQ((*again)->ResumePoint().position.file, b_.files.back());
+  for (const SourceFileRecord& r : per_file) {
+    EXPECT_EQ((*again)->SourceFileName(BinlogFileName("a-bin", r.file)), r.source_file);
+  }
+  ASSERT_OK((*again)->Close());
 }
 
 TEST_P(MirrorLogFailoverTest, FailoverDumpMustStartAFileOfTheDeclaredServer) {
@@ -345,6 +379,45 @@ TEST_P(MirrorLogFailoverTest, FailoverDumpMustStartAFileOfTheDeclaredServer) {
   auto map = ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin");
   ASSERT_OK(map.status());
   EXPECT_TRUE(map->empty());
+}
+
+// A new server's file name goes into `<basename>.sources`, a text file
+// read back at every Open: a name with whitespace, a control byte or a
+// non-ASCII byte, or too long, is refused before anything changes (it
+// would make the copy impossible to reopen, or add lines to the map).
+TEST_P(MirrorLogFailoverTest, SourceFileNamesTheMapCannotHoldAreRefused) {
+  auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+  ASSERT_OK(m.status());
+  (*m)->BeginStream(1);
+  FollowAUntilItDies(m->get());
+  if (HasFatalFailure()) return;
+  const MirrorPosition end = (*m)->end();
+  (*m)->BeginStream(2);
+  const std::string digits = FailoverFile().substr(FailoverFile().rfind('.'));
+  for (const std::string& bad :
+       {std::string("b bin") + digits, std::string("b-bin\nfile 9 server 3 source x") + digits,
+        std::string("b-bin\x01") + digits, std::string("b-bin\xc3\xa9") + digits,
+        std::string("b-bin\t") + digits, std::string(kMaxSourceFileNameLength, 'b') + digits}) {
+    SCOPED_TRACE(bad.substr(0, 40));
+    EXPECT_THAT((*m)->Append(EncodeRotateTo(0, 2, bad, kMagicSize, 0, kFlagArtificial, true)),
+                StatusIs(absl::StatusCode::kInvalidArgument));
+    EXPECT_FALSE(IsValidSourceFileName(bad));
+  }
+  EXPECT_EQ((*m)->end(), end);
+  EXPECT_TRUE(ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin")->empty());
+  EXPECT_TRUE(IsValidSourceFileName(std::string(kMaxSourceFileNameLength - digits.size(), 'b') +
+                                    digits));
+  // The real dump still switches, and the copy reopens.
+  ASSERT_OK(Feed(m->get(), Dump(b_, FailoverFile(), kMagicSize)));
+  ASSERT_OK((*m)->Close());
+  ExpectFailedOverCopy();
+  // A map holding such a name (written by hand) is DataLoss.
+  auto dir = io::FileSystem::Default()->OpenDirectory(copy_);
+  ASSERT_OK(dir.status());
+  ASSERT_OK(WriteSourceMap(io::FileSystem::Default(), dir->get(), copy_, "x-bin",
+                           {SourceFileRecord{1, 2, "b-bin\x01.000001"}}));
+  EXPECT_THAT(ReadSourceMap(io::FileSystem::Default(), copy_, "x-bin").status(),
+              StatusIs(absl::StatusCode::kDataLoss));
 }
 
 // A crash at each step of the switch: after the map record (the file not
@@ -406,6 +479,79 @@ TEST_P(MirrorLogFailoverTest, CrashDuringTheSwitchRecovers) {
     ASSERT_OK((*m)->Close());
     ExpectFailedOverCopy();
   }
+}
+
+// A crash after the failover's map record (the file not created), then
+// the old server comes back: the record is dropped on disk by the reopen,
+// before anything else, so the old server's next file is not bound to the
+// new server's name by the next Open. A record left so by an older copy
+// (its server id is not the one of the file's Format_description) is
+// dropped too.
+TEST_P(MirrorLogFailoverTest, StaleRecordOfACrashedSwitchNeverBindsToALaterFile) {
+  // A with more files than the one it dies in (its first files the same).
+  a_ = MakeServer(maria_, 1, "a-bin", kUuidA, 4096, 0, kShared + 20);
+  io::FaultInjectionFileSystem fs;
+  MirrorOptions mo;
+  mo.file_system = &fs;
+  {
+    auto m = MirrorLog::Open(copy_, "a-bin", mo);
+    ASSERT_OK(m.status());
+    (*m)->BeginStream(1);
+    FollowAUntilItDies(m->get());
+    if (HasFatalFailure()) return;
+    uint64_t a_last = 0;
+    ASSERT_TRUE(ParseBinlogFileName("a-bin", (*m)->files().back(), &a_last));
+    (*m)->BeginStream(2);
+    std::vector<Sent> dump = Dump(b_, FailoverFile(), kMagicSize);
+    io::FaultSpec f;
+    f.persistent = true;
+    f.op = io::FaultOp::kOpenWritable;
+    f.path_substr = BinlogFileName("a-bin", a_last + 1);
+    fs.InjectFault(f);
+    ASSERT_OK((*m)->Append(dump[0].bytes));
+    EXPECT_FALSE((*m)->Append(dump[1].bytes).ok());
+    ASSERT_OK(fs.SimulatePowerLoss(io::PowerLossOptions()).status());
+    fs.ClearFaults();
+    (*m)->Close().IgnoreError();
+  }
+  ASSERT_EQ(ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin")->size(), 1u);
+  {
+    auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+    ASSERT_OK(m.status());
+    // Dropped on disk by the Open itself.
+    EXPECT_TRUE(ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin")->empty());
+    // A comes back and goes on into its next file.
+    (*m)->BeginStream(1);
+    const MirrorResumePoint rp = (*m)->ResumePoint();
+    ASSERT_EQ(rp.position.file, held_file_);
+    ASSERT_OK(Feed(m->get(), Dump(a_, rp.position.file, rp.position.pos)));
+    ASSERT_GT((*m)->files().size(), 1u);
+    ASSERT_NE((*m)->files().back(), held_file_);
+    ASSERT_OK((*m)->Close());
+  }
+  auto check = [&] {
+    auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+    ASSERT_OK(m.status());
+    const MirrorResumePoint rp = (*m)->ResumePoint();
+    EXPECT_EQ(rp.server_id, 1u);
+    EXPECT_EQ(rp.position.file, a_.files.back());
+    EXPECT_EQ((*m)->SourceFileName((*m)->files().back()), a_.files.back());
+    ASSERT_OK((*m)->Close());
+    EXPECT_TRUE(ReadSourceMap(io::FileSystem::Default(), copy_, "a-bin")->empty());
+  };
+  check();
+  if (HasFatalFailure()) return;
+  // What an older copy could hold: a record naming server 2 for the last
+  // file, which server 1 wrote.
+  uint64_t last = 0;
+  ASSERT_TRUE(ParseBinlogFileName("a-bin", a_.files.back(), &last));
+  {
+    auto dir = io::FileSystem::Default()->OpenDirectory(copy_);
+    ASSERT_OK(dir.status());
+    ASSERT_OK(WriteSourceMap(io::FileSystem::Default(), dir->get(), copy_, "a-bin",
+                             {SourceFileRecord{last, 2, FailoverFile()}}));
+  }
+  check();
 }
 
 INSTANTIATE_TEST_SUITE_P(Flavors, MirrorLogFailoverTest, ::testing::Bool(),

@@ -22,6 +22,7 @@
 #include "binlog/transaction.h"
 #include "gtest/gtest.h"
 #include "io/socket.h"
+#include "io/tls.h"
 #include "server/client.h"
 #include "server/protocol.h"
 #include "server/relay.h"
@@ -269,6 +270,56 @@ TEST_P(RelayRobustnessChainTest, AnEventWhoseTimestampEndsIn0xefIsRelayed) {
                          << st.last_error;
   // With a doubling backoff (100 ms .. 5 s) 6 s allow at most ~7 streams.
   EXPECT_LE(st.connects, 8u) << "reconnect storm: " << st.connects << " streams in 6 s";
+}
+
+// TLS with a source list: the caller's verify_host is what every server's
+// certificate must name (it was replaced by each address, so a certificate
+// that does not name it was accepted); an address's own verify_host comes
+// first.
+TEST_P(RelayRobustnessChainTest, TheCallersTlsVerifyHostIsKeptWithASourceList) {
+  EnableTls(false);
+  StartServedLog("relay_verify_host_", 3, 1000);
+  if (HasFatalFailure()) return;
+  auto ctx = io::TlsContext::ForClient(pki_.ca);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  ClientTls tls;
+  tls.context = *ctx;
+  tls.verify_host = "db.example";  // not in the server's certificate
+  RelayOptions o;
+  o.basename = "binlog";
+  o.source.user = "repl";
+  o.source.password = "pw";
+  o.source.server_id = 77;
+  o.source.tls = &tls;
+  o.source.heartbeat_period = absl::Milliseconds(100);
+  o.source.connect_timeout = absl::Seconds(5);
+  o.silence_timeout = absl::Seconds(1);
+  o.backoff_min = absl::Milliseconds(10);
+  o.backoff_max = absl::Milliseconds(100);
+  {
+    ScratchDir copy;
+    o.dir = copy.path();
+    o.sources = {{"127.0.0.1", port_}};
+    auto r = Relay::Start(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(testutil::WaitUntil(
+        [&] { return (*r)->stats().connect_failures >= 3 || (*r)->stats().connects > 0; }));
+    EXPECT_EQ((*r)->stats().connects, 0u) << "the certificate was taken for db.example";
+    EXPECT_TRUE((*r)->Stop().ok());
+  }
+  {
+    ScratchDir copy;
+    o.dir = copy.path();
+    o.sources = {{"127.0.0.1", port_, "localhost"}};
+    auto r = Relay::Start(o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const auto files = log_->ListFiles();
+    const MirrorPosition want{files.back().name, files.back().size};
+    EXPECT_TRUE(
+        testutil::WaitUntil([&] { return (*r)->mirror()->durable_end() == want; }))
+        << (*r)->stats().last_error;
+    EXPECT_TRUE((*r)->Stop().ok());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Plain, RelayRobustnessChainTest, ::testing::Values(io::Codec::kNone));
