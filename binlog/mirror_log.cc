@@ -21,6 +21,7 @@
 #include "binlog/mirror_log.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -145,6 +146,11 @@ struct MirrorLog::State {
   int64_t pending_gno = 0;
   bool has_pending_maria = false;
   MariaGtidListEntry pending_maria;
+
+  // The last event's timestamp of closed files (ListFileFacts: a file
+  // without a closing Rotate is read through once). Its own lock.
+  mutable sync::Mutex end_time_mu;
+  std::map<uint64_t, uint32_t> end_times;
 
   // What Publish() last published to tailing readers: the end (file
   // number, offset), the flavor and the GTID state there. Written under
@@ -610,13 +616,30 @@ absl::StatusOr<std::vector<MirrorLog::FileFacts>> MirrorLog::ListFileFacts() con
     }
     f.size = *size;
     if (i + 1 < files.size()) {
-      uint32_t ts = 0;
-      auto closed = internal::ClosedFileEndTime(st_->fs, basename_, path, &ts);
-      if (!closed.ok()) {
-        if (absl::IsNotFound(closed.status())) continue;
-        return closed.status();
+      // A closed file: its closing Rotate's time, else (a failover or a
+      // crashed source ended it; its Rotate names another server's file)
+      // its last event's.
+      bool cached = false;
+      {
+        sync::MutexLock l(&st_->end_time_mu);
+        auto it = st_->end_times.find(files[i]);
+        if (it != st_->end_times.end()) {
+          f.end_time = it->second;
+          cached = true;
+        }
       }
-      if (*closed) f.end_time = ts;
+      if (!cached) {
+        auto ts = internal::FileLastEventTime(st_->fs, basename_, path);
+        if (!ts.ok()) {
+          if (absl::IsNotFound(ts.status())) continue;
+          return ts.status();
+        }
+        f.end_time = *ts;
+        sync::MutexLock l(&st_->end_time_mu);
+        st_->end_times[files[i]] = *ts;
+        // Forget the files purged meanwhile.
+        st_->end_times.erase(st_->end_times.begin(), st_->end_times.lower_bound(files[0]));
+      }
     }
     out.push_back(std::move(f));
   }

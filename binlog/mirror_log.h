@@ -369,9 +369,11 @@ class MirrorLog {
   absl::StatusOr<PurgeResult> PurgeTo(const std::string& file);
 
   // The copy's files for a retention policy, oldest first: name, number,
-  // size on disk, and for a file the source ended (a Rotate or a Stop at
-  // its end) that event's timestamp (the source's clock, Unix seconds; 0
-  // for the last file or one that ended otherwise).
+  // size on disk, and for every file but the last the timestamp of its
+  // last event (the source's clock, Unix seconds): its closing Rotate or
+  // Stop, else (a file a failover or a source's crash ended, or whose
+  // Rotate names another server's file) read through once and remembered;
+  // 0 for the last file.
   struct FileFacts {
     uint64_t number = 0;
     std::string name;

@@ -29,9 +29,9 @@ size_t FirstKept(const Files& files, absl::Time now, absl::Duration age, uint64_
   const size_t last = files.size() - 1;
   size_t keep = 0;
   if (age > absl::ZeroDuration()) {
-    // Ends at a file the source did not close with a Rotate (its age is
-    // unknown), or at a young one.
-    while (keep < last && files[keep].end_time != 0 &&
+    // Ends at a young file (every file but the last has its last event's
+    // time, whether a Rotate ended it or not).
+    while (keep < last &&
            absl::FromUnixSeconds(files[keep].end_time) + age <= now) {
       ++keep;
     }
