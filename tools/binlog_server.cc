@@ -488,6 +488,20 @@ int main(int argc, char** argv) {
     listeners.push_back(std::move(*l));
   }
   Server* srv = server->get();
+  // Relay mode: retention of the copy, following the downstream replicas
+  // and the named consumers. Set up before the watcher thread starts, so
+  // an error here returns with no thread to end.
+  std::unique_ptr<binlog::server::CopyRetention> retention;
+  if (relay != nullptr && retention_options.has_value()) {
+    auto r = binlog::server::CopyRetention::Create(relay->mirror(), srv, *retention_options);
+    if (!r.ok()) {
+      std::cerr << "binlog_server: retention of the copy: " << r.status().message() << "\n";
+      absl::Status rs = relay->Stop();
+      if (!rs.ok()) std::cerr << "binlog_server: closing the copy: " << rs << "\n";
+      return 1;
+    }
+    retention = std::move(*r);
+  }
   // Relay mode: the watcher also reports the relay's errors as they
   // change, and ends the server (exit status 1) if the copy fails.
   std::atomic<int> exit_status{0};
@@ -527,18 +541,14 @@ int main(int argc, char** argv) {
     std::cerr << "binlog_server: second signal, exiting without waiting\n";
     std::_Exit(1);
   });
-  // Relay mode: retention of the copy, following the downstream replicas
-  // and the named consumers.
-  std::unique_ptr<binlog::server::CopyRetention> retention;
-  if (relay != nullptr && retention_options.has_value()) {
-    auto r = binlog::server::CopyRetention::Create(relay->mirror(), srv, *retention_options);
-    if (!r.ok()) return Usage(std::string(r.status().message()));
-    retention = std::move(*r);
-    retention->Start();
-  }
+  if (retention != nullptr) retention->Start();
   std::vector<std::thread> runners;
   for (Socket& l : listeners) runners.emplace_back([srv, &l]() { srv->Run(&l); });
   for (std::thread& t : runners) t.join();
+  // The watcher stays in sigwait for a second signal: it is left to the
+  // process's exit (every return below; a joinable thread's destruction
+  // would abort).
+  watcher.detach();
   if (retention != nullptr) retention->Stop();
   server->reset();  // ends the sessions
   if (relay != nullptr) {
@@ -550,12 +560,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  if (exit_status.load() != 0) {
-    watcher.detach();
-    return exit_status.load();
-  }
+  if (exit_status.load() != 0) return exit_status.load();
   // Removes the socket file only if it is still ours.
   for (Socket& l : listeners) l.RemoveUnixPath();
-  watcher.detach();
   return 0;
 }

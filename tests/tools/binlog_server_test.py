@@ -232,6 +232,29 @@ class RelayRetentionTest(ServerBase):
         self.stop(p)
 
 
+    def test_a_bad_replicas_file_is_an_error_exit(self):
+        # The copy's saved replica positions cannot be read: the relay
+        # stops and the server exits with status 1 and the reason (not a
+        # signal).
+        p, port = self.start("--port=0")
+        pw = os.path.join(self.dir, "pw")
+        with open(pw, "w") as f:
+            f.write("s3cret\n")
+        os.chmod(pw, 0o600)
+        copy = os.path.join(self.dir, "badcopy")
+        os.mkdir(copy)
+        with open(os.path.join(copy, "binlog.replicas"), "w") as f:
+            f.write("not the header\n")
+        code, err = self.run_server(
+            "--dir=" + copy, "--users=" + self.users, "--port=0",
+            "--source=127.0.0.1:%d" % port, "--source_user=repl",
+            "--source_password_file=" + pw, "--server_id=9",
+            "--binlog_expire_logs_seconds=60")
+        self.assertEqual(code, 1, err)
+        self.assertIn("not a replicas file", err)
+        self.stop(p)
+
+
 class UsersFileTest(ServerBase):
     def test_hash_user_prints_the_stored_credential(self):
         # MariaDB's PASSWORD('pw').
