@@ -27,6 +27,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/gtid_index.h"
@@ -63,6 +65,44 @@ absl::StatusOr<uint32_t> FileServerId(io::FileSystem* fs, const std::string& pat
   BINLOG_RETURN_IF_ERROR(f->Read(kMagicSize + kServerIdOffset, sizeof(b), b, &got));
   if (got != sizeof(b)) return absl::DataLossError(absl::StrCat(path, ": no Format_description"));
   return LoadLe32(b);
+}
+
+// `<basename>.purge`: the copy files a purge removes (first and last
+// number), written durably before the purge rewrites the index and removed
+// once the files are gone. Open removes the unindexed files it names (a
+// purge a crash interrupted), and no other file below the first indexed
+// one (a directory seeded with older files keeps them).
+constexpr char kPurgeHeader[] = "binlog-mirror-purge 1";
+
+std::string PurgeRecordPath(const std::string& dir, const std::string& basename) {
+  return io::JoinPath(dir, absl::StrCat(basename, ".purge"));
+}
+
+absl::Status WritePurgeRecord(io::FileSystem* fs, io::Directory* dir_handle,
+                              const std::string& path, uint64_t first, uint64_t last,
+                              uint32_t file_mode) {
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
+                          fs->OpenWritable(path, io::OpenMode::kCreateOrTruncate, file_mode));
+  absl::Status s = f->Write(0, absl::StrCat(kPurgeHeader, "\n", first, " ", last, "\n"));
+  if (s.ok()) s = f->Sync();
+  absl::Status cs = f->Close();
+  if (s.ok()) s = cs;
+  if (s.ok()) s = dir_handle->Sync();
+  return s;
+}
+
+// The range a purge record names; false if there is none or it is not
+// whole (a crash while it was written: the index was not rewritten yet).
+absl::StatusOr<bool> ReadPurgeRecord(io::FileSystem* fs, const std::string& path,
+                                     uint64_t* first, uint64_t* last) {
+  absl::StatusOr<std::string> text = ReadSmallFile(fs, path, 4096);
+  if (absl::IsNotFound(text.status())) return false;
+  if (!text.ok()) return text.status();
+  std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n');
+  if (lines.size() != 3 || lines[0] != kPurgeHeader || !lines[2].empty()) return false;
+  std::vector<absl::string_view> f = absl::StrSplit(lines[1], ' ');
+  return f.size() == 2 && absl::SimpleAtoi(f[0], first) && absl::SimpleAtoi(f[1], last) &&
+         *first <= *last;
 }
 
 }  // namespace
@@ -308,13 +348,19 @@ absl::Status MirrorLog::OpenImpl() {
   std::sort(names.begin(), names.end());
   std::vector<std::string> strays;
   const uint64_t first = m->files.empty() ? 0 : m->files.front();
+  const std::string purge_record = PurgeRecordPath(dir_, basename_);
+  uint64_t purge_first = 0, purge_last = 0;
+  BINLOG_ASSIGN_OR_RETURN(const bool purging,
+                          ReadPurgeRecord(fs, purge_record, &purge_first, &purge_last));
+  BINLOG_ASSIGN_OR_RETURN(const bool purge_record_exists, fs->Exists(purge_record));
   for (const std::string& name : names) {
     uint64_t n = 0;
     if (!ParseBinlogFileName(basename_, name, &n)) continue;
     if (n < first) {
-      // Before the first indexed file: a purge rewrote the index and was
-      // interrupted before it removed this file.
-      strays.push_back(name);
+      // Before the first indexed file: removed only if a purge that
+      // rewrote the index and was interrupted before it removed the file
+      // names it; any other is not the copy's to remove.
+      if (purging && n >= purge_first && n <= purge_last) strays.push_back(name);
       continue;
     }
     if (n <= last) continue;
@@ -427,6 +473,8 @@ absl::Status MirrorLog::OpenImpl() {
     recovery_.removed_files.push_back(name);
   }
   if (!strays.empty()) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
+  // The purge is finished (or never rewrote the index).
+  if (purge_record_exists) BINLOG_RETURN_IF_ERROR(fs->Remove(purge_record));
   if (write_empty_index) {
     BINLOG_RETURN_IF_ERROR(
         WriteIndex(fs, m->dir_handle.get(), dir_, basename_, {}, options_.file_mode));
@@ -571,8 +619,16 @@ absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& fil
   if (victims.empty()) return result;
   std::vector<uint64_t> left(m->files.begin() + static_cast<long>(victims.size()),
                              m->files.end());
-  absl::Status s =
-      WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, left, options_.file_mode);
+  // What a crash from here leaves for Open to finish, durable first.
+  const std::string purge_record = PurgeRecordPath(dir_, basename_);
+  absl::Status s = WritePurgeRecord(m->fs, m->dir_handle.get(), purge_record, victims.front(),
+                                    victims.back(), options_.file_mode);
+  if (!s.ok()) {
+    live_->RestoreFront(victims);
+    m->fs->Remove(purge_record).IgnoreError();
+    return s;
+  }
+  s = WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, left, options_.file_mode);
   if (!s.ok()) {
     live_->RestoreFront(victims);
     return Poison(s);
@@ -595,6 +651,8 @@ absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& fil
     }
   }
   absl::Status ds = m->dir_handle->Sync();
+  // Done once the removals are durable (else Open finishes them).
+  if (first_error.ok() && ds.ok()) ds = m->fs->Remove(purge_record);
   if (!first_error.ok()) return first_error;
   if (!ds.ok()) return ds;
   m->stats.files_purged += result.purged.size();

@@ -82,8 +82,9 @@
 // that holds only a (possibly torn) Format_description is what a crash
 // between a file's start and its index entry leaves: removed. Any other
 // unindexed file after it is refused (FailedPrecondition). Unindexed files
-// before the first indexed one are what a purge interrupted between its
-// index rewrite and its removals leaves: removed. Close() cuts a
+// before the first indexed one that `<basename>.purge` names are what a
+// purge interrupted between its index rewrite and its removals leaves:
+// removed; others (older files an operator put there) are left alone. Close() cuts a
 // partial transaction the same way and makes everything durable: the files
 // then hold nothing past the last complete event received (no preallocated
 // zeros, no Stop event of the copy's own).
@@ -348,15 +349,19 @@ class MirrorLog {
   // PurgeTo: removes the files before `file` (a file of the copy), oldest
   // first, as PURGE BINARY LOGS TO does. Never the last file, and never a
   // file a reader has open (its pin) nor any after it: the purge stops
-  // there and says so. The index is rewritten first (write-temp, fdatasync,
-  // rename, directory fsync), then the files are removed and the directory
-  // synced: a crash in between leaves unindexed files before the first
-  // indexed one, which Open removes (MirrorRecoveryReport::removed_files).
+  // there and says so. A durable record of the victims
+  // (`<basename>.purge`, binlog/FORMAT.md) is written first, then the
+  // index is rewritten (write-temp, fdatasync, rename, directory fsync),
+  // then the files are removed, the directory synced and the record
+  // removed: a crash in between leaves unindexed files before the first
+  // indexed one that the record names, which Open removes
+  // (MirrorRecoveryReport::removed_files).
   // Readers that would start in a purged file get NotFound; the GTID
   // readers' purged check then reads the new first file's Previous_gtids
   // (MariaDB: Gtid_list). Errors: NotFound for a file not in the copy;
   // FailedPrecondition after Close or poisoning; the index write's I/O
-  // error (nothing removed, the copy poisoned, as any failed write of it);
+  // error (nothing removed, the copy poisoned, as any failed write of it;
+  // the record's: nothing changed);
   // a removal's error (the index no longer names the file: Open removes
   // it).
   struct PurgeResult {

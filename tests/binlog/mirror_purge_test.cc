@@ -267,6 +267,38 @@ TEST_F(MirrorPurgeTest, ACrashBetweenTheIndexAndTheRemovalsIsFinishedByOpen) {
   ASSERT_TRUE((*again)->Close().ok());
 }
 
+// Files below the first indexed one that no interrupted purge names (an
+// operator seeded the directory with older files) are not the copy's:
+// Open leaves them. A purge that finished leaves no record.
+TEST_F(MirrorPurgeTest, OpenKeepsOlderFilesNoPurgeNamed) {
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_seeded");
+  ASSERT_NE(m, nullptr);
+  auto r = m->PurgeTo(files_[3]);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->purged.size(), 3u);
+  ASSERT_TRUE(m->Close().ok());
+  m.reset();
+  EXPECT_FALSE(Exists(std::string(kBase) + ".purge"));
+  // Seeded: files 1 and 3 again, from the source.
+  for (int i : {0, 2}) {
+    auto text = ReadSmallFile(io::FileSystem::Default(), src_dir_ + "/" + files_[i], 1 << 24);
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto f = io::FileSystem::Default()->OpenWritable(copy_dir_ + "/" + files_[i],
+                                                     io::OpenMode::kCreateOrTruncate);
+    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_TRUE((*f)->Write(0, *text).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+  auto again = MirrorLog::Open(copy_dir_, kBase, MirrorOptions());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)->recovery().removed_files.empty());
+  EXPECT_TRUE(Exists(files_[0]));
+  EXPECT_TRUE(Exists(files_[2]));
+  EXPECT_EQ((*again)->files(), std::vector<std::string>(files_.begin() + 3, files_.end()));
+  EXPECT_FALSE(Exists(std::string(kBase) + ".purge"));  // finished
+  ASSERT_TRUE((*again)->Close().ok());
+}
+
 // A crash in the index rewrite itself (its rename fails, then the power
 // goes): the old index stands and every file is still there.
 TEST_F(MirrorPurgeTest, ACrashInTheIndexRewriteKeepsEveryFile) {
