@@ -61,11 +61,13 @@ absl::StatusOr<std::unique_ptr<CopyRetention>> CopyRetention::Create(
   }
   if (options.expire_after < absl::ZeroDuration() ||
       options.force_purge_after < absl::ZeroDuration() ||
-      options.interval <= absl::ZeroDuration()) {
+      options.interval <= absl::ZeroDuration() ||
+      options.startup_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "CopyRetention: ages must be >= 0 and the interval > 0");
   }
   std::unique_ptr<CopyRetention> r(new CopyRetention(mirror, server, std::move(options)));
+  r->created_ = r->o_.now ? r->o_.now() : absl::Now();
   if (!r->o_.replicas_file.empty()) {
     absl::Status s = r->LoadReplicas();
     if (!s.ok()) return s;
@@ -134,11 +136,13 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   PassResult res;
   std::vector<Server::ReplicaPosition> replicas;
   if (server_ != nullptr) replicas = server_->ReplicaPositions();
+  bool saved = true;
   if (!o_.replicas_file.empty()) {
     absl::Status s = SaveReplicas(replicas);
     if (!s.ok()) {
+      saved = false;
       Log(absl::StrCat("retention: saving the replicas' positions to ", o_.replicas_file,
-                       ": ", s.ToString()));
+                       ": ", s.ToString(), "; no purge in this pass"));
     }
   }
   absl::StatusOr<Files> listed = mirror_->ListFileFacts();
@@ -206,6 +210,13 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   } else if (want < last) {
     res.kept_file = files[want].name;
     res.kept_reason = "policy";
+  }
+  if (std::max(target, force) > 0 && (!saved || now < created_ + o_.startup_grace)) {
+    // A replica's position is durable, and the replicas that knew the
+    // relay before it restarted are back, before a file goes.
+    res.kept_file = files[0].name;
+    res.kept_reason = saved ? "startup grace" : "the replicas' positions are not saved";
+    return res;
   }
   std::vector<std::string> passed;
   if (force > target) {

@@ -169,6 +169,10 @@ ABSL_FLAG(uint64_t, force_max_total_size, 0,
           "still needs them (logged); 0: none");
 ABSL_FLAG(absl::Duration, retention_interval, absl::Seconds(10),
           "relay mode: how often retention looks at the copy");
+ABSL_FLAG(absl::Duration, retention_startup_grace, absl::Seconds(90),
+          "relay mode: no purge until this long after startup, so replicas that "
+          "followed the relay before a restart reconnect first (MySQL replicas "
+          "retry every 60 s by default)");
 
 namespace {
 
@@ -397,6 +401,10 @@ int main(int argc, char** argv) {
     rt.force_purge_after = absl::Seconds(absl::GetFlag(FLAGS_force_purge_after_seconds));
     rt.force_max_total_bytes = absl::GetFlag(FLAGS_force_max_total_size);
     rt.interval = absl::GetFlag(FLAGS_retention_interval);
+    rt.startup_grace = absl::GetFlag(FLAGS_retention_startup_grace);
+    if (rt.startup_grace < absl::ZeroDuration()) {
+      return Usage("--retention_startup_grace must be >= 0");
+    }
     rt.replicas_file = o.dir + "/" + o.basename + ".replicas";
     if (rt.interval <= absl::ZeroDuration()) return Usage("--retention_interval must be > 0");
     for (absl::string_view c : absl::StrSplit(absl::GetFlag(FLAGS_consumers), ',')) {

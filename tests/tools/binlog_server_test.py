@@ -205,7 +205,8 @@ class RelayRetentionTest(ServerBase):
             [SERVER, "--dir=" + copy, "--users=" + self.users, "--port=0",
              "--source=127.0.0.1:%d" % port, "--source_user=repl",
              "--source_password_file=" + pw, "--server_id=9",
-             "--binlog_max_total_size=1", "--retention_interval=100ms"],
+             "--binlog_max_total_size=1", "--retention_interval=100ms",
+             "--retention_startup_grace=0s"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.procs.append(relay)
         index = os.path.join(copy, "binlog.index")

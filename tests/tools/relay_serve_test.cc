@@ -664,6 +664,49 @@ TEST_F(RelayServeTest, ReplicaPositionsSavedHoldFilesAcrossARestart) {
   EXPECT_TRUE(absl::IsDataLoss(refused.status())) << refused.status();
 }
 
+// No purge before startup_grace has passed since Create, nor in a pass
+// whose save of the replicas' positions failed.
+TEST_F(RelayServeTest, NoPurgeInTheStartupGraceNorWithoutTheReplicasSaved) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(50);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 3u);
+  absl::Time now = absl::Now();
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.startup_grace = absl::Minutes(1);
+  o.now = [&now] { return now; };
+  o.replicas_file = copy_dir_ + "/no-such-dir/binlog.replicas";  // cannot be saved
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(pass->kept_reason, "the replicas' positions are not saved");
+  now += absl::Minutes(2);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(CopyFiles(), before);
+  ret.reset();
+
+  // Saved, but within the grace: kept; after it: purged.
+  now = absl::Now();
+  o.replicas_file = copy_dir_ + "/binlog.replicas";
+  ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(pass->kept_reason, "startup grace");
+  now += absl::Minutes(1);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
+}
+
 // MariaDB: a source log of MariaDB's flavor relayed, and a downstream
 // client connecting with its GTID position (@slave_connect_state) gets
 // what comes after it, what arrives while it reads, each once; a position
