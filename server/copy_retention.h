@@ -17,7 +17,9 @@
 //      reached goes. Consumers are every downstream replica the server has
 //      seen register, by server id (Server::ReplicaPositions: the end of
 //      the last event its dump sent, remembered while it is disconnected;
-//      one that has not dumped yet holds every file), and every named
+//      one that registered but has no position yet holds every file for
+//      unpositioned_hold, then none; one whose file was purged already
+//      holds none), and every named
 //      consumer: a PositionStore file (binlog/position_store.h) whose
 //      source_file is the copy's file the consumer reads (written by the
 //      consumer; a store that cannot be read holds every file, and says
@@ -49,6 +51,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -90,6 +93,13 @@ struct CopyRetentionOptions {
   // its files once it reconnects within it (a MySQL replica retries every
   // 60 s by default). Zero: none.
   absl::Duration startup_grace = absl::ZeroDuration();
+  // How long a replica that registered but has no position yet (it has
+  // not dumped) holds every file, from the first pass that saw it so.
+  absl::Duration unpositioned_hold = absl::Minutes(10);
+  // How many replicas are remembered (Server::ReplicaPositions, saved in
+  // replicas_file): beyond it, the disconnected ones a pass saw active
+  // longest ago are forgotten (Server::ForgetReplica) and hold nothing.
+  size_t max_replicas = 1000;
   // Where purges and held files are reported (one line each, no newline).
   std::function<void(const std::string&)> log;
   // The clock files' ages are measured with; nullptr: absl::Now().
@@ -142,6 +152,15 @@ class CopyRetention {
   std::mutex pass_mu_;  // one pass at a time
   std::string saved_;   // what replicas_file holds; guarded by pass_mu_
   absl::Time created_;  // by o_.now (startup_grace)
+  // Per replica (server id), by o_.now: when a pass last saw it connected
+  // or at a new position, and the position it was at. Guarded by pass_mu_.
+  struct Seen {
+    absl::Time active;
+    absl::Time since;  // at this position (or without one)
+    std::string file;
+    uint64_t position = 0;
+  };
+  std::map<uint32_t, Seen> seen_;
 
   std::mutex mu_;
   std::condition_variable cv_;
