@@ -108,6 +108,8 @@ absl::StatusOr<bool> ReadPurgeRecord(io::FileSystem* fs, const std::string& path
 }  // namespace
 
 struct MirrorLog::State {
+  // Held by PurgeTo throughout and by Close (before `mu`).
+  sync::Mutex purge_mu;
   // Taken by every method of MirrorLog; guards everything below.
   mutable sync::Mutex mu;
   io::FileSystem* fs = nullptr;
@@ -599,41 +601,48 @@ absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewMariaGtidReader(
 }
 
 absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& file) {
-  sync::MutexLock l(&st_->mu);
-  BINLOG_RETURN_IF_ERROR(CheckUsable());
   State* m = st_.get();
-  uint64_t target = 0;
-  if (!ParseBinlogFileName(basename_, file, &target) ||
-      !std::binary_search(m->files.begin(), m->files.end(), target)) {
-    return absl::NotFoundError(absl::StrCat(file, " is not a file of the copy"));
-  }
+  // One purge at a time (its record); Close waits for it. The removals
+  // and the directory's fsync run without `mu`: appends, syncs and
+  // readers' calls do not wait for them.
+  sync::MutexLock purging(&m->purge_mu);
   PurgeResult result;
-  uint64_t pinned = 0;
-  // Takes them from the readers' list first: a reader cannot open one
-  // from here on, and one a reader holds stops the purge.
-  std::vector<uint64_t> victims = live_->TakePurgeable(target, &pinned);
-  if (pinned != 0) {
-    result.kept_file = BinlogFileName(basename_, pinned);
-    result.kept_reason = "open by a reader";
-  }
-  if (victims.empty()) return result;
-  std::vector<uint64_t> left(m->files.begin() + static_cast<long>(victims.size()),
-                             m->files.end());
-  // What a crash from here leaves for Open to finish, durable first.
+  std::vector<uint64_t> victims;
   const std::string purge_record = PurgeRecordPath(dir_, basename_);
-  absl::Status s = WritePurgeRecord(m->fs, m->dir_handle.get(), purge_record, victims.front(),
-                                    victims.back(), options_.file_mode);
-  if (!s.ok()) {
-    live_->RestoreFront(victims);
-    m->fs->Remove(purge_record).IgnoreError();
-    return s;
+  {
+    sync::MutexLock l(&m->mu);
+    BINLOG_RETURN_IF_ERROR(CheckUsable());
+    uint64_t target = 0;
+    if (!ParseBinlogFileName(basename_, file, &target) ||
+        !std::binary_search(m->files.begin(), m->files.end(), target)) {
+      return absl::NotFoundError(absl::StrCat(file, " is not a file of the copy"));
+    }
+    uint64_t pinned = 0;
+    // Takes them from the readers' list first: a reader cannot open one
+    // from here on, and one a reader holds stops the purge.
+    victims = live_->TakePurgeable(target, &pinned);
+    if (pinned != 0) {
+      result.kept_file = BinlogFileName(basename_, pinned);
+      result.kept_reason = "open by a reader";
+    }
+    if (victims.empty()) return result;
+    std::vector<uint64_t> left(m->files.begin() + static_cast<long>(victims.size()),
+                               m->files.end());
+    // What a crash from here leaves for Open to finish, durable first.
+    absl::Status s = WritePurgeRecord(m->fs, m->dir_handle.get(), purge_record, victims.front(),
+                                      victims.back(), options_.file_mode);
+    if (!s.ok()) {
+      live_->RestoreFront(victims);
+      m->fs->Remove(purge_record).IgnoreError();
+      return s;
+    }
+    s = WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, left, options_.file_mode);
+    if (!s.ok()) {
+      live_->RestoreFront(victims);
+      return Poison(s);
+    }
+    m->files = std::move(left);
   }
-  s = WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, left, options_.file_mode);
-  if (!s.ok()) {
-    live_->RestoreFront(victims);
-    return Poison(s);
-  }
-  m->files = std::move(left);
   // The index no longer names them: a crash from here leaves files Open
   // removes.
   absl::Status first_error;
@@ -653,9 +662,12 @@ absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& fil
   absl::Status ds = m->dir_handle->Sync();
   // Done once the removals are durable (else Open finishes them).
   if (first_error.ok() && ds.ok()) ds = m->fs->Remove(purge_record);
+  {
+    sync::MutexLock l(&m->mu);
+    m->stats.files_purged += result.purged.size();
+  }
   if (!first_error.ok()) return first_error;
   if (!ds.ok()) return ds;
-  m->stats.files_purged += result.purged.size();
   return result;
 }
 
@@ -1255,6 +1267,7 @@ absl::Status MirrorLog::Sync() {
 }
 
 absl::Status MirrorLog::Close() {
+  sync::MutexLock purging(&st_->purge_mu);  // a purge's removals end first
   sync::MutexLock l(&st_->mu);
   State* m = st_.get();
   if (m->closed) return absl::FailedPreconditionError("mirror log is closed");

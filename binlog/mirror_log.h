@@ -355,7 +355,9 @@ class MirrorLog {
   // then the files are removed, the directory synced and the record
   // removed: a crash in between leaves unindexed files before the first
   // indexed one that the record names, which Open removes
-  // (MirrorRecoveryReport::removed_files).
+  // (MirrorRecoveryReport::removed_files). The removals and the
+  // directory's fsync run without the copy's lock (appends and readers
+  // go on); one purge at a time, and Close waits for it.
   // Readers that would start in a purged file get NotFound; the GTID
   // readers' purged check then reads the new first file's Previous_gtids
   // (MariaDB: Gtid_list). Errors: NotFound for a file not in the copy;
