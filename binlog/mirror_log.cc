@@ -21,12 +21,15 @@
 #include "binlog/mirror_log.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/numbers.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/gtid_index.h"
@@ -65,9 +68,49 @@ absl::StatusOr<uint32_t> FileServerId(io::FileSystem* fs, const std::string& pat
   return LoadLe32(b);
 }
 
+// `<basename>.purge`: the copy files a purge removes (first and last
+// number), written durably before the purge rewrites the index and removed
+// once the files are gone. Open removes the unindexed files it names (a
+// purge a crash interrupted), and no other file below the first indexed
+// one (a directory seeded with older files keeps them).
+constexpr char kPurgeHeader[] = "binlog-mirror-purge 1";
+
+std::string PurgeRecordPath(const std::string& dir, const std::string& basename) {
+  return io::JoinPath(dir, absl::StrCat(basename, ".purge"));
+}
+
+absl::Status WritePurgeRecord(io::FileSystem* fs, io::Directory* dir_handle,
+                              const std::string& path, uint64_t first, uint64_t last,
+                              uint32_t file_mode) {
+  BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
+                          fs->OpenWritable(path, io::OpenMode::kCreateOrTruncate, file_mode));
+  absl::Status s = f->Write(0, absl::StrCat(kPurgeHeader, "\n", first, " ", last, "\n"));
+  if (s.ok()) s = f->Sync();
+  absl::Status cs = f->Close();
+  if (s.ok()) s = cs;
+  if (s.ok()) s = dir_handle->Sync();
+  return s;
+}
+
+// The range a purge record names; false if there is none or it is not
+// whole (a crash while it was written: the index was not rewritten yet).
+absl::StatusOr<bool> ReadPurgeRecord(io::FileSystem* fs, const std::string& path,
+                                     uint64_t* first, uint64_t* last) {
+  absl::StatusOr<std::string> text = ReadSmallFile(fs, path, 4096);
+  if (absl::IsNotFound(text.status())) return false;
+  if (!text.ok()) return text.status();
+  std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n');
+  if (lines.size() != 3 || lines[0] != kPurgeHeader || !lines[2].empty()) return false;
+  std::vector<absl::string_view> f = absl::StrSplit(lines[1], ' ');
+  return f.size() == 2 && absl::SimpleAtoi(f[0], first) && absl::SimpleAtoi(f[1], last) &&
+         *first <= *last;
+}
+
 }  // namespace
 
 struct MirrorLog::State {
+  // Held by PurgeTo throughout and by Close (before `mu`).
+  sync::Mutex purge_mu;
   // Taken by every method of MirrorLog; guards everything below.
   mutable sync::Mutex mu;
   io::FileSystem* fs = nullptr;
@@ -144,6 +187,11 @@ struct MirrorLog::State {
   int64_t pending_gno = 0;
   bool has_pending_maria = false;
   MariaGtidListEntry pending_maria;
+
+  // The last event's timestamp of closed files (ListFileFacts: a file
+  // without a closing Rotate is read through once). Its own lock.
+  mutable sync::Mutex end_time_mu;
+  std::map<uint64_t, uint32_t> end_times;
 
   // What Publish() last published to tailing readers: the end (file
   // number, offset), the flavor and the GTID state there. Written under
@@ -316,13 +364,19 @@ absl::Status MirrorLog::OpenImpl() {
   std::sort(names.begin(), names.end());
   std::vector<std::string> strays;
   const uint64_t first = m->files.empty() ? 0 : m->files.front();
+  const std::string purge_record = PurgeRecordPath(dir_, basename_);
+  uint64_t purge_first = 0, purge_last = 0;
+  BINLOG_ASSIGN_OR_RETURN(const bool purging,
+                          ReadPurgeRecord(fs, purge_record, &purge_first, &purge_last));
+  BINLOG_ASSIGN_OR_RETURN(const bool purge_record_exists, fs->Exists(purge_record));
   for (const std::string& name : names) {
     uint64_t n = 0;
     if (!ParseBinlogFileName(basename_, name, &n)) continue;
     if (n < first) {
-      // Before the first indexed file: a purge rewrote the index and was
-      // interrupted before it removed this file.
-      strays.push_back(name);
+      // Before the first indexed file: removed only if a purge that
+      // rewrote the index and was interrupted before it removed the file
+      // names it; any other is not the copy's to remove.
+      if (purging && n >= purge_first && n <= purge_last) strays.push_back(name);
       continue;
     }
     if (n <= last) continue;
@@ -444,6 +498,8 @@ absl::Status MirrorLog::OpenImpl() {
                                             m->sources, options_.file_mode));
     }
   }
+  // The purge is finished (or never rewrote the index).
+  if (purge_record_exists) BINLOG_RETURN_IF_ERROR(fs->Remove(purge_record));
   if (write_empty_index) {
     BINLOG_RETURN_IF_ERROR(
         WriteIndex(fs, m->dir_handle.get(), dir_, basename_, {}, options_.file_mode));
@@ -568,33 +624,48 @@ absl::StatusOr<std::unique_ptr<GtidReader>> MirrorLog::NewMariaGtidReader(
 }
 
 absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& file) {
-  sync::MutexLock l(&st_->mu);
-  BINLOG_RETURN_IF_ERROR(CheckUsable());
   State* m = st_.get();
-  uint64_t target = 0;
-  if (!ParseBinlogFileName(basename_, file, &target) ||
-      !std::binary_search(m->files.begin(), m->files.end(), target)) {
-    return absl::NotFoundError(absl::StrCat(file, " is not a file of the copy"));
-  }
+  // One purge at a time (its record); Close waits for it. The removals
+  // and the directory's fsync run without `mu`: appends, syncs and
+  // readers' calls do not wait for them.
+  sync::MutexLock purging(&m->purge_mu);
   PurgeResult result;
-  uint64_t pinned = 0;
-  // Takes them from the readers' list first: a reader cannot open one
-  // from here on, and one a reader holds stops the purge.
-  std::vector<uint64_t> victims = live_->TakePurgeable(target, &pinned);
-  if (pinned != 0) {
-    result.kept_file = BinlogFileName(basename_, pinned);
-    result.kept_reason = "open by a reader";
+  std::vector<uint64_t> victims;
+  const std::string purge_record = PurgeRecordPath(dir_, basename_);
+  {
+    sync::MutexLock l(&m->mu);
+    BINLOG_RETURN_IF_ERROR(CheckUsable());
+    uint64_t target = 0;
+    if (!ParseBinlogFileName(basename_, file, &target) ||
+        !std::binary_search(m->files.begin(), m->files.end(), target)) {
+      return absl::NotFoundError(absl::StrCat(file, " is not a file of the copy"));
+    }
+    uint64_t pinned = 0;
+    // Takes them from the readers' list first: a reader cannot open one
+    // from here on, and one a reader holds stops the purge.
+    victims = live_->TakePurgeable(target, &pinned);
+    if (pinned != 0) {
+      result.kept_file = BinlogFileName(basename_, pinned);
+      result.kept_reason = "open by a reader";
+    }
+    if (victims.empty()) return result;
+    std::vector<uint64_t> left(m->files.begin() + static_cast<long>(victims.size()),
+                               m->files.end());
+    // What a crash from here leaves for Open to finish, durable first.
+    absl::Status s = WritePurgeRecord(m->fs, m->dir_handle.get(), purge_record, victims.front(),
+                                      victims.back(), options_.file_mode);
+    if (!s.ok()) {
+      live_->RestoreFront(victims);
+      m->fs->Remove(purge_record).IgnoreError();
+      return s;
+    }
+    s = WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, left, options_.file_mode);
+    if (!s.ok()) {
+      live_->RestoreFront(victims);
+      return Poison(s);
+    }
+    m->files = std::move(left);
   }
-  if (victims.empty()) return result;
-  std::vector<uint64_t> left(m->files.begin() + static_cast<long>(victims.size()),
-                             m->files.end());
-  absl::Status s =
-      WriteIndex(m->fs, m->dir_handle.get(), dir_, basename_, left, options_.file_mode);
-  if (!s.ok()) {
-    live_->RestoreFront(victims);
-    return Poison(s);
-  }
-  m->files = std::move(left);
   // The index no longer names them: a crash from here leaves files Open
   // removes.
   absl::Status first_error;
@@ -612,9 +683,14 @@ absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& fil
     }
   }
   absl::Status ds = m->dir_handle->Sync();
+  // Done once the removals are durable (else Open finishes them).
+  if (first_error.ok() && ds.ok()) ds = m->fs->Remove(purge_record);
+  {
+    sync::MutexLock l(&m->mu);
+    m->stats.files_purged += result.purged.size();
+  }
   if (!first_error.ok()) return first_error;
   if (!ds.ok()) return ds;
-  m->stats.files_purged += result.purged.size();
   return result;
 }
 
@@ -633,13 +709,30 @@ absl::StatusOr<std::vector<MirrorLog::FileFacts>> MirrorLog::ListFileFacts() con
     }
     f.size = *size;
     if (i + 1 < files.size()) {
-      uint32_t ts = 0;
-      auto closed = internal::ClosedFileEndTime(st_->fs, basename_, path, &ts);
-      if (!closed.ok()) {
-        if (absl::IsNotFound(closed.status())) continue;
-        return closed.status();
+      // A closed file: its closing Rotate's time, else (a failover or a
+      // crashed source ended it; its Rotate names another server's file)
+      // its last event's.
+      bool cached = false;
+      {
+        sync::MutexLock l(&st_->end_time_mu);
+        auto it = st_->end_times.find(files[i]);
+        if (it != st_->end_times.end()) {
+          f.end_time = it->second;
+          cached = true;
+        }
       }
-      if (*closed) f.end_time = ts;
+      if (!cached) {
+        auto ts = internal::FileLastEventTime(st_->fs, basename_, path);
+        if (!ts.ok()) {
+          if (absl::IsNotFound(ts.status())) continue;
+          return ts.status();
+        }
+        f.end_time = *ts;
+        sync::MutexLock l(&st_->end_time_mu);
+        st_->end_times[files[i]] = *ts;
+        // Forget the files purged meanwhile.
+        st_->end_times.erase(st_->end_times.begin(), st_->end_times.lower_bound(files[0]));
+      }
     }
     out.push_back(std::move(f));
   }
@@ -1209,6 +1302,7 @@ absl::Status MirrorLog::Sync() {
 }
 
 absl::Status MirrorLog::Close() {
+  sync::MutexLock purging(&st_->purge_mu);  // a purge's removals end first
   sync::MutexLock l(&st_->mu);
   State* m = st_.get();
   if (m->closed) return absl::FailedPreconditionError("mirror log is closed");

@@ -82,8 +82,9 @@
 // that holds only a (possibly torn) Format_description is what a crash
 // between a file's start and its index entry leaves: removed. Any other
 // unindexed file after it is refused (FailedPrecondition). Unindexed files
-// before the first indexed one are what a purge interrupted between its
-// index rewrite and its removals leaves: removed. Close() cuts a
+// before the first indexed one that `<basename>.purge` names are what a
+// purge interrupted between its index rewrite and its removals leaves:
+// removed; others (older files an operator put there) are left alone. Close() cuts a
 // partial transaction the same way and makes everything durable: the files
 // then hold nothing past the last complete event received (no preallocated
 // zeros, no Stop event of the copy's own).
@@ -355,15 +356,21 @@ class MirrorLog {
   // PurgeTo: removes the files before `file` (a file of the copy), oldest
   // first, as PURGE BINARY LOGS TO does. Never the last file, and never a
   // file a reader has open (its pin) nor any after it: the purge stops
-  // there and says so. The index is rewritten first (write-temp, fdatasync,
-  // rename, directory fsync), then the files are removed and the directory
-  // synced: a crash in between leaves unindexed files before the first
-  // indexed one, which Open removes (MirrorRecoveryReport::removed_files).
+  // there and says so. A durable record of the victims
+  // (`<basename>.purge`, binlog/FORMAT.md) is written first, then the
+  // index is rewritten (write-temp, fdatasync, rename, directory fsync),
+  // then the files are removed, the directory synced and the record
+  // removed: a crash in between leaves unindexed files before the first
+  // indexed one that the record names, which Open removes
+  // (MirrorRecoveryReport::removed_files). The removals and the
+  // directory's fsync run without the copy's lock (appends and readers
+  // go on); one purge at a time, and Close waits for it.
   // Readers that would start in a purged file get NotFound; the GTID
   // readers' purged check then reads the new first file's Previous_gtids
   // (MariaDB: Gtid_list). Errors: NotFound for a file not in the copy;
   // FailedPrecondition after Close or poisoning; the index write's I/O
-  // error (nothing removed, the copy poisoned, as any failed write of it);
+  // error (nothing removed, the copy poisoned, as any failed write of it;
+  // the record's: nothing changed);
   // a removal's error (the index no longer names the file: Open removes
   // it).
   struct PurgeResult {
@@ -376,9 +383,11 @@ class MirrorLog {
   absl::StatusOr<PurgeResult> PurgeTo(const std::string& file);
 
   // The copy's files for a retention policy, oldest first: name, number,
-  // size on disk, and for a file the source ended (a Rotate or a Stop at
-  // its end) that event's timestamp (the source's clock, Unix seconds; 0
-  // for the last file or one that ended otherwise).
+  // size on disk, and for every file but the last the timestamp of its
+  // last event (the source's clock, Unix seconds): its closing Rotate or
+  // Stop, else (a file a failover or a source's crash ended, or whose
+  // Rotate names another server's file) read through once and remembered;
+  // 0 for the last file.
   struct FileFacts {
     uint64_t number = 0;
     std::string name;

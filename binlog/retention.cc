@@ -62,6 +62,27 @@ absl::StatusOr<bool> ClosedFileEndTime(io::FileSystem* fs, const std::string& ba
   return found;
 }
 
+absl::StatusOr<uint32_t> FileLastEventTime(io::FileSystem* fs, const std::string& basename,
+                                           const std::string& path) {
+  uint32_t ts = 0;
+  BINLOG_ASSIGN_OR_RETURN(bool found, ClosedFileEndTime(fs, basename, path, &ts));
+  if (found) return ts;
+  ReaderOptions ro;
+  ro.checksum_mode = ChecksumMode::kSkip;
+  ro.payloads = PayloadMode::kRaw;
+  BINLOG_ASSIGN_OR_RETURN(TransactionScan t, TransactionScan::Open(fs, path, ro));
+  ts = t.fde_header().timestamp;
+  // Every event counts, whatever transaction it belongs to.
+  BINLOG_RETURN_IF_ERROR(t.Run(
+      [](const Event&) { return TransactionScan::Result::kOutside; },
+      [&](const Event& ev, TransactionScan::Result) {
+        ts = ev.header.timestamp;
+        return ScanNext::kContinue;
+      }));
+  if (t.stop() == ScanStop::kDamaged) return t.reader_error();
+  return ts;
+}
+
 std::string Retention::PathOf(uint64_t number) const {
   return io::JoinPath(deps_.dir, BinlogFileName(deps_.basename, number));
 }
@@ -180,27 +201,8 @@ absl::StatusOr<uint32_t> Retention::LastEventTime(uint64_t number,
     auto it = last_event_time_.find(number);
     if (it != last_event_time_.end()) return it->second;
   }
-  std::string path = PathOf(number);
-  uint32_t ts = 0;
-  BINLOG_ASSIGN_OR_RETURN(bool found, ClosedFileEndTime(deps_.fs, deps_.basename, path, &ts));
-  if (!found) {
-    // A file that ends otherwise (the last file of a crash, recovered; a
-    // file another server wrote): read it through.
-    ReaderOptions ro;
-    ro.checksum_mode = ChecksumMode::kSkip;
-    ro.payloads = PayloadMode::kRaw;
-    BINLOG_ASSIGN_OR_RETURN(internal::TransactionScan t,
-                            internal::TransactionScan::Open(deps_.fs, path, ro));
-    ts = t.fde_header().timestamp;
-    // Every event counts, whatever transaction it belongs to.
-    BINLOG_RETURN_IF_ERROR(t.Run(
-        [](const Event&) { return internal::TransactionScan::Result::kOutside; },
-        [&](const Event& ev, internal::TransactionScan::Result) {
-          ts = ev.header.timestamp;
-          return internal::ScanNext::kContinue;
-        }));
-    if (t.stop() == internal::ScanStop::kDamaged) return t.reader_error();
-  }
+  BINLOG_ASSIGN_OR_RETURN(uint32_t ts,
+                          FileLastEventTime(deps_.fs, deps_.basename, PathOf(number)));
   sync::MutexLock l(&last_event_mu_);
   // Not for a file of an earlier generation (a Reset reuses numbers).
   if (generation == generation_.load(std::memory_order_acquire)) {

@@ -45,6 +45,14 @@ namespace internal {
 absl::StatusOr<bool> ClosedFileEndTime(io::FileSystem* fs, const std::string& basename,
                                        const std::string& path, uint32_t* ts);
 
+// The timestamp of the last event of the complete file at `path`: its
+// closing Rotate or Stop (ClosedFileEndTime), else (a file that ends
+// otherwise: a crash's last file, recovered; one another server wrote or
+// a failover ended; a Rotate naming another log's file) read through, the
+// last event's. Reads the whole file in the second case.
+absl::StatusOr<uint32_t> FileLastEventTime(io::FileSystem* fs, const std::string& basename,
+                                           const std::string& path);
+
 class Retention {
  public:
   struct Deps {

@@ -29,9 +29,9 @@ size_t FirstKept(const Files& files, absl::Time now, absl::Duration age, uint64_
   const size_t last = files.size() - 1;
   size_t keep = 0;
   if (age > absl::ZeroDuration()) {
-    // Ends at a file the source did not close with a Rotate (its age is
-    // unknown), or at a young one.
-    while (keep < last && files[keep].end_time != 0 &&
+    // Ends at a young file (every file but the last has its last event's
+    // time, whether a Rotate ended it or not).
+    while (keep < last &&
            absl::FromUnixSeconds(files[keep].end_time) + age <= now) {
       ++keep;
     }
@@ -61,11 +61,14 @@ absl::StatusOr<std::unique_ptr<CopyRetention>> CopyRetention::Create(
   }
   if (options.expire_after < absl::ZeroDuration() ||
       options.force_purge_after < absl::ZeroDuration() ||
-      options.interval <= absl::ZeroDuration()) {
+      options.interval <= absl::ZeroDuration() ||
+      options.startup_grace < absl::ZeroDuration() ||
+      options.unpositioned_hold < absl::ZeroDuration() || options.max_replicas == 0) {
     return absl::InvalidArgumentError(
-        "CopyRetention: ages must be >= 0 and the interval > 0");
+        "CopyRetention: ages must be >= 0, the interval > 0 and max_replicas > 0");
   }
   std::unique_ptr<CopyRetention> r(new CopyRetention(mirror, server, std::move(options)));
+  r->created_ = r->o_.now ? r->o_.now() : absl::Now();
   if (!r->o_.replicas_file.empty()) {
     absl::Status s = r->LoadReplicas();
     if (!s.ok()) return s;
@@ -133,12 +136,59 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   std::lock_guard<std::mutex> pass(pass_mu_);
   PassResult res;
   std::vector<Server::ReplicaPosition> replicas;
+  const absl::Time now = o_.now ? o_.now() : absl::Now();
   if (server_ != nullptr) replicas = server_->ReplicaPositions();
+  // When each replica was last active (connected, or at a new position).
+  for (const Server::ReplicaPosition& p : replicas) {
+    auto [it, added] = seen_.try_emplace(p.server_id);
+    const bool moved = added || it->second.file != p.file || it->second.position != p.position;
+    if (moved) it->second.since = now;
+    if (moved || p.connected) it->second.active = now;
+    it->second.file = p.file;
+    it->second.position = p.position;
+  }
+  for (auto it = seen_.begin(); it != seen_.end();) {
+    const uint32_t id = it->first;
+    const bool known = std::any_of(replicas.begin(), replicas.end(),
+                                   [id](const Server::ReplicaPosition& p) {
+                                     return p.server_id == id;
+                                   });
+    it = known ? std::next(it) : seen_.erase(it);
+  }
+  // Beyond max_replicas: the disconnected ones active longest ago go.
+  if (server_ != nullptr && replicas.size() > o_.max_replicas) {
+    std::vector<const Server::ReplicaPosition*> idle;
+    for (const Server::ReplicaPosition& p : replicas) {
+      if (!p.connected) idle.push_back(&p);
+    }
+    std::sort(idle.begin(), idle.end(), [this](const auto* a, const auto* b) {
+      return seen_[a->server_id].active < seen_[b->server_id].active;
+    });
+    std::vector<uint32_t> forgotten;
+    for (const Server::ReplicaPosition* p : idle) {
+      if (replicas.size() - forgotten.size() <= o_.max_replicas) break;
+      if (server_->ForgetReplica(p->server_id)) forgotten.push_back(p->server_id);
+    }
+    if (!forgotten.empty()) {
+      Log(absl::StrCat("retention: forgot ", forgotten.size(),
+                       " disconnected replica(s) beyond ", o_.max_replicas, ": ",
+                       absl::StrJoin(forgotten, ", ")));
+      replicas.erase(std::remove_if(replicas.begin(), replicas.end(),
+                                    [&](const Server::ReplicaPosition& p) {
+                                      return std::find(forgotten.begin(), forgotten.end(),
+                                                       p.server_id) != forgotten.end();
+                                    }),
+                     replicas.end());
+      for (uint32_t id : forgotten) seen_.erase(id);
+    }
+  }
+  bool saved = true;
   if (!o_.replicas_file.empty()) {
     absl::Status s = SaveReplicas(replicas);
     if (!s.ok()) {
+      saved = false;
       Log(absl::StrCat("retention: saving the replicas' positions to ", o_.replicas_file,
-                       ": ", s.ToString()));
+                       ": ", s.ToString(), "; no purge in this pass"));
     }
   }
   absl::StatusOr<Files> listed = mirror_->ListFileFacts();
@@ -146,7 +196,6 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   const Files& files = *listed;
   if (files.size() <= 1) return res;
   const size_t last = files.size() - 1;
-  const absl::Time now = o_.now ? o_.now() : absl::Now();
   const size_t want = FirstKept(files, now, o_.expire_after, o_.max_total_bytes);
   const size_t force = FirstKept(files, now, o_.force_purge_after, o_.force_max_total_bytes);
   if (want == 0 && force == 0) return res;
@@ -156,6 +205,8 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
     for (const Server::ReplicaPosition& p : replicas) {
       Holder h;
       if (p.file.empty() || !ParseBinlogFileName(o_.basename, p.file, &h.number)) {
+        // Registered, not dumped: every file for a while, then none.
+        if (now >= seen_[p.server_id].since + o_.unpositioned_hold) continue;
         h.number = 0;
         h.who = absl::StrCat("replica ", p.server_id, " (no position yet)");
       } else {
@@ -185,8 +236,10 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
     holders.push_back(std::move(h));
   }
   // The first file each holder keeps: the first numbered at or after its
-  // file (a holder in a file purged already keeps none of the others).
+  // file; every file for a holder without one (number 0); none (past the
+  // last one may go) for a holder in a file purged already.
   auto kept_by = [&](const Holder& h) {
+    if (h.number != 0 && h.number < files[0].number) return last;
     size_t i = 0;
     while (i < last && files[i].number < h.number) ++i;
     return i;
@@ -206,6 +259,13 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   } else if (want < last) {
     res.kept_file = files[want].name;
     res.kept_reason = "policy";
+  }
+  if (std::max(target, force) > 0 && (!saved || now < created_ + o_.startup_grace)) {
+    // A replica's position is durable, and the replicas that knew the
+    // relay before it restarted are back, before a file goes.
+    res.kept_file = files[0].name;
+    res.kept_reason = saved ? "startup grace" : "the replicas' positions are not saved";
+    return res;
   }
   std::vector<std::string> passed;
   if (force > target) {

@@ -6,18 +6,20 @@
 //
 // A pass (RunOnce, and every `interval` on a thread of its own after
 // Start):
-//   1. The policy's wish: the files (never the last) whose source
-//      timestamp of their end (the Rotate the source closed them with) is
-//      older than expire_after (MySQL's binlog_expire_logs_seconds), and
-//      the oldest files while the copy's files together hold more than
-//      max_total_bytes (MySQL 8.4 has no such limit). A file that ended
-//      without a Rotate or Stop (a crashed source's) has no known age:
-//      the time limits stop at it (the size limits do not).
+//   1. The policy's wish: the files (never the last) whose last event's
+//      source timestamp (the Rotate the source closed them with; for a
+//      file that ended otherwise, after a failover or a source's crash,
+//      its last event's: MirrorLog::ListFileFacts) is older than
+//      expire_after (MySQL's binlog_expire_logs_seconds), and the oldest
+//      files while the copy's files together hold more than
+//      max_total_bytes (MySQL 8.4 has no such limit).
 //   2. What the consumers hold: no file at or after the one a consumer has
 //      reached goes. Consumers are every downstream replica the server has
 //      seen register, by server id (Server::ReplicaPositions: the end of
 //      the last event its dump sent, remembered while it is disconnected;
-//      one that has not dumped yet holds every file), and every named
+//      one that registered but has no position yet holds every file for
+//      unpositioned_hold, then none; one whose file was purged already
+//      holds none), and every named
 //      consumer: a PositionStore file (binlog/position_store.h) whose
 //      source_file is the copy's file the consumer reads (written by the
 //      consumer; a store that cannot be read holds every file, and says
@@ -32,7 +34,11 @@
 //      by GTID set). Every forced purge is logged, naming the consumers it
 //      passed.
 //   4. MirrorLog::PurgeTo up to the first file kept (the index first; a
-//      file a reader has open stops it, and a later pass goes on).
+//      file a reader has open stops it, and a later pass goes on). Not
+//      before startup_grace has passed since Create (replicas that knew
+//      the relay before a restart reconnect first), and not in a pass
+//      whose save of the replicas' positions (replicas_file) failed: a
+//      replica's position is durable before any file it holds goes.
 // Every purge is reported through `log` (binlog_server: standard error).
 //
 // Thread safety: thread-safe (RunOnce serializes with the thread's
@@ -45,6 +51,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -81,6 +88,18 @@ struct CopyRetentionOptions {
   // know yet (Server::RememberReplica). A restarted relay then holds the
   // files of a replica that has not reconnected yet.
   std::string replicas_file;
+  // No purge (not even a forced one) until this long after Create: a
+  // replica that first dumped after the last save before a restart holds
+  // its files once it reconnects within it (a MySQL replica retries every
+  // 60 s by default). Zero: none.
+  absl::Duration startup_grace = absl::ZeroDuration();
+  // How long a replica that registered but has no position yet (it has
+  // not dumped) holds every file, from the first pass that saw it so.
+  absl::Duration unpositioned_hold = absl::Minutes(10);
+  // How many replicas are remembered (Server::ReplicaPositions, saved in
+  // replicas_file): beyond it, the disconnected ones a pass saw active
+  // longest ago are forgotten (Server::ForgetReplica) and hold nothing.
+  size_t max_replicas = 1000;
   // Where purges and held files are reported (one line each, no newline).
   std::function<void(const std::string&)> log;
   // The clock files' ages are measured with; nullptr: absl::Now().
@@ -132,6 +151,16 @@ class CopyRetention {
 
   std::mutex pass_mu_;  // one pass at a time
   std::string saved_;   // what replicas_file holds; guarded by pass_mu_
+  absl::Time created_;  // by o_.now (startup_grace)
+  // Per replica (server id), by o_.now: when a pass last saw it connected
+  // or at a new position, and the position it was at. Guarded by pass_mu_.
+  struct Seen {
+    absl::Time active;
+    absl::Time since;  // at this position (or without one)
+    std::string file;
+    uint64_t position = 0;
+  };
+  std::map<uint32_t, Seen> seen_;
 
   std::mutex mu_;
   std::condition_variable cv_;

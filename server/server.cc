@@ -737,12 +737,22 @@ class Session {
     return Stream(n, start, d.flags);
   }
 
+  // The artificial Rotate (timestamp 0, log_pos 0) that names file
+  // `number` at position 4 before its first event; with a checksum if the
+  // events before it had one (as the servers do: the format in force).
+  void AppendFileRotate(uint64_t number, bool checksums) {
+    AppendEvent(EncodeRotateTo(0, srv_->server_id_, BinlogFileName(o_.basename, number),
+                               kMagicSize, 0, kFlagArtificial, checksums));
+  }
+
   // Streams from (file, offset) with NextBatch.
   bool Stream(uint64_t file, uint64_t offset, uint16_t flags) {
     auto reader = OpenAt(file, offset);
     if (!reader.ok()) return Fatal(reader.status().message());
     std::string file_name = BinlogFileName(o_.basename, file);
     NoteSent(file, file_name, offset);  // it holds what comes before
+    uint64_t sent_file = file;  // the file the replica was told of
+    bool sent_checksums = FirstRotateChecksummed();
     EventBatch batch;
     BatchOptions bo;
     bo.verify_checksums = !srv_->view_->live();  // a half-written tail fails its CRC
@@ -753,6 +763,15 @@ class Session {
       absl::Status s = (*reader)->NextBatch(&batch, bo);
       if (s.ok()) {
         bad_since = absl::InfiniteFuture();
+        if (batch.file_number != sent_file) {
+          // The next file: named first, as MySQL's and MariaDB's dump
+          // threads do at every file they open (after a failover of a
+          // relay's copy the stored Rotates name another server's files,
+          // and a file a failover or a crash ended has none).
+          AppendFileRotate(batch.file_number, sent_checksums);
+          sent_file = batch.file_number;
+        }
+        sent_checksums = batch.file_has_checksums;
         for (size_t i = 0; i < batch.size(); ++i) {
           if (!ForwardEvent(batch.event(i), batch.file_has_checksums, false)) return false;
         }
@@ -806,6 +825,8 @@ class Session {
     seq_ = 1;
     uint64_t file = 0, offset = 0;
     std::string file_name;
+    uint64_t sent_file = 0;  // the file the replica was told of
+    bool sent_checksums = false;
     while (true) {
       if (srv_->shutdown_.load(std::memory_order_relaxed)) return ShutdownDump();
       absl::Status s = g->Next(&ev);
@@ -816,7 +837,14 @@ class Session {
           AppendEvent(EncodeRotateTo(0, srv_->server_id_, g->reader()->file_name(), kMagicSize,
                                      0, kFlagArtificial, FirstRotateChecksummed()));
           first = false;
+          sent_file = ev.file_number;
+          sent_checksums = ev.file_has_checksums;
+        } else if (ev.file_number != sent_file) {
+          // Every later file too (see Stream).
+          AppendFileRotate(ev.file_number, sent_checksums);
+          sent_file = ev.file_number;
         }
+        sent_checksums = ev.file_has_checksums;
         if (!ForwardEvent(ev.data, ev.file_has_checksums, false)) return false;
         NoteSent(g->reader()->file_number(), g->reader()->file_name(),
                  g->reader()->position());

@@ -264,6 +264,9 @@ class Server {
   // had been seen there (a retention policy restoring what it saved
   // before a restart). No-op for a replica already known.
   void RememberReplica(uint32_t server_id, const std::string& file, uint64_t position);
+  // Forgets a replica that is not connected (its position); false if it
+  // is connected or unknown.
+  bool ForgetReplica(uint32_t server_id);
   // Ends every dump whose replica's last sent position is in a file the
   // log numbers below `file_number` (or that has sent nothing yet and
   // started below it): each gets ER_MASTER_FATAL_ERROR_READING_BINLOG

@@ -74,6 +74,14 @@ void Server::RememberReplica(uint32_t server_id, const std::string& file, uint64
   p.position = position;
 }
 
+bool Server::ForgetReplica(uint32_t server_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = positions_.find(server_id);
+  if (it == positions_.end() || it->second.connected) return false;
+  positions_.erase(it);
+  return true;
+}
+
 int Server::EndDumpsBefore(uint64_t file_number, const std::string& why) {
   std::lock_guard<std::mutex> l(mu_);
   int n = 0;

@@ -173,6 +173,10 @@ ABSL_FLAG(uint64_t, force_max_total_size, 0,
           "still needs them (logged); 0: none");
 ABSL_FLAG(absl::Duration, retention_interval, absl::Seconds(10),
           "relay mode: how often retention looks at the copy");
+ABSL_FLAG(absl::Duration, retention_startup_grace, absl::Seconds(90),
+          "relay mode: no purge until this long after startup, so replicas that "
+          "followed the relay before a restart reconnect first (MySQL replicas "
+          "retry every 60 s by default)");
 
 namespace {
 
@@ -409,6 +413,10 @@ int main(int argc, char** argv) {
     rt.force_purge_after = absl::Seconds(absl::GetFlag(FLAGS_force_purge_after_seconds));
     rt.force_max_total_bytes = absl::GetFlag(FLAGS_force_max_total_size);
     rt.interval = absl::GetFlag(FLAGS_retention_interval);
+    rt.startup_grace = absl::GetFlag(FLAGS_retention_startup_grace);
+    if (rt.startup_grace < absl::ZeroDuration()) {
+      return Usage("--retention_startup_grace must be >= 0");
+    }
     rt.replicas_file = o.dir + "/" + o.basename + ".replicas";
     if (rt.interval <= absl::ZeroDuration()) return Usage("--retention_interval must be > 0");
     for (absl::string_view c : absl::StrSplit(absl::GetFlag(FLAGS_consumers), ',')) {
@@ -500,6 +508,20 @@ int main(int argc, char** argv) {
     listeners.push_back(std::move(*l));
   }
   Server* srv = server->get();
+  // Relay mode: retention of the copy, following the downstream replicas
+  // and the named consumers. Set up before the watcher thread starts, so
+  // an error here returns with no thread to end.
+  std::unique_ptr<binlog::server::CopyRetention> retention;
+  if (relay != nullptr && retention_options.has_value()) {
+    auto r = binlog::server::CopyRetention::Create(relay->mirror(), srv, *retention_options);
+    if (!r.ok()) {
+      std::cerr << "binlog_server: retention of the copy: " << r.status().message() << "\n";
+      absl::Status rs = relay->Stop();
+      if (!rs.ok()) std::cerr << "binlog_server: closing the copy: " << rs << "\n";
+      return 1;
+    }
+    retention = std::move(*r);
+  }
   // Relay mode: the watcher also reports the relay's errors as they
   // change, and ends the server (exit status 1) if the copy fails.
   std::atomic<int> exit_status{0};
@@ -539,18 +561,14 @@ int main(int argc, char** argv) {
     std::cerr << "binlog_server: second signal, exiting without waiting\n";
     std::_Exit(1);
   });
-  // Relay mode: retention of the copy, following the downstream replicas
-  // and the named consumers.
-  std::unique_ptr<binlog::server::CopyRetention> retention;
-  if (relay != nullptr && retention_options.has_value()) {
-    auto r = binlog::server::CopyRetention::Create(relay->mirror(), srv, *retention_options);
-    if (!r.ok()) return Usage(std::string(r.status().message()));
-    retention = std::move(*r);
-    retention->Start();
-  }
+  if (retention != nullptr) retention->Start();
   std::vector<std::thread> runners;
   for (Socket& l : listeners) runners.emplace_back([srv, &l]() { srv->Run(&l); });
   for (std::thread& t : runners) t.join();
+  // The watcher stays in sigwait for a second signal: it is left to the
+  // process's exit (every return below; a joinable thread's destruction
+  // would abort).
+  watcher.detach();
   if (retention != nullptr) retention->Stop();
   server->reset();  // ends the sessions
   if (relay != nullptr) {
@@ -562,12 +580,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  if (exit_status.load() != 0) {
-    watcher.detach();
-    return exit_status.load();
-  }
+  if (exit_status.load() != 0) return exit_status.load();
   // Removes the socket file only if it is still ours.
   for (Socket& l : listeners) l.RemoveUnixPath();
-  watcher.detach();
   return 0;
 }

@@ -349,6 +349,42 @@ TEST_P(MirrorLogFailoverTest, NewServersFileIsCopiedWholeAsTheNextFile) {
   ASSERT_OK((*again)->Close());
 }
 
+// Retention's facts: every file but the last has its last event's time,
+// the file the failover ended (no Rotate, as a crashed source's last file)
+// and the new server's files (their Rotates name its files, not the
+// copy's) too, so an age limit can pass them.
+TEST_P(MirrorLogFailoverTest, EveryClosedFileHasAnEndTimeAcrossAFailover) {
+  auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+  ASSERT_OK(m.status());
+  (*m)->BeginStream(1);
+  FollowAUntilItDies(m->get());
+  if (HasFatalFailure()) return;
+  (*m)->BeginStream(2);
+  ASSERT_OK(Feed(m->get(), Dump(b_, FailoverFile(), kMagicSize)));
+  auto facts = (*m)->ListFileFacts();
+  ASSERT_OK(facts.status());
+  uint64_t a_last = 0;
+  ASSERT_TRUE(ParseBinlogFileName("a-bin", held_file_, &a_last));
+  ASSERT_GT(facts->size(), a_last + 1);
+  for (size_t i = 0; i + 1 < facts->size(); ++i) {
+    SCOPED_TRACE((*facts)[i].name);
+    EXPECT_GE((*facts)[i].end_time, kTs);
+    // Ended by the failover: its last transaction's commit.
+    if ((*facts)[i].number == a_last) {
+      EXPECT_EQ((*facts)[i].end_time, kTs);
+    }
+  }
+  EXPECT_EQ(facts->back().end_time, 0u);
+  // Asked again (remembered): the same.
+  auto again = (*m)->ListFileFacts();
+  ASSERT_OK(again.status());
+  ASSERT_EQ(again->size(), facts->size());
+  for (size_t i = 0; i < facts->size(); ++i) {
+    EXPECT_EQ((*again)[i].end_time, (*facts)[i].end_time);
+  }
+  ASSERT_OK((*m)->Close());
+}
+
 TEST_P(MirrorLogFailoverTest, FailoverDumpMustStartAFileOfTheDeclaredServer) {
   auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
   ASSERT_OK(m.status());

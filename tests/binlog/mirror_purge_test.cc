@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -26,6 +27,7 @@
 #include "binlog/reader.h"
 #include "gtest/gtest.h"
 #include "io/fault_injection_file_system.h"
+#include "io/file_system_wrapper.h"
 #include "tests/binlog/log_test_util.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/wait_until.h"
@@ -265,6 +267,82 @@ TEST_F(MirrorPurgeTest, ACrashBetweenTheIndexAndTheRemovalsIsFinishedByOpen) {
   EXPECT_FALSE(Exists(files_[2]));
   EXPECT_EQ((*again)->files(), std::vector<std::string>(files_.begin() + 3, files_.end()));
   ASSERT_TRUE((*again)->Close().ok());
+}
+
+// Files below the first indexed one that no interrupted purge names (an
+// operator seeded the directory with older files) are not the copy's:
+// Open leaves them. A purge that finished leaves no record.
+TEST_F(MirrorPurgeTest, OpenKeepsOlderFilesNoPurgeNamed) {
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_seeded");
+  ASSERT_NE(m, nullptr);
+  auto r = m->PurgeTo(files_[3]);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->purged.size(), 3u);
+  ASSERT_TRUE(m->Close().ok());
+  m.reset();
+  EXPECT_FALSE(Exists(std::string(kBase) + ".purge"));
+  // Seeded: files 1 and 3 again, from the source.
+  for (int i : {0, 2}) {
+    auto text = ReadSmallFile(io::FileSystem::Default(), src_dir_ + "/" + files_[i], 1 << 24);
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto f = io::FileSystem::Default()->OpenWritable(copy_dir_ + "/" + files_[i],
+                                                     io::OpenMode::kCreateOrTruncate);
+    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_TRUE((*f)->Write(0, *text).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+  auto again = MirrorLog::Open(copy_dir_, kBase, MirrorOptions());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE((*again)->recovery().removed_files.empty());
+  EXPECT_TRUE(Exists(files_[0]));
+  EXPECT_TRUE(Exists(files_[2]));
+  EXPECT_EQ((*again)->files(), std::vector<std::string>(files_.begin() + 3, files_.end()));
+  EXPECT_FALSE(Exists(std::string(kBase) + ".purge"));  // finished
+  ASSERT_TRUE((*again)->Close().ok());
+}
+
+// A file system whose removals of binlog files wait for a release (the
+// first says it has begun).
+class GatedRemoveFileSystem : public io::FileSystemWrapper {
+ public:
+  GatedRemoveFileSystem() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+  absl::Status Remove(const std::string& path) override {
+    if (armed_ && absl::StrContains(path, "src-bin.0")) {
+      entered_.Notify();
+      release_.WaitForNotificationWithTimeout(absl::Seconds(60));
+    }
+    return io::FileSystemWrapper::Remove(path);
+  }
+  bool armed_ = false;  // set before the purge starts
+  testutil::Notification entered_;
+  testutil::Notification release_;
+};
+
+// The purge's removals run without the copy's lock: the copy's other
+// calls go on while they wait.
+TEST_F(MirrorPurgeTest, TheRemovalsDoNotHoldTheCopy) {
+  GatedRemoveFileSystem fs;
+  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_unlocked", &fs);
+  ASSERT_NE(m, nullptr);
+  fs.armed_ = true;
+  absl::StatusOr<MirrorLog::PurgeResult> r;
+  std::thread purge([&] { r = m->PurgeTo(files_[3]); });
+  ASSERT_TRUE(fs.entered_.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  testutil::Notification answered;
+  std::vector<std::string> seen;
+  std::thread other([&] {
+    seen = m->files();
+    answered.Notify();
+  });
+  const bool in_time = answered.WaitForNotificationWithTimeout(absl::Seconds(5));
+  fs.release_.Notify();
+  other.join();
+  purge.join();
+  EXPECT_TRUE(in_time) << "files() waited for the purge's removals";
+  EXPECT_EQ(seen, std::vector<std::string>(files_.begin() + 3, files_.end()));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->purged, std::vector<std::string>(files_.begin(), files_.begin() + 3));
+  ASSERT_TRUE(m->Close().ok());
 }
 
 // A crash in the index rewrite itself (its rename fails, then the power

@@ -205,7 +205,8 @@ class RelayRetentionTest(ServerBase):
             [SERVER, "--dir=" + copy, "--users=" + self.users, "--port=0",
              "--source=127.0.0.1:%d" % port, "--source_user=repl",
              "--source_password_file=" + pw, "--server_id=9",
-             "--binlog_max_total_size=1", "--retention_interval=100ms"],
+             "--binlog_max_total_size=1", "--retention_interval=100ms",
+             "--retention_startup_grace=0s"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.procs.append(relay)
         index = os.path.join(copy, "binlog.index")
@@ -229,6 +230,29 @@ class RelayRetentionTest(ServerBase):
         self.assertEqual(relay.wait(timeout=DEADLINE), 0)
         err = relay.stderr.read().decode()
         self.assertIn("retention: purged " + source_files[0], err)
+        self.stop(p)
+
+
+    def test_a_bad_replicas_file_is_an_error_exit(self):
+        # The copy's saved replica positions cannot be read: the relay
+        # stops and the server exits with status 1 and the reason (not a
+        # signal).
+        p, port = self.start("--port=0")
+        pw = os.path.join(self.dir, "pw")
+        with open(pw, "w") as f:
+            f.write("s3cret\n")
+        os.chmod(pw, 0o600)
+        copy = os.path.join(self.dir, "badcopy")
+        os.mkdir(copy)
+        with open(os.path.join(copy, "binlog.replicas"), "w") as f:
+            f.write("not the header\n")
+        code, err = self.run_server(
+            "--dir=" + copy, "--users=" + self.users, "--port=0",
+            "--source=127.0.0.1:%d" % port, "--source_user=repl",
+            "--source_password_file=" + pw, "--server_id=9",
+            "--binlog_expire_logs_seconds=60")
+        self.assertEqual(code, 1, err)
+        self.assertIn("not a replicas file", err)
         self.stop(p)
 
 

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/gtid.h"
 #include "binlog/gtid_reader.h"
@@ -30,6 +31,8 @@
 #include "io/file_system.h"
 #include "io/socket.h"
 #include "server/auth.h"
+#include "server/client.h"
+#include "server/protocol.h"
 #include "server/relay.h"
 #include "server/server.h"
 #include "tests/testutil/external_tools.h"
@@ -181,6 +184,55 @@ TEST(RelayFailoverTest, FollowsTheOtherServerByGtidAndKeepsEveryFileExact) {
   EXPECT_EQ(st.failovers, 1u);
   EXPECT_GE(st.source_changes, 1u);
   EXPECT_TRUE(st.fatal.empty()) << st.fatal;
+
+  // A downstream replica of the copy (served live) is told each copy
+  // file's name by an artificial Rotate before its first event, by file
+  // and position and by GTID: the file A's failover ended has no Rotate,
+  // and B's files' Rotates name B's files.
+  {
+    ServerOptions so;
+    so.dir = copy_dir;
+    so.basename = "binlog";
+    so.mirror = relay->mirror();
+    so.users = {{"repl", {AuthPlugin::kNativePassword, NativePasswordHash("pw")}}};
+    auto server = Server::Create(so);
+    ASSERT_TRUE(server.ok()) << server.status();
+    auto listener = io::Socket::ListenLoopback(0);
+    ASSERT_TRUE(listener.ok()) << listener.status();
+    std::thread runner([&] { (*server)->Run(&*listener); });
+    const std::vector<std::string> copy_files = relay->mirror()->files();
+    for (bool gtid : {false, true}) {
+      SCOPED_TRACE(gtid ? "GTID dump" : "dump by position");
+      auto sock = io::Socket::ConnectTcp("127.0.0.1", listener->port());
+      ASSERT_TRUE(sock.ok()) << sock.status();
+      auto c = ReplicationClient::Connect(std::move(*sock), "repl", "pw");
+      ASSERT_TRUE(c.ok()) << c.status();
+      ASSERT_TRUE(c->Query("SET @master_binlog_checksum = 'CRC32'").ok());
+      ASSERT_TRUE((gtid ? c->DumpGtid(GtidSet().EncodePreviousGtidsBody(), kDumpNonBlock, 501)
+                        : c->Dump("", 4, kDumpNonBlock, 501))
+                      .ok());
+      std::vector<std::string> named;  // by artificial Rotates
+      for (;;) {
+        auto r = c->Read(absl::Now() + absl::Seconds(30));
+        ASSERT_TRUE(r.ok()) << r.status();
+        if (r->kind == ClientReply::kEof) break;
+        ASSERT_EQ(r->kind, ClientReply::kEvent) << r->error_code << " " << r->message;
+        const EventHeader h = DecodeHeader(r->event);
+        if (h.type != kRotateEvent) continue;
+        bool crc = false;
+        auto rot = DecodeRotateAnyChecksum(r->event, &crc);
+        ASSERT_TRUE(rot.ok()) << rot.status();
+        if (h.flags & kFlagArtificial) {
+          EXPECT_EQ(h.log_pos, 0u);
+          EXPECT_EQ(rot->position, 4u);
+          named.push_back(rot->next_file);
+        }
+      }
+      EXPECT_EQ(named, copy_files);
+    }
+    (*server)->Shutdown();
+    runner.join();
+  }
   ASSERT_TRUE(relay->Stop().ok());
 
   // The copy: A's files (the last up to where A's server went), then B's.

@@ -664,6 +664,107 @@ TEST_F(RelayServeTest, ReplicaPositionsSavedHoldFilesAcrossARestart) {
   EXPECT_TRUE(absl::IsDataLoss(refused.status())) << refused.status();
 }
 
+// No purge before startup_grace has passed since Create, nor in a pass
+// whose save of the replicas' positions failed.
+TEST_F(RelayServeTest, NoPurgeInTheStartupGraceNorWithoutTheReplicasSaved) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(50);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 3u);
+  absl::Time now = absl::Now();
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.startup_grace = absl::Minutes(1);
+  o.now = [&now] { return now; };
+  o.replicas_file = copy_dir_ + "/no-such-dir/binlog.replicas";  // cannot be saved
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(pass->kept_reason, "the replicas' positions are not saved");
+  now += absl::Minutes(2);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(CopyFiles(), before);
+  ret.reset();
+
+  // Saved, but within the grace: kept; after it: purged.
+  now = absl::Now();
+  o.replicas_file = copy_dir_ + "/binlog.replicas";
+  ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(pass->kept_reason, "startup grace");
+  now += absl::Minutes(1);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
+}
+
+// Who holds what: a replica registered but not dumping holds every file
+// for unpositioned_hold, then none; a replica remembered in a file purged
+// already holds none; beyond max_replicas the disconnected replica seen
+// active longest ago is forgotten.
+TEST_F(RelayServeTest, StaleHoldersHoldNothingAndReplicasAreCapped) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(50);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 4u);
+  absl::Time now = absl::Now();
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.unpositioned_hold = absl::Minutes(5);
+  o.max_replicas = 3;
+  o.now = [&now] { return now; };
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Register(801, "127.0.0.1", 3307).ok());
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(pass->kept_reason, "replica 801 (no position yet)");
+  now += absl::Minutes(5);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
+
+  // Remembered in a purged file: holds nothing (the files after it go).
+  CommitMany(30);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> later = CopyFiles();
+  ASSERT_GE(later.size(), 2u);
+  downstream_.server->RememberReplica(802, before.front(), 4);
+  now += absl::Minutes(1);
+  pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, std::vector<std::string>(later.begin(), later.end() - 1));
+
+  // The cap: 801 (connected), 802, 803 and 804; 802 was active longest
+  // ago and goes.
+  downstream_.server->RememberReplica(803, later.back(), 4);
+  now += absl::Minutes(1);
+  ASSERT_TRUE(ret->RunOnce().ok());
+  downstream_.server->RememberReplica(804, later.back(), 4);
+  now += absl::Minutes(1);
+  ASSERT_TRUE(ret->RunOnce().ok());
+  std::vector<uint32_t> ids;
+  for (const auto& p : downstream_.server->ReplicaPositions()) ids.push_back(p.server_id);
+  EXPECT_EQ(ids, (std::vector<uint32_t>{801, 803, 804}));
+  EXPECT_TRUE(absl::StrContains(LogText(), "forgot 1 disconnected replica(s) beyond 3: 802"))
+      << LogText();
+}
+
 // MariaDB: a source log of MariaDB's flavor relayed, and a downstream
 // client connecting with its GTID position (@slave_connect_state) gets
 // what comes after it, what arrives while it reads, each once; a position
