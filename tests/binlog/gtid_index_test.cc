@@ -389,6 +389,94 @@ TEST_P(GtidIndexTest, DamagedIndexNeverSkipsOrRepeats) {
   EXPECT_EQ(again->entries.size(), idx->entries.size());
 }
 
+// A GTID event whose body is damaged but still decodes (its checksum
+// fails): the index built for the file ends before it, so a replica that
+// has every GTID, the damaged one's too, reads up to the damage and gets
+// the DataLoss of the full read rather than a jump over it.
+TEST_P(GtidIndexTest, DamagedEventEndsTheEntries) {
+  BuildLog(400);
+  const auto files = log_->ListFiles();
+  ASSERT_GE(files.size(), 3u);
+  ASSERT_TRUE(log_->Close().ok());
+  log_.reset();
+  auto gtids = AllGtids();
+  // The GTID events of the first file.
+  const std::string bin = PathOf(files[0].number);
+  std::vector<uint64_t> at;
+  {
+    ReaderOptions ro;
+    ro.payloads = PayloadMode::kRaw;
+    auto r = Reader::OpenFiles({bin}, ro);
+    ASSERT_TRUE(r.ok()) << r.status();
+    Event ev;
+    while ((*r)->Next(&ev).ok()) {
+      if (ev.header.type == kGtidEvent || ev.header.type == kGtidTaggedEvent ||
+          ev.header.type == kMariaGtidEvent) {
+        at.push_back(ev.offset);
+      }
+    }
+  }
+  // A replica that has the file's GTIDs but its last one: its reader
+  // starts in the file.
+  ASSERT_GT(gtids.size(), at.size());
+  gtids.resize(at.size() - 1);
+  ASSERT_GE(at.size(), 20u);
+  const uint64_t damaged = at[at.size() / 2];
+  std::string data = testing_util::ReadFile(bin);
+  // The low byte of the GNO (MySQL: after flags and UUID) or of the seq_no
+  // (MariaDB: first): the event decodes, with another GTID.
+  const size_t body = damaged + kHeaderSize + (maria() ? 0 : 17);
+  data[body] ^= 0x01;
+  {
+    auto f = io::FileSystem::Default()->OpenWritable(bin, io::OpenMode::kCreateOrTruncate);
+    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_TRUE((*f)->Write(0, data).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+  ASSERT_TRUE(internal::RemoveGtidIndex(io::FileSystem::Default(), bin).ok());
+  GtidSet have;
+  MariaGtidState pos;
+  for (const auto& g : gtids) {
+    if (maria()) {
+      pos.Add(std::get<0>(g), std::get<1>(g), static_cast<uint64_t>(std::get<2>(g)));
+    } else {
+      have.Add(std::get<3>(g), std::get<2>(g));
+    }
+  }
+  if (!maria()) {
+    const EventHeader h = DecodeHeader(absl::string_view(data).substr(damaged, kHeaderSize));
+    auto g = DecodeAnyMySqlGtidEvent(
+        h.type, absl::string_view(data).substr(damaged + kHeaderSize,
+                                               h.event_size - kHeaderSize - 4));
+    ASSERT_TRUE(g.ok()) << g.status();
+    have.Add(g->tsid(), g->gno);  // the damaged GTID too
+  }
+  OpenLog();
+  for (bool at_rest : {false, true}) {
+    for (int idx = 0; idx < 2; ++idx) {
+      const std::string what = absl::StrCat(at_rest ? "at rest" : "live",
+                                            idx ? " with the index" : " without");
+      absl::StatusOr<std::unique_ptr<GtidReader>> g;
+      if (at_rest) {
+        auto st = ReadAtRestGtidState(dir_, "binlog", GetParam());
+        ASSERT_TRUE(st.ok()) << st.status();
+        g = maria() ? OpenMariaGtidReaderAtRest(dir_, "binlog", *st, pos, Ro(idx, true))
+                    : OpenGtidReaderAtRest(dir_, "binlog", *st, have, Uuid(), Ro(idx, true));
+      } else {
+        g = maria() ? log_->NewMariaGtidReader(pos, Ro(idx, true))
+                    : log_->NewGtidReader(have, Ro(idx, true));
+      }
+      ASSERT_TRUE(g.ok()) << what << ": " << g.status();
+      Event ev;
+      absl::Status s;
+      while ((s = (*g)->Next(&ev)).ok()) {
+      }
+      EXPECT_TRUE(absl::IsDataLoss(s)) << what << ": " << s;
+      EXPECT_LE((*g)->jumped_to(), damaged) << what;
+    }
+  }
+}
+
 // Purge and Reset take the index with its file; ListFiles, the index
 // file and Open never take an index for a binlog file.
 TEST_P(GtidIndexTest, PurgeAndResetRemoveTheIndex) {
