@@ -8,6 +8,8 @@
 #include <memory>
 #include <utility>
 
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/checksum.h"
 #include "binlog/event.h"
@@ -20,11 +22,22 @@ namespace binlog {
 namespace internal {
 namespace {
 
-constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\1'};
+constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\2'};
 constexpr size_t kFileHeaderSize = 44;  // FORMAT.md
 // A record's payload is at most this (a damaged length field ends the
 // entries rather than asking for a huge buffer).
 constexpr uint32_t kMaxRecord = 64u << 20;
+// A temporary index file's name: `<file>.gidx.tmp.<16 hex digits>`.
+constexpr absl::string_view kTmpSuffix = ".tmp.";
+
+// A tag no other temporary name of this process has, and most likely no
+// other process's: a random per-process prefix and a counter.
+uint64_t UniqueTag() {
+  static const uint64_t base = absl::Uniform<uint64_t>(absl::BitGen());
+  static std::atomic<uint64_t> counter{0};
+  return base + counter.fetch_add(1, std::memory_order_relaxed) * 0x9E3779B97F4A7C15ull;
+}
+
 // Returned ranges per entry before the builder stops adding entries to a
 // file (a file that alternates returned and skipped events that often
 // gains little from an index).
@@ -157,6 +170,21 @@ absl::StatusOr<uint32_t> CrcAt(io::RandomAccessFile* f, uint64_t offset, size_t 
 
 std::string GtidIndexPath(const std::string& binlog_path) {
   return binlog_path + ".gidx";
+}
+
+void SweepGtidIndexFiles(io::FileSystem* fs, const std::string& dir,
+                         const std::string& basename,
+                         const std::vector<std::string>& names,
+                         const std::set<std::string>& binlog_names) {
+  const std::string prefix = basename + ".";
+  for (const std::string& name : names) {
+    if (!absl::StartsWith(name, prefix)) continue;
+    const size_t at = name.find(".gidx");
+    if (at == std::string::npos) continue;
+    const bool tmp = absl::StartsWith(absl::string_view(name).substr(at), ".gidx.tmp");
+    const bool orphan = at + 5 == name.size() && binlog_names.count(name.substr(0, at)) == 0;
+    if (tmp || orphan) fs->Remove(io::JoinPath(dir, name)).IgnoreError();
+  }
 }
 
 absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& path,
@@ -293,11 +321,15 @@ std::string EncodeGtidIndex(const GtidIndex& index) {
   Put64(&out, index.interval);
   Put64(&out, index.file_size);
   Put64(&out, index.fde_end);
-  Put32(&out, Crc32(out.data(), out.size()));
+  // Each record's CRC continues the one before it (the header's first):
+  // records of two indexes spliced together do not check out.
+  uint32_t chain = Crc32(out.data(), out.size());
+  Put32(&out, chain);
   for (const GtidIndexEntry& e : index.entries) {
     std::string p = EncodeEntry(e, index.flavor);
     Put32(&out, static_cast<uint32_t>(p.size()));
-    Put32(&out, Crc32(p.data(), p.size()));
+    chain = Crc32Extend(chain, p.data(), p.size());
+    Put32(&out, chain);
     out += p;
   }
   return out;
@@ -323,13 +355,15 @@ absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
   }
   index.flavor = flavor == 1 ? LogFlavor::kMariaDB : LogFlavor::kMySQL;
   uint64_t prev = kMagicSize;
+  uint32_t chain = crc;
   // A torn or damaged record ends the entries: the ones before it stand.
   while (c.in.size() >= 8) {
     const uint32_t len = static_cast<uint32_t>(c.Get(4));
     const uint32_t rcrc = static_cast<uint32_t>(c.Get(4));
     if (len > kMaxRecord || len > c.in.size()) break;
     absl::string_view p = c.Bytes(len);
-    if (Crc32(p.data(), p.size()) != rcrc) break;
+    if (Crc32Extend(chain, p.data(), p.size()) != rcrc) break;
+    chain = rcrc;
     GtidIndexEntry e;
     if (!DecodeEntry(p, index.flavor, prev, index.file_size, &e)) break;
     if (index.entries.empty() &&
@@ -345,22 +379,37 @@ absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
 absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
                             const GtidIndex& index) {
   const std::string final_path = GtidIndexPath(path);
-  const std::string tmp = final_path + ".tmp";
   const std::string data = EncodeGtidIndex(index);
+  // A name of this writer's own, created exclusively: writers of the same
+  // index (the builder, readers, other processes) never write into each
+  // other's temporary file.
+  std::string tmp;
   {
     // The binlog file's own permissions (Options::file_mode).
     absl::StatusOr<uint32_t> mode = fs->Permissions(path);
-    BINLOG_ASSIGN_OR_RETURN(
-        std::unique_ptr<io::WritableFile> f,
-        fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate,
-                         mode.ok() ? *mode : io::kDefaultFilePermissions));
+    std::unique_ptr<io::WritableFile> f;
+    for (int attempt = 0; f == nullptr; ++attempt) {
+      tmp = absl::StrCat(final_path, kTmpSuffix, absl::Hex(UniqueTag(), absl::kZeroPad16));
+      absl::StatusOr<std::unique_ptr<io::WritableFile>> o =
+          fs->OpenWritable(tmp, io::OpenMode::kCreateNew,
+                           mode.ok() ? *mode : io::kDefaultFilePermissions);
+      if (o.ok()) {
+        f = std::move(*o);
+      } else if (!absl::IsAlreadyExists(o.status()) || attempt >= 8) {
+        return o.status();
+      }
+    }
     absl::Status s = f->Write(0, data);
     absl::Status c = f->Close();
-    BINLOG_RETURN_IF_ERROR(s);
-    BINLOG_RETURN_IF_ERROR(c);
+    if (s.ok()) s = c;
+    if (!s.ok()) {
+      fs->Remove(tmp).IgnoreError();
+      return s;
+    }
   }
   absl::Status r = fs->Rename(tmp, final_path);
-  // Another builder of the same index renamed the same bytes first.
+  if (!r.ok()) fs->Remove(tmp).IgnoreError();
+  // Swept meanwhile (Open removes leftover temporary files): a cache.
   if (absl::IsNotFound(r)) return absl::OkStatus();
   return r;
 }

@@ -115,8 +115,10 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
 std::string EncodeGtidIndex(const GtidIndex& index);
 absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data);
 
-// Writes `index` as GtidIndexPath(path) (a temporary file, then a rename),
-// with the binlog file's permissions.
+// Writes `index` as GtidIndexPath(path) (a temporary file of this call's
+// own, `<index>.tmp.<unique hex>`, created exclusively, then a rename), with
+// the binlog file's permissions. Concurrent writers of the same index
+// never share a temporary file.
 absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
                             const GtidIndex& index);
 // Reads GtidIndexPath(path) and checks it against the binlog file `path`
@@ -124,6 +126,16 @@ absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
 // there is none; DataLoss when it does not check out.
 absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& path,
                                         LogFlavor flavor);
+// Removes, of the files `names` of `dir` (a listing), the GTID index
+// files of `basename` no binlog file needs: temporary files (leftovers of
+// a crash; a concurrent writer's rename then finds none and gives up, the
+// index being a cache) and indexes whose binlog file is not in
+// `binlog_names` (names the index file lists). Failures are ignored (the
+// next sweep retries).
+void SweepGtidIndexFiles(io::FileSystem* fs, const std::string& dir,
+                         const std::string& basename,
+                         const std::vector<std::string>& names,
+                         const std::set<std::string>& binlog_names);
 // Removes the index of `path` and its temporary file, if any (NotFound is
 // OK). For purge and Reset, after the binlog file.
 absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path);

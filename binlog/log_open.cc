@@ -295,6 +295,16 @@ absl::Status BinlogImpl::FinishOpen() {
   }
   // No pipeline activity yet: this thread owns the flush-stage state.
   BINLOG_RETURN_IF_ERROR(StartNewFile(max_number + 1, /*at_startup=*/true));
+  {
+    // GTID index files no binlog file needs: temporary files a crash left,
+    // indexes of files no longer in the index file.
+    absl::StatusOr<std::vector<std::string>> listed = fs_->ListDirectory(dir_);
+    if (listed.ok()) {
+      std::set<std::string> binlog_names;
+      for (uint64_t n : live_->Files()) binlog_names.insert(BinlogFileName(basename_, n));
+      SweepGtidIndexFiles(fs_, dir_, basename_, *listed, binlog_names);
+    }
+  }
   if (options_.gtid_index_interval > 0 && gtid_index_allowed()) {
     ReaderOptions ro;
     ro.gtid_index_interval = options_.gtid_index_interval;

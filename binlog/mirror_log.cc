@@ -300,6 +300,9 @@ absl::Status MirrorLog::OpenImpl() {
   const uint64_t last = m->files.empty() ? 0 : m->files.back();
   BINLOG_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDirectory(dir_));
   std::sort(names.begin(), names.end());
+  std::set<std::string> indexed;  // GTID index files none of these needs go
+  for (uint64_t n : m->files) indexed.insert(BinlogFileName(basename_, n));
+  internal::SweepGtidIndexFiles(fs, dir_, basename_, names, indexed);
   std::vector<std::string> strays;
   const uint64_t first = m->files.empty() ? 0 : m->files.front();
   for (const std::string& name : names) {

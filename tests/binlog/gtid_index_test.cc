@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -475,6 +476,97 @@ TEST_P(GtidIndexTest, DamagedEventEndsTheEntries) {
       EXPECT_LE((*g)->jumped_to(), damaged) << what;
     }
   }
+}
+
+// Records of two indexes of the same file (other spacing) spliced at a
+// record boundary: the entries end at the splice (each record's CRC
+// chains to the one before it). Without the chain the later index's
+// entries would follow, with the returned ranges between the two lost.
+TEST_P(GtidIndexTest, SplicedIndexesAreRefused) {
+  BuildLog(400);
+  const std::string bin = PathOf(log_->ListFiles()[0].number);
+  auto a = internal::BuildGtidIndex(io::FileSystem::Default(), bin, GetParam(), 8192,
+                                    ReaderOptions());
+  auto b = internal::BuildGtidIndex(io::FileSystem::Default(), bin, GetParam(), 3000,
+                                    ReaderOptions());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_GE(a->entries.size(), 3u);
+  GtidIndex a_head = *a;
+  a_head.entries.resize(a->entries.size() / 2);
+  const uint64_t last = a_head.entries.back().offset;
+  // b's entries from the second after `last` on: each one's ranges start
+  // past a's last entry.
+  size_t j = 0;
+  while (j < b->entries.size() && b->entries[j].offset <= last) ++j;
+  ++j;
+  ASSERT_LT(j, b->entries.size());
+  GtidIndex b_head = *b;
+  b_head.entries.resize(j);
+  const std::string b_all = internal::EncodeGtidIndex(*b);
+  const std::string spliced = internal::EncodeGtidIndex(a_head) +
+                              b_all.substr(internal::EncodeGtidIndex(b_head).size());
+  auto d = internal::DecodeGtidIndex(spliced);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->entries.size(), a_head.entries.size());
+}
+
+// Two writers of one index at once (a reader's write-back and the
+// builder, another process): the first stopped after opening its
+// temporary file, the second writes and renames its index meanwhile.
+// The index is one writer's bytes, never a mix; and Open removes
+// leftover temporary files and indexes of files the log no longer has.
+TEST_P(GtidIndexTest, ConcurrentWritersAndOpenSweep) {
+  io::FaultInjectionFileSystem fault;
+  fs_ = &fault;
+  BuildLog(300);
+  const std::string bin = PathOf(log_->ListFiles()[0].number);
+  auto a = internal::BuildGtidIndex(&fault, bin, GetParam(), 8192, ReaderOptions());
+  auto b = internal::BuildGtidIndex(&fault, bin, GetParam(), 3000, ReaderOptions());
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string ea = internal::EncodeGtidIndex(*a), eb = internal::EncodeGtidIndex(*b);
+  ASSERT_LT(ea.size(), eb.size());
+  sync::Mutex mu;
+  sync::CondVar cv;
+  bool a_waiting = false, go = false;
+  fault.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op != io::FaultOp::kWrite || path.find(".gidx") == std::string::npos) return;
+    sync::MutexLock l(&mu);
+    if (a_waiting || go) return;  // only the first index write waits
+    a_waiting = true;
+    cv.SignalAll();
+    while (!go) cv.Wait(&mu);
+  });
+  absl::Status sa;
+  std::thread t([&] { sa = internal::WriteGtidIndex(&fault, bin, *a); });
+  {
+    sync::MutexLock l(&mu);
+    while (!a_waiting) cv.Wait(&mu);
+  }
+  EXPECT_TRUE(internal::WriteGtidIndex(&fault, bin, *b).ok());
+  {
+    sync::MutexLock l(&mu);
+    go = true;
+    cv.SignalAll();
+  }
+  t.join();
+  fault.SetOpHook(nullptr);
+  EXPECT_TRUE(sa.ok()) << sa;
+  const std::string got = testing_util::ReadFile(GtidIndexPath(bin));
+  EXPECT_TRUE(got == ea || got == eb) << "a mix of two indexes: " << got.size() << " bytes";
+  // Leftovers: a temporary file, an index of a file not in the log.
+  const std::string tmp = GtidIndexPath(bin) + ".tmp.0123456789abcdef";
+  const std::string orphan = GtidIndexPath(PathOf(999));
+  const std::string other = io::JoinPath(dir_, "other.000001.gidx");
+  for (const std::string& p : {tmp, orphan, other}) testing_util::WriteFile(p, "x");
+  ASSERT_TRUE(log_->Close().ok());
+  log_.reset();
+  OpenLog();
+  EXPECT_FALSE(Exists(tmp));
+  EXPECT_FALSE(Exists(orphan));
+  EXPECT_TRUE(Exists(other));  // another basename's
+  EXPECT_TRUE(Exists(GtidIndexPath(bin)));
+  log_.reset();
+  fs_ = nullptr;
 }
 
 // Purge and Reset take the index with its file; ListFiles, the index
