@@ -192,6 +192,13 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
                                          const ReaderOptions& options,
                                          const std::atomic<bool>* cancel) {
   if (interval == 0) return absl::InvalidArgumentError("GTID index interval 0");
+  {
+    // A file system that refuses the file an index (an encrypted file
+    // through a decrypting one: binlog/keyring.h): none built either.
+    absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> probe =
+        fs->OpenReadable(GtidIndexPath(path));
+    if (absl::IsFailedPrecondition(probe.status())) return probe.status();
+  }
   GtidIndex index;
   index.flavor = flavor;
   index.interval = interval;
@@ -537,7 +544,9 @@ GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
   bool built = false;
   for (;;) {
     if (!index.ok()) {
-      if (!closed || built) return GtidSeek();
+      // No index for this file, ever (an encrypted file through a
+      // decrypting file system): nor a build.
+      if (!closed || built || absl::IsFailedPrecondition(index.status())) return GtidSeek();
       index = BuildGtidIndex(fs, path, flavor, interval, options);
       if (!index.ok()) return GtidSeek();
       built = true;

@@ -782,6 +782,43 @@ TEST(GtidIndexEncrypted, EncryptedLogHasNoIndex) {
         GtidIndexPath(io::JoinPath(dir, f.name))))
         << f.name;
   }
+  // At rest through the decrypting file system: no index built, loaded
+  // or written beside the encrypted files, and the same events.
+  log->reset();
+  io::FaultInjectionFileSystem fault;  // sees every index write
+  int index_writes = 0;
+  fault.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op == io::FaultOp::kOpenWritable && path.find(".gidx") != std::string::npos) {
+      ++index_writes;
+    }
+  });
+  auto dfs = NewDecryptingFileSystem(&fault, &keyring);
+  // A planted index of the first file (a plain file's): never read.
+  const std::string first = io::JoinPath(dir, files[0].name);
+  testing_util::WriteFile(GtidIndexPath(first), "x");
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      internal::LoadGtidIndex(dfs.get(), first, LogFlavor::kMySQL).status()));
+  auto st = ReadAtRestGtidState(dir, "binlog", LogFlavor::kMySQL, dfs.get());
+  ASSERT_TRUE(st.ok()) << st.status();
+  for (GtidSet h : {have, GtidSet()}) {
+    auto ar = OpenGtidReaderAtRest(dir, "binlog", *st, h, Uuid(), ro, dfs.get());
+    ASSERT_TRUE(ar.ok()) << ar.status();
+    std::vector<int64_t> at_rest;
+    absl::Status s;
+    while ((s = (*ar)->Next(&ev)).ok()) {
+      if (ev.header.type == kGtidEvent) at_rest.push_back(DecodeMySqlGtidEvent(ev.body())->gno);
+    }
+    EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+    EXPECT_EQ(at_rest.size(), h.empty() ? 200u : 50u);
+    EXPECT_EQ((*ar)->jumped_to(), 0u);
+  }
+  EXPECT_EQ(index_writes, 0);
+  fault.SetOpHook(nullptr);
+  for (const auto& f : files) {
+    if (f.name == files[0].name) continue;
+    EXPECT_FALSE(*io::FileSystem::Default()->Exists(GtidIndexPath(io::JoinPath(dir, f.name))))
+        << f.name;
+  }
 }
 
 // Under PayloadMode::kDecoded a compressed transaction the replica has is
