@@ -584,6 +584,16 @@ void GtidIndexBuilder::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void GtidIndexBuilder::Cancel() {
+  sync::MutexLock l(&mu_);
+  queue_.clear();
+  if (stop_) return;
+  cancel_.store(true, std::memory_order_relaxed);
+  while (busy_) cv_.Wait(&mu_);
+  cancel_.store(false, std::memory_order_relaxed);
+  cv_.SignalAll();
+}
+
 void GtidIndexBuilder::WaitIdle() {
   sync::MutexLock l(&mu_);
   while (!stop_ && (busy_ || !queue_.empty())) cv_.Wait(&mu_);

@@ -136,8 +136,10 @@ void SweepGtidIndexFiles(io::FileSystem* fs, const std::string& dir,
                          const std::string& basename,
                          const std::vector<std::string>& names,
                          const std::set<std::string>& binlog_names);
-// Removes the index of `path` and its temporary file, if any (NotFound is
-// OK). For purge and Reset, after the binlog file.
+// Removes the index of `path` and its legacy temporary file, if any
+// (NotFound is OK). For purge and Reset, before the binlog file (an index
+// must never outlive its file: a later file of the same name, after a
+// Reset, is not its file).
 absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path);
 
 // Where a GTID reader goes in its start file: it returns the events of
@@ -196,6 +198,11 @@ class GtidIndexBuilder {
   // first use).
   void Add(const std::string& path, LogFlavor flavor);
   void Stop();
+  // Drops the queue and cancels the build under way, waits until it has
+  // stopped (a build checks for cancellation at every event), then takes
+  // new files again. For Reset: no build of an old file's name may index
+  // the new file that reuses it.
+  void Cancel();
   // Waits until the queue is empty and no build runs (for tests).
   void WaitIdle();
   uint64_t built() const { return built_.load(std::memory_order_relaxed); }

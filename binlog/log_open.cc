@@ -234,8 +234,8 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
       uint32_t ts = 0;
       absl::StatusOr<bool> closed = ClosedFileEndTime(fs_, basename_, path, &ts);
       if (closed.ok() && *closed) {
+        BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, path));  // never outlives its file
         BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
-        BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, path));
         BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
         recovery_.removed_files.push_back(BinlogFileName(basename_, n));
         continue;
@@ -580,8 +580,8 @@ absl::Status BinlogImpl::AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint
 absl::Status BinlogImpl::FinishInterruptedReset(uint64_t first,
                                                 std::vector<uint64_t>* on_disk) {
   for (uint64_t n : *on_disk) {
+    BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, PathOf(n)));  // never outlives its file
     BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n))));
-    BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, PathOf(n)));
   }
   on_disk->clear();
   BINLOG_RETURN_IF_ERROR(index_.WriteExactly({}));

@@ -419,8 +419,8 @@ absl::Status MirrorLog::OpenImpl() {
   // Removed only once the copy's own files were found sound (an Open that
   // fails changes nothing on disk).
   for (const std::string& name : strays) {
-    BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, name)));
     BINLOG_RETURN_IF_ERROR(internal::RemoveGtidIndex(fs, io::JoinPath(dir_, name)));
+    BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, name)));
     recovery_.removed_files.push_back(name);
   }
   if (!strays.empty()) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
@@ -580,13 +580,13 @@ absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& fil
   absl::Status first_error;
   for (uint64_t n : victims) {
     const std::string name = BinlogFileName(basename_, n);
+    // Its GTID index first, never outliving its file (a failure is the
+    // purge's error, the file is purged all the same).
+    absl::Status ir = internal::RemoveGtidIndex(m->fs, io::JoinPath(dir_, name));
+    if (!ir.ok() && first_error.ok()) first_error = ir;
     absl::Status r = m->fs->Remove(io::JoinPath(dir_, name));
     if (r.ok()) {
-      // Its GTID index goes with it (a failure is the purge's error, the
-      // file is purged all the same).
       result.purged.push_back(name);
-      absl::Status ir = internal::RemoveGtidIndex(m->fs, io::JoinPath(dir_, name));
-      if (!ir.ok() && first_error.ok()) first_error = ir;
     } else if (first_error.ok()) {
       first_error = r;
     }

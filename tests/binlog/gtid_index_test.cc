@@ -7,6 +7,7 @@
 // or repeat a transaction; purge and Reset remove it; a power cut between a
 // binlog file and its index leaves a log the readers read right.
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <random>
@@ -594,6 +595,66 @@ TEST_P(GtidIndexTest, PurgeAndResetRemoveTheIndex) {
   for (const auto& f : files) {
     EXPECT_FALSE(Exists(GtidIndexPath(PathOf(f.number)))) << f.name;
   }
+}
+
+// Purge and Reset remove each index before its file (an index never
+// outlives its file); an index that cannot be removed does not stop a
+// Reset halfway (its error is returned, the log is reset and sound).
+TEST_P(GtidIndexTest, IndexRemovedBeforeItsFile) {
+  io::FaultInjectionFileSystem fault;
+  fs_ = &fault;
+  BuildLog(400);
+  auto files = log_->ListFiles();
+  ASSERT_GE(files.size(), 4u);
+  sync::Mutex mu;
+  std::vector<std::string> removed;
+  fault.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op != io::FaultOp::kRemove) return;
+    sync::MutexLock l(&mu);
+    removed.push_back(path);
+  });
+  auto purged = log_->PurgeTo(files[2].number);
+  ASSERT_TRUE(purged.ok()) << purged.status();
+  auto before = [&](const std::string& a, const std::string& b) {
+    sync::MutexLock l(&mu);
+    auto ia = std::find(removed.begin(), removed.end(), a);
+    auto ib = std::find(removed.begin(), removed.end(), b);
+    return ia != removed.end() && ib != removed.end() && ia < ib;
+  };
+  for (int i = 0; i < 2; ++i) {
+    const std::string bin = PathOf(files[i].number);
+    EXPECT_TRUE(before(GtidIndexPath(bin), bin)) << "purge of " << bin;
+  }
+  // Reset: the first index removal fails.
+  io::FaultSpec f;
+  f.op = io::FaultOp::kRemove;
+  f.path_substr = ".gidx";
+  fault.InjectFault(f);
+  {
+    sync::MutexLock l(&mu);
+    removed.clear();
+  }
+  absl::Status r = log_->Reset();
+  EXPECT_FALSE(r.ok());
+  fault.ClearFaults();
+  fault.SetOpHook(nullptr);
+  for (size_t i = 2; i < files.size(); ++i) {
+    const std::string bin = PathOf(files[i].number);
+    if (i > 2) {
+      EXPECT_FALSE(Exists(GtidIndexPath(bin))) << bin;
+    }
+    if (files[i].number != 1) {
+      EXPECT_FALSE(Exists(bin)) << bin;
+    }
+    if (Exists(GtidIndexPath(bin))) continue;  // its removal failed
+    EXPECT_TRUE(before(GtidIndexPath(bin), bin)) << "reset of " << bin;
+  }
+  // The log is reset and takes commits.
+  EXPECT_EQ(log_->ListFiles().size(), 1u);
+  EXPECT_EQ(log_->ListFiles()[0].number, 1u);
+  Commit(3);
+  log_.reset();
+  fs_ = nullptr;
 }
 
 // A power cut at every point of writing a few files: the index is never
