@@ -594,9 +594,13 @@ void GtidIndexBuilder::Cancel() {
   cv_.SignalAll();
 }
 
-void GtidIndexBuilder::WaitIdle() {
+bool GtidIndexBuilder::WaitIdleFor(absl::Duration bound) {
+  const absl::Time deadline = absl::Now() + bound;
   sync::MutexLock l(&mu_);
-  while (!stop_ && (busy_ || !queue_.empty())) cv_.Wait(&mu_);
+  while (!stop_ && (busy_ || !queue_.empty())) {
+    if (cv_.WaitWithDeadline(&mu_, deadline)) break;
+  }
+  return stop_ || (!busy_ && queue_.empty());
 }
 
 void GtidIndexBuilder::Run() {

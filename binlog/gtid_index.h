@@ -57,6 +57,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "binlog/flavor.h"
 #include "binlog/gtid.h"
 #include "binlog/gtid_reader.h"
@@ -203,8 +204,9 @@ class GtidIndexBuilder {
   // new files again. For Reset: no build of an old file's name may index
   // the new file that reuses it.
   void Cancel();
-  // Waits until the queue is empty and no build runs (for tests).
-  void WaitIdle();
+  // Waits until the queue is empty and no build runs, or `bound` passed;
+  // true when idle.
+  bool WaitIdleFor(absl::Duration bound);
   uint64_t built() const { return built_.load(std::memory_order_relaxed); }
   uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
 

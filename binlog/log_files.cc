@@ -493,9 +493,10 @@ absl::Status BinlogImpl::CloseInPipeline() {
 
 absl::Status BinlogImpl::Close() {
   retention_->StopExpiry();
-  // The files closed before this one get their indexes first.
+  // The files closed before this one get their indexes first, within
+  // Options::gtid_index_close_wait; the rest are cancelled.
   if (gidx_ != nullptr) {
-    gidx_->WaitIdle();
+    gidx_->WaitIdleFor(options_.gtid_index_close_wait);
     gidx_->Stop();
   }
   return pipeline_->Close([this]() { return CloseInPipeline(); });

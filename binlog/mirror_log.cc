@@ -1177,49 +1177,56 @@ absl::Status MirrorLog::Sync() {
 }
 
 absl::Status MirrorLog::Close() {
-  sync::MutexLock l(&st_->mu);
-  State* m = st_.get();
-  if (m->closed) return absl::FailedPreconditionError("mirror log is closed");
-  m->closed = true;
-  if (m->gidx != nullptr) {  // the ended files' indexes first
-    m->gidx->WaitIdle();
-    m->gidx->Stop();
-  }
-  absl::Status result = m->error;
-  if (result.ok() && m->active != nullptr) {
-    // Cut a partial transaction: the dump sends it again from ResumePoint().
-    absl::Status s;
-    if (!m->parser.outside()) {
-      if (m->boundary_end >= m->written) {
-        m->pending.resize(m->boundary_end - m->written);
-      } else {
-        m->pending.clear();
-        s = m->active->Truncate(m->boundary_end);
-        m->written = m->boundary_end;
-        m->synced = std::min(m->synced, m->written);
+  // The ended files' index builds are waited for (MirrorOptions::
+  // gtid_index_close_wait) without the lock, then cancelled.
+  std::unique_ptr<internal::GtidIndexBuilder> gidx;
+  absl::Status result;
+  {
+    sync::MutexLock l(&st_->mu);
+    State* m = st_.get();
+    if (m->closed) return absl::FailedPreconditionError("mirror log is closed");
+    m->closed = true;
+    gidx = std::move(m->gidx);
+    result = m->error;
+    if (result.ok() && m->active != nullptr) {
+      // Cut a partial transaction: the dump sends it again from ResumePoint().
+      absl::Status s;
+      if (!m->parser.outside()) {
+        if (m->boundary_end >= m->written) {
+          m->pending.resize(m->boundary_end - m->written);
+        } else {
+          m->pending.clear();
+          s = m->active->Truncate(m->boundary_end);
+          m->written = m->boundary_end;
+          m->synced = std::min(m->synced, m->written);
+        }
+        m->ForgetOpenTransaction();
       }
-      m->ForgetOpenTransaction();
+      if (s.ok()) {
+        s = FlushPending(m->active.get(), options_.max_unsynced_bytes, &m->pending, &m->written,
+                         &m->synced, &m->stats.syncs);
+      }
+      if (s.ok()) s = m->active->Sync();
+      if (s.ok()) {
+        m->synced = m->written;
+        ++m->stats.syncs;
+      }
+      absl::Status cs = m->active->Close();
+      if (s.ok()) s = cs;
+      result = s;
+    } else if (m->active != nullptr) {
+      m->active->Close().IgnoreError();  // the poisoning error is the one to report
     }
-    if (s.ok()) {
-      s = FlushPending(m->active.get(), options_.max_unsynced_bytes, &m->pending, &m->written,
-                       &m->synced, &m->stats.syncs);
-    }
-    if (s.ok()) s = m->active->Sync();
-    if (s.ok()) {
-      m->synced = m->written;
-      ++m->stats.syncs;
-    }
-    absl::Status cs = m->active->Close();
-    if (s.ok()) s = cs;
-    result = s;
-  } else if (m->active != nullptr) {
-    m->active->Close().IgnoreError();  // the poisoning error is the one to report
+    m->active.reset();
+    m->readback.reset();
+    m->lock.reset();
+    if (result.ok()) Publish();
+    live_->MarkClosed(result.ok());
   }
-  m->active.reset();
-  m->readback.reset();
-  m->lock.reset();
-  if (result.ok()) Publish();
-  live_->MarkClosed(result.ok());
+  if (gidx != nullptr) {
+    gidx->WaitIdleFor(options_.gtid_index_close_wait);
+    gidx->Stop();
+  }
   return result;
 }
 

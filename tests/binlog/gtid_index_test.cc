@@ -792,6 +792,71 @@ TEST_P(GtidIndexTest, MirrorLogIndexesEndedFiles) {
   ASSERT_EQ(::system(cmd.c_str()), 0);
 }
 
+// MirrorLog::Close waits for the index builds without the copy's lock:
+// while a build is held up, the copy's other calls go on (they see it
+// closed).
+TEST_P(GtidIndexTest, MirrorCloseDoesNotHoldTheLockForBuilds) {
+  OpenLog();
+  Commit(200);
+  ASSERT_TRUE(log_->Close().ok());
+  log_.reset();
+  const std::string copy = testing_util::NewTempDir("gtid_index_close");
+  io::FaultInjectionFileSystem fault;
+  sync::Mutex mu;
+  sync::CondVar cv;
+  bool held = false, release = false;
+  fault.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op != io::FaultOp::kOpenWritable || path.find(".gidx") == std::string::npos) return;
+    sync::MutexLock l(&mu);
+    held = true;
+    cv.SignalAll();
+    while (!release) cv.Wait(&mu);
+  });
+  MirrorOptions mo;
+  mo.gtid_index_interval = 4096;
+  mo.file_system = &fault;
+  auto m = MirrorLog::Open(copy, "binlog", mo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ReaderOptions ro;
+  ro.payloads = PayloadMode::kRaw;
+  auto src = Reader::OpenDirectory(dir_, "binlog", ro);
+  ASSERT_TRUE(src.ok());
+  ASSERT_TRUE((*m)->Append(EncodeRotateTo(0, 1, "binlog.000001", kMagicSize, 0,
+                                          kFlagArtificial, true)).ok());
+  Event ev;
+  while ((*src)->Next(&ev).ok()) {
+    if (ev.header.type == kFormatDescriptionEvent) {
+      auto sent = EncodeSentFormatDescription(ev.data, false);
+      ASSERT_TRUE(sent.ok());
+      ASSERT_TRUE((*m)->Append(*sent).ok());
+      continue;
+    }
+    ASSERT_TRUE((*m)->Append(ev.data).ok());
+  }
+  {
+    sync::MutexLock l(&mu);
+    while (!held) cv.Wait(&mu);  // a build is held up writing its index
+  }
+  absl::Status closed;
+  std::thread t([&] { closed = (*m)->Close(); });
+  // Until Close has run: the copy answers (Sync after Close is refused).
+  absl::Status s;
+  while ((s = (*m)->Sync()).ok()) std::this_thread::yield();
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  (*m)->end();
+  {
+    sync::MutexLock l(&mu);
+    release = true;
+    cv.SignalAll();
+  }
+  t.join();
+  fault.SetOpHook(nullptr);
+  EXPECT_TRUE(closed.ok()) << closed;
+  m->reset();
+  std::string cmd = "rm -rf '" + copy + "'";
+  ASSERT_EQ(::system(cmd.c_str()), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Flavors, GtidIndexTest,
                          ::testing::Values(LogFlavor::kMySQL, LogFlavor::kMariaDB),
                          [](const auto& info) {
