@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <system_error>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -565,11 +566,23 @@ GtidIndexBuilder::GtidIndexBuilder(io::FileSystem* fs, uint64_t interval,
                                    ReaderOptions options)
     : fs_(fs), interval_(interval), options_(std::move(options)) {}
 
+absl::StatusOr<std::unique_ptr<GtidIndexBuilder>> GtidIndexBuilder::Start(
+    io::FileSystem* fs, uint64_t interval, ReaderOptions options) {
+  std::unique_ptr<GtidIndexBuilder> b(new GtidIndexBuilder(fs, interval, std::move(options)));
+  // std::thread reports a failure to start as an exception: it stops here.
+  try {
+    b->thread_ = std::thread([raw = b.get()] { raw->Run(); });
+  } catch (const std::system_error& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot start the GTID index builder's thread: ", e.what()));
+  }
+  return b;
+}
+
 void GtidIndexBuilder::Add(const std::string& path, LogFlavor flavor) {
   sync::MutexLock l(&mu_);
   if (stop_ || interval_ == 0) return;
   queue_.emplace_back(path, flavor);
-  if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
   cv_.SignalAll();
 }
 

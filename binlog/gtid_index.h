@@ -48,6 +48,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -190,13 +191,17 @@ void ApplyGtidSeek(GtidReader* reader, uint64_t file, const GtidSeek& seek,
 // queue.
 class GtidIndexBuilder {
  public:
-  GtidIndexBuilder(io::FileSystem* fs, uint64_t interval, ReaderOptions options);
+  // Starts the builder's thread (at the log's Open, never on the commit
+  // path). ResourceExhausted when no thread can be started.
+  static absl::StatusOr<std::unique_ptr<GtidIndexBuilder>> Start(io::FileSystem* fs,
+                                                                 uint64_t interval,
+                                                                 ReaderOptions options);
   ~GtidIndexBuilder() { Stop(); }
   GtidIndexBuilder(const GtidIndexBuilder&) = delete;
   GtidIndexBuilder& operator=(const GtidIndexBuilder&) = delete;
 
-  // Queues the closed binlog file `path` of `flavor` (starts the thread on
-  // first use).
+  // Queues the closed binlog file `path` of `flavor`. Never blocks on a
+  // build, never fails (after Stop: ignored).
   void Add(const std::string& path, LogFlavor flavor);
   void Stop();
   // Drops the queue and cancels the build under way, waits until it has
@@ -211,6 +216,7 @@ class GtidIndexBuilder {
   uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
 
  private:
+  GtidIndexBuilder(io::FileSystem* fs, uint64_t interval, ReaderOptions options);
   void Run();
 
   io::FileSystem* const fs_;

@@ -308,7 +308,8 @@ absl::Status BinlogImpl::FinishOpen() {
   if (options_.gtid_index_interval > 0 && gtid_index_allowed()) {
     ReaderOptions ro;
     ro.gtid_index_interval = options_.gtid_index_interval;
-    gidx_ = std::make_unique<GtidIndexBuilder>(fs_, options_.gtid_index_interval, ro);
+    BINLOG_ASSIGN_OR_RETURN(gidx_,
+                            GtidIndexBuilder::Start(fs_, options_.gtid_index_interval, ro));
     // The newest file before this Open's own was ended by a Close or by
     // recovery, not by a rotation: index it now if it has no index.
     const std::vector<uint64_t> files = live_->Files();

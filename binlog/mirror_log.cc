@@ -270,6 +270,10 @@ absl::Status MirrorLog::OpenImpl() {
       m->lock, fs->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock")),
                             options_.file_mode));
   BINLOG_ASSIGN_OR_RETURN(m->dir_handle, fs->OpenDirectory(dir_));
+  if (options_.gtid_index_interval > 0) {  // its thread now, not in Append
+    BINLOG_ASSIGN_OR_RETURN(m->gidx, internal::GtidIndexBuilder::Start(
+                                         fs, options_.gtid_index_interval, ReaderOptions()));
+  }
   auto index = ReadIndex(fs, dir_, basename_);
   bool write_empty_index = false;
   if (index.ok()) {
@@ -1077,11 +1081,7 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
     m->ended = true;
     m->next_file = next_file;
     Publish();
-    if (options_.gtid_index_interval > 0) {  // its GTID index, off this thread
-      if (m->gidx == nullptr) {
-        m->gidx = std::make_unique<internal::GtidIndexBuilder>(
-            m->fs, options_.gtid_index_interval, ReaderOptions());
-      }
+    if (m->gidx != nullptr) {  // its GTID index, off this thread
       m->gidx->Add(io::JoinPath(dir_, m->last_name),
                    IsMariaDbFde(m->fde) ? LogFlavor::kMariaDB : LogFlavor::kMySQL);
     }

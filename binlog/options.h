@@ -499,7 +499,8 @@ struct Options {
   // 0: the log writes none (readers still build one on demand,
   // ReaderOptions::gtid_index_interval). Default 4 MiB (a few KiB of index
   // per 256 MiB file). Encrypted logs (`keyring`) get no index (it would
-  // hold their GTID states in clear).
+  // hold their GTID states in clear). The builder's thread starts at Open
+  // (ResourceExhausted when it cannot), never on the commit path.
   uint64_t gtid_index_interval = uint64_t{4} << 20;
   // How long Close waits for the GTID index builds still queued (a queue
   // of large files takes as long as reading them); then the rest are
