@@ -4,6 +4,7 @@
 #include "binlog/gtid_index.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <system_error>
@@ -38,6 +39,10 @@ uint64_t UniqueTag() {
   static std::atomic<uint64_t> counter{0};
   return base + counter.fetch_add(1, std::memory_order_relaxed) * 0x9E3779B97F4A7C15ull;
 }
+
+// Reader reopens per seek at most (besides the last jump): the largest
+// gaps between returned ranges are jumped over, the others read.
+constexpr size_t kMaxJumps = 64;
 
 // Returned ranges per entry before the builder stops adding entries to a
 // file (a file that alternates returned and skipped events that often
@@ -536,6 +541,45 @@ bool SeekChecksOut(io::FileSystem* fs, const std::string& path, const GtidIndex&
 
 }  // namespace
 
+namespace {
+
+// Fewer, cheaper jumps: a jump opens a reader (at rest: lists the
+// directory too) and reads at least a buffer, so a gap between returned
+// ranges shorter than `buffer_size` is read instead (the GTID reader skips
+// its transactions as the full read does); of the rest, only the
+// kMaxJumps largest are jumped over.
+void MergeShortGaps(GtidSeek* s, uint64_t buffer_size) {
+  auto& r = s->returned;
+  if (r.size() < 2) return;
+  std::vector<uint64_t> gaps;
+  for (size_t i = 0; i + 1 < r.size(); ++i) {
+    const uint64_t g = r[i + 1].first - r[i].second;
+    if (g >= buffer_size) gaps.push_back(g);
+  }
+  uint64_t min_gap = buffer_size;
+  if (gaps.size() > kMaxJumps) {
+    std::nth_element(gaps.begin(), gaps.begin() + (kMaxJumps - 1), gaps.end(),
+                     std::greater<uint64_t>());
+    min_gap = std::max(min_gap, gaps[kMaxJumps - 1]);
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  size_t kept = 0;
+  for (const auto& range : r) {
+    if (!out.empty()) {
+      const uint64_t g = range.first - out.back().second;
+      if (g < min_gap || kept >= kMaxJumps) {
+        out.back().second = range.second;
+        continue;
+      }
+      ++kept;
+    }
+    out.push_back(range);
+  }
+  r = std::move(out);
+}
+
+}  // namespace
+
 GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
                       LogFlavor flavor, const ReaderOptions& options, const GtidSet& have,
                       const MariaGtidState& position) {
@@ -557,7 +601,11 @@ GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
     }
     GtidSeek s = flavor == LogFlavor::kMariaDB ? FindMariaGtidSeek(*index, position)
                                                : FindGtidSeek(*index, have);
-    if (s.offset == 0 || SeekChecksOut(fs, path, *index, s)) return s;
+    if (s.offset == 0) return s;
+    if (SeekChecksOut(fs, path, *index, s)) {
+      MergeShortGaps(&s, options.buffer_size);
+      return s;
+    }
     index = absl::DataLossError("the index does not match its file");
   }
 }
