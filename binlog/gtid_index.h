@@ -38,9 +38,10 @@
 // no index, a complete one, or one the checks refuse: a reader then scans
 // the file as if there were none.
 //
-// Thread safety: the functions are thread-safe (they share no state; two
-// that write the same index write the same bytes). GtidIndexBuilder is
-// thread-safe.
+// Thread safety: the functions are thread-safe (they share no state; each
+// writer writes a temporary file of its own, and each entry's CRC chains
+// to the one before it, so no two writers' entries mix). GtidIndexBuilder
+// is thread-safe.
 
 #ifndef BINLOG_BINLOG_GTID_INDEX_H_
 #define BINLOG_BINLOG_GTID_INDEX_H_
