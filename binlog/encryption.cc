@@ -628,6 +628,7 @@ class EncryptionFileSystemImpl : public io::FileSystemWrapper {
   absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
       const std::string& path, io::OpenMode mode,
       uint32_t permissions = io::kDefaultFilePermissions) override {
+    BINLOG_RETURN_IF_ERROR(RefuseIndexOfEncrypted(path));
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::WritableFile> f,
                             base_->OpenWritable(path, mode, permissions));
     if (mode != io::OpenMode::kOpenExisting || !IsBinlogFileName(path)) {
@@ -658,6 +659,7 @@ class EncryptionFileSystemImpl : public io::FileSystemWrapper {
 
   absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> OpenReadable(
       const std::string& path) override {
+    BINLOG_RETURN_IF_ERROR(RefuseIndexOfEncrypted(path));
     BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
                             base_->OpenReadable(path));
     if (!IsBinlogFileName(path)) return f;
@@ -673,6 +675,21 @@ class EncryptionFileSystemImpl : public io::FileSystemWrapper {
   }
 
  private:
+  // The GTID index files of an encrypted binlog file (`<file>.gidx`,
+  // `<file>.gidx.tmp...`, binlog/gtid_index.h) would hold its GTID states
+  // in clear: neither written nor read (FailedPrecondition; the GTID
+  // readers then read the file from its start, and build no index).
+  absl::Status RefuseIndexOfEncrypted(const std::string& path) {
+    const size_t at = path.rfind(".gidx");
+    if (at == std::string::npos) return absl::OkStatus();
+    const std::string bin = path.substr(0, at);
+    if (!IsBinlogFileName(bin)) return absl::OkStatus();
+    if (!ReadEncryptionHeader(base_, bin).ok()) return absl::OkStatus();  // plain, or none
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": the GTID index of an encrypted binlog file (it would hold its GTID "
+              "states in clear)"));
+  }
+
   io::FileSystem* base_;
   Keyring* keyring_;
 };

@@ -4,10 +4,14 @@
 #include "binlog/gtid_index.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
+#include <system_error>
 #include <utility>
 
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/checksum.h"
 #include "binlog/event.h"
@@ -20,11 +24,26 @@ namespace binlog {
 namespace internal {
 namespace {
 
-constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\1'};
+constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\2'};
 constexpr size_t kFileHeaderSize = 44;  // FORMAT.md
 // A record's payload is at most this (a damaged length field ends the
 // entries rather than asking for a huge buffer).
 constexpr uint32_t kMaxRecord = 64u << 20;
+// A temporary index file's name: `<file>.gidx.tmp.<16 hex digits>`.
+constexpr absl::string_view kTmpSuffix = ".tmp.";
+
+// A tag no other temporary name of this process has, and most likely no
+// other process's: a random per-process prefix and a counter.
+uint64_t UniqueTag() {
+  static const uint64_t base = absl::Uniform<uint64_t>(absl::BitGen());
+  static std::atomic<uint64_t> counter{0};
+  return base + counter.fetch_add(1, std::memory_order_relaxed) * 0x9E3779B97F4A7C15ull;
+}
+
+// Reader reopens per seek at most (besides the last jump): the largest
+// gaps between returned ranges are jumped over, the others read.
+constexpr size_t kMaxJumps = 64;
+
 // Returned ranges per entry before the builder stops adding entries to a
 // file (a file that alternates returned and skipped events that often
 // gains little from an index).
@@ -159,17 +178,42 @@ std::string GtidIndexPath(const std::string& binlog_path) {
   return binlog_path + ".gidx";
 }
 
+void SweepGtidIndexFiles(io::FileSystem* fs, const std::string& dir,
+                         const std::string& basename,
+                         const std::vector<std::string>& names,
+                         const std::set<std::string>& binlog_names) {
+  const std::string prefix = basename + ".";
+  for (const std::string& name : names) {
+    if (!absl::StartsWith(name, prefix)) continue;
+    const size_t at = name.find(".gidx");
+    if (at == std::string::npos) continue;
+    const bool tmp = absl::StartsWith(absl::string_view(name).substr(at), ".gidx.tmp");
+    const bool orphan = at + 5 == name.size() && binlog_names.count(name.substr(0, at)) == 0;
+    if (tmp || orphan) fs->Remove(io::JoinPath(dir, name)).IgnoreError();
+  }
+}
+
 absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& path,
                                          LogFlavor flavor, uint64_t interval,
                                          const ReaderOptions& options,
                                          const std::atomic<bool>* cancel) {
   if (interval == 0) return absl::InvalidArgumentError("GTID index interval 0");
+  {
+    // A file system that refuses the file an index (an encrypted file
+    // through a decrypting one: binlog/keyring.h): none built either.
+    absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> probe =
+        fs->OpenReadable(GtidIndexPath(path));
+    if (absl::IsFailedPrecondition(probe.status())) return probe.status();
+  }
   GtidIndex index;
   index.flavor = flavor;
   index.interval = interval;
   BINLOG_ASSIGN_OR_RETURN(index.file_size, fs->FileSize(path));
   ReaderOptions ro = options;
-  ro.checksum_mode = ChecksumMode::kSkip;
+  // Checksums verified: a damaged event that still decodes must not put
+  // a wrong GTID into an entry (a reader would jump over a transaction
+  // the replica lacks). A DataLoss ends the entries before it.
+  ro.checksum_mode = ChecksumMode::kVerify;
   ro.payloads = PayloadMode::kRaw;
   ro.start_file = 0;
   ro.start_offset = 0;
@@ -265,7 +309,9 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
         }
         return ScanNext::kContinue;
       });
-  BINLOG_RETURN_IF_ERROR(s);
+  // The entries so far stand: each ends before the damage, so a reader
+  // that jumps to one still reads the damaged event (and reports it).
+  if (!s.ok() && !absl::IsDataLoss(s)) return s;
   if (cancelled) return absl::CancelledError("GTID index build cancelled");
   if (encrypted) {
     return absl::FailedPreconditionError(path + ": encrypted: no GTID index");
@@ -288,11 +334,15 @@ std::string EncodeGtidIndex(const GtidIndex& index) {
   Put64(&out, index.interval);
   Put64(&out, index.file_size);
   Put64(&out, index.fde_end);
-  Put32(&out, Crc32(out.data(), out.size()));
+  // Each record's CRC continues the one before it (the header's first):
+  // records of two indexes spliced together do not check out.
+  uint32_t chain = Crc32(out.data(), out.size());
+  Put32(&out, chain);
   for (const GtidIndexEntry& e : index.entries) {
     std::string p = EncodeEntry(e, index.flavor);
     Put32(&out, static_cast<uint32_t>(p.size()));
-    Put32(&out, Crc32(p.data(), p.size()));
+    chain = Crc32Extend(chain, p.data(), p.size());
+    Put32(&out, chain);
     out += p;
   }
   return out;
@@ -318,13 +368,15 @@ absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
   }
   index.flavor = flavor == 1 ? LogFlavor::kMariaDB : LogFlavor::kMySQL;
   uint64_t prev = kMagicSize;
+  uint32_t chain = crc;
   // A torn or damaged record ends the entries: the ones before it stand.
   while (c.in.size() >= 8) {
     const uint32_t len = static_cast<uint32_t>(c.Get(4));
     const uint32_t rcrc = static_cast<uint32_t>(c.Get(4));
     if (len > kMaxRecord || len > c.in.size()) break;
     absl::string_view p = c.Bytes(len);
-    if (Crc32(p.data(), p.size()) != rcrc) break;
+    if (Crc32Extend(chain, p.data(), p.size()) != rcrc) break;
+    chain = rcrc;
     GtidIndexEntry e;
     if (!DecodeEntry(p, index.flavor, prev, index.file_size, &e)) break;
     if (index.entries.empty() &&
@@ -340,22 +392,37 @@ absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
 absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
                             const GtidIndex& index) {
   const std::string final_path = GtidIndexPath(path);
-  const std::string tmp = final_path + ".tmp";
   const std::string data = EncodeGtidIndex(index);
+  // A name of this writer's own, created exclusively: writers of the same
+  // index (the builder, readers, other processes) never write into each
+  // other's temporary file.
+  std::string tmp;
   {
     // The binlog file's own permissions (Options::file_mode).
     absl::StatusOr<uint32_t> mode = fs->Permissions(path);
-    BINLOG_ASSIGN_OR_RETURN(
-        std::unique_ptr<io::WritableFile> f,
-        fs->OpenWritable(tmp, io::OpenMode::kCreateOrTruncate,
-                         mode.ok() ? *mode : io::kDefaultFilePermissions));
+    std::unique_ptr<io::WritableFile> f;
+    for (int attempt = 0; f == nullptr; ++attempt) {
+      tmp = absl::StrCat(final_path, kTmpSuffix, absl::Hex(UniqueTag(), absl::kZeroPad16));
+      absl::StatusOr<std::unique_ptr<io::WritableFile>> o =
+          fs->OpenWritable(tmp, io::OpenMode::kCreateNew,
+                           mode.ok() ? *mode : io::kDefaultFilePermissions);
+      if (o.ok()) {
+        f = std::move(*o);
+      } else if (!absl::IsAlreadyExists(o.status()) || attempt >= 8) {
+        return o.status();
+      }
+    }
     absl::Status s = f->Write(0, data);
     absl::Status c = f->Close();
-    BINLOG_RETURN_IF_ERROR(s);
-    BINLOG_RETURN_IF_ERROR(c);
+    if (s.ok()) s = c;
+    if (!s.ok()) {
+      fs->Remove(tmp).IgnoreError();
+      return s;
+    }
   }
   absl::Status r = fs->Rename(tmp, final_path);
-  // Another builder of the same index renamed the same bytes first.
+  if (!r.ok()) fs->Remove(tmp).IgnoreError();
+  // Swept meanwhile (Open removes leftover temporary files): a cache.
   if (absl::IsNotFound(r)) return absl::OkStatus();
   return r;
 }
@@ -474,6 +541,45 @@ bool SeekChecksOut(io::FileSystem* fs, const std::string& path, const GtidIndex&
 
 }  // namespace
 
+namespace {
+
+// Fewer, cheaper jumps: a jump opens a reader (at rest: lists the
+// directory too) and reads at least a buffer, so a gap between returned
+// ranges shorter than `buffer_size` is read instead (the GTID reader skips
+// its transactions as the full read does); of the rest, only the
+// kMaxJumps largest are jumped over.
+void MergeShortGaps(GtidSeek* s, uint64_t buffer_size) {
+  auto& r = s->returned;
+  if (r.size() < 2) return;
+  std::vector<uint64_t> gaps;
+  for (size_t i = 0; i + 1 < r.size(); ++i) {
+    const uint64_t g = r[i + 1].first - r[i].second;
+    if (g >= buffer_size) gaps.push_back(g);
+  }
+  uint64_t min_gap = buffer_size;
+  if (gaps.size() > kMaxJumps) {
+    std::nth_element(gaps.begin(), gaps.begin() + (kMaxJumps - 1), gaps.end(),
+                     std::greater<uint64_t>());
+    min_gap = std::max(min_gap, gaps[kMaxJumps - 1]);
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  size_t kept = 0;
+  for (const auto& range : r) {
+    if (!out.empty()) {
+      const uint64_t g = range.first - out.back().second;
+      if (g < min_gap || kept >= kMaxJumps) {
+        out.back().second = range.second;
+        continue;
+      }
+      ++kept;
+    }
+    out.push_back(range);
+  }
+  r = std::move(out);
+}
+
+}  // namespace
+
 GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
                       LogFlavor flavor, const ReaderOptions& options, const GtidSet& have,
                       const MariaGtidState& position) {
@@ -483,7 +589,9 @@ GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
   bool built = false;
   for (;;) {
     if (!index.ok()) {
-      if (!closed || built) return GtidSeek();
+      // No index for this file, ever (an encrypted file through a
+      // decrypting file system): nor a build.
+      if (!closed || built || absl::IsFailedPrecondition(index.status())) return GtidSeek();
       index = BuildGtidIndex(fs, path, flavor, interval, options);
       if (!index.ok()) return GtidSeek();
       built = true;
@@ -493,7 +601,11 @@ GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
     }
     GtidSeek s = flavor == LogFlavor::kMariaDB ? FindMariaGtidSeek(*index, position)
                                                : FindGtidSeek(*index, have);
-    if (s.offset == 0 || SeekChecksOut(fs, path, *index, s)) return s;
+    if (s.offset == 0) return s;
+    if (SeekChecksOut(fs, path, *index, s)) {
+      MergeShortGaps(&s, options.buffer_size);
+      return s;
+    }
     index = absl::DataLossError("the index does not match its file");
   }
 }
@@ -502,11 +614,23 @@ GtidIndexBuilder::GtidIndexBuilder(io::FileSystem* fs, uint64_t interval,
                                    ReaderOptions options)
     : fs_(fs), interval_(interval), options_(std::move(options)) {}
 
+absl::StatusOr<std::unique_ptr<GtidIndexBuilder>> GtidIndexBuilder::Start(
+    io::FileSystem* fs, uint64_t interval, ReaderOptions options) {
+  std::unique_ptr<GtidIndexBuilder> b(new GtidIndexBuilder(fs, interval, std::move(options)));
+  // std::thread reports a failure to start as an exception: it stops here.
+  try {
+    b->thread_ = std::thread([raw = b.get()] { raw->Run(); });
+  } catch (const std::system_error& e) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot start the GTID index builder's thread: ", e.what()));
+  }
+  return b;
+}
+
 void GtidIndexBuilder::Add(const std::string& path, LogFlavor flavor) {
   sync::MutexLock l(&mu_);
   if (stop_ || interval_ == 0) return;
   queue_.emplace_back(path, flavor);
-  if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
   cv_.SignalAll();
 }
 
@@ -521,9 +645,23 @@ void GtidIndexBuilder::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void GtidIndexBuilder::WaitIdle() {
+void GtidIndexBuilder::Cancel() {
   sync::MutexLock l(&mu_);
-  while (!stop_ && (busy_ || !queue_.empty())) cv_.Wait(&mu_);
+  queue_.clear();
+  if (stop_) return;
+  cancel_.store(true, std::memory_order_relaxed);
+  while (busy_) cv_.Wait(&mu_);
+  cancel_.store(false, std::memory_order_relaxed);
+  cv_.SignalAll();
+}
+
+bool GtidIndexBuilder::WaitIdleFor(absl::Duration bound) {
+  const absl::Time deadline = absl::Now() + bound;
+  sync::MutexLock l(&mu_);
+  while (!stop_ && (busy_ || !queue_.empty())) {
+    if (cv_.WaitWithDeadline(&mu_, deadline)) break;
+  }
+  return stop_ || (!busy_ && queue_.empty());
 }
 
 void GtidIndexBuilder::Run() {

@@ -38,9 +38,10 @@
 // no index, a complete one, or one the checks refuse: a reader then scans
 // the file as if there were none.
 //
-// Thread safety: the functions are thread-safe (they share no state; two
-// that write the same index write the same bytes). GtidIndexBuilder is
-// thread-safe.
+// Thread safety: the functions are thread-safe (they share no state; each
+// writer writes a temporary file of its own, and each entry's CRC chains
+// to the one before it, so no two writers' entries mix). GtidIndexBuilder
+// is thread-safe.
 
 #ifndef BINLOG_BINLOG_GTID_INDEX_H_
 #define BINLOG_BINLOG_GTID_INDEX_H_
@@ -48,6 +49,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -57,6 +59,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "binlog/flavor.h"
 #include "binlog/gtid.h"
 #include "binlog/gtid_reader.h"
@@ -115,8 +118,10 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
 std::string EncodeGtidIndex(const GtidIndex& index);
 absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data);
 
-// Writes `index` as GtidIndexPath(path) (a temporary file, then a rename),
-// with the binlog file's permissions.
+// Writes `index` as GtidIndexPath(path) (a temporary file of this call's
+// own, `<index>.tmp.<unique hex>`, created exclusively, then a rename), with
+// the binlog file's permissions. Concurrent writers of the same index
+// never share a temporary file.
 absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
                             const GtidIndex& index);
 // Reads GtidIndexPath(path) and checks it against the binlog file `path`
@@ -124,8 +129,20 @@ absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
 // there is none; DataLoss when it does not check out.
 absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& path,
                                         LogFlavor flavor);
-// Removes the index of `path` and its temporary file, if any (NotFound is
-// OK). For purge and Reset, after the binlog file.
+// Removes, of the files `names` of `dir` (a listing), the GTID index
+// files of `basename` no binlog file needs: temporary files (leftovers of
+// a crash; a concurrent writer's rename then finds none and gives up, the
+// index being a cache) and indexes whose binlog file is not in
+// `binlog_names` (names the index file lists). Failures are ignored (the
+// next sweep retries).
+void SweepGtidIndexFiles(io::FileSystem* fs, const std::string& dir,
+                         const std::string& basename,
+                         const std::vector<std::string>& names,
+                         const std::set<std::string>& binlog_names);
+// Removes the index of `path` and its legacy temporary file, if any
+// (NotFound is OK). For purge and Reset, before the binlog file (an index
+// must never outlive its file: a later file of the same name, after a
+// Reset, is not its file).
 absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path);
 
 // Where a GTID reader goes in its start file: it returns the events of
@@ -175,21 +192,32 @@ void ApplyGtidSeek(GtidReader* reader, uint64_t file, const GtidSeek& seek,
 // queue.
 class GtidIndexBuilder {
  public:
-  GtidIndexBuilder(io::FileSystem* fs, uint64_t interval, ReaderOptions options);
+  // Starts the builder's thread (at the log's Open, never on the commit
+  // path). ResourceExhausted when no thread can be started.
+  static absl::StatusOr<std::unique_ptr<GtidIndexBuilder>> Start(io::FileSystem* fs,
+                                                                 uint64_t interval,
+                                                                 ReaderOptions options);
   ~GtidIndexBuilder() { Stop(); }
   GtidIndexBuilder(const GtidIndexBuilder&) = delete;
   GtidIndexBuilder& operator=(const GtidIndexBuilder&) = delete;
 
-  // Queues the closed binlog file `path` of `flavor` (starts the thread on
-  // first use).
+  // Queues the closed binlog file `path` of `flavor`. Never blocks on a
+  // build, never fails (after Stop: ignored).
   void Add(const std::string& path, LogFlavor flavor);
   void Stop();
-  // Waits until the queue is empty and no build runs (for tests).
-  void WaitIdle();
+  // Drops the queue and cancels the build under way, waits until it has
+  // stopped (a build checks for cancellation at every event), then takes
+  // new files again. For Reset: no build of an old file's name may index
+  // the new file that reuses it.
+  void Cancel();
+  // Waits until the queue is empty and no build runs, or `bound` passed;
+  // true when idle.
+  bool WaitIdleFor(absl::Duration bound);
   uint64_t built() const { return built_.load(std::memory_order_relaxed); }
   uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
 
  private:
+  GtidIndexBuilder(io::FileSystem* fs, uint64_t interval, ReaderOptions options);
   void Run();
 
   io::FileSystem* const fs_;

@@ -57,6 +57,7 @@ void GtidReader::SetJumps(uint64_t file, std::vector<std::pair<uint64_t, uint64_
   next_jump_ = 0;
   jump_reached_ = std::move(reached);
   jump_skipped_ = skipped;
+  jump_skipped_base_ = skipped_;
   open_ = std::move(open);
 }
 
@@ -74,7 +75,7 @@ absl::Status GtidReader::MaybeJump() {
   skipping_ = false;
   if (++next_jump_ == jumps_.size()) {
     reached_.insert(jump_reached_.begin(), jump_reached_.end());
-    skipped_ += jump_skipped_;
+    skipped_ = jump_skipped_base_ + jump_skipped_;
     jumped_to_ = to;
   }
   return absl::OkStatus();

@@ -123,6 +123,8 @@ class GtidReader {
                 std::set<uint32_t> reached, uint64_t skipped, ReaderOpener open);
   // Where the last jump of SetJumps went, once made (0: none made).
   uint64_t jumped_to() const { return jumped_to_; }
+  // The jumps SetJumps planned (each one a reader opened).
+  size_t planned_jumps() const { return jumps_.size(); }
 
  private:
   absl::Status MaybeJump();
@@ -162,6 +164,9 @@ class GtidReader {
   size_t next_jump_ = 0;
   std::set<uint32_t> jump_reached_;
   uint64_t jump_skipped_ = 0;
+  // skipped_ when SetJumps ran: the last jump makes it this plus
+  // jump_skipped_ (the transactions read between jumps are among those).
+  uint64_t jump_skipped_base_ = 0;
   ReaderOpener open_;
   uint64_t jumped_to_ = 0;
   // The last event read: its file, its end, and whether it ended its

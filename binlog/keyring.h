@@ -104,6 +104,10 @@ absl::Status WriteKeyringFile(io::FileSystem* fs, const std::string& path,
 // Plain files read as they are. Opening an encrypted file whose key the
 // keyring lacks fails with the keyring's error (NotFound names the key
 // id). Writes to encrypted files are encrypted at their stream offset.
+// The GTID index files of an encrypted file (`<file>.gidx*`, FORMAT.md
+// "GTID index files") are refused (FailedPrecondition on open): the GTID
+// readers at rest neither build, load nor write one for it (its GTID
+// states would be in clear); plain files keep theirs.
 // Thread-safe. `base` and `keyring` must outlive it.
 std::unique_ptr<io::FileSystem> NewDecryptingFileSystem(io::FileSystem* base,
                                                         Keyring* keyring);

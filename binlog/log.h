@@ -425,7 +425,11 @@ class Binlog {
   // runs gets NotFound. Errors: FailedPrecondition while any reader of
   // this log is open (nothing changes), after Close or once the log is
   // poisoned; InvalidArgument for a number outside 1..2^31-1; the hook's
-  // error; an I/O error poisons the log (reopen to finish the reset).
+  // error; an I/O error poisons the log (reopen to finish the reset). A
+  // GTID index (`<file>.gidx`) that cannot be removed does not stop the
+  // reset: its error is returned once the reset is done, the log not
+  // poisoned. Indexes are removed before their files, and index builds
+  // under way are cancelled first.
   absl::Status Reset(uint64_t first_file_number = 1);
 
   // Closes the log: runs after every Commit, Sync and Rotate that started

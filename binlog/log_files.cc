@@ -385,14 +385,17 @@ absl::Status BinlogImpl::Reset(uint64_t first) {
       return absl::FailedPreconditionError(absl::StrCat(
           "Reset: ", readers, " reader(s) of the log are open; close them first"));
     }
-    absl::Status s = ResetNow(first);
+    absl::Status index_error;
+    absl::Status s = ResetNow(first, &index_error);
     live_->EndReset();
     if (!s.ok()) pipeline_->Poison(s);
-    return s;
+    // A GTID index that could not be removed: the reset is done, the log
+    // sound (the error is reported, nothing poisoned).
+    return s.ok() ? index_error : s;
   });
 }
 
-absl::Status BinlogImpl::ResetNow(uint64_t first) {
+absl::Status BinlogImpl::ResetNow(uint64_t first, absl::Status* index_error) {
   // No background close or preparation under way, and no prepared file
   // left to collide with the new numbering.
   BINLOG_RETURN_IF_ERROR(WaitRotationIdle());
@@ -419,10 +422,16 @@ absl::Status BinlogImpl::ResetNow(uint64_t first) {
       active_.reset();
       BINLOG_RETURN_IF_ERROR(cs);
     }
+    // No build of an old file may run on (or index) a new file that
+    // reuses its name.
+    if (gidx_ != nullptr) gidx_->Cancel();
     for (uint64_t n : live_->Files()) {
+      // The GTID index first (it must not outlive its file). Its failure
+      // does not stop the reset (the reset's error once it is done).
+      absl::Status ir = RemoveGtidIndex(fs_, PathOf(n));
+      if (!ir.ok() && index_error->ok()) *index_error = ir;
       absl::Status r = fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n)));
       if (!r.ok() && !absl::IsNotFound(r)) return r;
-      BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, PathOf(n)));
     }
     live_->ResetFiles();
     BINLOG_RETURN_IF_ERROR(index_.WriteLocked());
@@ -484,9 +493,10 @@ absl::Status BinlogImpl::CloseInPipeline() {
 
 absl::Status BinlogImpl::Close() {
   retention_->StopExpiry();
-  // The files closed before this one get their indexes first.
+  // The files closed before this one get their indexes first, within
+  // Options::gtid_index_close_wait; the rest are cancelled.
   if (gidx_ != nullptr) {
-    gidx_->WaitIdle();
+    gidx_->WaitIdleFor(options_.gtid_index_close_wait);
     gidx_->Stop();
   }
   return pipeline_->Close([this]() { return CloseInPipeline(); });

@@ -216,7 +216,8 @@ class BinlogImpl final : public sync::GroupCommitHooks {
   absl::Status StartNewFile(uint64_t number, bool at_startup, bool deferred = false);
   absl::Status CloseActiveFile(bool rotate, uint64_t next_number);
   absl::Status CloseInPipeline();
-  absl::Status ResetNow(uint64_t first);
+  // A GTID index removal's error goes to `index_error` (the reset goes on).
+  absl::Status ResetNow(uint64_t first, absl::Status* index_error);
   // from_flush: a rotation Flush started because the file is full (the
   // group that follows syncs the new file); only those may go off the
   // commit path.

@@ -234,8 +234,8 @@ absl::Status BinlogImpl::BeginOpen(XidRecoveryScan* scan) {
       uint32_t ts = 0;
       absl::StatusOr<bool> closed = ClosedFileEndTime(fs_, basename_, path, &ts);
       if (closed.ok() && *closed) {
+        BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, path));  // never outlives its file
         BINLOG_RETURN_IF_ERROR(fs_->Remove(path));
-        BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, path));
         BINLOG_RETURN_IF_ERROR(dir_handle_->Sync());
         recovery_.removed_files.push_back(BinlogFileName(basename_, n));
         continue;
@@ -295,10 +295,21 @@ absl::Status BinlogImpl::FinishOpen() {
   }
   // No pipeline activity yet: this thread owns the flush-stage state.
   BINLOG_RETURN_IF_ERROR(StartNewFile(max_number + 1, /*at_startup=*/true));
+  {
+    // GTID index files no binlog file needs: temporary files a crash left,
+    // indexes of files no longer in the index file.
+    absl::StatusOr<std::vector<std::string>> listed = fs_->ListDirectory(dir_);
+    if (listed.ok()) {
+      std::set<std::string> binlog_names;
+      for (uint64_t n : live_->Files()) binlog_names.insert(BinlogFileName(basename_, n));
+      SweepGtidIndexFiles(fs_, dir_, basename_, *listed, binlog_names);
+    }
+  }
   if (options_.gtid_index_interval > 0 && gtid_index_allowed()) {
     ReaderOptions ro;
     ro.gtid_index_interval = options_.gtid_index_interval;
-    gidx_ = std::make_unique<GtidIndexBuilder>(fs_, options_.gtid_index_interval, ro);
+    BINLOG_ASSIGN_OR_RETURN(gidx_,
+                            GtidIndexBuilder::Start(fs_, options_.gtid_index_interval, ro));
     // The newest file before this Open's own was ended by a Close or by
     // recovery, not by a rotation: index it now if it has no index.
     const std::vector<uint64_t> files = live_->Files();
@@ -570,8 +581,8 @@ absl::Status BinlogImpl::AdoptUnindexedFile(std::vector<uint64_t>* numbers, uint
 absl::Status BinlogImpl::FinishInterruptedReset(uint64_t first,
                                                 std::vector<uint64_t>* on_disk) {
   for (uint64_t n : *on_disk) {
+    BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, PathOf(n)));  // never outlives its file
     BINLOG_RETURN_IF_ERROR(fs_->Remove(io::JoinPath(dir_, BinlogFileName(basename_, n))));
-    BINLOG_RETURN_IF_ERROR(RemoveGtidIndex(fs_, PathOf(n)));
   }
   on_disk->clear();
   BINLOG_RETURN_IF_ERROR(index_.WriteExactly({}));

@@ -317,6 +317,10 @@ absl::Status MirrorLog::OpenImpl() {
       m->lock, fs->LockFile(io::JoinPath(dir_, absl::StrCat(basename_, ".lock")),
                             options_.file_mode));
   BINLOG_ASSIGN_OR_RETURN(m->dir_handle, fs->OpenDirectory(dir_));
+  if (options_.gtid_index_interval > 0) {  // its thread now, not in Append
+    BINLOG_ASSIGN_OR_RETURN(m->gidx, internal::GtidIndexBuilder::Start(
+                                         fs, options_.gtid_index_interval, ReaderOptions()));
+  }
   auto index = ReadIndex(fs, dir_, basename_);
   bool write_empty_index = false;
   if (index.ok()) {
@@ -362,6 +366,9 @@ absl::Status MirrorLog::OpenImpl() {
   const uint64_t last = m->files.empty() ? 0 : m->files.back();
   BINLOG_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDirectory(dir_));
   std::sort(names.begin(), names.end());
+  std::set<std::string> indexed;  // GTID index files none of these needs go
+  for (uint64_t n : m->files) indexed.insert(BinlogFileName(basename_, n));
+  internal::SweepGtidIndexFiles(fs, dir_, basename_, names, indexed);
   std::vector<std::string> strays;
   const uint64_t first = m->files.empty() ? 0 : m->files.front();
   const std::string purge_record = PurgeRecordPath(dir_, basename_);
@@ -484,8 +491,8 @@ absl::Status MirrorLog::OpenImpl() {
   // Removed only once the copy's own files were found sound (an Open that
   // fails changes nothing on disk).
   for (const std::string& name : strays) {
-    BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, name)));
     BINLOG_RETURN_IF_ERROR(internal::RemoveGtidIndex(fs, io::JoinPath(dir_, name)));
+    BINLOG_RETURN_IF_ERROR(fs->Remove(io::JoinPath(dir_, name)));
     recovery_.removed_files.push_back(name);
   }
   if (!strays.empty()) BINLOG_RETURN_IF_ERROR(m->dir_handle->Sync());
@@ -671,13 +678,13 @@ absl::StatusOr<MirrorLog::PurgeResult> MirrorLog::PurgeTo(const std::string& fil
   absl::Status first_error;
   for (uint64_t n : victims) {
     const std::string name = BinlogFileName(basename_, n);
+    // Its GTID index first, never outliving its file (a failure is the
+    // purge's error, the file is purged all the same).
+    absl::Status ir = internal::RemoveGtidIndex(m->fs, io::JoinPath(dir_, name));
+    if (!ir.ok() && first_error.ok()) first_error = ir;
     absl::Status r = m->fs->Remove(io::JoinPath(dir_, name));
     if (r.ok()) {
-      // Its GTID index goes with it (a failure is the purge's error, the
-      // file is purged all the same).
       result.purged.push_back(name);
-      absl::Status ir = internal::RemoveGtidIndex(m->fs, io::JoinPath(dir_, name));
-      if (!ir.ok() && first_error.ok()) first_error = ir;
     } else if (first_error.ok()) {
       first_error = r;
     }
@@ -1197,11 +1204,7 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
     m->ended = true;
     m->next_file = next_file;
     Publish();
-    if (options_.gtid_index_interval > 0) {  // its GTID index, off this thread
-      if (m->gidx == nullptr) {
-        m->gidx = std::make_unique<internal::GtidIndexBuilder>(
-            m->fs, options_.gtid_index_interval, ReaderOptions());
-      }
+    if (m->gidx != nullptr) {  // its GTID index, off this thread
       m->gidx->Add(io::JoinPath(dir_, m->last_name),
                    IsMariaDbFde(m->fde) ? LogFlavor::kMariaDB : LogFlavor::kMySQL);
     }
@@ -1303,49 +1306,56 @@ absl::Status MirrorLog::Sync() {
 
 absl::Status MirrorLog::Close() {
   sync::MutexLock purging(&st_->purge_mu);  // a purge's removals end first
-  sync::MutexLock l(&st_->mu);
-  State* m = st_.get();
-  if (m->closed) return absl::FailedPreconditionError("mirror log is closed");
-  m->closed = true;
-  if (m->gidx != nullptr) {  // the ended files' indexes first
-    m->gidx->WaitIdle();
-    m->gidx->Stop();
-  }
-  absl::Status result = m->error;
-  if (result.ok() && m->active != nullptr) {
-    // Cut a partial transaction: the dump sends it again from ResumePoint().
-    absl::Status s;
-    if (!m->parser.outside()) {
-      if (m->boundary_end >= m->written) {
-        m->pending.resize(m->boundary_end - m->written);
-      } else {
-        m->pending.clear();
-        s = m->active->Truncate(m->boundary_end);
-        m->written = m->boundary_end;
-        m->synced = std::min(m->synced, m->written);
+  // The ended files' index builds are waited for (MirrorOptions::
+  // gtid_index_close_wait) without the lock, then cancelled.
+  std::unique_ptr<internal::GtidIndexBuilder> gidx;
+  absl::Status result;
+  {
+    sync::MutexLock l(&st_->mu);
+    State* m = st_.get();
+    if (m->closed) return absl::FailedPreconditionError("mirror log is closed");
+    m->closed = true;
+    gidx = std::move(m->gidx);
+    result = m->error;
+    if (result.ok() && m->active != nullptr) {
+      // Cut a partial transaction: the dump sends it again from ResumePoint().
+      absl::Status s;
+      if (!m->parser.outside()) {
+        if (m->boundary_end >= m->written) {
+          m->pending.resize(m->boundary_end - m->written);
+        } else {
+          m->pending.clear();
+          s = m->active->Truncate(m->boundary_end);
+          m->written = m->boundary_end;
+          m->synced = std::min(m->synced, m->written);
+        }
+        m->ForgetOpenTransaction();
       }
-      m->ForgetOpenTransaction();
+      if (s.ok()) {
+        s = FlushPending(m->active.get(), options_.max_unsynced_bytes, &m->pending, &m->written,
+                         &m->synced, &m->stats.syncs);
+      }
+      if (s.ok()) s = m->active->Sync();
+      if (s.ok()) {
+        m->synced = m->written;
+        ++m->stats.syncs;
+      }
+      absl::Status cs = m->active->Close();
+      if (s.ok()) s = cs;
+      result = s;
+    } else if (m->active != nullptr) {
+      m->active->Close().IgnoreError();  // the poisoning error is the one to report
     }
-    if (s.ok()) {
-      s = FlushPending(m->active.get(), options_.max_unsynced_bytes, &m->pending, &m->written,
-                       &m->synced, &m->stats.syncs);
-    }
-    if (s.ok()) s = m->active->Sync();
-    if (s.ok()) {
-      m->synced = m->written;
-      ++m->stats.syncs;
-    }
-    absl::Status cs = m->active->Close();
-    if (s.ok()) s = cs;
-    result = s;
-  } else if (m->active != nullptr) {
-    m->active->Close().IgnoreError();  // the poisoning error is the one to report
+    m->active.reset();
+    m->readback.reset();
+    m->lock.reset();
+    if (result.ok()) Publish();
+    live_->MarkClosed(result.ok());
   }
-  m->active.reset();
-  m->readback.reset();
-  m->lock.reset();
-  if (result.ok()) Publish();
-  live_->MarkClosed(result.ok());
+  if (gidx != nullptr) {
+    gidx->WaitIdleFor(options_.gtid_index_close_wait);
+    gidx->Stop();
+  }
   return result;
 }
 

@@ -182,8 +182,15 @@ struct MirrorOptions {
   uint64_t max_unsynced_bytes = 8 << 20;
   // The entry spacing of the GTID index (binlog/gtid_index.h) built, in a
   // thread of the copy's own, for each file a Rotate or Stop ended; 0:
-  // none (the GTID readers build one on demand). Default 4 MiB.
+  // none (the GTID readers build one on demand). Default 4 MiB. The
+  // thread starts at Open (ResourceExhausted when it cannot), never in
+  // Append.
   uint64_t gtid_index_interval = uint64_t{4} << 20;
+  // How long Close (and the destructor) waits, without holding the
+  // copy's lock (the other calls go on meanwhile), for the index builds
+  // still queued; the rest are cancelled (the readers build those on
+  // demand). Zero: cancel at once. Default 10 s.
+  absl::Duration gtid_index_close_wait = absl::Seconds(10);
 };
 
 // What Open() found and did.

@@ -494,12 +494,19 @@ struct Options {
   // of the file, so a GTID reader (Binlog::NewGtidReader,
   // NewMariaGtidReader, the at-rest readers) starts near the replica's
   // position instead of reading the whole start file. Never on the commit
-  // path; Close waits for the files closed before it. Purge and Reset
-  // remove the index with its file. 0: the log writes none (readers still
-  // build one on demand, ReaderOptions::gtid_index_interval). Default 4 MiB
-  // (a few KiB of index per 256 MiB file). Encrypted logs (`keyring`) get
-  // no index (it would hold their GTID states in clear).
+  // path; Close waits for the files closed before it, at most
+  // gtid_index_close_wait. Purge and Reset remove the index with its file.
+  // 0: the log writes none (readers still build one on demand,
+  // ReaderOptions::gtid_index_interval). Default 4 MiB (a few KiB of index
+  // per 256 MiB file). Encrypted logs (`keyring`) get no index (it would
+  // hold their GTID states in clear). The builder's thread starts at Open
+  // (ResourceExhausted when it cannot), never on the commit path.
   uint64_t gtid_index_interval = uint64_t{4} << 20;
+  // How long Close waits for the GTID index builds still queued (a queue
+  // of large files takes as long as reading them); then the rest are
+  // cancelled (those files get their index from the next reader that
+  // starts in them). Zero: cancel at once. Default 10 s.
+  absl::Duration gtid_index_close_wait = absl::Seconds(10);
 };
 
 // How a reader treats the CRC32 footer of each event.

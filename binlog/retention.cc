@@ -171,13 +171,12 @@ absl::StatusOr<PurgeResult> Retention::PurgeUpTo(uint64_t file_number,
   if (generation != generation_.load(std::memory_order_acquire)) return result;
   absl::Status first_error;
   for (uint64_t n : victims) {
+    // Its GTID index first (it must not outlive its file); a failure is
+    // the purge's error, the file is purged all the same (the next Open
+    // removes the orphan index).
+    absl::Status ir = RemoveGtidIndex(deps_.fs, PathOf(n));
+    if (!ir.ok() && first_error.ok()) first_error = ir;
     absl::Status r = deps_.fs->Remove(PathOf(n));
-    // Its GTID index goes with it (a failure is the purge's error, the
-    // file is purged all the same).
-    if (r.ok()) {
-      absl::Status ir = RemoveGtidIndex(deps_.fs, PathOf(n));
-      if (!ir.ok() && first_error.ok()) first_error = ir;
-    }
     if (r.ok()) {
       result.purged.push_back(BinlogFileName(deps_.basename, n));
     } else if (first_error.ok()) {

@@ -7,11 +7,13 @@
 // or repeat a transaction; purge and Reset remove it; a power cut between a
 // binlog file and its index leaves a log the readers read right.
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -148,6 +150,7 @@ class GtidIndexTest : public ::testing::TestWithParam<LogFlavor> {
     int jumped = 0;
     for (bool at_rest : {false, true}) {
       std::vector<Seen> runs[2];
+      uint64_t skipped[2] = {0, 0};
       for (int idx = 0; idx < 2; ++idx) {
         absl::StatusOr<std::unique_ptr<GtidReader>> g;
         if (at_rest) {
@@ -164,8 +167,12 @@ class GtidIndexTest : public ::testing::TestWithParam<LogFlavor> {
         EXPECT_TRUE(g.ok()) << what << ": " << g.status();
         if (!g.ok()) return jumped;
         runs[idx] = Drain(g->get());
+        skipped[idx] = (*g)->skipped_transactions();
         if (idx == 1 && (*g)->jumped_to() != 0) ++jumped;
+        ++jumps_checked_;
+        if ((*g)->planned_jumps() > 1) ++multi_jumps_;
       }
+      EXPECT_EQ(skipped[0], skipped[1]) << what << (at_rest ? " at rest" : " live");
       EXPECT_EQ(runs[0], runs[1]) << what << (at_rest ? " at rest" : " live")
                                   << (raw ? " raw" : " decoded");
     }
@@ -204,6 +211,8 @@ class GtidIndexTest : public ::testing::TestWithParam<LogFlavor> {
   }
 
   std::string dir_;
+  int jumps_checked_ = 0;
+  int multi_jumps_ = 0;  // readers that planned more than one jump
   io::FileSystem* fs_ = nullptr;
   uint64_t writer_interval_ = 4096;
   std::unique_ptr<Binlog> log_;
@@ -269,6 +278,9 @@ TEST_P(GtidIndexTest, SeekGivesTheEventsOfTheFullScan) {
   }
   // Most positions are inside closed, indexed files.
   EXPECT_GE(jumped, checked / 2) << "jumped " << jumped << " of " << checked << " positions";
+  // Files of 64 KiB, read 1 MiB at a time: the gaps between returned
+  // ranges are read, not jumped over (one reader reopen per seek).
+  EXPECT_EQ(multi_jumps_, 0) << "of " << jumps_checked_;
 }
 
 // The log writes no index (gtid_index_interval 0): the first reader builds
@@ -389,6 +401,185 @@ TEST_P(GtidIndexTest, DamagedIndexNeverSkipsOrRepeats) {
   EXPECT_EQ(again->entries.size(), idx->entries.size());
 }
 
+// A GTID event whose body is damaged but still decodes (its checksum
+// fails): the index built for the file ends before it, so a replica that
+// has every GTID, the damaged one's too, reads up to the damage and gets
+// the DataLoss of the full read rather than a jump over it.
+TEST_P(GtidIndexTest, DamagedEventEndsTheEntries) {
+  BuildLog(400);
+  const auto files = log_->ListFiles();
+  ASSERT_GE(files.size(), 3u);
+  ASSERT_TRUE(log_->Close().ok());
+  log_.reset();
+  auto gtids = AllGtids();
+  // The GTID events of the first file.
+  const std::string bin = PathOf(files[0].number);
+  std::vector<uint64_t> at;
+  {
+    ReaderOptions ro;
+    ro.payloads = PayloadMode::kRaw;
+    auto r = Reader::OpenFiles({bin}, ro);
+    ASSERT_TRUE(r.ok()) << r.status();
+    Event ev;
+    while ((*r)->Next(&ev).ok()) {
+      if (ev.header.type == kGtidEvent || ev.header.type == kGtidTaggedEvent ||
+          ev.header.type == kMariaGtidEvent) {
+        at.push_back(ev.offset);
+      }
+    }
+  }
+  // A replica that has the file's GTIDs but its last one: its reader
+  // starts in the file.
+  ASSERT_GT(gtids.size(), at.size());
+  gtids.resize(at.size() - 1);
+  ASSERT_GE(at.size(), 20u);
+  const uint64_t damaged = at[at.size() / 2];
+  std::string data = testing_util::ReadFile(bin);
+  // The low byte of the GNO (MySQL: after flags and UUID) or of the seq_no
+  // (MariaDB: first): the event decodes, with another GTID.
+  const size_t body = damaged + kHeaderSize + (maria() ? 0 : 17);
+  data[body] ^= 0x01;
+  {
+    auto f = io::FileSystem::Default()->OpenWritable(bin, io::OpenMode::kCreateOrTruncate);
+    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_TRUE((*f)->Write(0, data).ok());
+    ASSERT_TRUE((*f)->Close().ok());
+  }
+  ASSERT_TRUE(internal::RemoveGtidIndex(io::FileSystem::Default(), bin).ok());
+  GtidSet have;
+  MariaGtidState pos;
+  for (const auto& g : gtids) {
+    if (maria()) {
+      pos.Add(std::get<0>(g), std::get<1>(g), static_cast<uint64_t>(std::get<2>(g)));
+    } else {
+      have.Add(std::get<3>(g), std::get<2>(g));
+    }
+  }
+  if (!maria()) {
+    const EventHeader h = DecodeHeader(absl::string_view(data).substr(damaged, kHeaderSize));
+    auto g = DecodeAnyMySqlGtidEvent(
+        h.type, absl::string_view(data).substr(damaged + kHeaderSize,
+                                               h.event_size - kHeaderSize - 4));
+    ASSERT_TRUE(g.ok()) << g.status();
+    have.Add(g->tsid(), g->gno);  // the damaged GTID too
+  }
+  OpenLog();
+  for (bool at_rest : {false, true}) {
+    for (int idx = 0; idx < 2; ++idx) {
+      const std::string what = absl::StrCat(at_rest ? "at rest" : "live",
+                                            idx ? " with the index" : " without");
+      absl::StatusOr<std::unique_ptr<GtidReader>> g;
+      if (at_rest) {
+        auto st = ReadAtRestGtidState(dir_, "binlog", GetParam());
+        ASSERT_TRUE(st.ok()) << st.status();
+        g = maria() ? OpenMariaGtidReaderAtRest(dir_, "binlog", *st, pos, Ro(idx, true))
+                    : OpenGtidReaderAtRest(dir_, "binlog", *st, have, Uuid(), Ro(idx, true));
+      } else {
+        g = maria() ? log_->NewMariaGtidReader(pos, Ro(idx, true))
+                    : log_->NewGtidReader(have, Ro(idx, true));
+      }
+      ASSERT_TRUE(g.ok()) << what << ": " << g.status();
+      Event ev;
+      absl::Status s;
+      while ((s = (*g)->Next(&ev)).ok()) {
+      }
+      EXPECT_TRUE(absl::IsDataLoss(s)) << what << ": " << s;
+      EXPECT_LE((*g)->jumped_to(), damaged) << what;
+    }
+  }
+}
+
+// Records of two indexes of the same file (other spacing) spliced at a
+// record boundary: the entries end at the splice (each record's CRC
+// chains to the one before it). Without the chain the later index's
+// entries would follow, with the returned ranges between the two lost.
+TEST_P(GtidIndexTest, SplicedIndexesAreRefused) {
+  BuildLog(400);
+  const std::string bin = PathOf(log_->ListFiles()[0].number);
+  auto a = internal::BuildGtidIndex(io::FileSystem::Default(), bin, GetParam(), 8192,
+                                    ReaderOptions());
+  auto b = internal::BuildGtidIndex(io::FileSystem::Default(), bin, GetParam(), 3000,
+                                    ReaderOptions());
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_GE(a->entries.size(), 3u);
+  GtidIndex a_head = *a;
+  a_head.entries.resize(a->entries.size() / 2);
+  const uint64_t last = a_head.entries.back().offset;
+  // b's entries from the second after `last` on: each one's ranges start
+  // past a's last entry.
+  size_t j = 0;
+  while (j < b->entries.size() && b->entries[j].offset <= last) ++j;
+  ++j;
+  ASSERT_LT(j, b->entries.size());
+  GtidIndex b_head = *b;
+  b_head.entries.resize(j);
+  const std::string b_all = internal::EncodeGtidIndex(*b);
+  const std::string spliced = internal::EncodeGtidIndex(a_head) +
+                              b_all.substr(internal::EncodeGtidIndex(b_head).size());
+  auto d = internal::DecodeGtidIndex(spliced);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->entries.size(), a_head.entries.size());
+}
+
+// Two writers of one index at once (a reader's write-back and the
+// builder, another process): the first stopped after opening its
+// temporary file, the second writes and renames its index meanwhile.
+// The index is one writer's bytes, never a mix; and Open removes
+// leftover temporary files and indexes of files the log no longer has.
+TEST_P(GtidIndexTest, ConcurrentWritersAndOpenSweep) {
+  io::FaultInjectionFileSystem fault;
+  fs_ = &fault;
+  BuildLog(300);
+  const std::string bin = PathOf(log_->ListFiles()[0].number);
+  auto a = internal::BuildGtidIndex(&fault, bin, GetParam(), 8192, ReaderOptions());
+  auto b = internal::BuildGtidIndex(&fault, bin, GetParam(), 3000, ReaderOptions());
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string ea = internal::EncodeGtidIndex(*a), eb = internal::EncodeGtidIndex(*b);
+  ASSERT_LT(ea.size(), eb.size());
+  sync::Mutex mu;
+  sync::CondVar cv;
+  bool a_waiting = false, go = false;
+  fault.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op != io::FaultOp::kWrite || path.find(".gidx") == std::string::npos) return;
+    sync::MutexLock l(&mu);
+    if (a_waiting || go) return;  // only the first index write waits
+    a_waiting = true;
+    cv.SignalAll();
+    while (!go) cv.Wait(&mu);
+  });
+  absl::Status sa;
+  std::thread t([&] { sa = internal::WriteGtidIndex(&fault, bin, *a); });
+  {
+    sync::MutexLock l(&mu);
+    while (!a_waiting) cv.Wait(&mu);
+  }
+  EXPECT_TRUE(internal::WriteGtidIndex(&fault, bin, *b).ok());
+  {
+    sync::MutexLock l(&mu);
+    go = true;
+    cv.SignalAll();
+  }
+  t.join();
+  fault.SetOpHook(nullptr);
+  EXPECT_TRUE(sa.ok()) << sa;
+  const std::string got = testing_util::ReadFile(GtidIndexPath(bin));
+  EXPECT_TRUE(got == ea || got == eb) << "a mix of two indexes: " << got.size() << " bytes";
+  // Leftovers: a temporary file, an index of a file not in the log.
+  const std::string tmp = GtidIndexPath(bin) + ".tmp.0123456789abcdef";
+  const std::string orphan = GtidIndexPath(PathOf(999));
+  const std::string other = io::JoinPath(dir_, "other.000001.gidx");
+  for (const std::string& p : {tmp, orphan, other}) testing_util::WriteFile(p, "x");
+  ASSERT_TRUE(log_->Close().ok());
+  log_.reset();
+  OpenLog();
+  EXPECT_FALSE(Exists(tmp));
+  EXPECT_FALSE(Exists(orphan));
+  EXPECT_TRUE(Exists(other));  // another basename's
+  EXPECT_TRUE(Exists(GtidIndexPath(bin)));
+  log_.reset();
+  fs_ = nullptr;
+}
+
 // Purge and Reset take the index with its file; ListFiles, the index
 // file and Open never take an index for a binlog file.
 TEST_P(GtidIndexTest, PurgeAndResetRemoveTheIndex) {
@@ -414,6 +605,66 @@ TEST_P(GtidIndexTest, PurgeAndResetRemoveTheIndex) {
   for (const auto& f : files) {
     EXPECT_FALSE(Exists(GtidIndexPath(PathOf(f.number)))) << f.name;
   }
+}
+
+// Purge and Reset remove each index before its file (an index never
+// outlives its file); an index that cannot be removed does not stop a
+// Reset halfway (its error is returned, the log is reset and sound).
+TEST_P(GtidIndexTest, IndexRemovedBeforeItsFile) {
+  io::FaultInjectionFileSystem fault;
+  fs_ = &fault;
+  BuildLog(400);
+  auto files = log_->ListFiles();
+  ASSERT_GE(files.size(), 4u);
+  sync::Mutex mu;
+  std::vector<std::string> removed;
+  fault.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op != io::FaultOp::kRemove) return;
+    sync::MutexLock l(&mu);
+    removed.push_back(path);
+  });
+  auto purged = log_->PurgeTo(files[2].number);
+  ASSERT_TRUE(purged.ok()) << purged.status();
+  auto before = [&](const std::string& a, const std::string& b) {
+    sync::MutexLock l(&mu);
+    auto ia = std::find(removed.begin(), removed.end(), a);
+    auto ib = std::find(removed.begin(), removed.end(), b);
+    return ia != removed.end() && ib != removed.end() && ia < ib;
+  };
+  for (int i = 0; i < 2; ++i) {
+    const std::string bin = PathOf(files[i].number);
+    EXPECT_TRUE(before(GtidIndexPath(bin), bin)) << "purge of " << bin;
+  }
+  // Reset: the first index removal fails.
+  io::FaultSpec f;
+  f.op = io::FaultOp::kRemove;
+  f.path_substr = ".gidx";
+  fault.InjectFault(f);
+  {
+    sync::MutexLock l(&mu);
+    removed.clear();
+  }
+  absl::Status r = log_->Reset();
+  EXPECT_FALSE(r.ok());
+  fault.ClearFaults();
+  fault.SetOpHook(nullptr);
+  for (size_t i = 2; i < files.size(); ++i) {
+    const std::string bin = PathOf(files[i].number);
+    if (i > 2) {
+      EXPECT_FALSE(Exists(GtidIndexPath(bin))) << bin;
+    }
+    if (files[i].number != 1) {
+      EXPECT_FALSE(Exists(bin)) << bin;
+    }
+    if (Exists(GtidIndexPath(bin))) continue;  // its removal failed
+    EXPECT_TRUE(before(GtidIndexPath(bin), bin)) << "reset of " << bin;
+  }
+  // The log is reset and takes commits.
+  EXPECT_EQ(log_->ListFiles().size(), 1u);
+  EXPECT_EQ(log_->ListFiles()[0].number, 1u);
+  Commit(3);
+  log_.reset();
+  fs_ = nullptr;
 }
 
 // A power cut at every point of writing a few files: the index is never
@@ -551,6 +802,71 @@ TEST_P(GtidIndexTest, MirrorLogIndexesEndedFiles) {
   ASSERT_EQ(::system(cmd.c_str()), 0);
 }
 
+// MirrorLog::Close waits for the index builds without the copy's lock:
+// while a build is held up, the copy's other calls go on (they see it
+// closed).
+TEST_P(GtidIndexTest, MirrorCloseDoesNotHoldTheLockForBuilds) {
+  OpenLog();
+  Commit(200);
+  ASSERT_TRUE(log_->Close().ok());
+  log_.reset();
+  const std::string copy = testing_util::NewTempDir("gtid_index_close");
+  io::FaultInjectionFileSystem fault;
+  sync::Mutex mu;
+  sync::CondVar cv;
+  bool held = false, release = false;
+  fault.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op != io::FaultOp::kOpenWritable || path.find(".gidx") == std::string::npos) return;
+    sync::MutexLock l(&mu);
+    held = true;
+    cv.SignalAll();
+    while (!release) cv.Wait(&mu);
+  });
+  MirrorOptions mo;
+  mo.gtid_index_interval = 4096;
+  mo.file_system = &fault;
+  auto m = MirrorLog::Open(copy, "binlog", mo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ReaderOptions ro;
+  ro.payloads = PayloadMode::kRaw;
+  auto src = Reader::OpenDirectory(dir_, "binlog", ro);
+  ASSERT_TRUE(src.ok());
+  ASSERT_TRUE((*m)->Append(EncodeRotateTo(0, 1, "binlog.000001", kMagicSize, 0,
+                                          kFlagArtificial, true)).ok());
+  Event ev;
+  while ((*src)->Next(&ev).ok()) {
+    if (ev.header.type == kFormatDescriptionEvent) {
+      auto sent = EncodeSentFormatDescription(ev.data, false);
+      ASSERT_TRUE(sent.ok());
+      ASSERT_TRUE((*m)->Append(*sent).ok());
+      continue;
+    }
+    ASSERT_TRUE((*m)->Append(ev.data).ok());
+  }
+  {
+    sync::MutexLock l(&mu);
+    while (!held) cv.Wait(&mu);  // a build is held up writing its index
+  }
+  absl::Status closed;
+  std::thread t([&] { closed = (*m)->Close(); });
+  // Until Close has run: the copy answers (Sync after Close is refused).
+  absl::Status s;
+  while ((s = (*m)->Sync()).ok()) std::this_thread::yield();
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  (*m)->end();
+  {
+    sync::MutexLock l(&mu);
+    release = true;
+    cv.SignalAll();
+  }
+  t.join();
+  fault.SetOpHook(nullptr);
+  EXPECT_TRUE(closed.ok()) << closed;
+  m->reset();
+  std::string cmd = "rm -rf '" + copy + "'";
+  ASSERT_EQ(::system(cmd.c_str()), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Flavors, GtidIndexTest,
                          ::testing::Values(LogFlavor::kMySQL, LogFlavor::kMariaDB),
                          [](const auto& info) {
@@ -600,6 +916,43 @@ TEST(GtidIndexEncrypted, EncryptedLogHasNoIndex) {
   for (const auto& f : files) {
     EXPECT_FALSE(*io::FileSystem::Default()->Exists(
         GtidIndexPath(io::JoinPath(dir, f.name))))
+        << f.name;
+  }
+  // At rest through the decrypting file system: no index built, loaded
+  // or written beside the encrypted files, and the same events.
+  log->reset();
+  io::FaultInjectionFileSystem fault;  // sees every index write
+  int index_writes = 0;
+  fault.SetOpHook([&](io::FaultOp op, const std::string& path) {
+    if (op == io::FaultOp::kOpenWritable && path.find(".gidx") != std::string::npos) {
+      ++index_writes;
+    }
+  });
+  auto dfs = NewDecryptingFileSystem(&fault, &keyring);
+  // A planted index of the first file (a plain file's): never read.
+  const std::string first = io::JoinPath(dir, files[0].name);
+  testing_util::WriteFile(GtidIndexPath(first), "x");
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      internal::LoadGtidIndex(dfs.get(), first, LogFlavor::kMySQL).status()));
+  auto st = ReadAtRestGtidState(dir, "binlog", LogFlavor::kMySQL, dfs.get());
+  ASSERT_TRUE(st.ok()) << st.status();
+  for (GtidSet h : {have, GtidSet()}) {
+    auto ar = OpenGtidReaderAtRest(dir, "binlog", *st, h, Uuid(), ro, dfs.get());
+    ASSERT_TRUE(ar.ok()) << ar.status();
+    std::vector<int64_t> at_rest;
+    absl::Status s;
+    while ((s = (*ar)->Next(&ev)).ok()) {
+      if (ev.header.type == kGtidEvent) at_rest.push_back(DecodeMySqlGtidEvent(ev.body())->gno);
+    }
+    EXPECT_TRUE(absl::IsOutOfRange(s)) << s;
+    EXPECT_EQ(at_rest.size(), h.empty() ? 200u : 50u);
+    EXPECT_EQ((*ar)->jumped_to(), 0u);
+  }
+  EXPECT_EQ(index_writes, 0);
+  fault.SetOpHook(nullptr);
+  for (const auto& f : files) {
+    if (f.name == files[0].name) continue;
+    EXPECT_FALSE(*io::FileSystem::Default()->Exists(GtidIndexPath(io::JoinPath(dir, f.name))))
         << f.name;
   }
 }
