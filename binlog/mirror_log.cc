@@ -419,6 +419,28 @@ absl::Status FlushPending(io::WritableFile* f, uint64_t window, std::string* pen
 
 }  // namespace
 
+absl::Status MirrorLog::State::CutOpenTransactionAndSync(uint64_t window) {
+  absl::Status s;
+  if (!parser.outside()) {
+    if (boundary_end >= written) {
+      pending.resize(boundary_end - written);
+    } else {
+      pending.clear();
+      s = active->Truncate(boundary_end);
+      written = boundary_end;
+      synced = std::min(synced, written);
+    }
+    ForgetOpenTransaction();
+  }
+  if (s.ok()) s = FlushPending(active.get(), window, &pending, &written, &synced, &stats.syncs);
+  if (s.ok()) s = active->Sync();
+  if (s.ok()) {
+    synced = written;
+    ++stats.syncs;
+  }
+  return s;
+}
+
 absl::Status MirrorLog::Append(absl::string_view event) {
   sync::MutexLock l(&st_->mu);
   BINLOG_RETURN_IF_ERROR(CheckUsable());
@@ -825,28 +847,8 @@ absl::Status MirrorLog::FinishLastFile() {
   State* m = st_.get();
   if (m->files.empty() || m->ended) return absl::OkStatus();
   // A partial transaction at its end can never complete: cut it.
-  absl::Status s;
-  if (!m->parser.outside()) {
-    if (m->boundary_end >= m->written) {
-      m->pending.resize(m->boundary_end - m->written);
-    } else {
-      m->pending.clear();
-      s = m->active->Truncate(m->boundary_end);
-      m->written = m->boundary_end;
-      m->synced = std::min(m->synced, m->written);
-    }
-    m->ForgetOpenTransaction();
-  }
-  if (s.ok()) {
-    s = FlushPending(m->active.get(), options_.max_unsynced_bytes, &m->pending, &m->written,
-                     &m->synced, &m->stats.syncs);
-  }
-  if (s.ok()) s = m->active->Sync();
-  if (s.ok()) {
-    m->synced = m->written;
-    ++m->stats.syncs;
-    s = m->active->Close();
-  }
+  absl::Status s = m->CutOpenTransactionAndSync(options_.max_unsynced_bytes);
+  if (s.ok()) s = m->active->Close();
   m->active.reset();
   m->readback.reset();
   if (!s.ok()) return Poison(s);
@@ -917,27 +919,7 @@ absl::Status MirrorLog::Close() {
     result = m->error;
     if (result.ok() && m->active != nullptr) {
       // Cut a partial transaction: the dump sends it again from ResumePoint().
-      absl::Status s;
-      if (!m->parser.outside()) {
-        if (m->boundary_end >= m->written) {
-          m->pending.resize(m->boundary_end - m->written);
-        } else {
-          m->pending.clear();
-          s = m->active->Truncate(m->boundary_end);
-          m->written = m->boundary_end;
-          m->synced = std::min(m->synced, m->written);
-        }
-        m->ForgetOpenTransaction();
-      }
-      if (s.ok()) {
-        s = FlushPending(m->active.get(), options_.max_unsynced_bytes, &m->pending, &m->written,
-                         &m->synced, &m->stats.syncs);
-      }
-      if (s.ok()) s = m->active->Sync();
-      if (s.ok()) {
-        m->synced = m->written;
-        ++m->stats.syncs;
-      }
+      absl::Status s = m->CutOpenTransactionAndSync(options_.max_unsynced_bytes);
       absl::Status cs = m->active->Close();
       if (s.ok()) s = cs;
       result = s;

@@ -153,6 +153,10 @@ struct MirrorLog::State {
   // parser and the GTID state; `end` is where it ends in the file.
   TransactionBoundaryParser::Result Observe(const EventHeader& h, absl::string_view body,
                                             uint64_t end);
+  // Cuts a partial transaction at the end of the last file (it can never
+  // complete), writes what is pending and makes the file durable (one
+  // fdatasync). Needs `active`; `window` is max_unsynced_bytes.
+  absl::Status CutOpenTransactionAndSync(uint64_t window);
   void ForgetOpenTransaction() {
     parser.Reset();
     has_pending_gtid = false;
