@@ -100,7 +100,8 @@ fi
 if command -v mariadb-binlog >/dev/null 2>&1; then
   echo
   echo "== mariadb-binlog --verify-binlog-checksum (every file of the log)"
-  files=("$dir"/binlog.[0-9]*)
+  # Binlog files only (binlog.NNNNNN), not their GTID index files (.gidx).
+  files=("$dir"/binlog.[0-9]*[0-9])
   if mariadb-binlog --verify-binlog-checksum "${files[@]}" >/dev/null; then
     echo "mariadb-binlog: pass (${#files[@]} files)"
   else
