@@ -4,13 +4,14 @@
 #include "binlog/gtid_index.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <system_error>
 #include <utility>
 
-#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/checksum.h"
@@ -35,7 +36,13 @@ constexpr absl::string_view kTmpSuffix = ".tmp.";
 // A tag no other temporary name of this process has, and most likely no
 // other process's: a random per-process prefix and a counter.
 uint64_t UniqueTag() {
-  static const uint64_t base = absl::Uniform<uint64_t>(absl::BitGen());
+  // std::random_device, not absl's random library: the installed library's
+  // consumers link the abseil libraries it lists, and absl/random is not
+  // among them.
+  static const uint64_t base = [] {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }();
   static std::atomic<uint64_t> counter{0};
   return base + counter.fetch_add(1, std::memory_order_relaxed) * 0x9E3779B97F4A7C15ull;
 }
