@@ -16,6 +16,8 @@
 // which it does after its copy's fdatasync. Each relay mode runs with each
 // replica count. Extra keys: relay, ack_p99_us (commit to ack, semisync),
 // relay_cpu_ns_per_txn (the relay's receiver thread), relay_syncs.
+// --relay_dir puts the copy elsewhere (a tmpfs: a relay whose disk does
+// not compete with the source's; what remains is the relay's software).
 //
 // With the three TLS flags the server offers TLS and every replica
 // connects over it, verifying the server's certificate (which must name
@@ -65,6 +67,9 @@ ABSL_FLAG(int, threads, 64, "committing writer threads");
 ABSL_FLAG(double, seconds, 3, "length of each run");
 ABSL_FLAG(std::string, sync, "group", "group (fdatasync per group) or never");
 ABSL_FLAG(std::string, dir, "/tmp/serve_bench", "scratch directory");
+ABSL_FLAG(std::string, relay_dir, "",
+          "the relay's copy directory (default: --dir with _copy appended); another "
+          "file system, e.g. a tmpfs, stands in for a relay on another machine's disk");
 ABSL_FLAG(std::string, ssl_cert, "", "server certificate (PEM): replicas connect over TLS");
 ABSL_FLAG(std::string, ssl_key, "", "its private key (PEM)");
 ABSL_FLAG(std::string, ssl_ca, "", "CA (PEM) the replicas verify the server's certificate with");
@@ -196,7 +201,8 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   while (ready.load() < replicas) std::this_thread::yield();
 
   // The relay, connected before the writers start.
-  const std::string copy_dir = dir + "_copy";
+  const std::string copy_dir =
+      absl::GetFlag(FLAGS_relay_dir).empty() ? dir + "_copy" : absl::GetFlag(FLAGS_relay_dir);
   std::unique_ptr<binlog::server::Relay> relay;
   if (relay_mode != "none") {
     cmd = "rm -rf '" + copy_dir + "'";
@@ -295,7 +301,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "what serving replicas costs the log.\n"
       "usage: serve_bench [--replicas=0,1,8,64] [--format=jsonl|text] "
-      "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR] "
+      "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR] [--relay_dir=DIR] "
       "[--ssl_cert=PEM --ssl_key=PEM --ssl_ca=PEM] [--relay=none,async,semisync]");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   auto usage = [](absl::string_view why) {

@@ -32,10 +32,6 @@ namespace server {
 namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
-// Semi-sync dumps of a live log: how long a wait for the log goes on
-// before the replica's socket is looked at for acks (server.cc, Idle).
-constexpr absl::Duration kAckSlice = absl::Microseconds(200);
-
 // Packet buffers grow by at most this much per read, so a header claiming
 // a large packet costs memory only as its bytes arrive.
 constexpr size_t kReadChunk = 64 << 10;
@@ -622,12 +618,12 @@ class Session {
     if (srv_->view_->live() && reader != nullptr) {
       // A semi-sync replica's ack may be what the log waits for (its
       // committers wait on the tracker, so nothing new comes until the ack
-      // is read): the wait is cut in slices of kAckSlice and the socket
-      // looked at between them, so an ack is read within a slice instead
-      // of at the end of the whole wait.
+      // is read): the wait is cut in slices of ServerOptions::ack_poll and
+      // the socket looked at between them, so an ack is read within a
+      // slice instead of at the end of the whole wait.
       const absl::Time end = absl::Now() + wait;
       for (;;) {
-        const absl::Time until = semisync_ ? std::min(end, absl::Now() + kAckSlice) : end;
+        const absl::Time until = semisync_ ? std::min(end, absl::Now() + o_.ack_poll) : end;
         absl::Status s = reader->WaitForMore(until);
         if (absl::IsCancelled(s)) {
           SendShutdown();
@@ -980,6 +976,9 @@ absl::Status Server::Init() {
   auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
   if (options_.live != nullptr && options_.mirror != nullptr) {
     return absl::InvalidArgumentError("ServerOptions: live and mirror are exclusive");
+  }
+  if (options_.ack_poll <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("ServerOptions: ack_poll must be > 0");
   }
   if (options_.live != nullptr) {
     view_ = NewBinlogView(options_.live);

@@ -948,6 +948,17 @@ TEST_P(ServerTest, SemiSyncAcksReachTheAckTracker) {
   StopServer();
 }
 
+// ServerOptions::ack_poll is a wait slice: zero or less is refused.
+TEST(ServerOptionsTest, AckPollMustBePositive) {
+  for (absl::Duration d : {absl::ZeroDuration(), absl::Microseconds(-1)}) {
+    ServerOptions so;
+    so.dir = ::testing::TempDir();
+    so.ack_poll = d;
+    auto s = Server::Create(so);
+    EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << s.status();
+  }
+}
+
 // SHOW REPLICAS lists the replicas registered (COM_REGISTER_SLAVE) while
 // their connections last: announced host and port (the peer's address
 // when none is announced), server id, source id (this server's when the
