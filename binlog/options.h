@@ -304,9 +304,12 @@ struct Options {
   // background thread creates the next file and makes its name durable
   // ahead of time (once the active file is 3/4 full); at rotation the
   // commit path only writes the old file's Rotate event and the new file's
-  // header events, and the first group's own fdatasync makes that header
-  // durable. The same thread then syncs the old file's end, clears its
-  // in-use flag, closes it and adds the new file to the index. A crash can
+  // header events, and the rotating group's own fdatasync makes that
+  // header durable. Once that sync returned, the same thread syncs the old
+  // file's end, clears its in-use flag, closes it and adds the new file to
+  // the index (after, not beside it: two syncs on one disk made the first
+  // commit in each new file wait for both; 1 thread: 360-380 us before,
+  // 246-286 after, benchmarks/README.md "Regression guards"). A crash can
   // therefore leave the file before the last one unclosed, or a newest file
   // the index does not name yet; Open closes the former and adopts the
   // latter (RecoveryReport::closed_files, adopted_files). false: every

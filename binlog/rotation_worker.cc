@@ -136,32 +136,40 @@ absl::Status RotationWorker::WaitIdle() {
 }
 
 absl::Status RotationWorker::FinishClose(PendingClose* job) {
+  // The first group in the new file (the one that rotated) syncs first:
+  // its fdatasync makes the new file's header durable, and the old file's
+  // syncs would otherwise run beside it on the same disk, so that the
+  // first commits in every new file waited for both. The index names the
+  // new file once that sync succeeded; this thread waits for it rather
+  // than syncing the file itself (a second fdatasync after a failed one
+  // could succeed without the lost pages: never retry one). Either order
+  // of the two files' syncs is one a crash could leave before (they ran
+  // concurrently), and Open closes an old file left unclosed.
+  bool new_synced = false;
+  {
+    sync::MutexLock l(&mu_);
+    waits_for_sync_.store(true, std::memory_order_seq_cst);
+    while (synced_file_.load(std::memory_order_seq_cst) < job->new_number && !give_up_ &&
+           !stop_) {
+      cv_.Wait(&mu_);
+    }
+    waits_for_sync_.store(false, std::memory_order_relaxed);
+    new_synced = synced_file_.load(std::memory_order_seq_cst) >= job->new_number;
+  }
   io::WritableFile* old = job->old_file.get();
   // As a close in the flush stage: the cut and the end event durable, then
-  // the flag cleared and durable.
+  // the flag cleared and durable (also when the new file's sync failed:
+  // the old file is complete).
   absl::Status s = FinishFileClose(
       old, job->old_end, deps_.trim_preallocated, /*flags_lo=*/0,
       [this](io::WritableFile* f) { return deps_.syncs->TimedSync(f); });
   absl::Status cs = old->Close();
   if (s.ok()) s = cs;
   if (!s.ok()) return s;
-  // The index names the new file once its header events are durable: by
-  // the first group's own fdatasync, which this thread waits for rather
-  // than syncing the file itself (a second fdatasync after a failed one
-  // could succeed without the lost pages: never retry one).
-  {
-    sync::MutexLock l(&mu_);
-    waits_for_sync_.store(true, std::memory_order_seq_cst);
-    while (synced_file_.load(std::memory_order_seq_cst) < job->new_number &&
-           !give_up_ && !stop_) {
-      cv_.Wait(&mu_);
-    }
-    waits_for_sync_.store(false, std::memory_order_relaxed);
-    if (synced_file_.load(std::memory_order_seq_cst) < job->new_number) {
-      return absl::AbortedError(absl::StrCat(
-          "the first group in ", BinlogFileName(deps_.basename, job->new_number),
-          " failed before its fdatasync: the index does not name the file"));
-    }
+  if (!new_synced) {
+    return absl::AbortedError(absl::StrCat(
+        "the first group in ", BinlogFileName(deps_.basename, job->new_number),
+        " failed before its fdatasync: the index does not name the file"));
   }
   s = deps_.index->MarkIndexed(job->new_number);
   if (s.ok() && deps_.on_file_closed) deps_.on_file_closed(job->old_number);

@@ -828,6 +828,41 @@ TEST_F(BackgroundRotationTest, CommitsInTheNewFileWaitForNoneOfTheOldFilesSyncs)
   EXPECT_TRUE(last_recovery_.adopted_files.empty());
 }
 
+// The rotation thread touches the old file only after the new file's
+// first group fdatasync (so that their syncs do not run side by side on
+// one disk). Before, it began at once: this failed in 1 run of 3.
+TEST_F(BackgroundRotationTest, TheOldFilesSyncsComeAfterTheNewFilesFirstSync) {
+  auto log = OpenOrDie(RotationOptions());
+  ASSERT_NE(log, nullptr);
+  const std::thread::id me = std::this_thread::get_id();
+  sync::Mutex mu;
+  std::vector<std::string> ops;  // "fg|bg <op> <file>"
+  fs_.SetOpHook([&](FaultOp op, const std::string& path) {
+    if (op != FaultOp::kSync && op != FaultOp::kTruncate && op != FaultOp::kWrite) return;
+    const std::string file = path.substr(path.rfind('/') + 1);
+    if (file != "binlog.000001" && file != "binlog.000002") return;
+    sync::MutexLock l(&mu);
+    ops.push_back(absl::StrCat(std::this_thread::get_id() == me ? "fg " : "bg ",
+                               CallName({op, file})));
+  });
+  FillAndRotate(log.get(), 3);
+  ASSERT_TRUE(log->Close().ok());
+  fs_.SetOpHook(nullptr);
+  sync::MutexLock l(&mu);
+  const auto first = [&](absl::string_view prefix) -> size_t {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (absl::StartsWith(ops[i], prefix)) return i;
+    }
+    return ops.size();
+  };
+  const size_t new_sync = first("fg sync binlog.000002");
+  const size_t old_close = first("bg ");
+  ASSERT_LT(new_sync, ops.size()) << absl::StrJoin(ops, ", ");
+  ASSERT_LT(old_close, ops.size()) << absl::StrJoin(ops, ", ");
+  EXPECT_LT(new_sync, old_close) << absl::StrJoin(ops, ", ");
+  EXPECT_THAT(ops[old_close], HasSubstr("binlog.000001"));
+}
+
 TEST_F(BackgroundRotationTest, AFailedFirstSyncOfTheNewFileKeepsItOutOfTheIndex) {
   // The first group in binlog.000002 fails its fdatasync: the header pages
   // may be lost for good, and a later fdatasync of the file would succeed
