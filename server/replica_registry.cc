@@ -5,10 +5,21 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
 namespace binlog {
 namespace server {
+
+std::string ReplicaUuidKey(absl::string_view value) {
+  bool plain = !value.empty() && value.size() <= 64 && value != "-";
+  for (char c : value) {
+    plain = plain && (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '-');
+  }
+  if (plain || value.empty()) return std::string(value);
+  return absl::StrCat("x", absl::BytesToHexString(value.substr(0, 64)));
+}
 
 ReplicaRegistry::ReplicaRegistry(ReplicaRegistryOptions options) : o_(std::move(options)) {}
 

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace binlog {
@@ -72,6 +73,14 @@ struct RememberedReplica {
   // Disconnected: when its last dump ended (or when it was restored).
   absl::Time last_active = absl::InfinitePast();
 };
+
+// The UUID a replica is remembered by, from what it set in
+// @replica_uuid / @slave_uuid (any bytes a session chose): the value
+// itself if it is 1 to 64 letters, digits and '-' (a UUID's text; not "-"
+// alone), else "x" and the hex of its first 64 bytes. So it is one token
+// of printable characters wherever it is written (the replicas file, log
+// lines), and the same value gives the same key.
+std::string ReplicaUuidKey(absl::string_view value);
 
 class ReplicaRegistry {
  public:

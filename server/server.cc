@@ -571,7 +571,7 @@ class Session {
     std::optional<std::string> uuid = Var("replica_uuid");
     if (!uuid.has_value()) uuid = Var("slave_uuid");
     dump_id_ = server_id;
-    dump_uuid_ = uuid.has_value() ? uuid->substr(0, 64) : std::string();
+    dump_uuid_ = uuid.has_value() ? ReplicaUuidKey(*uuid) : std::string();
     const bool remember = server_id != 0 && registered_id_ == server_id;
     sent_ = false;
     absl::Status s = srv_->BeginReplicaDump(id_, dump_id_, dump_uuid_, remember);

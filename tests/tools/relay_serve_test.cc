@@ -759,6 +759,34 @@ TEST_F(RelayServeTest, NoPurgeInTheStartupGraceNorWithoutTheReplicasSaved) {
   EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
 }
 
+// A UUID is what a session chose: one holding a newline and a forged
+// line is saved as one token (hex), and the file reads back.
+TEST_F(RelayServeTest, AUuidCannotForgeALineOfTheReplicasFile) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(10);
+  if (HasFatalFailure()) return;
+  const MirrorPosition a = ReplicaReadsToTheEnd(640, "", 4, "u\nreplica 1 - binlog.000001 4 -");
+  ASSERT_FALSE(a.file.empty());
+  const std::string saved = copy_dir_ + "/binlog.replicas";
+  CopyRetentionOptions o;
+  o.replicas_file = saved;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  ASSERT_TRUE(ret->RunOnce().ok());
+  ret.reset();
+  std::string text;
+  ASSERT_EQ(testing_util::RunCommand("cat '" + saved + "'", &text), 0);
+  EXPECT_EQ(text, absl::StrCat("binlog-relay-replicas 2\nreplica 640 "
+                               "x750a7265706c6963612031202d2062696e6c6f672e3030303030312034202d ",
+                               a.file, " ", a.pos, " ", now_s_.load(), "\n"));
+  downstream_.Stop();
+  Serve(DownstreamOptions(), &downstream_);
+  ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  EXPECT_EQ(RememberedIds(), std::vector<uint32_t>{640});
+}
+
 // A replica remembered in a file purged already holds nothing: the files
 // after it go.
 TEST_F(RelayServeTest, AReplicaInAPurgedFileHoldsNothing) {
@@ -939,8 +967,10 @@ TEST_F(RelayServeTest, AFullRegistryRefusesANewReplicaAndForgetsNone) {
 
 // A pass costs O(n log n) in the replicas remembered: four times as many
 // cost about four times as long (a quadratic pass, sixteen). Each size is
-// timed three times and the fastest kept, so a stall of the machine does
-// not decide.
+// timed three times and the fastest kept, and a pass of 100000 replicas
+// under half a second passes whatever the ratio, so a stall of the
+// machine does not decide. (Measured, 2 shared cores, optimized: the
+// quadratic pass took 236 ms and 2.9 s, this one 2.7 ms and 4.2 ms.)
 TEST_F(RelayServeTest, APassIsLinearithmicInTheReplicasRemembered) {
   tweak_ = [](ServerOptions* so) { so->max_replicas = 1 << 20; };
   StartRelayAndDownstream();
@@ -975,7 +1005,8 @@ TEST_F(RelayServeTest, APassIsLinearithmicInTheReplicasRemembered) {
   const absl::Duration small = fastest_pass();
   remember_up_to(100000);
   const absl::Duration large = fastest_pass();
-  EXPECT_LT(large, 8 * small) << "25000 replicas: " << small << ", 100000: " << large;
+  EXPECT_LT(large, std::max(8 * small, absl::Milliseconds(500)))
+      << "25000 replicas: " << small << ", 100000: " << large;
 }
 
 // MariaDB: a source log of MariaDB's flavor relayed, and a downstream

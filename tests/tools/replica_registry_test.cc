@@ -163,6 +163,20 @@ TEST_F(ReplicaRegistryTest, RememberRestoresWithinTheCapAndKeepsTheSavedActivity
   EXPECT_EQ(Ids(r), (std::vector<uint32_t>{9}));
 }
 
+TEST(ReplicaUuidKeyTest, AnythingButAPlainTokenIsHexEncoded) {
+  EXPECT_EQ(ReplicaUuidKey(""), "");
+  EXPECT_EQ(ReplicaUuidKey("3E11FA47-71ca-11e1-9e33-c80aa9429562"),
+            "3E11FA47-71ca-11e1-9e33-c80aa9429562");
+  EXPECT_EQ(ReplicaUuidKey("a b"), "x612062");
+  EXPECT_EQ(ReplicaUuidKey("-"), "x2d");
+  // A newline cannot forge a line where the key is written.
+  EXPECT_EQ(ReplicaUuidKey("a\nreplica 1"), "x610a7265706c6963612031");
+  // 65 letters: too long, the hex of the first 64 bytes.
+  std::string hex;
+  for (int i = 0; i < 64; ++i) hex += "61";
+  EXPECT_EQ(ReplicaUuidKey(std::string(65, 'a')), "x" + hex);
+}
+
 }  // namespace
 }  // namespace server
 }  // namespace binlog
