@@ -1037,6 +1037,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
 
 absl::Status Server::Init() {
   auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
+  if (options_.max_replicas < 1 || options_.replica_expire_after < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "ServerOptions: max_replicas must be >= 1 and replica_expire_after >= 0");
+  }
   if (options_.live != nullptr && options_.mirror != nullptr) {
     return absl::InvalidArgumentError("ServerOptions: live and mirror are exclusive");
   }

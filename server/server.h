@@ -217,9 +217,11 @@ struct ServerOptions {
   // the refusal is logged. Remembered replicas are never forgotten to make
   // room: a replication account dumping under many server ids fills the
   // registry and then is refused, it cannot push real replicas out.
+  // Create() refuses 0 (InvalidArgument).
   size_t max_replicas = 1000;
   // A disconnected replica is forgotten (and holds no file for a
-  // retention policy) this long after its last dump ended. Zero: never.
+  // retention policy) this long after its last dump ended. Zero: never;
+  // Create() refuses a negative one (InvalidArgument).
   absl::Duration replica_expire_after = absl::Hours(7 * 24);
   // Where the server reports what an operator should know (a replica
   // refused by max_replicas), one line each, without a newline; nullptr:

@@ -965,6 +965,18 @@ TEST_F(RelayServeTest, AFullRegistryRefusesANewReplicaAndForgetsNone) {
   EXPECT_EQ(RememberedIds(), (std::vector<uint32_t>{901, 903}));
 }
 
+// The registry's options are checked at Create.
+TEST_F(RelayServeTest, BadRegistryOptionsAreRefusedAtCreate) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  ServerOptions none = DownstreamOptions();
+  none.max_replicas = 0;
+  EXPECT_TRUE(absl::IsInvalidArgument(Server::Create(none).status()));
+  ServerOptions negative = DownstreamOptions();
+  negative.replica_expire_after = -absl::Seconds(1);
+  EXPECT_TRUE(absl::IsInvalidArgument(Server::Create(negative).status()));
+}
+
 // A pass costs O(n log n) in the replicas remembered: four times as many
 // cost about four times as long (a quadratic pass, sixteen). Each size is
 // timed three times and the fastest kept, and a pass of 100000 replicas
