@@ -48,9 +48,14 @@ size_t FirstKept(const Files& files, absl::Time now, absl::Duration age, uint64_
 
 // A consumer and the file it holds from (every file from it on stays).
 struct Holder {
-  std::string who;  // "replica 12 at f:pos", "consumer name at f"
+  size_t replica = 0;   // 1 + its index in the pass's replicas; 0: a named consumer
+  std::string who;      // a named consumer: "consumer name at f"
   uint64_t number = 0;  // 0: holds every file
+  size_t kept = 0;      // the index of the first file it keeps
 };
+
+// The most consumers a log line names (the rest are counted).
+constexpr size_t kMaxNamesLogged = 20;
 
 }  // namespace
 
@@ -62,10 +67,9 @@ absl::StatusOr<std::unique_ptr<CopyRetention>> CopyRetention::Create(
   if (options.expire_after < absl::ZeroDuration() ||
       options.force_purge_after < absl::ZeroDuration() ||
       options.interval <= absl::ZeroDuration() ||
-      options.startup_grace < absl::ZeroDuration() ||
-      options.unpositioned_hold < absl::ZeroDuration() || options.max_replicas == 0) {
+      options.startup_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        "CopyRetention: ages must be >= 0, the interval > 0 and max_replicas > 0");
+        "CopyRetention: ages must be >= 0 and the interval > 0");
   }
   std::unique_ptr<CopyRetention> r(new CopyRetention(mirror, server, std::move(options)));
   r->created_ = r->o_.now ? r->o_.now() : absl::Now();
@@ -77,7 +81,8 @@ absl::StatusOr<std::unique_ptr<CopyRetention>> CopyRetention::Create(
 }
 
 namespace {
-constexpr char kReplicasHeader[] = "binlog-relay-replicas 1";
+constexpr char kReplicasHeaderV1[] = "binlog-relay-replicas 1";
+constexpr char kReplicasHeader[] = "binlog-relay-replicas 2";
 }  // namespace
 
 absl::Status CopyRetention::LoadReplicas() {
@@ -86,19 +91,44 @@ absl::Status CopyRetention::LoadReplicas() {
   if (absl::IsNotFound(text.status())) return absl::OkStatus();
   if (!text.ok()) return text.status();
   std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
-  if (lines.empty() || lines[0] != kReplicasHeader) {
+  if (lines.empty() || (lines[0] != kReplicasHeader && lines[0] != kReplicasHeaderV1)) {
     return absl::DataLossError(absl::StrCat(o_.replicas_file, ": not a replicas file"));
   }
+  const bool v1 = lines[0] == kReplicasHeaderV1;
+  std::vector<Server::ReplicaPosition> restored;
   for (size_t i = 1; i < lines.size(); ++i) {
     std::vector<absl::string_view> f = absl::StrSplit(lines[i], ' ');
-    uint32_t id = 0;
-    uint64_t pos = 0;
-    if (f.size() != 4 || f[0] != "replica" || !absl::SimpleAtoi(f[1], &id) ||
-        !absl::SimpleAtoi(f[3], &pos)) {
+    Server::ReplicaPosition p;
+    int64_t active = 0;
+    bool ok = f.size() == (v1 ? 4u : 6u) && f[0] == "replica" &&
+              absl::SimpleAtoi(f[1], &p.server_id);
+    if (ok && v1) {
+      p.file = std::string(f[2]);
+      ok = absl::SimpleAtoi(f[3], &p.position);
+    } else if (ok) {
+      if (f[2] != "-") p.uuid = std::string(f[2]);
+      p.file = std::string(f[3]);
+      ok = absl::SimpleAtoi(f[4], &p.position) &&
+           (f[5] == "-" || absl::SimpleAtoi(f[5], &active));
+      // Connected when saved ("-"): active now.
+      if (ok && f[5] != "-") p.last_active = absl::FromUnixSeconds(active);
+    }
+    if (!ok || p.file.empty()) {
       return absl::DataLossError(
           absl::StrCat(o_.replicas_file, ": bad line ", i + 1, ": '", lines[i], "'"));
     }
-    if (server_ != nullptr) server_->RememberReplica(id, std::string(f[2]), pos);
+    restored.push_back(std::move(p));
+  }
+  std::vector<std::string> refused;
+  for (const Server::ReplicaPosition& p : restored) {
+    if (server_ != nullptr && !server_->RememberReplica(p)) {
+      refused.push_back(absl::StrCat(p.server_id));
+    }
+  }
+  if (!refused.empty()) {
+    Log(absl::StrCat("retention: ", o_.replicas_file, ": ", refused.size(),
+                     " replica(s) not restored (known already, or past the server's "
+                     "max_replicas): ", absl::StrJoin(refused, ", ")));
   }
   saved_ = *text;
   return absl::OkStatus();
@@ -108,7 +138,11 @@ absl::Status CopyRetention::SaveReplicas(const std::vector<Server::ReplicaPositi
   std::string text = absl::StrCat(kReplicasHeader, "\n");
   for (const Server::ReplicaPosition& p : replicas) {
     if (p.file.empty()) continue;  // nothing to hold by name
-    absl::StrAppend(&text, "replica ", p.server_id, " ", p.file, " ", p.position, "\n");
+    absl::StrAppend(&text, "replica ", p.server_id, " ", p.uuid.empty() ? "-" : p.uuid, " ",
+                    p.file, " ", p.position, " ",
+                    p.connected ? std::string("-")
+                                : absl::StrCat(absl::ToUnixSeconds(p.last_active)),
+                    "\n");
   }
   if (text == saved_) return absl::OkStatus();
   io::FileSystem* fs = io::FileSystem::Default();
@@ -137,50 +171,22 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   PassResult res;
   std::vector<Server::ReplicaPosition> replicas;
   const absl::Time now = o_.now ? o_.now() : absl::Now();
-  if (server_ != nullptr) replicas = server_->ReplicaPositions();
-  // When each replica was last active (connected, or at a new position).
-  for (const Server::ReplicaPosition& p : replicas) {
-    auto [it, added] = seen_.try_emplace(p.server_id);
-    const bool moved = added || it->second.file != p.file || it->second.position != p.position;
-    if (moved) it->second.since = now;
-    if (moved || p.connected) it->second.active = now;
-    it->second.file = p.file;
-    it->second.position = p.position;
-  }
-  for (auto it = seen_.begin(); it != seen_.end();) {
-    const uint32_t id = it->first;
-    const bool known = std::any_of(replicas.begin(), replicas.end(),
-                                   [id](const Server::ReplicaPosition& p) {
-                                     return p.server_id == id;
-                                   });
-    it = known ? std::next(it) : seen_.erase(it);
-  }
-  // Beyond max_replicas: the disconnected ones active longest ago go.
-  if (server_ != nullptr && replicas.size() > o_.max_replicas) {
-    std::vector<const Server::ReplicaPosition*> idle;
-    for (const Server::ReplicaPosition& p : replicas) {
-      if (!p.connected) idle.push_back(&p);
+  if (server_ != nullptr) {
+    // Replicas disconnected for the server's replica_expire_after hold
+    // nothing from now on.
+    std::vector<Server::ReplicaPosition> expired = server_->ForgetExpiredReplicas();
+    if (!expired.empty()) {
+      std::vector<std::string> names;
+      for (size_t i = 0; i < expired.size() && i < kMaxNamesLogged; ++i) {
+        names.push_back(absl::StrCat(expired[i].server_id, " at ", expired[i].file, ":",
+                                     expired[i].position));
+      }
+      Log(absl::StrCat("retention: forgot ", expired.size(),
+                       " replica(s) disconnected longer than the server's "
+                       "replica_expire_after: ", absl::StrJoin(names, ", "),
+                       expired.size() > names.size() ? ", ..." : ""));
     }
-    std::sort(idle.begin(), idle.end(), [this](const auto* a, const auto* b) {
-      return seen_[a->server_id].active < seen_[b->server_id].active;
-    });
-    std::vector<uint32_t> forgotten;
-    for (const Server::ReplicaPosition* p : idle) {
-      if (replicas.size() - forgotten.size() <= o_.max_replicas) break;
-      if (server_->ForgetReplica(p->server_id)) forgotten.push_back(p->server_id);
-    }
-    if (!forgotten.empty()) {
-      Log(absl::StrCat("retention: forgot ", forgotten.size(),
-                       " disconnected replica(s) beyond ", o_.max_replicas, ": ",
-                       absl::StrJoin(forgotten, ", ")));
-      replicas.erase(std::remove_if(replicas.begin(), replicas.end(),
-                                    [&](const Server::ReplicaPosition& p) {
-                                      return std::find(forgotten.begin(), forgotten.end(),
-                                                       p.server_id) != forgotten.end();
-                                    }),
-                     replicas.end());
-      for (uint32_t id : forgotten) seen_.erase(id);
-    }
+    replicas = server_->ReplicaPositions();
   }
   bool saved = true;
   if (!o_.replicas_file.empty()) {
@@ -200,18 +206,27 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   const size_t force = FirstKept(files, now, o_.force_purge_after, o_.force_max_total_bytes);
   if (want == 0 && force == 0) return res;
 
+  // The first file each holder keeps: the first numbered at or after its
+  // file (a binary search); every file for a holder without one (number
+  // 0); none (past the last one may go) for a holder in a file purged
+  // already. Names are made only for the holders a line or the result
+  // reports, so a pass is O(n log f) in n holders and f files.
+  auto kept_by = [&](uint64_t number) -> size_t {
+    if (number != 0 && number < files[0].number) return last;
+    auto it = std::lower_bound(files.begin(), files.begin() + last, number,
+                               [](const MirrorLog::FileFacts& f, uint64_t n) {
+                                 return f.number < n;
+                               });
+    return static_cast<size_t>(it - files.begin());
+  };
   std::vector<Holder> holders;
   if (server_ != nullptr) {
-    for (const Server::ReplicaPosition& p : replicas) {
+    holders.reserve(replicas.size() + o_.consumers.size());
+    for (size_t i = 0; i < replicas.size(); ++i) {
       Holder h;
-      if (p.file.empty() || !ParseBinlogFileName(o_.basename, p.file, &h.number)) {
-        // Registered, not dumped: every file for a while, then none.
-        if (now >= seen_[p.server_id].since + o_.unpositioned_hold) continue;
-        h.number = 0;
-        h.who = absl::StrCat("replica ", p.server_id, " (no position yet)");
-      } else {
-        h.who = absl::StrCat("replica ", p.server_id, " at ", p.file, ":", p.position);
-      }
+      // Without a position yet: holds nothing.
+      if (!ParseBinlogFileName(o_.basename, replicas[i].file, &h.number)) continue;
+      h.replica = i + 1;
       holders.push_back(std::move(h));
     }
   }
@@ -235,27 +250,24 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
     }
     holders.push_back(std::move(h));
   }
-  // The first file each holder keeps: the first numbered at or after its
-  // file; every file for a holder without one (number 0); none (past the
-  // last one may go) for a holder in a file purged already.
-  auto kept_by = [&](const Holder& h) {
-    if (h.number != 0 && h.number < files[0].number) return last;
-    size_t i = 0;
-    while (i < last && files[i].number < h.number) ++i;
-    return i;
+  auto who = [&](const Holder& h) {
+    if (h.replica == 0) return h.who;
+    const Server::ReplicaPosition& p = replicas[h.replica - 1];
+    return absl::StrCat("replica ", p.server_id, p.uuid.empty() ? "" : " (", p.uuid,
+                        p.uuid.empty() ? "" : ")", " at ", p.file, ":", p.position);
   };
   size_t target = want;
   const Holder* holding = nullptr;
-  for (const Holder& h : holders) {
-    const size_t k = kept_by(h);
-    if (k < target) {
-      target = k;
+  for (Holder& h : holders) {
+    h.kept = kept_by(h.number);
+    if (h.kept < target) {
+      target = h.kept;
       holding = &h;
     }
   }
   if (target < want && holding != nullptr) {
     res.kept_file = files[target].name;
-    res.kept_reason = holding->who;
+    res.kept_reason = who(*holding);
   } else if (want < last) {
     res.kept_file = files[want].name;
     res.kept_reason = "policy";
@@ -268,9 +280,14 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
     return res;
   }
   std::vector<std::string> passed;
+  size_t passed_all = 0;
   if (force > target) {
     for (const Holder& h : holders) {
-      if (kept_by(h) < force) passed.push_back(h.who);
+      if (h.kept >= force) continue;
+      if (++passed_all <= kMaxNamesLogged) passed.push_back(who(h));
+    }
+    if (passed_all > passed.size()) {
+      passed.push_back(absl::StrCat("and ", passed_all - passed.size(), " more"));
     }
     target = force;
     res.forced = true;
@@ -287,7 +304,7 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   }
   if (target == 0) {
     if (holding != nullptr && want > 0) {
-      Log(absl::StrCat("retention: ", files[0].name, " and later kept for ", holding->who));
+      Log(absl::StrCat("retention: ", files[0].name, " and later kept for ", who(*holding)));
     }
     return res;
   }

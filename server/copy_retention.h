@@ -14,12 +14,13 @@
 //      files while the copy's files together hold more than
 //      max_total_bytes (MySQL 8.4 has no such limit).
 //   2. What the consumers hold: no file at or after the one a consumer has
-//      reached goes. Consumers are every downstream replica the server has
-//      seen register, by server id (Server::ReplicaPositions: the end of
-//      the last event its dump sent, remembered while it is disconnected;
-//      one that registered but has no position yet holds every file for
-//      unpositioned_hold, then none; one whose file was purged already
-//      holds none), and every named
+//      reached goes. Consumers are every downstream replica the server
+//      remembers (Server::ReplicaPositions, server/replica_registry.h: from
+//      its first dump, by server id and UUID, the end of the last event its
+//      dump sent, remembered while it is disconnected until the server's
+//      replica_expire_after has passed since its last dump, then forgotten
+//      by the pass and logged; one without a position yet holds nothing;
+//      one whose file was purged already holds none), and every named
 //      consumer: a PositionStore file (binlog/position_store.h) whose
 //      source_file is the copy's file the consumer reads (written by the
 //      consumer; a store that cannot be read holds every file, and says
@@ -40,6 +41,7 @@
 //      whose save of the replicas' positions (replicas_file) failed: a
 //      replica's position is durable before any file it holds goes.
 // Every purge is reported through `log` (binlog_server: standard error).
+// A pass costs O(n log n) in the replicas remembered (n) plus the files.
 //
 // Thread safety: thread-safe (RunOnce serializes with the thread's
 // passes). Lifetime: the MirrorLog and the Server must outlive it; Stop()
@@ -81,28 +83,28 @@ struct CopyRetentionOptions {
   // Between passes of the thread (Start).
   absl::Duration interval = absl::Seconds(10);
   // Where the replicas' positions are kept across restarts ("": not
-  // kept): text, "binlog-relay-replicas 1" then one "replica <server id>
-  // <file> <position>" line each, replaced crash-safely (write-temp,
+  // kept): text, "binlog-relay-replicas 2" then one "replica <server id>
+  // <uuid> <file> <position> <last active>" line each (uuid "-" for none;
+  // last active: the end of its last dump, Unix seconds on the server's
+  // clock, "-" while it is connected), replaced crash-safely (write-temp,
   // fdatasync, rename, directory fsync) by a pass that sees them changed,
   // and read by Create, which gives the server the replicas it does not
-  // know yet (Server::RememberReplica). A restarted relay then holds the
-  // files of a replica that has not reconnected yet.
+  // know yet (Server::RememberReplica; one connected when saved counts as
+  // active at Create; version 1 files, "replica <server id> <file>
+  // <position>" lines, are read as replicas without a UUID active at
+  // Create; replicas past the server's max_replicas are not restored, and
+  // logged). A restarted relay then holds the files of a replica that has
+  // not reconnected yet.
   std::string replicas_file;
   // No purge (not even a forced one) until this long after Create: a
   // replica that first dumped after the last save before a restart holds
   // its files once it reconnects within it (a MySQL replica retries every
   // 60 s by default). Zero: none.
   absl::Duration startup_grace = absl::ZeroDuration();
-  // How long a replica that registered but has no position yet (it has
-  // not dumped) holds every file, from the first pass that saw it so.
-  absl::Duration unpositioned_hold = absl::Minutes(10);
-  // How many replicas are remembered (Server::ReplicaPositions, saved in
-  // replicas_file): beyond it, the disconnected ones a pass saw active
-  // longest ago are forgotten (Server::ForgetReplica) and hold nothing.
-  size_t max_replicas = 1000;
   // Where purges and held files are reported (one line each, no newline).
   std::function<void(const std::string&)> log;
-  // The clock files' ages are measured with; nullptr: absl::Now().
+  // The clock files' ages and startup_grace are measured with; nullptr:
+  // absl::Now(). (Replicas' inactivity is the server's: ServerOptions::now.)
   std::function<absl::Time()> now;
 };
 
@@ -152,15 +154,6 @@ class CopyRetention {
   std::mutex pass_mu_;  // one pass at a time
   std::string saved_;   // what replicas_file holds; guarded by pass_mu_
   absl::Time created_;  // by o_.now (startup_grace)
-  // Per replica (server id), by o_.now: when a pass last saw it connected
-  // or at a new position, and the position it was at. Guarded by pass_mu_.
-  struct Seen {
-    absl::Time active;
-    absl::Time since;  // at this position (or without one)
-    std::string file;
-    uint64_t position = 0;
-  };
-  std::map<uint32_t, Seen> seen_;
 
   std::mutex mu_;
   std::condition_variable cv_;

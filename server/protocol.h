@@ -90,6 +90,9 @@ inline constexpr uint16_t kErMasterHasPurgedRequiredGtids = 1789;
 inline constexpr uint16_t kErSlaveHasMoreGtidsThanMaster = 1885;
 inline constexpr uint16_t kErHandshake = 1043;
 inline constexpr uint16_t kErSecureTransportRequired = 3159;  // ER_SECURE_TRANSPORT_REQUIRED
+// MariaDB's ER_SLAVE_SAME_ID: the dump a newer one with the same server id
+// replaced (MySQL sends 1236 for it).
+inline constexpr uint16_t kErSlaveSameId = 4052;
 
 // Largest payload of one packet; longer payloads continue in the next.
 inline constexpr size_t kMaxPacketPayload = 0xffffff;

@@ -136,7 +136,10 @@ class Session {
             return;
           }
           Count(&ServerStats::dumps, 1);
-          if (!Dump(*d)) return;
+          if (!BeginDump(d->server_id)) return;
+          const bool more = Dump(*d);
+          EndDump();
+          if (!more) return;
           break;
         }
         case kComBinlogDumpGtid: {
@@ -146,7 +149,10 @@ class Session {
             return;
           }
           Count(&ServerStats::dumps, 1);
-          if (!DumpGtid(*d)) return;
+          if (!BeginDump(d->server_id)) return;
+          const bool more = DumpGtid(*d);
+          EndDump();
+          if (!more) return;
           break;
         }
         default:
@@ -554,8 +560,50 @@ class Session {
     return true;
   }
 
+  // A dump of `server_id` begins (Server::BeginReplicaDump): the replica
+  // is remembered if this session registered under that id. false (the
+  // error sent): the server remembers max_replicas replicas already.
+  bool BeginDump(uint32_t server_id) {
+    std::optional<std::string> uuid = Var("replica_uuid");
+    if (!uuid.has_value()) uuid = Var("slave_uuid");
+    dump_id_ = server_id;
+    dump_uuid_ = uuid.has_value() ? ReplicaUuidKey(*uuid) : std::string();
+    const bool remember = server_id != 0 && registered_id_ == server_id;
+    sent_ = false;
+    absl::Status s = srv_->BeginReplicaDump(id_, dump_id_, dump_uuid_, remember);
+    if (!s.ok()) {
+      return Fatal(absl::StrCat(
+          "binlog_server refuses replica server_id ", server_id, ": ", s.message(),
+          " and none has expired (a replica is forgotten replica_expire_after since its "
+          "last dump; an operator can raise max_replicas)"));
+    }
+    if (remember) {
+      remembered_.emplace(dump_id_, dump_uuid_);
+    } else {
+      remembered_.reset();
+    }
+    return true;
+  }
+  void EndDump() {
+    srv_->EndReplicaDump(id_, dump_id_, dump_uuid_, remembered_.has_value());
+    remembered_.reset();
+  }
+
+  // The error a dump that a newer dump with its server id replaced ends
+  // with, as the replica's server flavor sends it.
+  bool SendSuperseded() {
+    if (srv_->flavor_ == LogFlavor::kMariaDB) {
+      return SendErr(kErSlaveSameId, "HY000",
+                     "A slave with the same server_uuid/server_id as this slave has "
+                     "connected to the master") && false;
+    }
+    return Fatal("A replica with the same server_uuid/server_id as this replica has "
+                 "connected to the source");
+  }
+
   // Sends what is buffered, records where the replica's dump got to, and
-  // ends the dump if Server::EndDumpsBefore asked (1236 with its reason).
+  // ends the dump if Server::EndDumpsBefore asked (1236 with its reason)
+  // or a newer dump with its server id replaced it.
   bool Flush() {
     const size_t bytes = out_.size(), events = out_events_;
     bool ok = true;
@@ -565,16 +613,22 @@ class Session {
     out_.clear();
     out_events_ = 0;
     std::string ended;
+    bool superseded = false;
     {
       std::lock_guard<std::mutex> l(srv_->mu_);
       srv_->stats_.events_sent += events;
       srv_->stats_.bytes_sent += bytes;
-      if (ok && sent_) srv_->NoteSentLocked(id_, registered_id_, sent_file_no_, sent_file_, sent_pos_);
+      if (ok && sent_) {
+        srv_->NoteSentLocked(id_, registered_id_, remembered_, sent_file_no_, sent_file_,
+                             sent_pos_);
+      }
       auto it = srv_->ended_dumps_.find(id_);
       if (it != srv_->ended_dumps_.end()) ended = it->second;
+      superseded = srv_->superseded_dumps_.count(id_) != 0;
     }
     if (!ok) return false;
     if (!ended.empty()) return Fatal(ended);
+    if (superseded) return SendSuperseded();
     return bytes == 0 || !semisync_ || ReadAcks();
   }
 
@@ -957,6 +1011,11 @@ class Session {
   uint32_t replica_id_ = 0;
   // The server id this session registered (COM_REGISTER_SLAVE).
   std::optional<uint32_t> registered_id_;
+  // The dump in progress: its server id and UUID, and whether the server
+  // remembers it as a replica (BeginDump).
+  uint32_t dump_id_ = 0;
+  std::string dump_uuid_;
+  std::optional<std::pair<uint32_t, std::string>> remembered_;
   // Where the dump got to (NoteSent).
   bool sent_ = false;
   uint64_t sent_file_no_ = 0;
@@ -974,6 +1033,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
 
 absl::Status Server::Init() {
   auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
+  if (options_.max_replicas < 1 || options_.replica_expire_after < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "ServerOptions: max_replicas must be >= 1 and replica_expire_after >= 0");
+  }
   if (options_.live != nullptr && options_.mirror != nullptr) {
     return absl::InvalidArgumentError("ServerOptions: live and mirror are exclusive");
   }
@@ -1017,71 +1080,6 @@ absl::Status Server::Init() {
     return absl::InvalidArgumentError("ssl_ca needs ssl_cert and ssl_key");
   }
   return absl::OkStatus();
-}
-
-ServerFacts Server::Facts(bool with_state) {
-  ServerFacts f;
-  f.flavor = flavor_;
-  f.server_id = server_id_;
-  f.checksums = checksums_;
-  f.semisync = options_.acks != nullptr;
-  f.version = version_;
-  f.port = port_;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    for (const auto& [id, reg] : replicas_) f.replicas.push_back(reg.facts);
-  }
-  absl::StatusOr<LogViewState> st = absl::UnavailableError("not read");
-  if (with_state) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      ++stats_.state_scans;
-    }
-    if (options_.on_state_scan) options_.on_state_scan();
-    st = view_->State(flavor_);
-  }
-  if (st.ok()) {
-    f.gtid_executed = st->executed.ToString();
-    f.gtid_purged = st->purged.ToString();
-    f.maria_binlog_pos = st->maria_state.ToString();
-    f.maria_binlog_state = st->maria_state.StateToString();
-    std::vector<Uuid> u = st->executed.Uuids();
-    if (u.size() == 1) f.server_uuid = u[0].ToString();
-    f.files = std::move(st->files);
-    f.current_file = std::move(st->current_file);
-    f.current_position = st->current_position;
-  }
-  if (f.server_uuid.empty()) {
-    // A stable made-up UUID derived from the server id.
-    f.server_uuid = absl::StrCat("00000000-0000-0000-0000-", absl::Hex(server_id_, absl::kZeroPad12));
-  }
-  return f;
-}
-
-ServerFacts Server::StateFacts() {
-  std::unique_lock<std::mutex> l(facts_mu_);
-  const uint64_t ticket = ++facts_tickets_;
-  bool waited = false;
-  while (facts_scanning_ && facts_served_ < ticket) {
-    if (!waited) {
-      waited = true;
-      std::lock_guard<std::mutex> l2(mu_);
-      ++stats_.state_waits;
-    }
-    facts_cv_.wait(l);
-  }
-  if (facts_served_ >= ticket) return facts_;
-  // This scan begins after every statement that has asked so far.
-  facts_scanning_ = true;
-  const uint64_t covers = facts_tickets_;
-  l.unlock();
-  ServerFacts f = Facts(true);
-  l.lock();
-  facts_ = f;
-  facts_served_ = covers;
-  facts_scanning_ = false;
-  facts_cv_.notify_all();
-  return f;
 }
 
 void Server::Run(io::Socket* listener) {

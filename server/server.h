@@ -44,6 +44,16 @@
 // deadlines. With require_secure_transport, plaintext TCP is refused with
 // 3159; unix-socket connections count as secure, as in MySQL.
 //
+// Replicas (server/replica_registry.h): a dump from a session that
+// registered (COM_REGISTER_SLAVE) under the dump's server id makes the
+// server remember that replica, by server id and @replica_uuid /
+// @slave_uuid, with the end of the last event sent to it, after it
+// disconnects too, until ServerOptions::replica_expire_after has passed;
+// at most max_replicas of them (a new one beyond that gets 1236 and is
+// logged). A dump with a server id (not 0) ends every older dump with the
+// same server id, as MySQL and MariaDB do: the older one gets 1236 (MySQL
+// flavor) or 4052 (MariaDB's ER_SLAVE_SAME_ID) within a heartbeat slice.
+//
 // Errors a replica receives: as the servers send them (protocol.h codes):
 // 1045 wrong password, 1236 positions or files the log does not have or
 // purged, 1789 / 1885 for MySQL GTID sets needing purged transactions or
@@ -86,6 +96,7 @@
 #include "server/auth.h"
 #include "server/log_view.h"
 #include "server/queries.h"
+#include "server/replica_registry.h"
 #include "io/socket.h"
 #include "io/tls.h"
 
@@ -205,6 +216,28 @@ struct ServerOptions {
   // its slot as long.
   absl::Duration auth_failure_delay = absl::Seconds(1);
 
+  // --- The replicas remembered (ReplicaPositions; binlog_server's
+  // --max_replicas and --replica_expire_seconds; server/replica_registry.h).
+  //
+  // At most this many replicas (by server id and UUID) are remembered; a
+  // dump of a new one beyond them, after the expired ones are forgotten,
+  // gets ER_MASTER_FATAL_ERROR_READING_BINLOG (1236) naming the limit, and
+  // the refusal is logged. Remembered replicas are never forgotten to make
+  // room: a replication account dumping under many server ids fills the
+  // registry and then is refused, it cannot push real replicas out.
+  // Create() refuses 0 (InvalidArgument).
+  size_t max_replicas = 1000;
+  // A disconnected replica is forgotten (and holds no file for a
+  // retention policy) this long after its last dump ended. Zero: never;
+  // Create() refuses a negative one (InvalidArgument).
+  absl::Duration replica_expire_after = absl::Hours(7 * 24);
+  // Where the server reports what an operator should know (a replica
+  // refused by max_replicas), one line each, without a newline; nullptr:
+  // not reported. binlog_server: standard error.
+  std::function<void(const std::string&)> log;
+  // The clock replicas' inactivity is measured with; nullptr: absl::Now().
+  std::function<absl::Time()> now;
+
   // Tests: called on a session's thread as a scan of the log's state (for
   // the statements that report it) begins.
   std::function<void()> on_state_scan;
@@ -255,26 +288,23 @@ class Server {
 
   ServerStats stats() const;
 
-  // The downstream replicas this server has seen, by server id
-  // (COM_REGISTER_SLAVE), connected or not: where each one's dumps got to
-  // (the end of the last event sent; empty file: none sent yet, the
-  // replica holds every file). Kept across a replica's reconnects, in
-  // memory (CopyRetention's replicas_file keeps them across restarts).
-  // What a retention policy of the log follows (server/copy_retention.h).
-  struct ReplicaPosition {
-    uint32_t server_id = 0;
-    bool connected = false;
-    std::string file;
-    uint64_t position = 0;
-  };
+  // The downstream replicas this server remembers (server/
+  // replica_registry.h: from their first dump, by server id and UUID,
+  // connected or not, until they expire): where each one's dumps got to
+  // (the end of the last event sent; empty file: none sent yet, then it
+  // holds nothing), in order of server id, then UUID. What a retention
+  // policy of the log follows (server/copy_retention.h), in memory
+  // (CopyRetention's replicas_file keeps them across restarts).
+  using ReplicaPosition = RememberedReplica;
   std::vector<ReplicaPosition> ReplicaPositions() const;
-  // Remembers a replica (not connected) at `file`:`position`, as if it
-  // had been seen there (a retention policy restoring what it saved
-  // before a restart). No-op for a replica already known.
-  void RememberReplica(uint32_t server_id, const std::string& file, uint64_t position);
-  // Forgets a replica that is not connected (its position); false if it
-  // is connected or unknown.
-  bool ForgetReplica(uint32_t server_id);
+  // Remembers a disconnected replica at r.file:r.position, active at
+  // r.last_active (a retention policy restoring what it saved before a
+  // restart). false (nothing changes) for a replica already remembered,
+  // one without a file, or when max_replicas are remembered.
+  bool RememberReplica(const ReplicaPosition& r);
+  // Forgets the replicas disconnected for replica_expire_after; returns
+  // them.
+  std::vector<ReplicaPosition> ForgetExpiredReplicas();
   // Ends every dump whose replica's last sent position is in a file the
   // log numbers below `file_number` (or that has sent nothing yet and
   // started below it): each gets ER_MASTER_FATAL_ERROR_READING_BINLOG
@@ -291,7 +321,7 @@ class Server {
 
  private:
   friend class Session;
-  explicit Server(const ServerOptions& o) : options_(o) {}
+  explicit Server(const ServerOptions& o);
   // A session's socket, woken (its reading side shut) at Shutdown().
   void Register(io::Socket* s);
   void Unregister(io::Socket* s);
@@ -306,10 +336,22 @@ class Server {
   // session's end removes what it registered; a semi-sync ack updates it.
   void RegisterReplica(uint32_t session, const ReplicaFacts& r);
   void UnregisterReplica(uint32_t session);
-  // A dump of `session` (registered as `server_id`, if it did) got to
-  // (file_no, file, position). REQUIRES: mu_ held.
-  void NoteSentLocked(uint32_t session, std::optional<uint32_t> server_id, uint64_t file_no,
-                      const std::string& file, uint64_t position);
+  // A dump of `session` begins for the replica (server_id, uuid):
+  // remembered if `remember` (the session registered under server_id),
+  // and every older dump with the same server id (not 0) is ended.
+  // ResourceExhausted (nothing changes) when max_replicas are remembered;
+  // the refusal is logged.
+  absl::Status BeginReplicaDump(uint32_t session, uint32_t server_id, const std::string& uuid,
+                                bool remember);
+  // The dump BeginReplicaDump began has ended.
+  void EndReplicaDump(uint32_t session, uint32_t server_id, const std::string& uuid,
+                      bool remembered);
+  // A dump of `session` (registered as `registered_id`, if it did; of the
+  // remembered replica `remembered`, if it is) got to (file_no, file,
+  // position). REQUIRES: mu_ held.
+  void NoteSentLocked(uint32_t session, std::optional<uint32_t> registered_id,
+                      const std::optional<std::pair<uint32_t, std::string>>& remembered,
+                      uint64_t file_no, const std::string& file, uint64_t position);
   void ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
                     uint64_t position);
   absl::Status Init();
@@ -351,8 +393,16 @@ class Server {
     ReplicaFacts facts;
   };
   std::map<uint32_t, Registered> replicas_;  // by server id; guarded by mu_
-  // Every replica seen (ReplicaPositions), by server id; guarded by mu_.
-  std::map<uint32_t, ReplicaPosition> positions_;
+  // The replicas remembered (ReplicaPositions); guarded by mu_.
+  ReplicaRegistry registry_;
+  // Dumps in progress (by session) with their server id, and the ones a
+  // newer dump with the same server id ended; guarded by mu_.
+  std::map<uint32_t, uint32_t> dump_ids_;
+  std::set<uint32_t> superseded_dumps_;
+  // max_replicas refusals: when the last was logged, and how many came
+  // since without a line of their own; guarded by mu_.
+  absl::Time refusal_logged_ = absl::InfinitePast();
+  uint64_t refusals_unlogged_ = 0;
   // Dumps (by session) in progress: the file number their replica has
   // reached (0: not known yet), and the sessions EndDumpsBefore ended
   // with the message to send; guarded by mu_.

@@ -1,85 +1,130 @@
 // Server: the registered replicas and where their dumps got to (SHOW
-// REPLICAS, the relay's retention). See server/server.h.
+// REPLICAS, the relay's retention; server/replica_registry.h). See
+// server/server.h.
 
 #include "server/server.h"
 
+#include <algorithm>
 #include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
 namespace binlog {
 namespace server {
+
+namespace {
+
+ReplicaRegistryOptions RegistryOptions(const ServerOptions& o) {
+  ReplicaRegistryOptions r;
+  r.max_replicas = std::max<size_t>(1, o.max_replicas);
+  r.expire_after = o.replica_expire_after;
+  r.now = o.now;
+  return r;
+}
+
+}  // namespace
+
+Server::Server(const ServerOptions& o) : options_(o), registry_(RegistryOptions(o)) {}
 
 void Server::RegisterReplica(uint32_t session, const ReplicaFacts& r) {
   std::lock_guard<std::mutex> l(mu_);
   for (auto it = replicas_.begin(); it != replicas_.end();) {
-    if (it->second.session == session) {
-      positions_[it->first].connected = false;
-      it = replicas_.erase(it);
-    } else {
-      it = std::next(it);
-    }
+    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
   }
+  // SHOW REPLICAS only: a registration alone is not remembered (a
+  // replica is, from its first dump: BeginReplicaDump).
   replicas_[r.server_id] = Registered{session, r};
-  // A replica seen before keeps its position until its new dump sends.
-  ReplicaPosition& p = positions_[r.server_id];
-  p.server_id = r.server_id;
-  p.connected = true;
 }
 
 void Server::UnregisterReplica(uint32_t session) {
   std::lock_guard<std::mutex> l(mu_);
   for (auto it = replicas_.begin(); it != replicas_.end();) {
-    if (it->second.session == session) {
-      positions_[it->first].connected = false;
-      it = replicas_.erase(it);
-    } else {
-      it = std::next(it);
-    }
+    it = it->second.session == session ? replicas_.erase(it) : std::next(it);
   }
   dump_files_.erase(session);
   ended_dumps_.erase(session);
 }
 
-void Server::NoteSentLocked(uint32_t session, std::optional<uint32_t> server_id,
+absl::Status Server::BeginReplicaDump(uint32_t session, uint32_t server_id,
+                                      const std::string& uuid, bool remember) {
+  std::string line;
+  absl::Status s;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (remember) s = registry_.BeginDump(session, server_id, uuid);
+    if (s.ok()) {
+      // As MySQL's and MariaDB's kill_zombie_dump_threads: the replica
+      // reconnected (its old connection may not be known dead yet), or
+      // another one uses its server id; mysqlbinlog's id 0 ends nothing.
+      if (server_id != 0) {
+        for (const auto& [other, id] : dump_ids_) {
+          if (id == server_id && other != session) superseded_dumps_.insert(other);
+        }
+      }
+      dump_ids_[session] = server_id;
+    } else {
+      const absl::Time now = options_.now ? options_.now() : absl::Now();
+      if (now - refusal_logged_ >= absl::Minutes(1)) {
+        line = absl::StrCat("refused a dump of replica server_id ", server_id,
+                            uuid.empty() ? std::string() : absl::StrCat(" (", uuid, ")"), ": ",
+                            s.message(), "; remembered replicas are forgotten ",
+                            absl::FormatDuration(options_.replica_expire_after),
+                            " after their last dump (replica_expire_after)");
+        if (refusals_unlogged_ > 0) {
+          absl::StrAppend(&line, "; ", refusals_unlogged_, " more refused since the last report");
+        }
+        refusal_logged_ = now;
+        refusals_unlogged_ = 0;
+      } else {
+        ++refusals_unlogged_;
+      }
+    }
+  }
+  if (!line.empty() && options_.log) options_.log(line);
+  return s;
+}
+
+void Server::EndReplicaDump(uint32_t session, uint32_t server_id, const std::string& uuid,
+                            bool remembered) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (remembered) registry_.EndDump(session, server_id, uuid);
+  dump_ids_.erase(session);
+  superseded_dumps_.erase(session);
+}
+
+void Server::NoteSentLocked(uint32_t session, std::optional<uint32_t> registered_id,
+                            const std::optional<std::pair<uint32_t, std::string>>& remembered,
                             uint64_t file_no, const std::string& file, uint64_t position) {
   dump_files_[session] = file_no;
-  if (!server_id.has_value()) return;
-  auto it = replicas_.find(*server_id);
+  if (remembered.has_value()) {
+    registry_.NoteSent(session, remembered->first, remembered->second, file, position);
+  }
+  if (!registered_id.has_value()) return;
+  auto it = replicas_.find(*registered_id);
   if (it == replicas_.end() || it->second.session != session) return;  // replaced
   it->second.facts.sent = true;
   if (it->second.facts.sent_file != file) it->second.facts.sent_file = file;
   it->second.facts.sent_position = position;
-  ReplicaPosition& p = positions_[*server_id];
-  if (p.file != file) p.file = file;
-  p.position = position;
 }
 
 std::vector<Server::ReplicaPosition> Server::ReplicaPositions() const {
   std::lock_guard<std::mutex> l(mu_);
-  std::vector<ReplicaPosition> out;
-  for (const auto& [id, p] : positions_) out.push_back(p);
-  return out;
+  return registry_.List();
 }
 
-void Server::RememberReplica(uint32_t server_id, const std::string& file, uint64_t position) {
+bool Server::RememberReplica(const ReplicaPosition& r) {
   std::lock_guard<std::mutex> l(mu_);
-  if (positions_.count(server_id) != 0) return;
-  ReplicaPosition& p = positions_[server_id];
-  p.server_id = server_id;
-  p.connected = false;
-  p.file = file;
-  p.position = position;
+  return registry_.Remember(r);
 }
 
-bool Server::ForgetReplica(uint32_t server_id) {
+std::vector<Server::ReplicaPosition> Server::ForgetExpiredReplicas() {
   std::lock_guard<std::mutex> l(mu_);
-  auto it = positions_.find(server_id);
-  if (it == positions_.end() || it->second.connected) return false;
-  positions_.erase(it);
-  return true;
+  return registry_.ForgetExpired();
 }
 
 int Server::EndDumpsBefore(uint64_t file_number, const std::string& why) {

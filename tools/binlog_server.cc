@@ -110,6 +110,16 @@ ABSL_FLAG(uint64_t, max_session_variable_bytes,
           ServerOptions().max_session_variable_bytes,
           "most bytes of user variable names and values per session (past it: "
           "1041)");
+ABSL_FLAG(uint64_t, max_replicas, ServerOptions().max_replicas,
+          "most downstream replicas remembered (by server id and @replica_uuid, "
+          "from their first dump; in relay mode their positions hold the copy's "
+          "files); a dump of a new one beyond them gets 1236 and is logged, none "
+          "is forgotten to make room");
+ABSL_FLAG(uint64_t, replica_expire_seconds,
+          absl::ToInt64Seconds(ServerOptions().replica_expire_after),
+          "a disconnected replica is forgotten (its position holds no file any "
+          "more) this many seconds after its last dump ended, on this host's "
+          "clock; 0: never");
 
 // Relay mode (tools/README.md, "Relay").
 ABSL_FLAG(std::string, source, "",
@@ -152,11 +162,12 @@ ABSL_FLAG(absl::Duration, source_heartbeat_period, absl::Seconds(1),
 // server/copy_retention.h).
 ABSL_FLAG(uint64_t, binlog_expire_logs_seconds, 0,
           "relay mode: purge copied files whose source Rotate is older than this "
-          "(MySQL's variable of the same name), once every registered downstream "
-          "replica and every --consumers entry has read past them; 0: not by age");
+          "(MySQL's variable of the same name), once every remembered downstream "
+          "replica (--max_replicas) and every --consumers entry has read past "
+          "them; 0: not by age");
 ABSL_FLAG(uint64_t, binlog_max_total_size, 0,
           "relay mode: purge the oldest copied files while all of them hold more "
-          "than this many bytes, once every registered downstream replica and "
+          "than this many bytes, once every remembered downstream replica and "
           "consumer has read past them (MySQL 8.4 has no such limit); 0: none");
 ABSL_FLAG(std::string, consumers, "",
           "relay mode: named consumers that hold the copy's files, "
@@ -250,6 +261,13 @@ int main(int argc, char** argv) {
   o.max_query_length = absl::GetFlag(FLAGS_max_query_length);
   o.max_session_variables = absl::GetFlag(FLAGS_max_session_variables);
   o.max_session_variable_bytes = absl::GetFlag(FLAGS_max_session_variable_bytes);
+  o.max_replicas = absl::GetFlag(FLAGS_max_replicas);
+  if (absl::GetFlag(FLAGS_replica_expire_seconds) > (uint64_t{1} << 40)) {
+    return Usage("--replica_expire_seconds must be at most 2^40");
+  }
+  o.replica_expire_after =
+      absl::Seconds(static_cast<int64_t>(absl::GetFlag(FLAGS_replica_expire_seconds)));
+  o.log = [](const std::string& line) { std::cerr << "binlog_server: " << line << std::endl; };
   const int port = absl::GetFlag(FLAGS_port);
   std::vector<std::string> binds;
   for (absl::string_view a : absl::StrSplit(absl::GetFlag(FLAGS_bind), ',')) {
@@ -269,6 +287,7 @@ int main(int argc, char** argv) {
   if (!o.ssl_ca.empty() && o.ssl_cert.empty()) {
     return Usage("--ssl_ca needs --ssl_cert and --ssl_key");
   }
+  if (o.max_replicas < 1) return Usage("--max_replicas must be >= 1");
   if (o.max_connections < 1 || o.max_unauthenticated_connections < 1) {
     return Usage("--max_connections and --max_unauthenticated_connections must be >= 1");
   }

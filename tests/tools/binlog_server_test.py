@@ -143,6 +143,9 @@ class FlagsTest(ServerBase):
             (base + ["--port=0", "--max_connections=0"], "must be >= 1"),
             (base + ["--port=0", "--handshake_timeout=0s"], "must be > 0"),
             (base + ["--port=0", "--max_packet=10"], ">= 1024"),
+            (base + ["--port=0", "--max_replicas=0"], "--max_replicas must be >= 1"),
+            (base + ["--port=0", "--replica_expire_seconds=99999999999999"],
+             "--replica_expire_seconds must be at most"),
             (base + ["--port=0", "--users=" + self.dir + "/none"],
              "cannot read --users"),
             (base + ["--port=0", "--binlog_max_total_size=1"],
@@ -175,7 +178,8 @@ class FlagsTest(ServerBase):
                              "--handshake_timeout=5s", "--auth_failure_delay=10ms",
                              "--max_handshake_packet=8192", "--max_packet=65536",
                              "--max_query_length=1000", "--max_session_variables=8",
-                             "--max_session_variable_bytes=4096")
+                             "--max_session_variable_bytes=4096",
+                             "--max_replicas=10", "--replica_expire_seconds=0")
         self.assertEqual(self.greeting(socket.AF_INET, ("127.0.0.1", port)), 10)
         self.stop(p)
 
