@@ -17,6 +17,7 @@
 #include "binlog/checksum.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/reader.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
 #include "binlog/transaction_scan.h"
@@ -512,6 +513,136 @@ absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& p
     return absl::DataLossError(ipath + ": built for another Format_description");
   }
   return index;
+}
+
+namespace {
+
+std::string DomainsText(const std::vector<GtidIndexDomain>& domains) {
+  std::string out;
+  for (const GtidIndexDomain& d : domains) {
+    absl::StrAppend(&out, out.empty() ? "" : ",", d.domain_id, "-", d.last_server_id, "-",
+                    d.last_seq_no, " (highest ", d.max_seq_no,
+                    d.last_is_new_max ? ", new" : "", ")");
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string RangesText(const std::vector<std::pair<uint64_t, uint64_t>>& r) {
+  std::string out;
+  for (const auto& x : r) absl::StrAppend(&out, out.empty() ? "" : " ", "[", x.first, ",", x.second, ")");
+  return out;
+}
+
+// What event starts at `offset` of `f`, for a message.
+std::string EventThere(io::RandomAccessFile* f, uint64_t offset) {
+  absl::StatusOr<std::string> h = ReadRange(f, offset, kHeaderSize);
+  if (!h.ok()) return "no event";
+  return absl::StrCat("a ", EventTypeName(DecodeHeader(*h).type), " event header");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
+                             const ReaderOptions& options) {
+  const std::string ipath = GtidIndexPath(path);
+  std::string data;
+  {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(ipath));
+    BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+    if (size > kMaxGtidIndexSize) {
+      return absl::StrCat(size, " bytes (at most ", kMaxGtidIndexSize, ")");
+    }
+    BINLOG_ASSIGN_OR_RETURN(data, ReadRange(f.get(), 0, size));
+  }
+  LogFlavor flavor;
+  std::unique_ptr<io::RandomAccessFile> bin;
+  {
+    ReaderOptions ro = options;
+    ro.start_file = 0;
+    ro.start_offset = 0;
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> r, Reader::OpenFiles({path}, ro, fs));
+    Event ev;
+    BINLOG_RETURN_IF_ERROR(r->Next(&ev));
+    flavor = absl::StrContains(r->format_description().server_version, "MariaDB")
+                 ? LogFlavor::kMariaDB
+                 : LogFlavor::kMySQL;
+    BINLOG_ASSIGN_OR_RETURN(bin, fs->OpenReadable(path));
+  }
+  absl::StatusOr<GtidIndex> stored = DecodeGtidIndex(data);
+  if (!stored.ok()) return std::string(stored.status().message());
+  const std::string canonical = EncodeGtidIndex(*stored);
+  if (canonical.size() != data.size()) {
+    return std::string(absl::StrCat(
+        "record ", stored->entries.size(), " at byte ", canonical.size(),
+        " does not check out (torn, damaged, out of order or a state that shrinks): readers "
+        "ignore it and every record after it (", data.size() - canonical.size(),
+        " bytes)"));
+  }
+  // The file's identity (size, Format_description, flavor): Load's checks.
+  absl::StatusOr<GtidIndex> loaded = LoadGtidIndex(fs, path, flavor);
+  if (!loaded.ok()) {
+    absl::string_view m = loaded.status().message();
+    if (absl::StartsWith(m, ipath + ": ")) m.remove_prefix(ipath.size() + 2);
+    if (!absl::IsDataLoss(loaded.status())) return loaded.status();  // I/O
+    return std::string(m);
+  }
+  if (stored->interval == 0) return std::string("interval 0");
+  absl::StatusOr<GtidIndex> scan =
+      BuildGtidIndex(fs, path, flavor, stored->interval, options);
+  if (absl::IsFailedPrecondition(scan.status())) {
+    return absl::StrCat("the file gets no GTID index (", scan.status().message(),
+                        "): this one holds its GTID states in clear");
+  }
+  if (!scan.ok()) return scan.status();
+  const auto& se = stored->entries;
+  const auto& we = scan->entries;
+  for (size_t i = 0; i < se.size(); ++i) {
+    const std::string at = absl::StrCat("entry ", i, " at offset ", se[i].offset, ": ");
+    if (i >= we.size() || we[i].offset != se[i].offset) {
+      return std::string(absl::StrCat(
+          at, EventThere(bin.get(), se[i].offset), "; a scan of the file puts ",
+          i >= we.size() ? absl::StrCat("no entry ", i, " (", we.size(), " entries)")
+                         : absl::StrCat("entry ", i, " at ", we[i].offset),
+          " (entries sit at GTID events that start a transaction)"));
+    }
+    if (se[i].header_crc != we[i].header_crc) {
+      return std::string(absl::StrCat(at, "the header CRC is not the event's"));
+    }
+    if (!(se[i].gtids == we[i].gtids)) {
+      return std::string(absl::StrCat(at, "GTID state ", se[i].gtids.ToString(),
+                                              ", a scan of the file has ",
+                                              we[i].gtids.ToString()));
+    }
+    bool same_domains = se[i].domains.size() == we[i].domains.size();
+    for (size_t k = 0; same_domains && k < se[i].domains.size(); ++k) {
+      const GtidIndexDomain& a = se[i].domains[k];
+      const GtidIndexDomain& b = we[i].domains[k];
+      same_domains = a.domain_id == b.domain_id && a.last_server_id == b.last_server_id &&
+                     a.last_seq_no == b.last_seq_no && a.max_seq_no == b.max_seq_no &&
+                     a.last_is_new_max == b.last_is_new_max;
+    }
+    if (!same_domains) {
+      return std::string(absl::StrCat(at, "GTID state ", DomainsText(se[i].domains),
+                                              ", a scan of the file has ",
+                                              DomainsText(we[i].domains)));
+    }
+    if (se[i].gtid_transactions != we[i].gtid_transactions) {
+      return std::string(absl::StrCat(at, se[i].gtid_transactions,
+                                              " GTID transactions before it, a scan of the "
+                                              "file has ", we[i].gtid_transactions));
+    }
+    if (se[i].returned != we[i].returned) {
+      return std::string(absl::StrCat(at, "returned ranges ",
+                                              RangesText(se[i].returned),
+                                              ", a scan of the file has ",
+                                              RangesText(we[i].returned)));
+    }
+  }
+  if (se.size() != we.size()) {
+    return std::string(absl::StrCat(se.size(), " entries, a scan of the file has ",
+                                            we.size()));
+  }
+  return std::string();
 }
 
 absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path) {

@@ -149,6 +149,22 @@ absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
 // there is none; DataLoss when it does not check out.
 absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& path,
                                         LogFlavor flavor);
+// For binlogtool verify: checks the index beside the binlog file `path`
+// strictly, against a scan of the file: the index file decodes whole
+// (header, limits, every record with its chained CRC, nothing after the
+// last), it is this file's (flavor read from the file's Format_description,
+// size, Format_description bytes), and its entries are exactly those the
+// builder writes for the file at the index's interval (each at a GTID
+// event that starts a transaction, with that event's header CRC, the GTID
+// state and GTID transaction count a scan has there, and the returned
+// ranges). Returns "" when it checks out, else the first discrepancy (an
+// index of a file that gets none, an encrypted one, is one: it holds the
+// file's GTID states in clear). Errors: NotFound without an index; the
+// binlog file's (I/O, DataLoss or Unimplemented when its
+// Format_description does not read); I/O errors reading the index.
+absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
+                                            const ReaderOptions& options);
+
 // Removes, of the files `names` of `dir` (a listing), the GTID index
 // files of `basename` no binlog file needs: temporary files (leftovers of
 // a crash; a concurrent writer's rename then finds none and gives up, the
