@@ -127,6 +127,11 @@ absl::StatusOr<FormatDescription> DecodeFormatDescription(
     return absl::DataLossError(absl::StrCat(
         "format description event too short: ", event.size(), " bytes"));
   }
+  if (event.size() > kMaxFormatDescriptionSize) {
+    return absl::DataLossError(absl::StrCat("format description event of ", event.size(),
+                                            " bytes (at most ", kMaxFormatDescriptionSize,
+                                            ")"));
+  }
   EventHeader h = DecodeHeader(event);
   if (h.type != kFormatDescriptionEvent) {
     return absl::DataLossError(absl::StrCat(

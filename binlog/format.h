@@ -42,6 +42,15 @@ inline constexpr size_t kChecksumSize = 4;
 // DataLoss.
 inline constexpr uint64_t kMaxEventSize = (1ull << 30) + kHeaderSize + 64;
 
+// Largest Format_description event, for the writer and every reader alike:
+// its post-header lengths are one byte per event type code, so a real one
+// is at most a few hundred bytes (MySQL 8.4's is 123, MariaDB 10.11's
+// about 190). Readers report a larger one as DataLoss
+// (DecodeFormatDescription refuses it, so a mirror copy never stores one
+// from a source), and a GTID index naming a larger one is refused
+// (FORMAT.md, "GTID index files").
+inline constexpr uint64_t kMaxFormatDescriptionSize = 4096;
+
 // Largest decompressed Transaction_payload (the events it holds), for the
 // writer and readers alike: Commit stores a transaction whose events would
 // decompress to more than this uncompressed, and ReaderOptions::

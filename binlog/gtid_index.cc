@@ -17,6 +17,7 @@
 #include "binlog/checksum.h"
 #include "binlog/event.h"
 #include "binlog/format.h"
+#include "binlog/reader.h"
 #include "binlog/status_macros.h"
 #include "binlog/transaction_boundary.h"
 #include "binlog/transaction_scan.h"
@@ -25,11 +26,10 @@ namespace binlog {
 namespace internal {
 namespace {
 
-constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\2'};
+// Version 3: entries only at GTID events (a reader checks the event there).
+constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\3'};
 constexpr size_t kFileHeaderSize = 44;  // FORMAT.md
-// A record's payload is at most this (a damaged length field ends the
-// entries rather than asking for a huge buffer).
-constexpr uint32_t kMaxRecord = 64u << 20;
+constexpr size_t kRecordHeaderSize = 8;  // length, crc
 // A temporary index file's name: `<file>.gidx.tmp.<16 hex digits>`.
 constexpr absl::string_view kTmpSuffix = ".tmp.";
 
@@ -163,6 +163,20 @@ bool DecodeEntry(absl::string_view payload, LogFlavor flavor, uint64_t prev_offs
   return !c.bad && c.in.empty();
 }
 
+// True when `e`'s state holds `prev`'s (the entry before it): states only
+// grow along a file (MariaDB: no domain disappears, no highest seq_no
+// goes down).
+bool GrowsFrom(const GtidIndexEntry& prev, const GtidIndexEntry& e) {
+  if (e.gtid_transactions < prev.gtid_transactions) return false;
+  if (!prev.gtids.IsSubsetOf(e.gtids)) return false;
+  for (const GtidIndexDomain& d : prev.domains) {
+    auto it = std::find_if(e.domains.begin(), e.domains.end(),
+                           [&](const GtidIndexDomain& x) { return x.domain_id == d.domain_id; });
+    if (it == e.domains.end() || it->max_seq_no < d.max_seq_no) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<std::string> ReadRange(io::RandomAccessFile* f, uint64_t offset, size_t n) {
   std::string buf(n, '\0');
   size_t got = 0;
@@ -203,7 +217,7 @@ void SweepGtidIndexFiles(io::FileSystem* fs, const std::string& dir,
 absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& path,
                                          LogFlavor flavor, uint64_t interval,
                                          const ReaderOptions& options,
-                                         const std::atomic<bool>* cancel) {
+                                         const std::atomic<bool>* cancel, uint64_t max_size) {
   if (interval == 0) return absl::InvalidArgumentError("GTID index interval 0");
   {
     // A file system that refuses the file an index (an encrypted file
@@ -240,6 +254,7 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
   uint64_t transactions = 0;
   std::vector<std::pair<uint64_t, uint64_t>> pending = {{kMagicSize, t.header_end()}};
   uint64_t last_entry = kMagicSize;
+  uint64_t encoded = kFileHeaderSize;  // the index's size so far
   bool in_header = true;
   bool cancelled = false;
   bool encrypted = false;
@@ -268,26 +283,63 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
           if (prev.ok()) gtids.Union(*prev);
         }
         if (r != R::kOutside) in_header = false;
+        // The event's GTID, when it is a GTID event of the flavor that
+        // decodes (MySQL: gno 0 is no GTID).
+        absl::StatusOr<MySqlGtidEvent> my = absl::UnknownError("");
+        absl::StatusOr<MariaGtid> mg = absl::UnknownError("");
         if (!maria && (type == kGtidEvent || type == kGtidTaggedEvent)) {
-          auto g = DecodeAnyMySqlGtidEvent(type, ev.body());
-          conditional = g.ok() && g->gno > 0;
-          if (conditional) {
-            gtids.Add(g->tsid(), g->gno);
-            ++transactions;
-          }
+          my = DecodeAnyMySqlGtidEvent(type, ev.body());
+          if (my.ok() && my->gno <= 0) my = absl::UnknownError("");
         } else if (maria && type == kMariaGtidEvent) {
-          auto g = DecodeMariaGtid(ev.body());
-          conditional = g.ok();
-          if (conditional) {
-            ++transactions;
-            auto [it, fresh] = domains.try_emplace(g->domain_id);
-            GtidIndexDomain& d = it->second;
-            d.domain_id = g->domain_id;
-            d.last_is_new_max = fresh || g->seq_no > d.max_seq_no;
-            d.max_seq_no = fresh ? g->seq_no : std::max(d.max_seq_no, g->seq_no);
-            d.last_server_id = ev.header.server_id;
-            d.last_seq_no = g->seq_no;
+          mg = DecodeMariaGtid(ev.body());
+        }
+        // An entry here, before this event: a transaction with a GTID
+        // starts (kStarted: none was open), and its GTID is not in the
+        // state (what a reader checks before it jumps here: FORMAT.md).
+        if ((my.ok() || mg.ok()) && r == R::kStarted && !conditional &&
+            ev.offset >= last_entry + interval) {
+          bool fresh;
+          if (my.ok()) {
+            fresh = !gtids.Contains(my->tsid(), my->gno);
+          } else {
+            auto d = domains.find(mg->domain_id);
+            fresh = d == domains.end() || mg->seq_no > d->second.max_seq_no;
           }
+          if (fresh) {
+            GtidIndexEntry e;
+            e.offset = ev.offset;
+            e.gtid_transactions = transactions;
+            e.returned = std::move(pending);
+            pending.clear();
+            if (maria) {
+              for (const auto& d : domains) e.domains.push_back(d.second);
+            } else {
+              e.gtids = gtids;
+            }
+            encoded += kRecordHeaderSize + EncodeEntry(e, flavor).size();
+            // The shared limit: no entry the readers would refuse.
+            if (encoded > max_size) return ScanNext::kStop;
+            index.entries.push_back(std::move(e));
+            last_entry = ev.offset;
+          }
+        }
+        if (my.ok()) {
+          conditional = true;
+          gtids.Add(my->tsid(), my->gno);
+          ++transactions;
+        } else if (mg.ok()) {
+          conditional = true;
+          ++transactions;
+          auto [it, fresh] = domains.try_emplace(mg->domain_id);
+          GtidIndexDomain& d = it->second;
+          d.domain_id = mg->domain_id;
+          d.last_is_new_max = fresh || mg->seq_no > d.max_seq_no;
+          d.max_seq_no = fresh ? mg->seq_no : std::max(d.max_seq_no, mg->seq_no);
+          d.last_server_id = ev.header.server_id;
+          d.last_seq_no = mg->seq_no;
+        } else if ((!maria && (type == kGtidEvent || type == kGtidTaggedEvent)) ||
+                   (maria && type == kMariaGtidEvent)) {
+          conditional = false;  // no GTID to skip by: every replica gets it
         }
         if (!conditional) {
           if (!pending.empty() && pending.back().second == ev.offset) {
@@ -298,22 +350,6 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
           if (pending.size() > kMaxRanges) return ScanNext::kStop;
         }
         if (r == R::kEnded || r == R::kOutside || r == R::kUnexpected) conditional = false;
-        const uint64_t at = ev.end_offset;
-        if (!conditional && parser.outside() && at >= last_entry + interval &&
-            at + kHeaderSize <= index.file_size) {
-          GtidIndexEntry e;
-          e.offset = at;
-          e.gtid_transactions = transactions;
-          e.returned = std::move(pending);
-          pending.clear();
-          if (maria) {
-            for (const auto& d : domains) e.domains.push_back(d.second);
-          } else {
-            e.gtids = gtids;
-          }
-          index.entries.push_back(std::move(e));
-          last_entry = at;
-        }
         return ScanNext::kContinue;
       });
   // The entries so far stand: each ends before the damage, so a reader
@@ -358,7 +394,18 @@ std::string EncodeGtidIndex(const GtidIndex& index) {
 absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
   if (data.size() < kFileHeaderSize ||
       data.substr(0, sizeof(kMagic)) != absl::string_view(kMagic, sizeof(kMagic))) {
+    if (data.size() >= sizeof(kMagic) &&
+        data.substr(0, sizeof(kMagic) - 1) == absl::string_view(kMagic, sizeof(kMagic) - 1) &&
+        data[sizeof(kMagic) - 1] != kMagic[sizeof(kMagic) - 1]) {
+      return absl::DataLossError(absl::StrCat(
+          "a GTID index of format version ", static_cast<int>(data[sizeof(kMagic) - 1]),
+          " (this library writes and reads version ", static_cast<int>(kMagic[7]), ")"));
+    }
     return absl::DataLossError("not a GTID index file");
+  }
+  if (data.size() > kMaxGtidIndexSize) {
+    return absl::DataLossError(absl::StrCat("GTID index of ", data.size(), " bytes (at most ",
+                                            kMaxGtidIndexSize, ")"));
   }
   Cursor c{data};
   c.Bytes(sizeof(kMagic));
@@ -373,6 +420,13 @@ absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
       index.fde_end > index.file_size || index.fde_end <= kMagicSize) {
     return absl::DataLossError("GTID index header does not check out");
   }
+  // A reader reads the bytes [0, fde_end) to check them: a header naming a
+  // Format_description no reader accepts is refused before that.
+  if (index.fde_end - kMagicSize > kMaxFormatDescriptionSize) {
+    return absl::DataLossError(absl::StrCat("GTID index names a Format_description of ",
+                                            index.fde_end - kMagicSize, " bytes (at most ",
+                                            kMaxFormatDescriptionSize, ")"));
+  }
   index.flavor = flavor == 1 ? LogFlavor::kMariaDB : LogFlavor::kMySQL;
   uint64_t prev = kMagicSize;
   uint32_t chain = crc;
@@ -380,12 +434,13 @@ absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
   while (c.in.size() >= 8) {
     const uint32_t len = static_cast<uint32_t>(c.Get(4));
     const uint32_t rcrc = static_cast<uint32_t>(c.Get(4));
-    if (len > kMaxRecord || len > c.in.size()) break;
+    if (len > c.in.size()) break;
     absl::string_view p = c.Bytes(len);
     if (Crc32Extend(chain, p.data(), p.size()) != rcrc) break;
     chain = rcrc;
     GtidIndexEntry e;
     if (!DecodeEntry(p, index.flavor, prev, index.file_size, &e)) break;
+    if (!index.entries.empty() && !GrowsFrom(index.entries.back(), e)) break;
     if (index.entries.empty() &&
         (e.returned.empty() || e.returned.front().first != kMagicSize)) {
       break;  // the Format_description is always returned first
@@ -439,7 +494,10 @@ absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& p
   const std::string ipath = GtidIndexPath(path);
   BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(ipath));
   BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
-  if (size > (uint64_t{1} << 30)) return absl::DataLossError(ipath + ": too large");
+  if (size > kMaxGtidIndexSize) {
+    return absl::DataLossError(absl::StrCat(ipath, ": ", size, " bytes (at most ",
+                                            kMaxGtidIndexSize, ")"));
+  }
   BINLOG_ASSIGN_OR_RETURN(std::string data, ReadRange(f.get(), 0, size));
   absl::StatusOr<GtidIndex> index = DecodeGtidIndex(data);
   if (!index.ok()) return absl::DataLossError(absl::StrCat(ipath, ": ", index.status().message()));
@@ -455,6 +513,136 @@ absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& p
     return absl::DataLossError(ipath + ": built for another Format_description");
   }
   return index;
+}
+
+namespace {
+
+std::string DomainsText(const std::vector<GtidIndexDomain>& domains) {
+  std::string out;
+  for (const GtidIndexDomain& d : domains) {
+    absl::StrAppend(&out, out.empty() ? "" : ",", d.domain_id, "-", d.last_server_id, "-",
+                    d.last_seq_no, " (highest ", d.max_seq_no,
+                    d.last_is_new_max ? ", new" : "", ")");
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string RangesText(const std::vector<std::pair<uint64_t, uint64_t>>& r) {
+  std::string out;
+  for (const auto& x : r) absl::StrAppend(&out, out.empty() ? "" : " ", "[", x.first, ",", x.second, ")");
+  return out;
+}
+
+// What event starts at `offset` of `f`, for a message.
+std::string EventThere(io::RandomAccessFile* f, uint64_t offset) {
+  absl::StatusOr<std::string> h = ReadRange(f, offset, kHeaderSize);
+  if (!h.ok()) return "no event";
+  return absl::StrCat("a ", EventTypeName(DecodeHeader(*h).type), " event header");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
+                             const ReaderOptions& options) {
+  const std::string ipath = GtidIndexPath(path);
+  std::string data;
+  {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(ipath));
+    BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+    if (size > kMaxGtidIndexSize) {
+      return absl::StrCat(size, " bytes (at most ", kMaxGtidIndexSize, ")");
+    }
+    BINLOG_ASSIGN_OR_RETURN(data, ReadRange(f.get(), 0, size));
+  }
+  LogFlavor flavor;
+  std::unique_ptr<io::RandomAccessFile> bin;
+  {
+    ReaderOptions ro = options;
+    ro.start_file = 0;
+    ro.start_offset = 0;
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<Reader> r, Reader::OpenFiles({path}, ro, fs));
+    Event ev;
+    BINLOG_RETURN_IF_ERROR(r->Next(&ev));
+    flavor = absl::StrContains(r->format_description().server_version, "MariaDB")
+                 ? LogFlavor::kMariaDB
+                 : LogFlavor::kMySQL;
+    BINLOG_ASSIGN_OR_RETURN(bin, fs->OpenReadable(path));
+  }
+  absl::StatusOr<GtidIndex> stored = DecodeGtidIndex(data);
+  if (!stored.ok()) return std::string(stored.status().message());
+  const std::string canonical = EncodeGtidIndex(*stored);
+  if (canonical.size() != data.size()) {
+    return std::string(absl::StrCat(
+        "record ", stored->entries.size(), " at byte ", canonical.size(),
+        " does not check out (torn, damaged, out of order or a state that shrinks): readers "
+        "ignore it and every record after it (", data.size() - canonical.size(),
+        " bytes)"));
+  }
+  // The file's identity (size, Format_description, flavor): Load's checks.
+  absl::StatusOr<GtidIndex> loaded = LoadGtidIndex(fs, path, flavor);
+  if (!loaded.ok()) {
+    absl::string_view m = loaded.status().message();
+    if (absl::StartsWith(m, ipath + ": ")) m.remove_prefix(ipath.size() + 2);
+    if (!absl::IsDataLoss(loaded.status())) return loaded.status();  // I/O
+    return std::string(m);
+  }
+  if (stored->interval == 0) return std::string("interval 0");
+  absl::StatusOr<GtidIndex> scan =
+      BuildGtidIndex(fs, path, flavor, stored->interval, options);
+  if (absl::IsFailedPrecondition(scan.status())) {
+    return absl::StrCat("the file gets no GTID index (", scan.status().message(),
+                        "): this one holds its GTID states in clear");
+  }
+  if (!scan.ok()) return scan.status();
+  const auto& se = stored->entries;
+  const auto& we = scan->entries;
+  for (size_t i = 0; i < se.size(); ++i) {
+    const std::string at = absl::StrCat("entry ", i, " at offset ", se[i].offset, ": ");
+    if (i >= we.size() || we[i].offset != se[i].offset) {
+      return std::string(absl::StrCat(
+          at, EventThere(bin.get(), se[i].offset), "; a scan of the file puts ",
+          i >= we.size() ? absl::StrCat("no entry ", i, " (", we.size(), " entries)")
+                         : absl::StrCat("entry ", i, " at ", we[i].offset),
+          " (entries sit at GTID events that start a transaction)"));
+    }
+    if (se[i].header_crc != we[i].header_crc) {
+      return std::string(absl::StrCat(at, "the header CRC is not the event's"));
+    }
+    if (!(se[i].gtids == we[i].gtids)) {
+      return std::string(absl::StrCat(at, "GTID state ", se[i].gtids.ToString(),
+                                              ", a scan of the file has ",
+                                              we[i].gtids.ToString()));
+    }
+    bool same_domains = se[i].domains.size() == we[i].domains.size();
+    for (size_t k = 0; same_domains && k < se[i].domains.size(); ++k) {
+      const GtidIndexDomain& a = se[i].domains[k];
+      const GtidIndexDomain& b = we[i].domains[k];
+      same_domains = a.domain_id == b.domain_id && a.last_server_id == b.last_server_id &&
+                     a.last_seq_no == b.last_seq_no && a.max_seq_no == b.max_seq_no &&
+                     a.last_is_new_max == b.last_is_new_max;
+    }
+    if (!same_domains) {
+      return std::string(absl::StrCat(at, "GTID state ", DomainsText(se[i].domains),
+                                              ", a scan of the file has ",
+                                              DomainsText(we[i].domains)));
+    }
+    if (se[i].gtid_transactions != we[i].gtid_transactions) {
+      return std::string(absl::StrCat(at, se[i].gtid_transactions,
+                                              " GTID transactions before it, a scan of the "
+                                              "file has ", we[i].gtid_transactions));
+    }
+    if (se[i].returned != we[i].returned) {
+      return std::string(absl::StrCat(at, "returned ranges ",
+                                              RangesText(se[i].returned),
+                                              ", a scan of the file has ",
+                                              RangesText(we[i].returned)));
+    }
+  }
+  if (se.size() != we.size()) {
+    return std::string(absl::StrCat(se.size(), " entries, a scan of the file has ",
+                                            we.size()));
+  }
+  return std::string();
 }
 
 absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path) {
@@ -521,27 +709,133 @@ GtidSeek FindMariaGtidSeek(const GtidIndex& index, const MariaGtidState& positio
 
 namespace {
 
-// True when every jump target of `s` starts with the header its entry
-// recorded (the seek offset) or a plausible one (the returned ranges).
+// A GTID event is under 200 bytes (MySQL's tagged one with a 32-character
+// tag, MariaDB's with an XA XID); a header that claims more at a place
+// where the index says a GTID event starts is not one.
+constexpr uint32_t kMaxGtidEventSize = 1024;
+
+// What the checks before a jump read of the binlog file.
+struct JumpCheck {
+  io::RandomAccessFile* f;
+  LogFlavor flavor;
+  FormatDescription fde;
+};
+
+// The event at `offset` when it is whole, at most `max` bytes, with a
+// checksum that matches (when the file has them) and its end as log_pos
+// (or 0; a relay log's events carry the source's).
+absl::StatusOr<std::string> EventAt(const JumpCheck& c, uint64_t offset, uint64_t max) {
+  BINLOG_ASSIGN_OR_RETURN(std::string h, ReadRange(c.f, offset, kHeaderSize));
+  const EventHeader eh = DecodeHeader(h);
+  if (eh.event_size < kHeaderSize || eh.event_size > max ||
+      (!c.fde.relay_log && eh.log_pos != 0 && eh.log_pos != offset + eh.event_size)) {
+    return absl::DataLossError("no event there");
+  }
+  return h;
+}
+
+// The GTID of the GTID event (of the index's flavor) at `offset`:
+// NotFound when no such event starts there.
+struct AnyGtid {
+  bool maria = false;
+  MySqlGtidEvent my;
+  MariaGtid mg;
+};
+absl::StatusOr<AnyGtid> GtidAt(const JumpCheck& c, uint64_t offset) {
+  const bool maria = c.flavor == LogFlavor::kMariaDB;
+  BINLOG_ASSIGN_OR_RETURN(std::string h, EventAt(c, offset, kMaxGtidEventSize));
+  const EventHeader eh = DecodeHeader(h);
+  if (maria ? eh.type != kMariaGtidEvent
+            : (eh.type != kGtidEvent && eh.type != kGtidTaggedEvent)) {
+    return absl::NotFoundError("no GTID event there");
+  }
+  BINLOG_ASSIGN_OR_RETURN(std::string ev, ReadRange(c.f, offset, eh.event_size));
+  if (c.fde.has_checksums() && !EventChecksumMatches(ev)) {
+    return absl::NotFoundError("checksum mismatch");
+  }
+  const absl::string_view body = EventBody(ev, c.fde.has_checksums());
+  AnyGtid g;
+  g.maria = maria;
+  if (maria) {
+    BINLOG_ASSIGN_OR_RETURN(g.mg, DecodeMariaGtid(body));
+  } else {
+    BINLOG_ASSIGN_OR_RETURN(g.my, DecodeAnyMySqlGtidEvent(eh.type, body));
+    if (g.my.gno <= 0) return absl::NotFoundError("GTID with gno 0");
+  }
+  return g;
+}
+
+// Whether entry `e`'s state holds `g` (MariaDB: its domain is there and
+// its seq_no is not above the domain's highest).
+bool StateHolds(const GtidIndexEntry& e, const AnyGtid& g) {
+  if (!g.maria) return e.gtids.Contains(g.my.tsid(), g.my.gno);
+  for (const GtidIndexDomain& d : e.domains) {
+    if (d.domain_id == g.mg.domain_id) return g.mg.seq_no <= d.max_seq_no;
+  }
+  return false;
+}
+
+// True when an event that belongs to no open transaction may start at
+// `offset`, where a returned range begins: a transaction's first event
+// or a file-level event.
+bool StartsOutside(const JumpCheck& c, uint64_t offset) {
+  absl::StatusOr<std::string> h = EventAt(c, offset, kMaxEventSize);
+  if (!h.ok()) return false;
+  switch (DecodeHeader(*h).type) {
+    case kGtidEvent:
+    case kGtidTaggedEvent:
+    case kAnonymousGtidEvent:
+    case kMariaGtidEvent:
+    case kPreviousGtidsEvent:
+    case kMariaGtidListEvent:
+    case kMariaBinlogCheckpointEvent:
+    case kRotateEvent:
+    case kStopEvent:
+    case kIncidentEvent:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The checks before a reader jumps by `s` (FORMAT.md "GTID index files",
+// Checks): an index is a cache whose CRCs catch damage, not a forgery, so
+// each jump is checked against the binlog file. Every gap jumped over
+// begins with a GTID event that the entry's state holds; every range
+// after a gap begins with an event outside any transaction; at the entry
+// (where the reader goes on with the entry's state) the 19 bytes have the
+// recorded CRC and a GTID event starts whose GTID the state does not hold
+// (it comes after the state: an entry moved back over transactions, or a
+// state of a later point, fails this).
 bool SeekChecksOut(io::FileSystem* fs, const std::string& path, const GtidIndex& index,
                    const GtidSeek& s) {
+  const GtidIndexEntry* entry = nullptr;
+  for (const GtidIndexEntry& e : index.entries) {
+    if (e.offset == s.offset) entry = &e;
+  }
+  if (entry == nullptr || s.returned.empty()) return false;
   auto f = fs->OpenReadable(path);
   if (!f.ok()) return false;
-  uint32_t want = 0;
-  for (const GtidIndexEntry& e : index.entries) {
-    if (e.offset == s.offset) want = e.header_crc;
+  JumpCheck c{f->get(), index.flavor, {}};
+  {
+    auto fde = ReadRange(c.f, kMagicSize, index.fde_end - kMagicSize);
+    if (!fde.ok()) return false;
+    auto fd = DecodeFormatDescription(*fde);
+    if (!fd.ok()) return false;
+    c.fde = std::move(*fd);
   }
-  auto crc = CrcAt(f->get(), s.offset, kHeaderSize);
-  if (!crc.ok() || *crc != want) return false;
-  for (size_t i = 1; i < s.returned.size(); ++i) {
-    auto h = ReadRange(f->get(), s.returned[i].first, kHeaderSize);
-    if (!h.ok()) return false;
-    EventHeader eh = DecodeHeader(*h);
-    if (eh.event_size < kHeaderSize ||
-        s.returned[i].first + eh.event_size > s.returned[i].second ||
-        (eh.log_pos != 0 && eh.log_pos != s.returned[i].first + eh.event_size)) {
-      return false;
-    }
+  auto crc = CrcAt(c.f, s.offset, kHeaderSize);
+  if (!crc.ok() || *crc != entry->header_crc) return false;
+  absl::StatusOr<AnyGtid> at = GtidAt(c, s.offset);
+  if (!at.ok() || StateHolds(*entry, *at)) return false;
+  const auto& r = s.returned;
+  for (size_t i = 0; i < r.size(); ++i) {
+    const uint64_t from = r[i].second;
+    const uint64_t to = i + 1 < r.size() ? r[i + 1].first : s.offset;
+    if (from == to) continue;
+    absl::StatusOr<AnyGtid> skipped = GtidAt(c, from);
+    if (!skipped.ok() || !StateHolds(*entry, *skipped)) return false;
+    if (i + 1 < r.size() && !StartsOutside(c, to)) return false;
   }
   return true;
 }
@@ -609,10 +903,10 @@ GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
     GtidSeek s = flavor == LogFlavor::kMariaDB ? FindMariaGtidSeek(*index, position)
                                                : FindGtidSeek(*index, have);
     if (s.offset == 0) return s;
-    if (SeekChecksOut(fs, path, *index, s)) {
-      MergeShortGaps(&s, options.buffer_size);
-      return s;
-    }
+    // Checked as the reader will jump (the gaps read rather than jumped
+    // over are read and checked event by event).
+    MergeShortGaps(&s, options.buffer_size);
+    if (SeekChecksOut(fs, path, *index, s)) return s;
     index = absl::DataLossError("the index does not match its file");
   }
 }

@@ -7,11 +7,11 @@
 // transaction from the file's start, with exactly the events the full scan
 // returns.
 //
-// What an entry promises. Entries sit at event boundaries where no
-// transaction is open, about every `interval` bytes. Each holds:
+// What an entry promises. Entries sit at GTID events that start a
+// transaction (none open before them) and whose GTID the entry's state
+// does not hold, about every `interval` bytes. Each holds:
 //   - the entry's offset O and the CRC32 of the 19-byte event header there
-//     (a reader checks it before it jumps: a wrong index never moves a
-//     reader into the middle of an event);
+//     (a reader checks it, and the GTID event there, before it jumps);
 //   - the GTID state at O: for MySQL-flavor files the set of every GTID
 //     before O in the log (the file's Previous_gtids plus the GTIDs of the
 //     file's transactions before O); for MariaDB-flavor files, per domain
@@ -30,9 +30,12 @@
 // have there (no transaction open, MariaDB domains reached).
 //
 // A cache, never trusted past what checks out: a file whose header, its
-// identity (the binlog file's size and its Format_description's bytes) or
-// first entry does not check out is not used; a damaged or torn tail ends
-// the entries there. Files are written whole under a temporary name and
+// identity (the binlog file's size and its Format_description's bytes),
+// size (kMaxGtidIndexSize) or first entry does not check out is not used;
+// a damaged or torn tail ends the entries there. The CRCs catch damage,
+// not a forgery (they are not keyed): before a reader jumps, the binlog
+// file is read at each jump (PlanGtidSeek) and an index that does not
+// match it is corrupt. Files are written whole under a temporary name and
 // renamed (no fsync: after a power cut the checks above refuse whatever the
 // rename left), so a crash between a binlog file and its index leaves either
 // no index, a complete one, or one the checks refuse: a reader then scans
@@ -73,6 +76,17 @@ namespace internal {
 // The index path of a binlog file: `binlog_path` + ".gidx".
 std::string GtidIndexPath(const std::string& binlog_path);
 
+// Largest GTID index file, for the builder and every reader alike (one
+// limit: the builder stops adding entries before its index would pass it,
+// so a reader never refuses an index the library wrote). A reader loads
+// an index whole, so this bounds what one GTID reader allocates for it;
+// a larger file, or a header naming a Format_description larger than
+// kMaxFormatDescriptionSize (binlog/format.h), is refused as corrupt
+// (DataLoss): rebuilt by a reader of a closed file, as a missing one.
+// An index is a few KiB per 256 MiB of binlog at the default spacing;
+// GTID sets of many UUIDs with holes make entries larger.
+inline constexpr uint64_t kMaxGtidIndexSize = uint64_t{16} << 20;
+
 // A MariaDB domain's transactions in a file before an entry.
 struct GtidIndexDomain {
   uint32_t domain_id = 0;
@@ -103,18 +117,24 @@ struct GtidIndex {
 };
 
 // Builds the index of the closed file `path` by reading it once (through
-// `fs`, with `options`' keys; checksums are not verified: a damaged event
-// ends the entries before it). Entries at least `interval` bytes apart.
-// Stops early, with Cancelled, when `cancel` turns true. Errors: those of
-// opening the file and of its Format_description; an interval of 0 is
-// InvalidArgument.
+// `fs`, with `options`' keys; checksums are verified: a damaged event
+// ends the entries before it). Entries at least `interval` bytes apart,
+// each at a GTID event (a transaction start) whose GTID the entry's state
+// does not hold; no entry that would take the encoded index past
+// `max_size` (kMaxGtidIndexSize; smaller in tests). Stops early, with
+// Cancelled, when `cancel` turns true. Errors: those of opening the file
+// and of its Format_description; an interval of 0 is InvalidArgument.
 absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& path,
                                          LogFlavor flavor, uint64_t interval,
                                          const ReaderOptions& options,
-                                         const std::atomic<bool>* cancel = nullptr);
+                                         const std::atomic<bool>* cancel = nullptr,
+                                         uint64_t max_size = kMaxGtidIndexSize);
 
 // The file format (FORMAT.md). DecodeGtidIndex returns DataLoss when the
-// header does not check out; entries end at the first one that does not.
+// header does not check out (also: `data` larger than kMaxGtidIndexSize,
+// a Format_description end past kMagicSize + kMaxFormatDescriptionSize);
+// entries end at the first one that does not (its CRC, its order, a
+// state that does not contain the one of the entry before it).
 std::string EncodeGtidIndex(const GtidIndex& index);
 absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data);
 
@@ -129,6 +149,22 @@ absl::Status WriteGtidIndex(io::FileSystem* fs, const std::string& path,
 // there is none; DataLoss when it does not check out.
 absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& path,
                                         LogFlavor flavor);
+// For binlogtool verify: checks the index beside the binlog file `path`
+// strictly, against a scan of the file: the index file decodes whole
+// (header, limits, every record with its chained CRC, nothing after the
+// last), it is this file's (flavor read from the file's Format_description,
+// size, Format_description bytes), and its entries are exactly those the
+// builder writes for the file at the index's interval (each at a GTID
+// event that starts a transaction, with that event's header CRC, the GTID
+// state and GTID transaction count a scan has there, and the returned
+// ranges). Returns "" when it checks out, else the first discrepancy (an
+// index of a file that gets none, an encrypted one, is one: it holds the
+// file's GTID states in clear). Errors: NotFound without an index; the
+// binlog file's (I/O, DataLoss or Unimplemented when its
+// Format_description does not read); I/O errors reading the index.
+absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
+                                            const ReaderOptions& options);
+
 // Removes, of the files `names` of `dir` (a listing), the GTID index
 // files of `basename` no binlog file needs: temporary files (leftovers of
 // a crash; a concurrent writer's rename then finds none and gives up, the
@@ -170,10 +206,15 @@ GtidSeek FindMariaGtidSeek(const GtidIndex& index, const MariaGtidState& positio
 // gtid_index_interval apart) when it is missing or does not check out and
 // writes it back (a failed write is ignored: the built index serves this
 // reader). Then finds the entry (FindGtidSeek with `have`, or
-// FindMariaGtidSeek with `position` when `mariadb`) and checks the event
-// header at its offset; when that fails the index is rebuilt (closed
-// files) or not used. Never fails: without a usable entry the seek is
-// offset 0 (read the file from its start, as without an index).
+// FindMariaGtidSeek with `position` when `mariadb`) and checks each jump
+// against the file (FORMAT.md, "GTID index files", Checks: the entry's
+// header CRC; a GTID event at the entry that its state does not hold; a
+// GTID event the state holds where each gap jumped over begins; an event
+// outside any transaction where each range after a gap begins); when that
+// fails the index is corrupt: rebuilt once (closed files) or not used.
+// Never fails: without a usable entry the seek is offset 0 (read the file
+// from its start, as without an index). Runs before the reader returns
+// any event, so a refused index never takes back what was returned.
 GtidSeek PlanGtidSeek(io::FileSystem* fs, const std::string& path, bool closed,
                       LogFlavor flavor, const ReaderOptions& options, const GtidSet& have,
                       const MariaGtidState& position);

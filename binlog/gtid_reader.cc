@@ -192,6 +192,16 @@ void ApplyGtidSeek(GtidReader* reader, uint64_t file, const GtidSeek& seek,
 
 }  // namespace internal
 
+std::string GtidIndexFilePath(const std::string& binlog_path) {
+  return internal::GtidIndexPath(binlog_path);
+}
+
+absl::StatusOr<std::string> VerifyGtidIndexFile(io::FileSystem* fs,
+                                                const std::string& binlog_path,
+                                                const ReaderOptions& options) {
+  return internal::VerifyGtidIndex(fs, binlog_path, options);
+}
+
 // Readers by GTID over files at rest (binlog/gtid_reader.h). The start
 // file and the errors follow Binlog::NewGtidReader / NewMariaGtidReader.
 absl::StatusOr<AtRestGtidState> ReadAtRestGtidState(const std::string& dir,

@@ -76,6 +76,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "binlog/flavor.h"
 #include "binlog/gtid.h"
@@ -211,6 +212,26 @@ absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
     const std::string& dir, const std::string& basename,
     const AtRestGtidState& state, const MariaGtidState& position,
     const ReaderOptions& options, io::FileSystem* fs = nullptr);
+
+// The GTID index file of the binlog file at `binlog_path`: `<file>.gidx`
+// beside it (FORMAT.md, "GTID index files"). Derived data: a reader checks
+// it and rebuilds what does not check out; removing it loses nothing.
+std::string GtidIndexFilePath(const std::string& binlog_path);
+
+// For verifiers (binlogtool verify): checks the GTID index file beside the
+// binlog file `binlog_path` against a scan of that file: its structure
+// and CRCs, its limits, that it is this file's (size, Format_description,
+// flavor), and that every entry is the one the library's builder writes
+// there (at a GTID event that starts a transaction, with the GTID state, the
+// count of GTID transactions and the returned ranges a scan has there).
+// Reads the whole binlog file. Returns "" when the index checks out, else
+// a description of the first discrepancy. Errors: NotFound when there is
+// no index; the binlog file's errors (I/O; DataLoss or Unimplemented when
+// its Format_description does not read); I/O errors reading the index.
+// `options` supplies keys (MariaDB-encrypted files). Thread-safe.
+absl::StatusOr<std::string> VerifyGtidIndexFile(io::FileSystem* fs,
+                                                const std::string& binlog_path,
+                                                const ReaderOptions& options);
 
 }  // namespace binlog
 

@@ -339,7 +339,7 @@ absl::Status Reader::ReadFormatDescription() {
     return Corrupt(kMagicSize, absl::StrCat("first event is type ", h.type,
                                             ", not FORMAT_DESCRIPTION_EVENT"));
   }
-  if (h.event_size < kFdePostHeaderOffset || h.event_size > 4096) {
+  if (h.event_size < kFdePostHeaderOffset || h.event_size > kMaxFormatDescriptionSize) {
     return Corrupt(kMagicSize, absl::StrCat("Format_description event_size ",
                                             h.event_size, " out of bounds"));
   }

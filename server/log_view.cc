@@ -12,7 +12,7 @@
 namespace binlog {
 namespace server {
 
-absl::StatusOr<FileScan> ScanLogFile(const std::string& path, uint64_t pos) {
+absl::StatusOr<FileScan> ScanLogFile(const std::string& path, uint64_t pos, uint64_t limit) {
   ReaderOptions ro;
   ro.payloads = PayloadMode::kRaw;
   ro.checksum_mode = ChecksumMode::kVerify;
@@ -23,21 +23,31 @@ absl::StatusOr<FileScan> ScanLogFile(const std::string& path, uint64_t pos) {
   absl::Status s = (*reader)->Next(&ev);
   if (!s.ok()) return s;
   scan.fde = std::string(ev.data);
+  if (ev.end_offset > limit) return scan;  // nothing readable yet: end 0
   scan.end = ev.end_offset;
   scan.boundary = pos <= kMagicSize || pos == ev.end_offset;
   EventBatch batch;
   BatchOptions bo;  // boundaries only: the dump verifies what it sends
-  while ((s = (*reader)->NextBatch(&batch, bo)).ok()) {
+  bool done = false;
+  while (!done && (s = (*reader)->NextBatch(&batch, bo)).ok()) {
     for (size_t i = 0; i < batch.size(); ++i) {
-      if (batch.offset + batch.starts[i] == pos) scan.boundary = true;
+      const uint64_t at = batch.offset + batch.starts[i];
+      const uint64_t end = at + batch.event(i).size();
+      // Past what the view's readers may read (a live view's published
+      // end): the bytes on disk there do not count.
+      if (end > limit) {
+        done = true;
+        break;
+      }
+      if (at == pos) scan.boundary = true;
+      scan.end = end;
     }
-    scan.end = batch.end_offset();
     if (scan.end == pos) scan.boundary = true;
     // Past a start position inside the file: whether it is a boundary is
     // known, and it is not past the end.
     if (pos > kMagicSize && scan.end > pos) break;
   }
-  if (!s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;
+  if (!done && !s.ok() && !absl::IsOutOfRange(s) && !absl::IsDataLoss(s)) return s;
   return scan;
 }
 
@@ -107,6 +117,7 @@ class AtRestView final : public LogView {
   absl::StatusOr<LogViewState> State(LogFlavor flavor) override {
     return AtRestState(dir_, basename_, flavor);
   }
+  uint64_t ReadableEnd(uint64_t /*file*/) override { return kNoReadableLimit; }
 
  private:
   const std::string dir_;
@@ -137,6 +148,13 @@ class BinlogView final : public LogView {
   // encrypted ones with their header, as SHOW BINARY LOGS shows them).
   absl::StatusOr<LogViewState> State(LogFlavor flavor) override {
     return AtRestState(log_->dir(), log_->basename(), flavor);
+  }
+  // ListFiles' sizes: the active file's published end.
+  uint64_t ReadableEnd(uint64_t file) override {
+    for (const LogFileInfo& f : log_->ListFiles()) {
+      if (f.number == file) return f.size;
+    }
+    return 0;
   }
 
  private:
@@ -175,6 +193,13 @@ class MirrorView final : public LogView {
     out.current_position = p.end.pos;
     out.purged = std::move(p.purged);
     return out;
+  }
+  // The published state's sizes: the last file's durable published end.
+  uint64_t ReadableEnd(uint64_t file) override {
+    for (const auto& f : mirror_->published_state().files) {
+      if (f.number == file) return f.size;
+    }
+    return 0;
   }
 
  private:

@@ -77,19 +77,32 @@ class LogView {
       const MariaGtidState& position, const ReaderOptions& options) = 0;
   // The state for statements (a scan of the newest file at rest).
   virtual absl::StatusOr<LogViewState> State(LogFlavor flavor) = 0;
+  // The end of file `file` that the view's readers may read now, for the
+  // checks of a dump by file and position (ScanLogFile's `limit`): live
+  // views the published end (a relay's copy: its durable end, so a
+  // replica never starts at bytes a crash of the copy could take back; a
+  // closed file: its size); 0 for a file they cannot read yet. Files at
+  // rest: no limit (kNoReadableLimit: the scan finds the last complete
+  // event, where their readers end).
+  virtual uint64_t ReadableEnd(uint64_t file) = 0;
 };
+
+inline constexpr uint64_t kNoReadableLimit = ~uint64_t{0};
 
 // The end of the complete events of the file at `path` (or, for a `pos`
 // inside the file, of the events up to the first past `pos`), whether
 // `pos` is one of their boundaries (or the start of the first event after
 // the header), and the file's Format_description as stored. Reads the file
-// at rest: a torn or CRC-failing event ends the scan.
+// at rest: a torn or CRC-failing event ends the scan, and so does
+// `limit` (LogView::ReadableEnd: events past a live view's published end
+// do not count, whatever the disk holds).
 struct FileScan {
   uint64_t end = 0;
   bool boundary = false;
   std::string fde;
 };
-absl::StatusOr<FileScan> ScanLogFile(const std::string& path, uint64_t pos);
+absl::StatusOr<FileScan> ScanLogFile(const std::string& path, uint64_t pos,
+                                     uint64_t limit = kNoReadableLimit);
 
 std::unique_ptr<LogView> NewAtRestView(const std::string& dir, const std::string& basename);
 std::unique_ptr<LogView> NewBinlogView(Binlog* log);

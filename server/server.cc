@@ -768,7 +768,7 @@ class Session {
     if (d.position < kMagicSize) {
       return Fatal("Client requested master to start replication from position < 4");
     }
-    auto scan = ScanLogFile(FilePath(o_, n), d.position);
+    auto scan = ScanLogFile(FilePath(o_, n), d.position, srv_->view_->ReadableEnd(n));
     if (!scan.ok()) return Fatal(absl::StrCat("Could not open log file: ", scan.status().message()));
     if (d.position > scan->end) {
       return Fatal("Client requested master to start replication from position > file size");

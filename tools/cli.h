@@ -41,6 +41,9 @@ inline constexpr int kExitNotFound = 3;  // find: no such transaction
 // A file in a format the library does not read (Unimplemented from the
 // reader: binlog v1-v3, MariaDB-encrypted events), not damage.
 inline constexpr int kExitUnsupported = 4;
+// verify: the binlog files check out but a GTID index file beside one
+// does not (derived data: readers rebuild it; removing it loses nothing).
+inline constexpr int kExitBadIndex = 5;
 
 // The exit status for a reader error: kExitDamaged for DataLoss,
 // kExitUnsupported for Unimplemented, kExitUsage for anything else (I/O).

@@ -1,11 +1,13 @@
 // binlogtool verify: structure, log_pos chain, checksums, transaction
-// boundaries, torn tails, index consistency.
+// boundaries, torn tails, index consistency, the GTID index files beside
+// the binlog files.
 
 #include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "binlog/format.h"
+#include "binlog/gtid_reader.h"
 #include "binlog/index_file.h"
 #include "tools/commands.h"
 #include "binlog/statement_events.h"
@@ -171,7 +173,19 @@ class Verifier final : public FileWalker::Observer {
     Out(Printable(absl::StrCat(where, ": warning: ", what)) + "\n");
   }
 
+  // A GTID index file (derived data) that does not check out against its
+  // binlog file: a finding of its own (kExitBadIndex), not damage to the
+  // log.
+  void BadIndex(absl::string_view path, absl::string_view what) {
+    ++bad_indexes_;
+    Out(Printable(absl::StrCat(path, ": bad GTID index: ", what,
+                               " (derived data: GTID readers check it and rebuild what does "
+                               "not check out; removing it loses nothing)")) +
+        "\n");
+  }
+
   uint64_t files() const { return files_; }
+  uint64_t bad_indexes() const { return bad_indexes_; }
   uint64_t transactions() const { return transactions_; }
   uint64_t problems() const { return problems_; }
   uint64_t unsupported() const { return unsupported_; }
@@ -198,6 +212,7 @@ class Verifier final : public FileWalker::Observer {
   uint64_t transactions_ = 0;
   uint64_t problems_ = 0;
   uint64_t unsupported_ = 0;
+  uint64_t bad_indexes_ = 0;
 };
 
 // Warns about files of the log's basename that its index does not list:
@@ -236,6 +251,51 @@ absl::Status CheckUnlistedFiles(io::FileSystem* fs, const Source& src,
                                    " (servers ignore it)"));
   }
   return absl::OkStatus();
+}
+
+// Checks the GTID index beside each of `paths` that has one
+// (VerifyGtidIndexFile, binlog/gtid_reader.h). An index that cannot be checked
+// because its binlog file does not read is a warning (the file's own
+// finding is reported by the walk); I/O errors are returned.
+absl::Status CheckGtidIndexes(io::FileSystem* fs, const std::vector<std::string>& paths,
+                              const ReaderOptions& o, Verifier* v) {
+  for (const std::string& p : paths) {
+    const std::string ipath = GtidIndexFilePath(p);
+    absl::StatusOr<bool> exists = fs->Exists(ipath);
+    if (!exists.ok()) return exists.status();
+    if (!*exists) continue;
+    absl::StatusOr<std::string> r = VerifyGtidIndexFile(fs, p, o);
+    if (absl::IsNotFound(r.status())) continue;  // removed meanwhile
+    if (absl::IsDataLoss(r.status()) || absl::IsUnimplemented(r.status())) {
+      v->GeneralWarning(ipath, absl::StrCat("GTID index not checked: its binlog file: ",
+                                            r.status().message()));
+      continue;
+    }
+    if (!r.ok()) return r.status();
+    if (!r->empty()) v->BadIndex(ipath, *r);
+  }
+  return absl::OkStatus();
+}
+
+// The binlog files of a DIR source: those its index lists.
+std::vector<std::string> ListedPaths(io::FileSystem* fs, const Source& src) {
+  std::vector<std::string> out;
+  auto names = fs->ListDirectory(src.dir);
+  if (!names.ok()) return out;
+  std::string basename = src.basename;
+  if (basename.empty()) {
+    for (const auto& n : *names) {
+      if (absl::EndsWith(n, ".index") && n.size() > 6) {
+        if (!basename.empty()) return out;  // ambiguous: the reader refused it
+        basename = n.substr(0, n.size() - 6);
+      }
+    }
+  }
+  if (basename.empty()) return out;
+  auto listed = ReadIndexReadOnly(fs, src.dir, basename);
+  if (!listed.ok()) return out;
+  for (uint64_t n : *listed) out.push_back(io::JoinPath(src.dir, BinlogFileName(basename, n)));
+  return out;
 }
 
 }  // namespace
@@ -347,6 +407,12 @@ int RunVerify(io::FileSystem* fs, const Args& args) {
     }
   }
 
+  {
+    absl::Status g = CheckGtidIndexes(fs, src.is_dir ? ListedPaths(fs, src) : src.files,
+                                      BaseReaderOptions(), &v);
+    if (!g.ok()) return io_error(g);
+  }
+
   progress.Done();
   std::string summary =
       absl::StrCat("verified ", v.files(), " file", v.files() == 1 ? "" : "s",
@@ -361,8 +427,15 @@ int RunVerify(io::FileSystem* fs, const Args& args) {
     absl::StrAppend(&summary, v.problems(), " problem",
                     v.problems() == 1 ? "" : "s", "\n");
   }
+  if (v.bad_indexes() != 0) {
+    // The binlog files' verdict, then the derived files'.
+    summary.pop_back();
+    absl::StrAppend(&summary, "; ", v.bad_indexes(), " bad GTID index file",
+                    v.bad_indexes() == 1 ? "" : "s", "\n");
+  }
   Out(summary);
   if (v.problems() != 0) return kExitDamaged;
+  if (v.bad_indexes() != 0) return kExitBadIndex;
   return v.unsupported() == 0 ? kExitOk : kExitUnsupported;
 }
 

@@ -44,7 +44,8 @@ or @SECONDS since the epoch.
 Exit status: 0 OK; 1 damaged data (or, for verify, problems found; for
 dump and list, data left unread); 2 usage or I/O error; 3 find found
 nothing; 4 a format the library does not read (binlog v1-v3, the
-encrypted events of a MariaDB-encrypted binlog).
+encrypted events of a MariaDB-encrypted binlog); 5 verify: a bad GTID
+index file beside good binlog files.
 
 Examples:
   binlogtool list /var/lib/mysql
@@ -183,17 +184,22 @@ Reads everything and prints one line per finding, "FILE:OFFSET: ...":
   - a closed (in-use flag clear) file that is not the last one and ends
     inside an open transaction;
   - a torn tail (bytes after the last complete event) in a closed file;
-  - for a DIR: an index entry whose file is missing, a malformed index.
+  - for a DIR: an index entry whose file is missing, a malformed index;
+  - a GTID index file beside a binlog file ("FILE.gidx: bad GTID index:")
+    that does not match a scan of the file (derived data: GTID readers
+    rebuild it, removing it loses nothing; a finding of its own).
 Findings marked "warning:" are not failures: a torn tail or an incomplete
 last transaction in a file whose in-use flag is set (what a crash leaves),
 the in-use flag itself, and binlog files missing from the index.
 The last line is a summary:
   verified N files, M events, K transactions: OK
   verified N files, M events, K transactions: P problems
+with "; B bad GTID index files" after it when there are some.
 
 Exit status: 0 no problems (warnings allowed); 1 problems found; 2 usage or
 I/O error; 4 no problems but a file in a format the library does not read
-(binlog v1-v3, MariaDB-encrypted events: "unsupported:" lines).
+(binlog v1-v3, MariaDB-encrypted events: "unsupported:" lines); 5 no
+problems in the binlog files but a bad GTID index file.
 
 Examples:
   binlogtool verify /var/lib/mysql

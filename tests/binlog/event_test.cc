@@ -230,6 +230,23 @@ TEST(DecodeFormatDescriptionTest, TooShortForAlgorithmByteIsDataLoss) {
   }
 }
 
+// The shared limit (kMaxFormatDescriptionSize): a Format_description of
+// that size decodes, one byte more is DataLoss (a mirror copy never
+// stores one from a source, a GTID index never names one).
+TEST(DecodeFormatDescriptionTest, LargerThanTheLimitIsDataLoss) {
+  const std::string fde = EncodeFormatDescription(MySqlFdeParams(false));
+  auto padded = [&](size_t size) {
+    // More post-header lengths, before the algorithm byte and the CRC.
+    std::string e = fde.substr(0, fde.size() - 5) + std::string(size - fde.size(), '\0') +
+                    fde.substr(fde.size() - 5);
+    StoreLe32(&e[kEventSizeOffset], static_cast<uint32_t>(e.size()));
+    return e;
+  };
+  EXPECT_TRUE(DecodeFormatDescription(padded(kMaxFormatDescriptionSize)).ok());
+  EXPECT_THAT(DecodeFormatDescription(padded(kMaxFormatDescriptionSize + 1)),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("at most 4096")));
+}
+
 TEST(DecodeFormatDescriptionTest, WrongTypeIsDataLoss) {
   std::string fde = EncodeFormatDescription(MySqlFdeParams(false));
   fde[4] = kRotateEvent;

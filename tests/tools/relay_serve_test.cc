@@ -418,6 +418,56 @@ TEST_F(RelayServeTest, StatusStatementsReportTheCopysDurableEnd) {
 }
 
 
+// A dump by file and position is checked against the copy's durable
+// published end, not against the bytes on disk: with the copy's
+// fdatasync held, a replica asking for the position after the transaction
+// written but not synced gets 1236 (as for a position past a file's end),
+// one at the durable end is served and gets that transaction once it is
+// synced, and then the first position is served too.
+TEST_F(RelayServeTest, AFilePositionPastTheCopysDurableEndGets1236) {
+  ASSERT_TRUE(Commit().ok());
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  const MirrorPosition durable = relay_->mirror()->durable_end();
+  fs_.Close();
+  ASSERT_TRUE(Commit().ok());
+  ASSERT_TRUE(testutil::WaitUntil([&] { return fs_.blocked() > 0; }));
+  // The copy is the source's bytes: its written (not synced) end is the
+  // source's end.
+  const LogFileInfo written = log_->ListFiles().back();
+  ASSERT_EQ(written.name, durable.file);
+  ASSERT_GT(written.size, durable.pos);
+  auto early = ConnectDownstream();
+  ASSERT_TRUE(early.ok()) << early.status();
+  ASSERT_TRUE(early->Register(504, "127.0.0.1", 3307).ok());
+  ASSERT_TRUE(early->Dump(written.name, static_cast<uint32_t>(written.size), 0, 504).ok());
+  auto r = early->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, ClientReply::kError)
+      << "a dump started at bytes the copy had not synced";
+  EXPECT_EQ(r->error_code, 1236) << r->message;
+  EXPECT_TRUE(absl::StrContains(r->message, "position > file size")) << r->message;
+  auto at_durable = ConnectDownstream();
+  ASSERT_TRUE(at_durable.ok()) << at_durable.status();
+  ASSERT_TRUE(at_durable->Register(505, "127.0.0.1", 3308).ok());
+  ASSERT_TRUE(at_durable->Dump(durable.file, static_cast<uint32_t>(durable.pos), 0, 505).ok());
+  fs_.Open();
+  EXPECT_TRUE(ReadTransactions(&*at_durable, 1, absl::Now() + absl::Seconds(30)).ok());
+  ASSERT_TRUE(WaitCaughtUp());
+  auto later = ConnectDownstream();
+  ASSERT_TRUE(later.ok()) << later.status();
+  ASSERT_TRUE(later->Register(506, "127.0.0.1", 3309).ok());
+  ASSERT_TRUE(
+      later->Dump(written.name, static_cast<uint32_t>(written.size), kDumpNonBlock, 506).ok());
+  for (;;) {
+    auto e = later->Read(absl::Now() + absl::Seconds(30));
+    ASSERT_TRUE(e.ok()) << e.status();
+    ASSERT_NE(e->kind, ClientReply::kError) << e->error_code << " " << e->message;
+    if (e->kind == ClientReply::kEof) break;
+  }
+}
+
+
 // A purge by size waits for a registered replica that is behind, also
 // while it is disconnected (its position is remembered by server id), and
 // goes on once it has read past. SHOW REPLICAS showed where it got to.
