@@ -29,10 +29,9 @@ size_t FirstKept(const Files& files, absl::Time now, absl::Duration age, uint64_
   const size_t last = files.size() - 1;
   size_t keep = 0;
   if (age > absl::ZeroDuration()) {
-    // Ends at a young file (every file but the last has its last event's
-    // time, whether a Rotate ended it or not).
-    while (keep < last &&
-           absl::FromUnixSeconds(files[keep].end_time) + age <= now) {
+    // Ends at a young file: ages run from the local close time (the last
+    // file, never closed, never ages), not from the source's timestamps.
+    while (keep < last && files[keep].closed_at + age <= now) {
       ++keep;
     }
   }

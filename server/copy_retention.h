@@ -6,11 +6,12 @@
 //
 // A pass (RunOnce, and every `interval` on a thread of its own after
 // Start):
-//   1. The policy's wish: the files (never the last) whose last event's
-//      source timestamp (the Rotate the source closed them with; for a
-//      file that ended otherwise, after a failover or a source's crash,
-//      its last event's: MirrorLog::ListFileFacts) is older than
-//      expire_after (MySQL's binlog_expire_logs_seconds), and the oldest
+//   1. The policy's wish: the files (never the last) that the copy closed
+//      (started the next file) longer than expire_after ago (MySQL's
+//      binlog_expire_logs_seconds), on the local clock
+//      (MirrorLog::ListFileFacts: the source's event timestamps are not
+//      used, so a source's skewed or hostile clock cannot age a file or
+//      keep it young), and the oldest
 //      files while the copy's files together hold more than
 //      max_total_bytes (MySQL 8.4 has no such limit).
 //   2. What the consumers hold: no file at or after the one a consumer has
@@ -69,12 +70,18 @@ namespace server {
 struct CopyRetentionOptions {
   // The copy's basename (the source's).
   std::string basename;
-  // The policy (zero: none). A file's age is measured from the source's
-  // timestamp of the Rotate that ended it.
+  // The policy (zero: none). A file's age is measured from its local
+  // close time (MirrorLog::FileFacts::closed_at), with `now`.
   absl::Duration expire_after = absl::ZeroDuration();
   uint64_t max_total_bytes = 0;
-  // Named consumers: name and PositionStore path.
+  // Named consumers: name and PositionStore path. Each pass reads the
+  // store's durable record (PositionStore::ReadDurable: read only, never
+  // created, written or synced). Create fails (NotFound) for a store that
+  // does not exist.
   std::vector<std::pair<std::string, std::string>> consumers;
+  // The file system the consumers' stores are read through; nullptr: the
+  // default.
+  io::FileSystem* file_system = nullptr;
   // Operator limits, past the consumers (zero: none).
   absl::Duration force_purge_after = absl::ZeroDuration();
   uint64_t force_max_total_bytes = 0;
@@ -102,7 +109,8 @@ struct CopyRetentionOptions {
   size_t max_replicas = 1000;
   // Where purges and held files are reported (one line each, no newline).
   std::function<void(const std::string&)> log;
-  // The clock files' ages are measured with; nullptr: absl::Now().
+  // The clock files' ages are measured with (the copy's close times come
+  // from MirrorOptions::clock: the same clock); nullptr: absl::Now().
   std::function<absl::Time()> now;
 };
 

@@ -151,9 +151,10 @@ ABSL_FLAG(absl::Duration, source_heartbeat_period, absl::Seconds(1),
 // Relay mode: retention of the copy (tools/README.md, "Relay",
 // server/copy_retention.h).
 ABSL_FLAG(uint64_t, binlog_expire_logs_seconds, 0,
-          "relay mode: purge copied files whose source Rotate is older than this "
-          "(MySQL's variable of the same name), once every registered downstream "
-          "replica and every --consumers entry has read past them; 0: not by age");
+          "relay mode: purge copied files the relay closed (began the next file "
+          "after) longer ago than this, on its own clock (MySQL's variable of the "
+          "same name), once every registered downstream replica and every "
+          "--consumers entry has read past them; 0: not by age");
 ABSL_FLAG(uint64_t, binlog_max_total_size, 0,
           "relay mode: purge the oldest copied files while all of them hold more "
           "than this many bytes, once every registered downstream replica and "

@@ -517,7 +517,7 @@ TEST_F(RelayServeTest, AnOperatorLimitForcesThePurgeAndTheReplicaGets1236) {
   EXPECT_EQ(r->error_code, 1789) << r->message;
 }
 
-// By time: files whose source Rotate is older than expire_after go (the
+// By time: files the copy closed longer than expire_after ago go (the
 // clock injected), none while they are younger.
 TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
   StartRelayAndDownstream();
@@ -528,9 +528,9 @@ TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
   ASSERT_GE(before.size(), 3u);
   auto facts = relay_->mirror()->ListFileFacts();
   ASSERT_TRUE(facts.ok()) << facts.status();
-  const uint32_t newest_end = (*facts)[facts->size() - 2].end_time;
-  ASSERT_NE(newest_end, 0u);
-  absl::Time now = absl::FromUnixSeconds(newest_end) + absl::Minutes(30);
+  const absl::Time newest_end = (*facts)[facts->size() - 2].closed_at;
+  ASSERT_NE(newest_end, absl::InfiniteFuture());
+  absl::Time now = newest_end + absl::Minutes(30);
   CopyRetentionOptions o;
   o.expire_after = absl::Hours(1);
   o.now = [&now] { return now; };
@@ -539,7 +539,7 @@ TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
   auto pass = ret->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_TRUE(pass->purged.empty());
-  now = absl::FromUnixSeconds(newest_end) + absl::Hours(1);
+  now = newest_end + absl::Hours(1);
   pass = ret->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
