@@ -94,7 +94,8 @@ class RelayServeTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    fs_.Open();  // a failed assertion may have left the gate shut
+    fs_.Open();  // a failed assertion may have left the gates shut
+    fs_.OpenReads();
     downstream_.Stop();
     if (relay_ != nullptr) {
       EXPECT_TRUE(relay_->Stop().ok());
@@ -606,6 +607,59 @@ TEST_F(RelayServeTest, AForcedPurgeEndsTheDumpOfAReplicaInAPurgedFile) {
   EXPECT_EQ(last.error_code, 1236);
   EXPECT_TRUE(absl::StrContains(last.message, "operator limit")) << last.message;
   // Its file is free: the next pass purges every file but the last.
+  ASSERT_TRUE(testutil::WaitUntil([&] {
+    auto p = ret->RunOnce();
+    return p.ok() && CopyFiles().size() == 1;
+  }));
+}
+
+// A dump that has sent nothing yet (it has read the first file and holds
+// (pins) the second, its read there held by the test, before its first
+// send) is known to a forced purge from its start: the purge ends it (1236
+// naming the operator limit, at its first send) rather than waiting for
+// it, and the next pass purges the file it held.
+TEST_F(RelayServeTest, AForcedPurgeEndsADumpThatHasSentNothingYet) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(50);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> files = CopyFiles();
+  ASSERT_GE(files.size(), 3u);
+  // The copy's GTID index thread is done with the second file before its
+  // reads are held.
+  ASSERT_TRUE(testutil::WaitUntil([&] {
+    return io::FileSystem::Default()->Exists(copy_dir_ + "/" + files[1] + ".gidx").value_or(false);
+  }));
+  fs_.ShutReads("/" + files[1]);
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Register(607, "127.0.0.1", 3307).ok());
+  ASSERT_TRUE(c->Dump("", 4, 0, 607).ok());
+  ASSERT_TRUE(testutil::WaitUntil([&] { return fs_.blocked_reads() > 0; }));
+
+  CopyRetentionOptions o;
+  o.force_max_total_bytes = 1;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->forced);
+  ASSERT_EQ(pass->dumps_ended, 1);
+  EXPECT_EQ(pass->purged, std::vector<std::string>{files[0]});
+  EXPECT_EQ(pass->kept_file, files[1]);
+  EXPECT_EQ(pass->kept_reason, "open by a reader");
+  fs_.OpenReads();
+  ClientReply last;
+  for (;;) {
+    auto r = c->Read(absl::Now() + absl::Seconds(60));
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (r->kind == ClientReply::kError) {
+      last = *r;
+      break;
+    }
+  }
+  EXPECT_EQ(last.error_code, 1236);
+  EXPECT_TRUE(absl::StrContains(last.message, "operator limit")) << last.message;
   ASSERT_TRUE(testutil::WaitUntil([&] {
     auto p = ret->RunOnce();
     return p.ok() && CopyFiles().size() == 1;
