@@ -66,6 +66,17 @@ absl::StatusOr<std::unique_ptr<CopyRetention>> CopyRetention::Create(
     return absl::InvalidArgumentError(
         "CopyRetention: ages must be >= 0, the interval > 0 and max_replicas > 0");
   }
+  // A consumer whose store is missing is a mistake to report now (a
+  // wrong path would hold every file for good); one that goes missing
+  // later holds every file, and each pass says so.
+  for (const auto& [name, path] : options.consumers) {
+    absl::StatusOr<ReplicaPosition> p = PositionStore::ReadDurable(path, options.file_system);
+    if (absl::IsNotFound(p.status())) {
+      return absl::NotFoundError(absl::StrCat("consumer ", name, ": no position store at ", path,
+                                              " (the consumer creates it; the relay only "
+                                              "reads it)"));
+    }
+  }
   std::unique_ptr<CopyRetention> r(new CopyRetention(mirror, server, std::move(options)));
   r->created_ = r->o_.now ? r->o_.now() : absl::Now();
   if (!r->o_.replicas_file.empty()) {
@@ -216,15 +227,13 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   }
   for (const auto& [name, path] : o_.consumers) {
     Holder h;
-    PositionStoreOptions so;
-    so.create_if_missing = false;
-    auto store = PositionStore::Open(path, so);
+    // Read only: the consumer's store is never opened for writing.
+    auto store = PositionStore::ReadDurable(path, o_.file_system);
     if (!store.ok()) {
       h.who = absl::StrCat("consumer ", name, " (", path, " unreadable: ",
                            store.status().message(), ")");
     } else {
-      const std::string file = (*store)->recovered().source_file;
-      (*store)->Close().IgnoreError();  // read only: nothing to write
+      const std::string& file = store->source_file;
       if (file.empty() || !ParseBinlogFileName(o_.basename, file, &h.number)) {
         h.number = 0;
         h.who = absl::StrCat("consumer ", name, " (no file of the copy: '", file, "')");

@@ -23,8 +23,8 @@
 //      holds none), and every named
 //      consumer: a PositionStore file (binlog/position_store.h) whose
 //      source_file is the copy's file the consumer reads (written by the
-//      consumer; a store that cannot be read holds every file, and says
-//      so in the log).
+//      consumer, only read here: its durable record, ReadDurable; a store
+//      that cannot be read holds every file, and says so in the log).
 //   3. Operator limits override the consumers: files older than
 //      force_purge_after, and the oldest while the files hold more than
 //      force_max_total_bytes, go even if a consumer is in them. The dumps
@@ -62,6 +62,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "binlog/mirror_log.h"
+#include "io/file_system.h"
 #include "server/server.h"
 
 namespace binlog {
@@ -118,7 +119,8 @@ class CopyRetention {
  public:
   // `server` may be null (no downstream replicas: named consumers only).
   // InvalidArgument for an empty basename or negative durations; DataLoss
-  // for a replicas_file that cannot be parsed; its I/O errors.
+  // for a replicas_file that cannot be parsed; NotFound for a consumer
+  // whose store does not exist; I/O errors.
   static absl::StatusOr<std::unique_ptr<CopyRetention>> Create(MirrorLog* mirror,
                                                                Server* server,
                                                                CopyRetentionOptions options);

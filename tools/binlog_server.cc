@@ -163,9 +163,10 @@ ABSL_FLAG(std::string, consumers, "",
           "relay mode: named consumers that hold the copy's files, "
           "NAME=PATH[,NAME=PATH...]: each PATH a position store "
           "(binlog/position_store.h) whose source_file is the copy's file the "
-          "consumer reads");
+          "consumer reads; only read (it must exist at start)");
 ABSL_FLAG(uint64_t, force_purge_after_seconds, 0,
-          "relay mode: operator limit: purge copied files older than this even if "
+          "relay mode: operator limit: purge copied files closed longer ago than "
+          "this (as --binlog_expire_logs_seconds) even if "
           "a replica or consumer still needs them (their dumps end with 1236; "
           "logged); 0: none");
 ABSL_FLAG(uint64_t, force_max_total_size, 0,

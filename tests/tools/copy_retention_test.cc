@@ -6,10 +6,12 @@
 // clock: a source whose event timestamps lie in the past cannot make its
 // files look expired (the policy, and an operator limit, would purge them
 // at once), and one whose timestamps lie in the future cannot keep them
-// young.
+// young. A consumer's position store is only read: never opened for
+// writing, created or synced, and a missing one is an error at the start.
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,9 +25,11 @@
 #include "binlog/index_file.h"
 #include "binlog/log.h"
 #include "binlog/mirror_log.h"
+#include "binlog/position_store.h"
 #include "binlog/reader.h"
 #include "gtest/gtest.h"
 #include "io/file_system.h"
+#include "io/file_system_wrapper.h"
 #include "server/copy_retention.h"
 #include "tests/testutil/external_tools.h"
 
@@ -34,6 +38,53 @@ namespace server {
 namespace {
 
 const char kBase[] = "src-bin";
+
+// Records the mutating calls (and opens for writing) made through it.
+class RecordingFs : public io::FileSystemWrapper {
+ public:
+  RecordingFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+  absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    Note("open-writable " + path);
+    return io::FileSystemWrapper::OpenWritable(path, mode, permissions);
+  }
+  absl::StatusOr<std::unique_ptr<io::RandomAccessFile>> OpenReadable(
+      const std::string& path) override {
+    std::lock_guard<std::mutex> l(mu_);
+    ++reads_;
+    return io::FileSystemWrapper::OpenReadable(path);
+  }
+  int reads() {
+    std::lock_guard<std::mutex> l(mu_);
+    return reads_;
+  }
+  absl::Status Rename(const std::string& from, const std::string& to) override {
+    Note("rename " + from + " " + to);
+    return io::FileSystemWrapper::Rename(from, to);
+  }
+  absl::Status Remove(const std::string& path) override {
+    Note("remove " + path);
+    return io::FileSystemWrapper::Remove(path);
+  }
+  absl::Status SetModificationTime(const std::string& path, absl::Time t) override {
+    Note("set-time " + path);
+    return io::FileSystemWrapper::SetModificationTime(path, t);
+  }
+  std::vector<std::string> calls() {
+    std::lock_guard<std::mutex> l(mu_);
+    return calls_;
+  }
+
+ private:
+  void Note(const std::string& c) {
+    std::lock_guard<std::mutex> l(mu_);
+    calls_.push_back(c);
+  }
+  std::mutex mu_;
+  std::vector<std::string> calls_;
+  int reads_ = 0;
+};
 
 class CopyRetentionTest : public ::testing::Test {
  protected:
@@ -149,6 +200,54 @@ TEST_F(CopyRetentionTest, ASourceClockInTheFutureKeepsNoFileYoung) {
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->purged, std::vector<std::string>(files_.begin(), files_.end() - 1));
   EXPECT_EQ(m->files(), std::vector<std::string>{files_.back()});
+  ASSERT_TRUE(m->Close().ok());
+}
+
+// A consumer's store is read, never written: no call that changes a file
+// reaches it, its bytes stay, and it holds its file. A store missing at
+// the start is refused, and none is created.
+TEST_F(CopyRetentionTest, AConsumersStoreIsOnlyRead) {
+  std::unique_ptr<MirrorLog> m = CopyWithSourceTime(1);
+  ASSERT_NE(m, nullptr);
+  const std::string store_path = copy_dir_ + "/consumer.pos";
+  {
+    auto store = PositionStore::Open(store_path, PositionStoreOptions());
+    ASSERT_TRUE(store.ok()) << store.status();
+    ReplicaPosition p;
+    p.source_file = files_[2];
+    p.source_pos = 4;
+    ASSERT_TRUE((*store)->Update(p).ok());
+    ASSERT_TRUE((*store)->Update(p).ok());
+    ASSERT_TRUE((*store)->Close().ok());
+  }
+  auto bytes = ReadSmallFile(io::FileSystem::Default(), store_path, 1 << 20);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+
+  RecordingFs fs;
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.consumers = {{"archiver", store_path}};
+  o.file_system = &fs;
+  auto ret = Retention(m.get(), o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->purged, (std::vector<std::string>{files_[0], files_[1]}));
+  EXPECT_EQ(pass->kept_reason, absl::StrCat("consumer archiver at ", files_[2]));
+  EXPECT_GE(fs.reads(), 2);  // Create's check and the pass: through `fs`
+  EXPECT_TRUE(fs.calls().empty()) << fs.calls().front();
+  auto after = ReadSmallFile(io::FileSystem::Default(), store_path, 1 << 20);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_TRUE(*after == *bytes) << "the consumer's store changed";
+
+  const std::string missing = copy_dir_ + "/no-such.pos";
+  o.consumers = {{"late", missing}};
+  o.basename = kBase;
+  auto refused = CopyRetention::Create(m.get(), nullptr, o);
+  EXPECT_TRUE(absl::IsNotFound(refused.status())) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "consumer late")) << refused.status();
+  EXPECT_FALSE(io::FileSystem::Default()->Exists(missing).value_or(true));
+  EXPECT_TRUE(fs.calls().empty());
   ASSERT_TRUE(m->Close().ok());
 }
 

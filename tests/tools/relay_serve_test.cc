@@ -424,8 +424,11 @@ TEST_F(RelayServeTest, APurgeWaitsForASlowRegisteredReplica) {
 }
 
 // A named consumer (a PositionStore whose source_file is the copy's file
-// it reads) holds its file and the later ones; one whose store cannot be
-// read holds every file. The retention thread purges once it moves on.
+// it reads) holds its file and the later ones, as its store's durable
+// record says (the older of its two records: an update shows once the
+// consumer has made the next one); a store missing at the start is an
+// error, and one that cannot be read later holds every file. The
+// retention thread purges once the consumer moves on.
 TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
   StartRelayAndDownstream();
   if (HasFatalFailure()) return;
@@ -440,16 +443,31 @@ TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
   p.source_file = before[2];
   p.source_pos = 4;
   ASSERT_TRUE((*store)->Update(p).ok());
+  ASSERT_TRUE((*store)->Update(p).ok());
 
   CopyRetentionOptions missing;
+  missing.basename = "binlog";
   missing.max_total_bytes = 1;
   missing.consumers = {{"gone", src_dir_ + "/no-such.pos"}};
+  auto refused = CopyRetention::Create(relay_->mirror(), downstream_.server.get(), missing);
+  EXPECT_TRUE(absl::IsNotFound(refused.status())) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "consumer gone")) << refused.status();
+  EXPECT_FALSE(io::FileSystem::Default()->Exists(src_dir_ + "/no-such.pos").value_or(true));
+
+  const std::string lost_path = src_dir_ + "/lost.pos";
+  {
+    auto lost = PositionStore::Open(lost_path, PositionStoreOptions());
+    ASSERT_TRUE(lost.ok()) << lost.status();
+  }
+  missing.consumers = {{"gone", lost_path}};
   auto held = Retention(missing);
   ASSERT_NE(held, nullptr);
+  ASSERT_TRUE(io::FileSystem::Default()->Remove(lost_path).ok());
   auto pass = held->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_TRUE(pass->purged.empty());
   EXPECT_TRUE(absl::StrContains(pass->kept_reason, "consumer gone")) << pass->kept_reason;
+  EXPECT_TRUE(absl::StrContains(pass->kept_reason, "unreadable")) << pass->kept_reason;
 
   CopyRetentionOptions o;
   o.max_total_bytes = 1;
@@ -463,6 +481,7 @@ TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
   EXPECT_EQ(pass->kept_reason, absl::StrCat("consumer archiver at ", before[2]));
   // The consumer moves on to the last file; the thread's next pass purges.
   p.source_file = before.back();
+  ASSERT_TRUE((*store)->Update(p).ok());
   ASSERT_TRUE((*store)->Update(p).ok());
   ret->Start();
   EXPECT_TRUE(testutil::WaitUntil([&] { return CopyFiles().size() == 1; }));
