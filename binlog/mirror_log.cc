@@ -621,6 +621,14 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
         if (!s.ok()) return Poison(s);
         m->sources = std::move(recs);
       }
+      // The copy's last file is closed now: its close time (its age for
+      // retention, ListFileFacts) is this moment on the local clock, kept
+      // durably as its modification time before the next file exists.
+      if (!m->files.empty()) {
+        absl::Status s = m->fs->SetModificationTime(
+            io::JoinPath(dir_, m->last_name), options_.clock ? options_.clock() : absl::Now());
+        if (!s.ok()) return Poison(s);
+      }
       // Start the file: magic and the source's event, durable, and its
       // name durable, before the index names it.
       const std::string copy_name = BinlogFileName(basename_, n);

@@ -66,7 +66,14 @@
 // received, e.g. before one semi-sync acknowledgement); durable_end() is
 // then the copy's end. A new file's start (magic and Format_description) is
 // durable, and its name in the directory, before the index names it; a file
-// is durable before the next one is started. Append itself never lets more
+// is durable before the next one is started. Close times: when the copy
+// starts a file, the file before it is finished (closed) at that moment, on
+// the local clock (MirrorOptions::clock): the copy sets that file's
+// modification time to it, durably (io::FileSystem::SetModificationTime),
+// before the new file exists. A file's age for retention (ListFileFacts)
+// is measured from that time, never from the source's event timestamps,
+// and it survives restarts with the file (binlog/FORMAT.md, "Mirror
+// mode"). Append itself never lets more
 // than MirrorOptions::max_unsynced_bytes sit in the last file past its last
 // completed fdatasync (it syncs first), which bounds what a power cut can
 // tear (see recovery).
@@ -143,6 +150,7 @@
 #define BINLOG_BINLOG_MIRROR_LOG_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -151,6 +159,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "binlog/flavor.h"
 #include "binlog/gtid.h"
 #include "io/file_system.h"
@@ -191,6 +200,9 @@ struct MirrorOptions {
   // still queued; the rest are cancelled (the readers build those on
   // demand). Zero: cancel at once. Default 10 s.
   absl::Duration gtid_index_close_wait = absl::Seconds(10);
+  // The local clock a file's close time is taken from (see Durability in
+  // the file comment); nullptr: absl::Now().
+  std::function<absl::Time()> clock;
 };
 
 // What Open() found and did.
@@ -390,16 +402,19 @@ class MirrorLog {
   absl::StatusOr<PurgeResult> PurgeTo(const std::string& file);
 
   // The copy's files for a retention policy, oldest first: name, number,
-  // size on disk, and for every file but the last the timestamp of its
-  // last event (the source's clock, Unix seconds): its closing Rotate or
-  // Stop, else (a file a failover or a source's crash ended, or whose
-  // Rotate names another server's file) read through once and remembered;
-  // 0 for the last file.
+  // size on disk, and when the copy closed each one, on the local clock
+  // (the file's modification time, which the copy sets when it starts the
+  // next file: see Durability in the file comment; for a file closed
+  // before the copy set such times, its last write). The source's event
+  // timestamps play no part: a source with a skewed or hostile clock can
+  // neither age files nor keep them young. The last file (the one the
+  // copy writes) is never closed: absl::InfiniteFuture(). A file purged
+  // meanwhile is left out. Errors: the file system's.
   struct FileFacts {
     uint64_t number = 0;
     std::string name;
     uint64_t size = 0;
-    uint32_t end_time = 0;
+    absl::Time closed_at = absl::InfiniteFuture();
   };
   absl::StatusOr<std::vector<FileFacts>> ListFileFacts() const;
 

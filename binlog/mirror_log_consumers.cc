@@ -254,30 +254,14 @@ absl::StatusOr<std::vector<MirrorLog::FileFacts>> MirrorLog::ListFileFacts() con
     }
     f.size = *size;
     if (i + 1 < files.size()) {
-      // A closed file: its closing Rotate's time, else (a failover or a
-      // crashed source ended it; its Rotate names another server's file)
-      // its last event's.
-      bool cached = false;
-      {
-        sync::MutexLock l(&st_->end_time_mu);
-        auto it = st_->end_times.find(files[i]);
-        if (it != st_->end_times.end()) {
-          f.end_time = it->second;
-          cached = true;
-        }
+      // A closed file: the time the copy started the next one (its
+      // modification time, set then), never a time the source sent.
+      auto closed = st_->fs->ModificationTime(path);
+      if (!closed.ok()) {
+        if (absl::IsNotFound(closed.status())) continue;  // purged meanwhile
+        return closed.status();
       }
-      if (!cached) {
-        auto ts = internal::FileLastEventTime(st_->fs, basename_, path);
-        if (!ts.ok()) {
-          if (absl::IsNotFound(ts.status())) continue;
-          return ts.status();
-        }
-        f.end_time = *ts;
-        sync::MutexLock l(&st_->end_time_mu);
-        st_->end_times[files[i]] = *ts;
-        // Forget the files purged meanwhile.
-        st_->end_times.erase(st_->end_times.begin(), st_->end_times.lower_bound(files[0]));
-      }
+      f.closed_at = *closed;
     }
     out.push_back(std::move(f));
   }

@@ -126,11 +126,6 @@ struct MirrorLog::State {
   bool has_pending_maria = false;
   MariaGtidListEntry pending_maria;
 
-  // The last event's timestamp of closed files (ListFileFacts: a file
-  // without a closing Rotate is read through once). Its own lock.
-  mutable sync::Mutex end_time_mu;
-  std::map<uint64_t, uint32_t> end_times;
-
   // What Publish() last published to tailing readers: the end (file
   // number, offset), the flavor and the GTID state there. Written under
   // `mu` and `published_mu`, read under either: the readers' calls

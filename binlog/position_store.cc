@@ -183,6 +183,75 @@ PositionStore::~PositionStore() {
   }
 }
 
+namespace {
+
+// Both slots of the store at `path`, read through `fs` (opened for reading
+// only; nothing is written or synced): which are valid, their records, and
+// the newest valid one. Errors as Open's (no valid record: DataLoss).
+struct StoreSlots {
+  uint32_t slot_size = 0;
+  uint64_t seq[2] = {0, 0};
+  ReplicaPosition rec[2];
+  bool valid[2] = {false, false};
+  int newest = 0;
+  std::string note;  // why a slot was rejected ("" if both are valid)
+};
+
+absl::StatusOr<StoreSlots> ReadSlots(io::FileSystem* fs, const std::string& path) {
+  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs->FileSize(path));
+  if (size % 2 != 0 || !ValidSlotSize(size / 2)) {
+    return absl::DataLossError(absl::StrCat(
+        "position store ", path, ": file size ", size,
+        " is not two slots of a multiple of 4096 bytes (truncated, extended "
+        "or not a position store)"));
+  }
+  StoreSlots out;
+  out.slot_size = static_cast<uint32_t>(size / 2);
+  std::string content(size, '\0');
+  {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> r, fs->OpenReadable(path));
+    size_t got = 0;
+    BINLOG_RETURN_IF_ERROR(r->Read(0, size, &content[0], &got));
+    if (got != size) {
+      return absl::DataLossError(absl::StrCat("position store ", path, ": read ", got, " of ",
+                                              size, " bytes (file truncated?)"));
+    }
+  }
+  std::string why[2];
+  for (int i = 0; i < 2; ++i) {
+    out.valid[i] = ParseSlot(content.data() + i * out.slot_size, out.slot_size, &out.seq[i],
+                             &out.rec[i], &why[i]);
+  }
+  if (!out.valid[0] && !out.valid[1]) {
+    return absl::DataLossError(absl::StrCat("position store ", path,
+                                            ": no valid record: slot 0: ", why[0],
+                                            "; slot 1: ", why[1]));
+  }
+  out.newest = !out.valid[1] ? 0 : !out.valid[0] ? 1 : (out.seq[1] > out.seq[0] ? 1 : 0);
+  for (int i = 0; i < 2; ++i) {
+    if (!out.valid[i]) out.note = absl::StrCat("slot ", i, ": ", why[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ReplicaPosition> PositionStore::ReadDurable(const std::string& path,
+                                                           io::FileSystem* fs) {
+  if (fs == nullptr) fs = io::FileSystem::Default();
+  BINLOG_ASSIGN_OR_RETURN(bool exists, fs->Exists(path));
+  if (!exists) {
+    return absl::NotFoundError(absl::StrCat("position store ", path, ": no such file"));
+  }
+  BINLOG_ASSIGN_OR_RETURN(StoreSlots slots, ReadSlots(fs, path));
+  // Two valid records: the older one is the durable one (the newer slot
+  // is written only after the older one's sync, and may not be synced
+  // yet). One: the durable one (the other is a torn or never-made write).
+  int pick = slots.newest;
+  if (slots.valid[0] && slots.valid[1]) pick = 1 - slots.newest;
+  return std::move(slots.rec[pick]);
+}
+
 absl::StatusOr<std::unique_ptr<PositionStore>> PositionStore::Open(
     const std::string& path, const PositionStoreOptions& options) {
   if (!ValidSlotSize(options.slot_size)) {
@@ -260,46 +329,13 @@ absl::Status PositionStore::OpenImpl() {
     }
     BINLOG_RETURN_IF_ERROR(Create());
   }
-  BINLOG_ASSIGN_OR_RETURN(uint64_t size, fs_->FileSize(path_));
-  if (size % 2 != 0 || !ValidSlotSize(size / 2)) {
-    return absl::DataLossError(absl::StrCat(
-        "position store ", path_, ": file size ", size,
-        " is not two slots of a multiple of 4096 bytes (truncated, extended "
-        "or not a position store)"));
-  }
-  slot_size_ = static_cast<uint32_t>(size / 2);
-  std::string content(size, '\0');
-  {
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> r,
-                            fs_->OpenReadable(path_));
-    size_t got = 0;
-    BINLOG_RETURN_IF_ERROR(r->Read(0, size, &content[0], &got));
-    if (got != size) {
-      return absl::DataLossError(absl::StrCat("position store ", path_,
-                                              ": read ", got, " of ", size,
-                                              " bytes (file truncated?)"));
-    }
-  }
-  uint64_t seq[2] = {0, 0};
-  ReplicaPosition rec[2];
-  std::string why[2];
-  bool valid[2];
-  for (int i = 0; i < 2; ++i) {
-    valid[i] = ParseSlot(content.data() + i * slot_size_, slot_size_, &seq[i],
-                         &rec[i], &why[i]);
-  }
-  if (!valid[0] && !valid[1]) {
-    return absl::DataLossError(absl::StrCat("position store ", path_,
-                                            ": no valid record: slot 0: ",
-                                            why[0], "; slot 1: ", why[1]));
-  }
-  int pick = !valid[1] ? 0 : !valid[0] ? 1 : (seq[1] > seq[0] ? 1 : 0);
-  for (int i = 0; i < 2; ++i) {
-    if (!valid[i]) open_note_ = absl::StrCat("slot ", i, ": ", why[i]);
-  }
-  recovered_ = std::move(rec[pick]);
+  BINLOG_ASSIGN_OR_RETURN(StoreSlots slots, ReadSlots(fs_, path_));
+  slot_size_ = slots.slot_size;
+  const int pick = slots.newest;
+  open_note_ = std::move(slots.note);
+  recovered_ = std::move(slots.rec[pick]);
   durable_slot_ = pick;
-  seq_ = durable_seq_ = seq[pick];
+  seq_ = durable_seq_ = slots.seq[pick];
 
   BINLOG_ASSIGN_OR_RETURN(file_,
                           fs_->OpenWritable(path_, io::OpenMode::kOpenExisting));

@@ -156,6 +156,18 @@ class PositionStore {
   static absl::StatusOr<std::unique_ptr<PositionStore>> Open(
       const std::string& path, const PositionStoreOptions& options);
 
+  // For another process than the store's writer (a relay whose retention
+  // follows a consumer, server/copy_retention.h): the newest record of the
+  // store at `path` that is certainly durable, read through `fs` (nullptr:
+  // the default) from a file opened for reading only; nothing is created,
+  // written or synced. With two valid records that is the older one: the
+  // writer writes a slot only after the other one is synced, so the newer
+  // one may not be durable yet (the writer's latest update shows once it
+  // has made another). Errors: NotFound for a missing store; DataLoss as
+  // Open; the file system's.
+  static absl::StatusOr<ReplicaPosition> ReadDurable(const std::string& path,
+                                                     io::FileSystem* fs = nullptr);
+
   // Closes the store if Close() was not called (errors are lost then; the
   // latest record is made durable on the way if possible).
   ~PositionStore();

@@ -49,6 +49,7 @@ const char* FaultOpName(FaultOp op) {
     case FaultOp::kRemove: return "remove";
     case FaultOp::kDirSync: return "dir-sync";
     case FaultOp::kTempFile: return "temp-file";
+    case FaultOp::kSetTime: return "set-time";
   }
   return "?";
 }
@@ -724,6 +725,19 @@ absl::StatusOr<uint64_t> FaultInjectionFileSystem::FileSize(
 absl::StatusOr<bool> FaultInjectionFileSystem::Exists(const std::string& path) {
   BINLOG_FI_RETURN_IF_ERROR(AdmitRead());
   return target()->Exists(path);
+}
+
+absl::StatusOr<absl::Time> FaultInjectionFileSystem::ModificationTime(
+    const std::string& path) {
+  BINLOG_FI_RETURN_IF_ERROR(AdmitRead());
+  return target()->ModificationTime(path);
+}
+
+absl::Status FaultInjectionFileSystem::SetModificationTime(const std::string& path,
+                                                           absl::Time t) {
+  BINLOG_FI_RETURN_IF_ERROR(
+      Admit(static_cast<int>(FaultOp::kSetTime), path, "", kAnyEpoch, nullptr));
+  return target()->SetModificationTime(path, t);
 }
 
 absl::StatusOr<std::unique_ptr<FileLock>> FaultInjectionFileSystem::LockFile(

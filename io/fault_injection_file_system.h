@@ -80,6 +80,8 @@ enum class FaultOp {
                   // and Truncate (path: "<dir>/<unnamed temporary file>").
                   // Temporary files are not tracked for power loss: they
                   // vanish in a crash anyway.
+  kSetTime,       // FileSystem::SetModificationTime (durable on success,
+                  // so a power cut keeps it: not tracked)
 };
 const char* FaultOpName(FaultOp op);
 
@@ -161,7 +163,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   // thread, without any lock of this file system held. Tests use it to stop
   // a thread at a chosen point (block in the hook until the test has set up
   // the interleaving it wants) instead of sleeping. kOpenWritable, kRename,
-  // kRemove, kWrite, kSync, kAllocate, kTruncate, kDirSync and kTempFile
+  // kRemove, kWrite, kSync, kAllocate, kTruncate, kDirSync, kTempFile and
+  // kSetTime
   // calls are reported; an empty function clears the hook. Set it while no call is in
   // progress.
   using OpHook = std::function<void(FaultOp op, const std::string& path)>;
@@ -215,6 +218,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
       const std::string& path) override;
   absl::StatusOr<uint64_t> FileSize(const std::string& path) override;
   absl::StatusOr<bool> Exists(const std::string& path) override;
+  absl::StatusOr<absl::Time> ModificationTime(const std::string& path) override;
+  absl::Status SetModificationTime(const std::string& path, absl::Time t) override;
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& path,
       uint32_t permissions = kDefaultFilePermissions) override;
@@ -258,8 +263,8 @@ class FaultInjectionFileSystem final : public FileSystemWrapper {
   // Set by SetOpHook while no call is in progress; read without a lock.
   std::shared_ptr<const OpHook> hook_;
   // Per FaultOp, then one slot for other mutating calls (CreateDirectory).
-  static constexpr int kOtherMutating = 9;
-  std::atomic<uint64_t> calls_[10] = {};
+  static constexpr int kOtherMutating = 10;
+  std::atomic<uint64_t> calls_[11] = {};
 
   mutable sync::Mutex mu_;
   uint64_t ops_ ABSL_GUARDED_BY(mu_) = 0;

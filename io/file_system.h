@@ -38,6 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 
 namespace binlog {
@@ -233,6 +234,16 @@ class FileSystem {
 
   // The permission bits of `path` (st_mode & 07777). NotFound if missing.
   virtual absl::StatusOr<uint32_t> Permissions(const std::string& path) = 0;
+
+  // The time `path` was last modified (st_mtime), as the file system keeps
+  // it. NotFound if missing.
+  virtual absl::StatusOr<absl::Time> ModificationTime(const std::string& path) = 0;
+
+  // Sets the modification time of the existing file `path` to `t` (its
+  // access time unchanged) and makes it durable: the file, opened for
+  // reading only, is fsynced (POSIX: utimensat, then fsync; the caller
+  // must own the file). Its content is untouched. NotFound if missing.
+  virtual absl::Status SetModificationTime(const std::string& path, absl::Time t) = 0;
 
   // Takes an exclusive lock on `path` (created if needed, with
   // `permissions` before the umask). A second lock on the same path, from

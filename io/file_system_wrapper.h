@@ -116,6 +116,12 @@ class FileSystemWrapper : public FileSystem {
   absl::StatusOr<uint32_t> Permissions(const std::string& path) override {
     return target_->Permissions(path);
   }
+  absl::StatusOr<absl::Time> ModificationTime(const std::string& path) override {
+    return target_->ModificationTime(path);
+  }
+  absl::Status SetModificationTime(const std::string& path, absl::Time t) override {
+    return target_->SetModificationTime(path, t);
+  }
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& path,
       uint32_t permissions = kDefaultFilePermissions) override {

@@ -399,6 +399,27 @@ class PosixFileSystem final : public FileSystem {
     return static_cast<uint32_t>(st.st_mode & 07777);
   }
 
+  absl::StatusOr<absl::Time> ModificationTime(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", path);
+    return absl::TimeFromTimespec(st.st_mtim);
+  }
+
+  absl::Status SetModificationTime(const std::string& path, absl::Time t) override {
+    // Through a descriptor opened for reading: futimens needs ownership,
+    // not write access, and fsync on it makes the inode's new time durable.
+    int fd = OpenRetry(path.c_str(), O_RDONLY, 0);
+    if (fd < 0) return ErrnoStatus(errno, "open", path);
+    UniqueFd ufd(fd);
+    struct timespec times[2];
+    times[0].tv_sec = 0;
+    times[0].tv_nsec = UTIME_OMIT;  // the access time stays
+    times[1] = absl::ToTimespec(t);
+    if (::futimens(ufd.get(), times) != 0) return ErrnoStatus(errno, "futimens", path);
+    if (::fsync(ufd.get()) != 0) return ErrnoStatus(errno, "fsync", path);
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<std::unique_ptr<FileLock>> LockFile(
       const std::string& path,
       uint32_t permissions = kDefaultFilePermissions) override {

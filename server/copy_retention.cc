@@ -29,10 +29,9 @@ size_t FirstKept(const Files& files, absl::Time now, absl::Duration age, uint64_
   const size_t last = files.size() - 1;
   size_t keep = 0;
   if (age > absl::ZeroDuration()) {
-    // Ends at a young file (every file but the last has its last event's
-    // time, whether a Rotate ended it or not).
-    while (keep < last &&
-           absl::FromUnixSeconds(files[keep].end_time) + age <= now) {
+    // Ends at a young file: ages run from the local close time (the last
+    // file, never closed, never ages), not from the source's timestamps.
+    while (keep < last && files[keep].closed_at + age <= now) {
       ++keep;
     }
   }
@@ -70,6 +69,17 @@ absl::StatusOr<std::unique_ptr<CopyRetention>> CopyRetention::Create(
       options.startup_grace < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "CopyRetention: ages must be >= 0 and the interval > 0");
+  }
+  // A consumer whose store is missing is a mistake to report now (a
+  // wrong path would hold every file for good); one that goes missing
+  // later holds every file, and each pass says so.
+  for (const auto& [name, path] : options.consumers) {
+    absl::StatusOr<ReplicaPosition> p = PositionStore::ReadDurable(path, options.file_system);
+    if (absl::IsNotFound(p.status())) {
+      return absl::NotFoundError(absl::StrCat("consumer ", name, ": no position store at ", path,
+                                              " (the consumer creates it; the relay only "
+                                              "reads it)"));
+    }
   }
   std::unique_ptr<CopyRetention> r(new CopyRetention(mirror, server, std::move(options)));
   r->created_ = r->o_.now ? r->o_.now() : absl::Now();
@@ -232,15 +242,13 @@ absl::StatusOr<CopyRetention::PassResult> CopyRetention::RunOnce() {
   }
   for (const auto& [name, path] : o_.consumers) {
     Holder h;
-    PositionStoreOptions so;
-    so.create_if_missing = false;
-    auto store = PositionStore::Open(path, so);
+    // Read only: the consumer's store is never opened for writing.
+    auto store = PositionStore::ReadDurable(path, o_.file_system);
     if (!store.ok()) {
       h.who = absl::StrCat("consumer ", name, " (", path, " unreadable: ",
                            store.status().message(), ")");
     } else {
-      const std::string file = (*store)->recovered().source_file;
-      (*store)->Close().IgnoreError();  // read only: nothing to write
+      const std::string& file = store->source_file;
       if (file.empty() || !ParseBinlogFileName(o_.basename, file, &h.number)) {
         h.number = 0;
         h.who = absl::StrCat("consumer ", name, " (no file of the copy: '", file, "')");

@@ -6,11 +6,12 @@
 //
 // A pass (RunOnce, and every `interval` on a thread of its own after
 // Start):
-//   1. The policy's wish: the files (never the last) whose last event's
-//      source timestamp (the Rotate the source closed them with; for a
-//      file that ended otherwise, after a failover or a source's crash,
-//      its last event's: MirrorLog::ListFileFacts) is older than
-//      expire_after (MySQL's binlog_expire_logs_seconds), and the oldest
+//   1. The policy's wish: the files (never the last) that the copy closed
+//      (started the next file) longer than expire_after ago (MySQL's
+//      binlog_expire_logs_seconds), on the local clock
+//      (MirrorLog::ListFileFacts: the source's event timestamps are not
+//      used, so a source's skewed or hostile clock cannot age a file or
+//      keep it young), and the oldest
 //      files while the copy's files together hold more than
 //      max_total_bytes (MySQL 8.4 has no such limit).
 //   2. What the consumers hold: no file at or after the one a consumer has
@@ -23,8 +24,8 @@
 //      one whose file was purged already holds none), and every named
 //      consumer: a PositionStore file (binlog/position_store.h) whose
 //      source_file is the copy's file the consumer reads (written by the
-//      consumer; a store that cannot be read holds every file, and says
-//      so in the log).
+//      consumer, only read here: its durable record, ReadDurable; a store
+//      that cannot be read holds every file, and says so in the log).
 //   3. Operator limits override the consumers: files older than
 //      force_purge_after, and the oldest while the files hold more than
 //      force_max_total_bytes, go even if a consumer is in them. The dumps
@@ -63,6 +64,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "binlog/mirror_log.h"
+#include "io/file_system.h"
 #include "server/server.h"
 
 namespace binlog {
@@ -71,12 +73,18 @@ namespace server {
 struct CopyRetentionOptions {
   // The copy's basename (the source's).
   std::string basename;
-  // The policy (zero: none). A file's age is measured from the source's
-  // timestamp of the Rotate that ended it.
+  // The policy (zero: none). A file's age is measured from its local
+  // close time (MirrorLog::FileFacts::closed_at), with `now`.
   absl::Duration expire_after = absl::ZeroDuration();
   uint64_t max_total_bytes = 0;
-  // Named consumers: name and PositionStore path.
+  // Named consumers: name and PositionStore path. Each pass reads the
+  // store's durable record (PositionStore::ReadDurable: read only, never
+  // created, written or synced). Create fails (NotFound) for a store that
+  // does not exist.
   std::vector<std::pair<std::string, std::string>> consumers;
+  // The file system the consumers' stores are read through; nullptr: the
+  // default.
+  io::FileSystem* file_system = nullptr;
   // Operator limits, past the consumers (zero: none).
   absl::Duration force_purge_after = absl::ZeroDuration();
   uint64_t force_max_total_bytes = 0;
@@ -103,7 +111,8 @@ struct CopyRetentionOptions {
   absl::Duration startup_grace = absl::ZeroDuration();
   // Where purges and held files are reported (one line each, no newline).
   std::function<void(const std::string&)> log;
-  // The clock files' ages and startup_grace are measured with; nullptr:
+  // The clock files' ages and startup_grace are measured with (the copy's
+  // close times come from MirrorOptions::clock: the same clock); nullptr:
   // absl::Now(). (Replicas' inactivity is the server's: ServerOptions::now.)
   std::function<absl::Time()> now;
 };
@@ -112,7 +121,8 @@ class CopyRetention {
  public:
   // `server` may be null (no downstream replicas: named consumers only).
   // InvalidArgument for an empty basename or negative durations; DataLoss
-  // for a replicas_file that cannot be parsed; its I/O errors.
+  // for a replicas_file that cannot be parsed; NotFound for a consumer
+  // whose store does not exist; I/O errors.
   static absl::StatusOr<std::unique_ptr<CopyRetention>> Create(MirrorLog* mirror,
                                                                Server* server,
                                                                CopyRetentionOptions options);

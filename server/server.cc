@@ -799,6 +799,7 @@ class Session {
   bool Stream(uint64_t file, uint64_t offset, uint16_t flags) {
     auto reader = OpenAt(file, offset);
     if (!reader.ok()) return Fatal(reader.status().message());
+    srv_->NoteDumpFile(id_, file);  // before the reader holds (pins) a file
     std::string file_name = BinlogFileName(o_.basename, file);
     NoteSent(file, file_name, offset);  // it holds what comes before
     uint64_t sent_file = file;  // the file the replica was told of
@@ -877,9 +878,12 @@ class Session {
     std::string file_name;
     uint64_t sent_file = 0;  // the file the replica was told of
     bool sent_checksums = false;
+    srv_->NoteDumpFile(id_, 0);  // its start file is found by its first Next
     while (true) {
       if (srv_->shutdown_.load(std::memory_order_relaxed)) return ShutdownDump();
       absl::Status s = g->Next(&ev);
+      const uint64_t at = g->reader()->file_number();
+      if (first && at != 0) srv_->NoteDumpFile(id_, at);
       if (s.ok()) {
         bad_since = absl::InfiniteFuture();
         if (first) {
@@ -890,8 +894,7 @@ class Session {
           sent_file = ev.file_number;
           sent_checksums = ev.file_has_checksums;
         } else if (ev.file_number != sent_file) {
-          // Every later file too (see Stream).
-          AppendFileRotate(ev.file_number, sent_checksums);
+          AppendFileRotate(ev.file_number, sent_checksums);  // every later file (see Stream)
           sent_file = ev.file_number;
         }
         sent_checksums = ev.file_has_checksums;

@@ -306,10 +306,13 @@ class Server {
   // them.
   std::vector<ReplicaPosition> ForgetExpiredReplicas();
   // Ends every dump whose replica's last sent position is in a file the
-  // log numbers below `file_number` (or that has sent nothing yet and
-  // started below it): each gets ER_MASTER_FATAL_ERROR_READING_BINLOG
-  // (1236) with `why` and is disconnected within a heartbeat slice. For a
-  // purge an operator limit forces past slow replicas. Returns how many.
+  // log numbers below `file_number`, or that has sent nothing yet and
+  // starts below it (a dump is known from its start, before it has read
+  // or sent anything: a GTID dump, whose start file its reader finds,
+  // counts as below until it has found it): each gets
+  // ER_MASTER_FATAL_ERROR_READING_BINLOG (1236) with `why` at its next
+  // send and is disconnected. For a purge an operator limit forces past
+  // slow replicas. Returns how many.
   int EndDumpsBefore(uint64_t file_number, const std::string& why);
 
   LogFlavor flavor() const { return flavor_; }
@@ -352,6 +355,9 @@ class Server {
   void NoteSentLocked(uint32_t session, std::optional<uint32_t> registered_id,
                       const std::optional<std::pair<uint32_t, std::string>>& remembered,
                       uint64_t file_no, const std::string& file, uint64_t position);
+  // A dump of `session` starts reading file `file_no` (0: not known yet),
+  // before its first send records where it got to (NoteSentLocked).
+  void NoteDumpFile(uint32_t session, uint64_t file_no);
   void ReplicaAcked(uint32_t session, uint32_t server_id, const std::string& file,
                     uint64_t position);
   absl::Status Init();

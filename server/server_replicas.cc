@@ -112,6 +112,11 @@ void Server::NoteSentLocked(uint32_t session, std::optional<uint32_t> registered
   it->second.facts.sent_position = position;
 }
 
+void Server::NoteDumpFile(uint32_t session, uint64_t file_no) {
+  std::lock_guard<std::mutex> l(mu_);
+  dump_files_[session] = file_no;
+}
+
 std::vector<Server::ReplicaPosition> Server::ReplicaPositions() const {
   std::lock_guard<std::mutex> l(mu_);
   return registry_.List();

@@ -161,10 +161,10 @@ ABSL_FLAG(absl::Duration, source_heartbeat_period, absl::Seconds(1),
 // Relay mode: retention of the copy (tools/README.md, "Relay",
 // server/copy_retention.h).
 ABSL_FLAG(uint64_t, binlog_expire_logs_seconds, 0,
-          "relay mode: purge copied files whose source Rotate is older than this "
-          "(MySQL's variable of the same name), once every remembered downstream "
-          "replica (--max_replicas) and every --consumers entry has read past "
-          "them; 0: not by age");
+          "relay mode: purge copied files the relay closed (began the next file "
+          "after) longer ago than this, on its own clock (MySQL's variable of the "
+          "same name), once every remembered downstream replica (--max_replicas) "
+          "and every --consumers entry has read past them; 0: not by age");
 ABSL_FLAG(uint64_t, binlog_max_total_size, 0,
           "relay mode: purge the oldest copied files while all of them hold more "
           "than this many bytes, once every remembered downstream replica and "
@@ -173,9 +173,10 @@ ABSL_FLAG(std::string, consumers, "",
           "relay mode: named consumers that hold the copy's files, "
           "NAME=PATH[,NAME=PATH...]: each PATH a position store "
           "(binlog/position_store.h) whose source_file is the copy's file the "
-          "consumer reads");
+          "consumer reads; only read (it must exist at start)");
 ABSL_FLAG(uint64_t, force_purge_after_seconds, 0,
-          "relay mode: operator limit: purge copied files older than this even if "
+          "relay mode: operator limit: purge copied files closed longer ago than "
+          "this (as --binlog_expire_logs_seconds) even if "
           "a replica or consumer still needs them (their dumps end with 1236; "
           "logged); 0: none");
 ABSL_FLAG(uint64_t, force_max_total_size, 0,

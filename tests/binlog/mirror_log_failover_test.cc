@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
@@ -349,18 +351,19 @@ TEST_P(MirrorLogFailoverTest, NewServersFileIsCopiedWholeAsTheNextFile) {
   ASSERT_OK((*again)->Close());
 }
 
-// Retention's facts: every file but the last has its last event's time,
-// the file the failover ended (no Rotate, as a crashed source's last file)
-// and the new server's files (their Rotates name its files, not the
-// copy's) too, so an age limit can pass them.
-TEST_P(MirrorLogFailoverTest, EveryClosedFileHasAnEndTimeAcrossAFailover) {
+// Retention's facts: every file but the last has a close time on the
+// copy's clock, the file the failover ended (no Rotate, as a crashed
+// source's last file) too: when the new server's first file began.
+TEST_P(MirrorLogFailoverTest, EveryClosedFileHasACloseTimeAcrossAFailover) {
   auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
   ASSERT_OK(m.status());
   (*m)->BeginStream(1);
   FollowAUntilItDies(m->get());
   if (HasFatalFailure()) return;
+  const absl::Time failover = absl::Now() - absl::Milliseconds(1);
   (*m)->BeginStream(2);
   ASSERT_OK(Feed(m->get(), Dump(b_, FailoverFile(), kMagicSize)));
+  const absl::Time end = absl::Now() + absl::Milliseconds(1);
   auto facts = (*m)->ListFileFacts();
   ASSERT_OK(facts.status());
   uint64_t a_last = 0;
@@ -368,19 +371,18 @@ TEST_P(MirrorLogFailoverTest, EveryClosedFileHasAnEndTimeAcrossAFailover) {
   ASSERT_GT(facts->size(), a_last + 1);
   for (size_t i = 0; i + 1 < facts->size(); ++i) {
     SCOPED_TRACE((*facts)[i].name);
-    EXPECT_GE((*facts)[i].end_time, kTs);
-    // Ended by the failover: its last transaction's commit.
-    if ((*facts)[i].number == a_last) {
-      EXPECT_EQ((*facts)[i].end_time, kTs);
+    EXPECT_LE((*facts)[i].closed_at, end);
+    if ((*facts)[i].number >= a_last) {
+      EXPECT_GE((*facts)[i].closed_at, failover);
     }
   }
-  EXPECT_EQ(facts->back().end_time, 0u);
-  // Asked again (remembered): the same.
+  EXPECT_EQ(facts->back().closed_at, absl::InfiniteFuture());
+  // Asked again: the same.
   auto again = (*m)->ListFileFacts();
   ASSERT_OK(again.status());
   ASSERT_EQ(again->size(), facts->size());
   for (size_t i = 0; i < facts->size(); ++i) {
-    EXPECT_EQ((*again)[i].end_time, (*facts)[i].end_time);
+    EXPECT_EQ((*again)[i].closed_at, (*facts)[i].closed_at);
   }
   ASSERT_OK((*m)->Close());
 }

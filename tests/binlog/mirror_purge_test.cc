@@ -9,6 +9,7 @@
 // position 4: an artificial Rotate, then every event of every file as
 // stored. The source is a closed library log with small files.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "binlog/event.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
@@ -81,10 +83,13 @@ class MirrorPurgeTest : public ::testing::Test {
   }
 
   // A copy in a new directory holding the whole source.
-  std::unique_ptr<MirrorLog> NewCopy(const std::string& tag, io::FileSystem* fs = nullptr) {
+  // `clock`: MirrorOptions::clock (the files' close times).
+  std::unique_ptr<MirrorLog> NewCopy(const std::string& tag, io::FileSystem* fs = nullptr,
+                                     std::function<absl::Time()> clock = nullptr) {
     copy_dir_ = NewTempDir(tag);
     MirrorOptions mo;
     mo.file_system = fs;
+    mo.clock = std::move(clock);
     auto m = MirrorLog::Open(copy_dir_, kBase, mo);
     EXPECT_TRUE(m.ok()) << m.status();
     if (!m.ok()) return nullptr;
@@ -210,13 +215,20 @@ TEST_F(MirrorPurgeTest, TheLastFileStaysAndUnknownFilesAreNotFound) {
   EXPECT_EQ((*again)->ResumePoint().gtids, before.gtids);
 }
 
-TEST_F(MirrorPurgeTest, ListFileFactsGivesSizesAndEndTimes) {
-  std::unique_ptr<MirrorLog> m = NewCopy("mirror_purge_facts");
+// A file's close time is when the copy started the next file, on the
+// copy's clock (here: minute i for the i-th file started after the first),
+// whatever the source's timestamps say; kept as the file's modification
+// time, it survives a restart. The last file is never closed.
+TEST_F(MirrorPurgeTest, ListFileFactsGivesSizesAndLocalCloseTimes) {
+  const absl::Time base = absl::FromUnixSeconds(1500000000);
+  int calls = 0;
+  std::unique_ptr<MirrorLog> m =
+      NewCopy("mirror_purge_facts", nullptr, [&] { return base + absl::Minutes(calls++); });
   ASSERT_NE(m, nullptr);
+  EXPECT_EQ(calls, static_cast<int>(files_.size()) - 1);
   auto facts = m->ListFileFacts();
   ASSERT_TRUE(facts.ok()) << facts.status();
   ASSERT_EQ(facts->size(), files_.size());
-  uint32_t prev = 0;
   for (size_t i = 0; i < facts->size(); ++i) {
     const auto& f = (*facts)[i];
     EXPECT_EQ(f.name, files_[i]);
@@ -224,15 +236,79 @@ TEST_F(MirrorPurgeTest, ListFileFactsGivesSizesAndEndTimes) {
     ASSERT_TRUE(size.ok());
     EXPECT_EQ(f.size, *size);
     if (i + 1 < facts->size()) {
-      // The Rotate's timestamp: the source's clock, increasing.
-      EXPECT_GT(f.end_time, kTs);
-      EXPECT_GE(f.end_time, prev);
-      prev = f.end_time;
+      EXPECT_EQ(f.closed_at, base + absl::Minutes(static_cast<int64_t>(i))) << f.name;
     } else {
-      EXPECT_EQ(f.end_time, 0u);
+      EXPECT_EQ(f.closed_at, absl::InfiniteFuture());
     }
   }
   ASSERT_TRUE(m->Close().ok());
+  m.reset();
+  auto again = MirrorLog::Open(copy_dir_, kBase, MirrorOptions());
+  ASSERT_TRUE(again.ok()) << again.status();
+  auto after = (*again)->ListFileFacts();
+  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_EQ(after->size(), facts->size());
+  for (size_t i = 0; i < facts->size(); ++i) {
+    EXPECT_EQ((*after)[i].closed_at, (*facts)[i].closed_at) << (*facts)[i].name;
+  }
+  ASSERT_TRUE((*again)->Close().ok());
+}
+
+// A file the source ended without a Rotate (it crashed, and its dump came
+// back later with its next file) is closed when that next file began, not
+// at its last write: it stayed the copy's last file until then.
+TEST_F(MirrorPurgeTest, AFileEndedWithoutARotateClosesWhenTheNextOneBegins) {
+  absl::Time now = absl::FromUnixSeconds(1600000000);
+  copy_dir_ = NewTempDir("mirror_purge_crashed_source");
+  MirrorOptions mo;
+  mo.clock = [&now] { return now; };
+  auto m = MirrorLog::Open(copy_dir_, kBase, mo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  // The first file without its Rotate, then the source's next file after
+  // a new dump's artificial Rotate.
+  size_t i = 0;
+  for (; i < stream_.size(); ++i) {
+    const EventHeader h = DecodeHeader(stream_[i]);
+    if (i > 0 && h.type == kRotateEvent) break;
+    ASSERT_TRUE((*m)->Append(stream_[i]).ok());
+  }
+  ASSERT_LT(i, stream_.size());
+  now += absl::Hours(5);  // the source was away
+  ASSERT_TRUE((*m)->Append(EncodeRotateTo(0, 1, files_[1], kMagicSize, 0, kFlagArtificial, true))
+                  .ok());
+  for (++i; i < stream_.size(); ++i) {
+    const EventHeader h = DecodeHeader(stream_[i]);
+    ASSERT_TRUE((*m)->Append(stream_[i]).ok()) << i;
+    if (h.type == kRotateEvent) break;  // the second file is whole
+  }
+  auto facts = (*m)->ListFileFacts();
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  ASSERT_GE(facts->size(), 2u);
+  EXPECT_EQ((*facts)[0].closed_at, now);
+  ASSERT_TRUE((*m)->Close().ok());
+}
+
+// The close time cannot be kept (its write fails): the copy is poisoned
+// before the next file exists, as after any failed write of it.
+TEST_F(MirrorPurgeTest, AFailedCloseTimePoisonsTheCopyBeforeTheNextFile) {
+  io::FaultInjectionFileSystem fs;
+  copy_dir_ = NewTempDir("mirror_purge_set_time");
+  MirrorOptions mo;
+  mo.file_system = &fs;
+  auto m = MirrorLog::Open(copy_dir_, kBase, mo);
+  ASSERT_TRUE(m.ok()) << m.status();
+  io::FaultSpec f;
+  f.op = io::FaultOp::kSetTime;
+  fs.InjectFault(f);
+  absl::Status s;
+  for (const std::string& e : stream_) {
+    s = (*m)->Append(e);
+    if (!s.ok()) break;
+  }
+  EXPECT_TRUE(absl::StrContains(s.message(), "injected")) << s;
+  EXPECT_EQ((*m)->files(), std::vector<std::string>{files_[0]});
+  EXPECT_FALSE(Exists(files_[1]));
+  EXPECT_THAT((*m)->Sync(), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 // A crash after the index rewrite, before the removals (a removal fails,

@@ -386,6 +386,68 @@ TEST_F(PositionStoreTest, MissingStoreWithoutCreateIsNotFound) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr(path_)));
 }
 
+// ReadDurable, for another process than the writer (a relay following a
+// consumer): the record that is certainly durable, the older of two valid
+// ones (the newer may not be synced yet), or the only valid one; the file
+// is only read (no call that opens it for writing, creates, renames or
+// syncs anything), and a missing store is NotFound and stays missing.
+class OpenForWriteCountingFs : public io::FileSystemWrapper {
+ public:
+  OpenForWriteCountingFs() : io::FileSystemWrapper(io::FileSystem::Default()) {}
+  absl::StatusOr<std::unique_ptr<io::WritableFile>> OpenWritable(
+      const std::string& path, io::OpenMode mode,
+      uint32_t permissions = io::kDefaultFilePermissions) override {
+    ++changes;
+    return io::FileSystemWrapper::OpenWritable(path, mode, permissions);
+  }
+  absl::Status Rename(const std::string& from, const std::string& to) override {
+    ++changes;
+    return io::FileSystemWrapper::Rename(from, to);
+  }
+  absl::Status Remove(const std::string& path) override {
+    ++changes;
+    return io::FileSystemWrapper::Remove(path);
+  }
+  absl::StatusOr<std::unique_ptr<io::Directory>> OpenDirectory(
+      const std::string& path) override {
+    ++changes;
+    return io::FileSystemWrapper::OpenDirectory(path);
+  }
+  int changes = 0;
+};
+
+TEST_F(PositionStoreTest, ReadDurableReadsTheOlderOfTwoValidRecordsOnly) {
+  OpenForWriteCountingFs fs;
+  EXPECT_THAT(PositionStore::ReadDurable(path_, &fs).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_FALSE(io::FileSystem::Default()->Exists(path_).value());
+  {
+    auto store = OpenOrDie(Options());  // seq 1 (empty) in slot 0
+    ASSERT_NE(store, nullptr);
+    auto r = PositionStore::ReadDurable(path_, &fs);
+    ASSERT_OK(r.status());
+    EXPECT_EQ(*r, ReplicaPosition());  // the only valid record
+    ASSERT_OK(store->Update(MakeRecord(1)));  // seq 2 in slot 1
+    r = PositionStore::ReadDurable(path_, &fs);
+    ASSERT_OK(r.status());
+    EXPECT_EQ(*r, ReplicaPosition());  // seq 1: the older one
+    ASSERT_OK(store->Update(MakeRecord(2)));  // seq 3 in slot 0
+    r = PositionStore::ReadDurable(path_, &fs);
+    ASSERT_OK(r.status());
+    EXPECT_EQ(*r, MakeRecord(1));
+    ASSERT_OK(store->Close());
+  }
+  CorruptByte(40);  // slot 0 (seq 3) torn: slot 1 is the only valid one
+  auto r = PositionStore::ReadDurable(path_, &fs);
+  ASSERT_OK(r.status());
+  EXPECT_EQ(*r, MakeRecord(1));
+  EXPECT_EQ(fs.changes, 0);
+  CorruptByte(4096 + 40);  // neither is valid
+  EXPECT_THAT(PositionStore::ReadDurable(path_, &fs).status(),
+              StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_EQ(fs.changes, 0);
+}
+
 TEST_F(PositionStoreTest, BadSlotSizeIsInvalidArgument) {
   PositionStoreOptions o = Options();
   for (uint32_t size : {0u, 1000u, 4097u, 32u << 20}) {

@@ -103,7 +103,8 @@ class RelayServeTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    fs_.Open();  // a failed assertion may have left the gate shut
+    fs_.Open();  // a failed assertion may have left the gates shut
+    fs_.OpenReads();
     downstream_.Stop();
     if (relay_ != nullptr) {
       EXPECT_TRUE(relay_->Stop().ok());
@@ -509,8 +510,11 @@ TEST_F(RelayServeTest, APurgeWaitsForASlowRegisteredReplica) {
 }
 
 // A named consumer (a PositionStore whose source_file is the copy's file
-// it reads) holds its file and the later ones; one whose store cannot be
-// read holds every file. The retention thread purges once it moves on.
+// it reads) holds its file and the later ones, as its store's durable
+// record says (the older of its two records: an update shows once the
+// consumer has made the next one); a store missing at the start is an
+// error, and one that cannot be read later holds every file. The
+// retention thread purges once the consumer moves on.
 TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
   StartRelayAndDownstream();
   if (HasFatalFailure()) return;
@@ -525,16 +529,31 @@ TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
   p.source_file = before[2];
   p.source_pos = 4;
   ASSERT_TRUE((*store)->Update(p).ok());
+  ASSERT_TRUE((*store)->Update(p).ok());
 
   CopyRetentionOptions missing;
+  missing.basename = "binlog";
   missing.max_total_bytes = 1;
   missing.consumers = {{"gone", src_dir_ + "/no-such.pos"}};
+  auto refused = CopyRetention::Create(relay_->mirror(), downstream_.server.get(), missing);
+  EXPECT_TRUE(absl::IsNotFound(refused.status())) << refused.status();
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "consumer gone")) << refused.status();
+  EXPECT_FALSE(io::FileSystem::Default()->Exists(src_dir_ + "/no-such.pos").value_or(true));
+
+  const std::string lost_path = src_dir_ + "/lost.pos";
+  {
+    auto lost = PositionStore::Open(lost_path, PositionStoreOptions());
+    ASSERT_TRUE(lost.ok()) << lost.status();
+  }
+  missing.consumers = {{"gone", lost_path}};
   auto held = Retention(missing);
   ASSERT_NE(held, nullptr);
+  ASSERT_TRUE(io::FileSystem::Default()->Remove(lost_path).ok());
   auto pass = held->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_TRUE(pass->purged.empty());
   EXPECT_TRUE(absl::StrContains(pass->kept_reason, "consumer gone")) << pass->kept_reason;
+  EXPECT_TRUE(absl::StrContains(pass->kept_reason, "unreadable")) << pass->kept_reason;
 
   CopyRetentionOptions o;
   o.max_total_bytes = 1;
@@ -548,6 +567,7 @@ TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
   EXPECT_EQ(pass->kept_reason, absl::StrCat("consumer archiver at ", before[2]));
   // The consumer moves on to the last file; the thread's next pass purges.
   p.source_file = before.back();
+  ASSERT_TRUE((*store)->Update(p).ok());
   ASSERT_TRUE((*store)->Update(p).ok());
   ret->Start();
   EXPECT_TRUE(testutil::WaitUntil([&] { return CopyFiles().size() == 1; }));
@@ -603,7 +623,7 @@ TEST_F(RelayServeTest, AnOperatorLimitForcesThePurgeAndTheReplicaGets1236) {
   EXPECT_EQ(r->error_code, 1789) << r->message;
 }
 
-// By time: files whose source Rotate is older than expire_after go (the
+// By time: files the copy closed longer than expire_after ago go (the
 // clock injected), none while they are younger.
 TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
   StartRelayAndDownstream();
@@ -614,9 +634,9 @@ TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
   ASSERT_GE(before.size(), 3u);
   auto facts = relay_->mirror()->ListFileFacts();
   ASSERT_TRUE(facts.ok()) << facts.status();
-  const uint32_t newest_end = (*facts)[facts->size() - 2].end_time;
-  ASSERT_NE(newest_end, 0u);
-  absl::Time now = absl::FromUnixSeconds(newest_end) + absl::Minutes(30);
+  const absl::Time newest_end = (*facts)[facts->size() - 2].closed_at;
+  ASSERT_NE(newest_end, absl::InfiniteFuture());
+  absl::Time now = newest_end + absl::Minutes(30);
   CopyRetentionOptions o;
   o.expire_after = absl::Hours(1);
   o.now = [&now] { return now; };
@@ -625,7 +645,7 @@ TEST_F(RelayServeTest, APurgeByTimeTakesTheFilesOlderThanTheLimit) {
   auto pass = ret->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_TRUE(pass->purged.empty());
-  now = absl::FromUnixSeconds(newest_end) + absl::Hours(1);
+  now = newest_end + absl::Hours(1);
   pass = ret->RunOnce();
   ASSERT_TRUE(pass.ok()) << pass.status();
   EXPECT_EQ(pass->purged, std::vector<std::string>(before.begin(), before.end() - 1));
@@ -692,6 +712,59 @@ TEST_F(RelayServeTest, AForcedPurgeEndsTheDumpOfAReplicaInAPurgedFile) {
   EXPECT_EQ(last.error_code, 1236);
   EXPECT_TRUE(absl::StrContains(last.message, "operator limit")) << last.message;
   // Its file is free: the next pass purges every file but the last.
+  ASSERT_TRUE(testutil::WaitUntil([&] {
+    auto p = ret->RunOnce();
+    return p.ok() && CopyFiles().size() == 1;
+  }));
+}
+
+// A dump that has sent nothing yet (it has read the first file and holds
+// (pins) the second, its read there held by the test, before its first
+// send) is known to a forced purge from its start: the purge ends it (1236
+// naming the operator limit, at its first send) rather than waiting for
+// it, and the next pass purges the file it held.
+TEST_F(RelayServeTest, AForcedPurgeEndsADumpThatHasSentNothingYet) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(50);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> files = CopyFiles();
+  ASSERT_GE(files.size(), 3u);
+  // The copy's GTID index thread is done with the second file before its
+  // reads are held.
+  ASSERT_TRUE(testutil::WaitUntil([&] {
+    return io::FileSystem::Default()->Exists(copy_dir_ + "/" + files[1] + ".gidx").value_or(false);
+  }));
+  fs_.ShutReads("/" + files[1]);
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Register(607, "127.0.0.1", 3307).ok());
+  ASSERT_TRUE(c->Dump("", 4, 0, 607).ok());
+  ASSERT_TRUE(testutil::WaitUntil([&] { return fs_.blocked_reads() > 0; }));
+
+  CopyRetentionOptions o;
+  o.force_max_total_bytes = 1;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->forced);
+  ASSERT_EQ(pass->dumps_ended, 1);
+  EXPECT_EQ(pass->purged, std::vector<std::string>{files[0]});
+  EXPECT_EQ(pass->kept_file, files[1]);
+  EXPECT_EQ(pass->kept_reason, "open by a reader");
+  fs_.OpenReads();
+  ClientReply last;
+  for (;;) {
+    auto r = c->Read(absl::Now() + absl::Seconds(60));
+    ASSERT_TRUE(r.ok()) << r.status();
+    if (r->kind == ClientReply::kError) {
+      last = *r;
+      break;
+    }
+  }
+  EXPECT_EQ(last.error_code, 1236);
+  EXPECT_TRUE(absl::StrContains(last.message, "operator limit")) << last.message;
   ASSERT_TRUE(testutil::WaitUntil([&] {
     auto p = ret->RunOnce();
     return p.ok() && CopyFiles().size() == 1;
