@@ -14,6 +14,7 @@
 // transactions with A's GTIDs, as a replica with log_slave_updates does,
 // then its own.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -21,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "binlog/event.h"
@@ -349,6 +352,87 @@ TEST_P(MirrorLogFailoverTest, NewServersFileIsCopiedWholeAsTheNextFile) {
     EXPECT_EQ((*again)->SourceFileName(BinlogFileName("a-bin", r.file)), r.source_file);
   }
   ASSERT_OK((*again)->Close());
+}
+
+// A GTID reader that jumps with the GTID index (rebuilt a few
+// transactions apart) in a failed-over copy returns what a scan returns,
+// each GTID once. (The groups a jump passes are the replica's, at or
+// before its position; a new server's first file repeats only groups
+// after its own Gtid_list, and a reader starts in the newest file whose
+// Gtid_list is at or before the position: the repeats never include a
+// group the jump passed, with per-domain increasing seq_nos.)
+TEST_P(MirrorLogFailoverTest, AnIndexJumpInAFailedOverCopyReturnsWhatAScanReturns) {
+  {
+    auto m = MirrorLog::Open(copy_, "a-bin", MirrorOptions());
+    ASSERT_OK(m.status());
+    (*m)->BeginStream(1);
+    FollowAUntilItDies(m->get());
+    if (HasFatalFailure()) return;
+    (*m)->BeginStream(2);
+    ASSERT_OK(Feed(m->get(), Dump(b_, FailoverFile(), kMagicSize)));
+    ASSERT_OK((*m)->Close());
+  }
+  // The replica has A's transactions up to kHeld - 1 (B's first file
+  // repeats kHeld - 1 and kHeld).
+  const LogFlavor flavor = maria_ ? LogFlavor::kMariaDB : LogFlavor::kMySQL;
+  auto state = ReadAtRestGtidState(copy_, "a-bin", flavor);
+  ASSERT_OK(state.status());
+  const Uuid uuid_a = *Uuid::Parse(kUuidA);
+  auto read_all = [&](uint64_t index_interval, std::vector<std::string>* got,
+                      uint64_t* jumped_to) {
+    // Indexes rebuilt at this interval (a few transactions apart).
+    auto names = io::FileSystem::Default()->ListDirectory(copy_);
+    ASSERT_OK(names.status());
+    for (const std::string& n : *names) {
+      if (absl::EndsWith(n, ".gidx")) {
+        ASSERT_OK(io::FileSystem::Default()->Remove(io::JoinPath(copy_, n)));
+      }
+    }
+    ReaderOptions ro;
+    ro.gtid_index_interval = index_interval;
+    absl::StatusOr<std::unique_ptr<GtidReader>> r;
+    if (maria_) {
+      MariaGtidState pos;
+      pos.Add(0, 1, static_cast<uint64_t>(kHeld - 1));
+      r = OpenMariaGtidReaderAtRest(copy_, "a-bin", *state, pos, ro);
+    } else {
+      GtidSet have;
+      have.AddInterval(uuid_a, 1, kHeld - 1);
+      r = OpenGtidReaderAtRest(copy_, "a-bin", *state, have, Uuid(), ro);
+    }
+    ASSERT_OK(r.status());
+    for (;;) {
+      Event ev;
+      absl::Status s = (*r)->Next(&ev);
+      if (absl::IsOutOfRange(s)) break;
+      ASSERT_OK(s);
+      *jumped_to = std::max(*jumped_to, (*r)->jumped_to());
+      if (ev.header.type == kMariaGtidEvent) {
+        auto g = DecodeMariaGtid(ev.body());
+        ASSERT_OK(g.status());
+        got->push_back(absl::StrCat(g->domain_id, "-", ev.header.server_id, "-", g->seq_no));
+      } else if (ev.header.type == kGtidEvent) {
+        auto g = DecodeAnyMySqlGtidEvent(ev.header.type, ev.body());
+        ASSERT_OK(g.status());
+        got->push_back(absl::StrCat(g->tsid().ToString(), ":", g->gno));
+      }
+    }
+  };
+  std::vector<std::string> scanned, jumped;
+  uint64_t scan_jump = 0, index_jump = 0;
+  read_all(0, &scanned, &scan_jump);
+  if (HasFatalFailure()) return;
+  read_all(64, &jumped, &index_jump);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(scan_jump, 0u);
+  EXPECT_GT(index_jump, 0u) << "the reader did not jump";
+  EXPECT_EQ(jumped, scanned);
+  // kHeld, then B's own (kShared - kHeld of A's history and 20 of its
+  // own), each once.
+  EXPECT_EQ(scanned.size(), static_cast<size_t>(kShared - kHeld + 1 + 20))
+      << absl::StrJoin(scanned, " ");
+  EXPECT_EQ(std::set<std::string>(jumped.begin(), jumped.end()).size(), jumped.size())
+      << absl::StrJoin(jumped, " ");
 }
 
 // Retention's facts: every file but the last has a close time on the
