@@ -507,10 +507,11 @@ class Session {
   // Sends one stored event: Format_description with the in-use flag
   // clear, lz4 payloads expanded (a replica knows only zstd), the rest as
   // stored.
-  bool ForwardEvent(absl::string_view ev, bool checksums, bool zero_fde_pos) {
+  bool ForwardEvent(uint64_t file_no, absl::string_view ev, bool checksums, bool zero_fde_pos) {
     if (ev.size() < kHeaderSize) return Fatal("short event in the log");
     const uint8_t type = static_cast<uint8_t>(ev[4]);
     const bool ends = EndsTransaction(ev, checksums);
+    if (ends) ack_due_ = sync::AckPosition{file_no, DecodeHeader(ev).log_pos};
     if (type == kFormatDescriptionEvent) {
       auto fde = EncodeSentFormatDescription(ev, zero_fde_pos);
       if (!fde.ok()) return Fatal(fde.status().message());
@@ -672,12 +673,14 @@ class Session {
     if (srv_->view_->live() && reader != nullptr) {
       // A semi-sync replica's ack may be what the log waits for (its
       // committers wait on the tracker, so nothing new comes until the ack
-      // is read): the wait is cut in slices of ServerOptions::ack_poll and
-      // the socket looked at between them, so an ack is read within a
-      // slice instead of at the end of the whole wait.
+      // is read): while an ack is due the wait is cut in slices of
+      // ServerOptions::ack_poll and the socket looked at between them, so
+      // an ack is read within a slice instead of at the end of the whole
+      // wait. With every transaction sent acknowledged, the whole wait.
       const absl::Time end = absl::Now() + wait;
       for (;;) {
-        const absl::Time until = semisync_ ? std::min(end, absl::Now() + o_.ack_poll) : end;
+        const absl::Time until =
+            ack_due_.has_value() ? std::min(end, absl::Now() + o_.ack_poll) : end;
         absl::Status s = reader->WaitForMore(until);
         if (absl::IsCancelled(s)) {
           SendShutdown();
@@ -712,6 +715,11 @@ class Session {
     // Ignored acks (stale, too many replicas) are the tracker's to count.
     Count(&ServerStats::semisync_acks, 1);
     o_.acks->Ack(replica_id_, sync::AckPosition{n, ack->position}).IgnoreError();
+    if (ack_due_.has_value() && (n > ack_due_->file_number ||
+                                 (n == ack_due_->file_number &&
+                                  ack->position >= ack_due_->offset))) {
+      ack_due_.reset();  // every transaction sent is acknowledged
+    }
     if (registered_id_.has_value()) {
       srv_->ReplicaAcked(id_, *registered_id_, ack->file, ack->position);
     }
@@ -780,7 +788,7 @@ class Session {
     seq_ = 1;
     AppendEvent(EncodeRotateTo(0, srv_->server_id_, name, std::max<uint64_t>(d.position, 4), 0,
                                kFlagArtificial, FirstRotateChecksummed()));
-    if (!ForwardEvent(scan->fde, srv_->checksums_, d.position > kMagicSize)) return false;
+    if (!ForwardEvent(n, scan->fde, srv_->checksums_, d.position > kMagicSize)) return false;
     const uint64_t start = d.position > kMagicSize
                                ? d.position
                                : kMagicSize + DecodeHeader(scan->fde).event_size;
@@ -824,7 +832,10 @@ class Session {
         }
         sent_checksums = batch.file_has_checksums;
         for (size_t i = 0; i < batch.size(); ++i) {
-          if (!ForwardEvent(batch.event(i), batch.file_has_checksums, false)) return false;
+          if (!ForwardEvent(batch.file_number, batch.event(i), batch.file_has_checksums,
+                            false)) {
+            return false;
+          }
         }
         file = batch.file_number;
         offset = batch.end_offset();
@@ -898,7 +909,7 @@ class Session {
           sent_file = ev.file_number;
         }
         sent_checksums = ev.file_has_checksums;
-        if (!ForwardEvent(ev.data, ev.file_has_checksums, false)) return false;
+        if (!ForwardEvent(ev.file_number, ev.data, ev.file_has_checksums, false)) return false;
         NoteSent(g->reader()->file_number(), g->reader()->file_name(),
                  g->reader()->position());
         last_send_ = absl::Now();
@@ -1010,6 +1021,9 @@ class Session {
   absl::Duration heartbeat_period_ = absl::InfiniteDuration();
   absl::Time last_send_;
   bool semisync_ = false;
+  // Semi-sync: the end of the last transaction sent whose ack has not
+  // come (the idle wait is cut in ack_poll slices only while one is due).
+  std::optional<sync::AckPosition> ack_due_;
   bool header_ = false;  // the replica asked for the semi-sync header
   uint32_t replica_id_ = 0;
   // The server id this session registered (COM_REGISTER_SLAVE).
@@ -1137,17 +1151,6 @@ void Server::Run(io::Socket* listener) {
   }
 }
 
-void Server::Register(io::Socket* s) {
-  std::lock_guard<std::mutex> l(mu_);
-  open_.insert(s);
-  if (shutdown_.load()) s->ShutdownRead();  // Shutdown() ran before: wake now
-}
-
-void Server::Unregister(io::Socket* s) {
-  std::lock_guard<std::mutex> l(mu_);
-  open_.erase(s);
-}
-
 bool Server::Authenticated() {
   std::lock_guard<std::mutex> l(mu_);
   if (active_ >= options_.max_connections) return false;
@@ -1180,16 +1183,6 @@ void Server::Join() {
     threads.swap(threads_);
   }
   for (SessionThread& t : threads) t.thread.join();
-}
-
-ServerStats Server::stats() const {
-  ServerStats st;
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    st = stats_;
-  }
-  st.auth = auth_->stats();
-  return st;
 }
 
 }  // namespace server

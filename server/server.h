@@ -133,10 +133,11 @@ struct ServerOptions {
   // Server. nullptr: no semi-sync (replicas asking for it are served
   // asynchronously, as by a source with semi-sync off).
   sync::AckTracker* acks = nullptr;
-  // A semi-sync dump with nothing to send waits for the log and looks at
-  // the replica's socket for acks at this interval (one thread serves
-  // both; the writer's committers wait on those acks). Shorter: lower
-  // commit latency, more wake-ups while acks are awaited. Must be > 0.
+  // A semi-sync dump with nothing to send while the ack of a transaction
+  // it sent is due waits for the log and looks at the replica's socket for
+  // acks at this interval (one thread serves both; the writer's committers
+  // wait on those acks); with nothing due it waits without slices.
+  // Shorter: lower commit latency, more wake-ups while acks are due. > 0.
   // serve_bench --relay=semisync: at 64 committers the writer kept 0.46 of
   // its tps with 200 us and 0.56 with 50 us, the copy on a tmpfs
   // (benchmarks/README.md, serve_bench).

@@ -1,11 +1,13 @@
-// Server: what the connect-time queries report (Facts), and the scans of
-// the log's state that statements share (StateFacts). See server/server.h.
+// Server: what the connect-time queries report (Facts), the scans of the
+// log's state that statements share (StateFacts), the server's counters
+// (stats) and its open sockets (Register, Unregister). See server/server.h.
 
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/auth.h"
 #include "server/log_view.h"
 #include "server/server.h"
 
@@ -75,6 +77,27 @@ ServerFacts Server::StateFacts() {
   facts_scanning_ = false;
   facts_cv_.notify_all();
   return f;
+}
+
+void Server::Register(io::Socket* s) {
+  std::lock_guard<std::mutex> l(mu_);
+  open_.insert(s);
+  if (shutdown_.load()) s->ShutdownRead();  // Shutdown() ran before: wake now
+}
+
+void Server::Unregister(io::Socket* s) {
+  std::lock_guard<std::mutex> l(mu_);
+  open_.erase(s);
+}
+
+ServerStats Server::stats() const {
+  ServerStats st;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    st = stats_;
+  }
+  st.auth = auth_->stats();
+  return st;
 }
 
 }  // namespace server
