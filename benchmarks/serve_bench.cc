@@ -15,9 +15,14 @@
 // wait point AFTER_SYNC) until the relay acknowledged its transaction,
 // which it does after its copy's fdatasync. Each relay mode runs with each
 // replica count. Extra keys: relay, ack_p99_us (commit to ack, semisync),
-// relay_cpu_ns_per_txn (the relay's receiver thread), relay_syncs.
+// relay_cpu_ns_per_txn (the relay's receiver thread), relay_syncs,
+// replicas_from.
 // --relay_dir puts the copy elsewhere (a tmpfs: a relay whose disk does
 // not compete with the source's; what remains is the relay's software).
+// --replicas_from=relay feeds the replicas from a second server serving
+// the relay's copy live (ServerOptions::mirror): their lag is then the
+// source's commit to the replica through the relay's durable copy, and
+// the server CPU is the downstream server's.
 //
 // With the three TLS flags the server offers TLS and every replica
 // connects over it, verifying the server's certificate (which must name
@@ -37,6 +42,7 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,6 +73,10 @@ ABSL_FLAG(int, threads, 64, "committing writer threads");
 ABSL_FLAG(double, seconds, 3, "length of each run");
 ABSL_FLAG(std::string, sync, "group", "group (fdatasync per group) or never");
 ABSL_FLAG(std::string, dir, "/tmp/serve_bench", "scratch directory");
+ABSL_FLAG(std::string, replicas_from, "source",
+          "with a relay: where the replicas dump from: source (the writer's server) "
+          "or relay (a second server serving the relay's copy, as binlog_server "
+          "--source does)");
 ABSL_FLAG(std::string, relay_dir, "",
           "the relay's copy directory (default: --dir with _copy appended); another "
           "file system, e.g. a tmpfs, stands in for a relay on another machine's disk");
@@ -158,6 +168,59 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   const uint16_t port = listener->port();
   std::thread runner([&] { (*server)->Run(&*listener); });
 
+  // The relay, connected before the writers start.
+  const std::string copy_dir =
+      absl::GetFlag(FLAGS_relay_dir).empty() ? dir + "_copy" : absl::GetFlag(FLAGS_relay_dir);
+  std::unique_ptr<binlog::server::Relay> relay;
+  if (relay_mode != "none") {
+    cmd = "rm -rf '" + copy_dir + "'";
+    if (std::system(cmd.c_str()) != 0) std::abort();
+    binlog::server::RelayOptions ro;
+    ro.dir = copy_dir;
+    ro.basename = "binlog";
+    ro.source.host = "127.0.0.1";
+    ro.source.port = port;
+    ro.source.user = "bench";
+    ro.source.password = "bench";
+    ro.source.server_id = 900;
+    ro.source.flavor = binlog::LogFlavor::kMySQL;
+    ro.source.heartbeat_period = absl::Milliseconds(100);
+    ro.silence_timeout = absl::Seconds(5);
+    auto r = binlog::server::Relay::Start(ro);
+    if (!r.ok()) {
+      std::fprintf(stderr, "relay: %s\n", r.status().ToString().c_str());
+      std::exit(1);
+    }
+    relay = std::move(*r);
+    while (!relay->stats().connected) absl::SleepFor(absl::Milliseconds(1));
+  }
+  // Replicas fed from the relay: a second server serving its copy live
+  // (ServerOptions::mirror, as binlog_server --source serves it).
+  const bool from_relay = relay != nullptr && absl::GetFlag(FLAGS_replicas_from) == "relay";
+  std::unique_ptr<Server> down;
+  std::optional<Socket> down_listener;
+  std::thread down_runner;
+  uint16_t replica_port = port;
+  if (from_relay) {
+    // The server needs the copy's first file (as binlog_server waits).
+    while (relay->mirror()->durable_end().file.empty()) absl::SleepFor(absl::Milliseconds(1));
+    ServerOptions dso;
+    dso.dir = copy_dir;
+    dso.users = so.users;
+    dso.mirror = relay->mirror();
+    auto d = Server::Create(dso);
+    if (!d.ok()) {
+      std::fprintf(stderr, "downstream server: %s\n", d.status().ToString().c_str());
+      std::exit(1);
+    }
+    down = std::move(*d);
+    auto dl = Socket::ListenLoopback(0);
+    if (!dl.ok()) std::exit(1);
+    down_listener.emplace(std::move(*dl));
+    replica_port = down_listener->port();
+    down_runner = std::thread([&] { down->Run(&*down_listener); });
+  }
+
   // Commit-call times by xid (1-based).
   std::vector<std::atomic<int64_t>> start_ns(kMaxTxns);
   std::atomic<uint64_t> total{UINT64_MAX};  // known when the writer stops
@@ -166,10 +229,10 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   std::atomic<int> ready{0};
   for (int r = 0; r < replicas; ++r) {
     clients.emplace_back([&, r] {
-      auto sock = Socket::ConnectLoopback(port);
+      auto sock = Socket::ConnectLoopback(replica_port);
       auto c = ReplicationClient::Connect(std::move(*sock), "bench", "bench",
                                           "mysql_native_password", false,
-                                          tls.on() ? &client_tls : nullptr);
+                                          tls.on() && !from_relay ? &client_tls : nullptr);
       if (!c.ok()) {
         std::fprintf(stderr, "replica: %s\n", c.status().ToString().c_str());
         std::abort();
@@ -200,32 +263,6 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   }
   while (ready.load() < replicas) std::this_thread::yield();
 
-  // The relay, connected before the writers start.
-  const std::string copy_dir =
-      absl::GetFlag(FLAGS_relay_dir).empty() ? dir + "_copy" : absl::GetFlag(FLAGS_relay_dir);
-  std::unique_ptr<binlog::server::Relay> relay;
-  if (relay_mode != "none") {
-    cmd = "rm -rf '" + copy_dir + "'";
-    if (std::system(cmd.c_str()) != 0) std::abort();
-    binlog::server::RelayOptions ro;
-    ro.dir = copy_dir;
-    ro.basename = "binlog";
-    ro.source.host = "127.0.0.1";
-    ro.source.port = port;
-    ro.source.user = "bench";
-    ro.source.password = "bench";
-    ro.source.server_id = 900;
-    ro.source.flavor = binlog::LogFlavor::kMySQL;
-    ro.source.heartbeat_period = absl::Milliseconds(100);
-    ro.silence_timeout = absl::Seconds(5);
-    auto r = binlog::server::Relay::Start(ro);
-    if (!r.ok()) {
-      std::fprintf(stderr, "relay: %s\n", r.status().ToString().c_str());
-      std::exit(1);
-    }
-    relay = std::move(*r);
-    while (!relay->stats().connected) absl::SleepFor(absl::Milliseconds(1));
-  }
   std::vector<std::vector<int64_t>> ack_ns(threads);
 
   std::atomic<uint64_t> next_xid{1};
@@ -266,6 +303,14 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   total.store(res.txns);
   for (auto& t : clients) t.join();
   const double drain = (NowNs() - t0) / 1e9;
+  binlog::server::ServerStats down_st;
+  if (down != nullptr) {
+    down->Shutdown();
+    down_runner.join();
+    down->Join();
+    down_st = down->stats();
+    down.reset();
+  }
   if (relay != nullptr) {
     binlog::server::Relay::Stats rs = relay->stats();
     res.relay_syncs = rs.syncs;
@@ -281,7 +326,7 @@ Result RunOnce(const std::string& dir, int replicas, int threads, double seconds
   (*server)->Shutdown();
   runner.join();
   (*server)->Join();
-  binlog::server::ServerStats st = (*server)->stats();
+  binlog::server::ServerStats st = from_relay ? down_st : (*server)->stats();
   server->reset();
   (*log)->Close().IgnoreError();
   res.tps = res.txns / elapsed;
@@ -302,6 +347,7 @@ int main(int argc, char** argv) {
       "what serving replicas costs the log.\n"
       "usage: serve_bench [--replicas=0,1,8,64] [--format=jsonl|text] "
       "[--seconds=3] [--threads=64] [--sync=group|never] [--dir=DIR] [--relay_dir=DIR] "
+      "[--replicas_from=source|relay] "
       "[--ssl_cert=PEM --ssl_key=PEM --ssl_ca=PEM] [--relay=none,async,semisync]");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   auto usage = [](absl::string_view why) {
@@ -335,6 +381,8 @@ int main(int argc, char** argv) {
     if (m != "none" && m != "async" && m != "semisync") return usage("bad --relay");
     relay_modes.emplace_back(m);
   }
+  const std::string from = absl::GetFlag(FLAGS_replicas_from);
+  if (from != "source" && from != "relay") return usage("bad --replicas_from");
   for (const std::string& mode : relay_modes) {
     for (int n : replica_counts) {
       Result r = RunOnce(dir, n, threads, seconds, sync_group, tls, mode);
@@ -343,11 +391,13 @@ int main(int argc, char** argv) {
             "{\"replicas\":%d,\"threads\":%d,\"sync\":\"%s\",\"transactions\":%llu,"
             "\"tps\":%.0f,\"sent_mb_s\":%.2f,\"lag_p99_us\":%.0f,"
             "\"server_cpu_ns_per_replica_txn\":%.0f,\"tls\":%s,\"relay\":\"%s\","
-            "\"ack_p99_us\":%.0f,\"relay_cpu_ns_per_txn\":%.0f,\"relay_syncs\":%llu}\n",
+            "\"ack_p99_us\":%.0f,\"relay_cpu_ns_per_txn\":%.0f,\"relay_syncs\":%llu,"
+            "\"replicas_from\":\"%s\"}\n",
             n, threads, sync_group ? "group" : "never",
             static_cast<unsigned long long>(r.txns), r.tps, r.sent_mb_s, r.lag_p99_us, r.cpu_ns,
             tls.on() ? "true" : "false", mode.c_str(), r.ack_p99_us, r.relay_cpu_ns,
-            static_cast<unsigned long long>(r.relay_syncs));
+            static_cast<unsigned long long>(r.relay_syncs),
+            mode == "none" ? "source" : from.c_str());
       } else {
         std::printf(
             "relay=%s replicas=%d tps=%.0f sent_mb_s=%.2f lag_p99_us=%.0f "
