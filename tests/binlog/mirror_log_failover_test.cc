@@ -167,6 +167,27 @@ bool IsGtidEvent(const std::string& ev) {
   return t == kGtidEvent || t == kMariaGtidEvent;
 }
 
+// Every GTID `r` returns, in order ("domain-server-seq" or "tsid:gno"),
+// and the furthest index jump it made.
+void ReadGtids(GtidReader* r, std::vector<std::string>* got, uint64_t* jumped_to = nullptr) {
+  for (;;) {
+    Event ev;
+    absl::Status s = r->Next(&ev);
+    if (absl::IsOutOfRange(s)) break;
+    ASSERT_OK(s);
+    if (jumped_to != nullptr) *jumped_to = std::max(*jumped_to, r->jumped_to());
+    if (ev.header.type == kMariaGtidEvent) {
+      auto g = DecodeMariaGtid(ev.body());
+      ASSERT_OK(g.status());
+      got->push_back(absl::StrCat(g->domain_id, "-", ev.header.server_id, "-", g->seq_no));
+    } else if (ev.header.type == kGtidEvent) {
+      auto g = DecodeAnyMySqlGtidEvent(ev.header.type, ev.body());
+      ASSERT_OK(g.status());
+      got->push_back(absl::StrCat(g->tsid().ToString(), ":", g->gno));
+    }
+  }
+}
+
 class MirrorLogFailoverTest : public ::testing::TestWithParam<bool> {
  protected:
   static constexpr int kShared = 30;  // A's transactions, B has them all
@@ -264,22 +285,11 @@ class MirrorLogFailoverTest : public ::testing::TestWithParam<bool> {
                : OpenGtidReaderAtRest(copy_, "a-bin", *state, GtidSet(), Uuid(),
                                       ReaderOptions());
     ASSERT_OK(r.status());
+    std::vector<std::string> got;
+    ReadGtids(r->get(), &got);
+    if (HasFatalFailure()) return;
     std::map<std::string, int> seen;
-    for (;;) {
-      Event ev;
-      absl::Status s = (*r)->Next(&ev);
-      if (absl::IsOutOfRange(s)) break;
-      ASSERT_OK(s);
-      if (ev.header.type == kMariaGtidEvent) {
-        auto g = DecodeMariaGtid(ev.body());
-        ASSERT_OK(g.status());
-        ++seen[absl::StrCat(g->domain_id, "-", ev.header.server_id, "-", g->seq_no)];
-      } else if (ev.header.type == kGtidEvent) {
-        auto g = DecodeAnyMySqlGtidEvent(ev.header.type, ev.body());
-        ASSERT_OK(g.status());
-        ++seen[absl::StrCat(g->tsid().ToString(), ":", g->gno)];
-      }
-    }
+    for (const std::string& g : got) ++seen[g];
     EXPECT_EQ(seen.size(), static_cast<size_t>(kShared + 20));
     for (const auto& [gtid, n] : seen) EXPECT_EQ(n, 1) << gtid << " returned " << n << " times";
   }
@@ -401,22 +411,7 @@ TEST_P(MirrorLogFailoverTest, AnIndexJumpInAFailedOverCopyReturnsWhatAScanReturn
       r = OpenGtidReaderAtRest(copy_, "a-bin", *state, have, Uuid(), ro);
     }
     ASSERT_OK(r.status());
-    for (;;) {
-      Event ev;
-      absl::Status s = (*r)->Next(&ev);
-      if (absl::IsOutOfRange(s)) break;
-      ASSERT_OK(s);
-      *jumped_to = std::max(*jumped_to, (*r)->jumped_to());
-      if (ev.header.type == kMariaGtidEvent) {
-        auto g = DecodeMariaGtid(ev.body());
-        ASSERT_OK(g.status());
-        got->push_back(absl::StrCat(g->domain_id, "-", ev.header.server_id, "-", g->seq_no));
-      } else if (ev.header.type == kGtidEvent) {
-        auto g = DecodeAnyMySqlGtidEvent(ev.header.type, ev.body());
-        ASSERT_OK(g.status());
-        got->push_back(absl::StrCat(g->tsid().ToString(), ":", g->gno));
-      }
-    }
+    ReadGtids(r->get(), got, jumped_to);
   };
   std::vector<std::string> scanned, jumped;
   uint64_t scan_jump = 0, index_jump = 0;
