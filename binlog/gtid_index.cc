@@ -150,6 +150,9 @@ bool DecodeEntry(absl::string_view payload, LogFlavor flavor, uint64_t prev_offs
       d.max_seq_no = c.Get(8);
       d.last_is_new_max = c.Get(1) != 0;
       if (d.last_seq_no > d.max_seq_no) return false;
+      // Strictly increasing domain ids (the builder writes them so):
+      // GrowsFrom and StateHolds rely on the order.
+      if (!e->domains.empty() && d.domain_id <= e->domains.back().domain_id) return false;
       e->domains.push_back(d);
     }
   } else {
@@ -165,14 +168,18 @@ bool DecodeEntry(absl::string_view payload, LogFlavor flavor, uint64_t prev_offs
 
 // True when `e`'s state holds `prev`'s (the entry before it): states only
 // grow along a file (MariaDB: no domain disappears, no highest seq_no
-// goes down).
+// goes down). The domains of both are sorted by domain_id (DecodeEntry):
+// one walk over both, linear in their sizes.
 bool GrowsFrom(const GtidIndexEntry& prev, const GtidIndexEntry& e) {
   if (e.gtid_transactions < prev.gtid_transactions) return false;
   if (!prev.gtids.IsSubsetOf(e.gtids)) return false;
+  auto it = e.domains.begin();
   for (const GtidIndexDomain& d : prev.domains) {
-    auto it = std::find_if(e.domains.begin(), e.domains.end(),
-                           [&](const GtidIndexDomain& x) { return x.domain_id == d.domain_id; });
-    if (it == e.domains.end() || it->max_seq_no < d.max_seq_no) return false;
+    while (it != e.domains.end() && it->domain_id < d.domain_id) ++it;
+    if (it == e.domains.end() || it->domain_id != d.domain_id ||
+        it->max_seq_no < d.max_seq_no) {
+      return false;
+    }
   }
   return true;
 }
@@ -574,7 +581,8 @@ absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::strin
   if (canonical.size() != data.size()) {
     return std::string(absl::StrCat(
         "record ", stored->entries.size(), " at byte ", canonical.size(),
-        " does not check out (torn, damaged, out of order or a state that shrinks): readers "
+        " does not check out (torn, damaged, out of order, MariaDB domains out of order or "
+        "repeated, or a state that shrinks): readers "
         "ignore it and every record after it (", data.size() - canonical.size(),
         " bytes)"));
   }
@@ -766,13 +774,15 @@ absl::StatusOr<AnyGtid> GtidAt(const JumpCheck& c, uint64_t offset) {
 }
 
 // Whether entry `e`'s state holds `g` (MariaDB: its domain is there and
-// its seq_no is not above the domain's highest).
+// its seq_no is not above the domain's highest). The domains are sorted
+// by domain_id (DecodeEntry): a binary search.
 bool StateHolds(const GtidIndexEntry& e, const AnyGtid& g) {
   if (!g.maria) return e.gtids.Contains(g.my.tsid(), g.my.gno);
-  for (const GtidIndexDomain& d : e.domains) {
-    if (d.domain_id == g.mg.domain_id) return g.mg.seq_no <= d.max_seq_no;
-  }
-  return false;
+  auto it = std::lower_bound(
+      e.domains.begin(), e.domains.end(), g.mg.domain_id,
+      [](const GtidIndexDomain& d, uint32_t id) { return d.domain_id < id; });
+  return it != e.domains.end() && it->domain_id == g.mg.domain_id &&
+         g.mg.seq_no <= it->max_seq_no;
 }
 
 // True when an event that belongs to no open transaction may start at

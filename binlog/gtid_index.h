@@ -104,7 +104,8 @@ struct GtidIndexEntry {
   // entry's begin with the Format_description at offset 4).
   std::vector<std::pair<uint64_t, uint64_t>> returned;
   GtidSet gtids;                        // MySQL flavor
-  std::vector<GtidIndexDomain> domains;  // MariaDB flavor, by domain_id
+  // MariaDB flavor, by strictly increasing domain_id.
+  std::vector<GtidIndexDomain> domains;
 };
 
 struct GtidIndex {
@@ -133,8 +134,9 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
 // The file format (FORMAT.md). DecodeGtidIndex returns DataLoss when the
 // header does not check out (also: `data` larger than kMaxGtidIndexSize,
 // a Format_description end past kMagicSize + kMaxFormatDescriptionSize);
-// entries end at the first one that does not (its CRC, its order, a
-// state that does not contain the one of the entry before it).
+// entries end at the first one that does not (its CRC, its order,
+// MariaDB domain ids not strictly increasing, a state that does not
+// contain the one of the entry before it). Linear in the size of `data`.
 std::string EncodeGtidIndex(const GtidIndex& index);
 absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data);
 
