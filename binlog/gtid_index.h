@@ -34,8 +34,20 @@
 // size (kMaxGtidIndexSize) or first entry does not check out is not used;
 // a damaged or torn tail ends the entries there. The CRCs catch damage,
 // not a forgery (they are not keyed): before a reader jumps, the binlog
-// file is read at each jump (PlanGtidSeek) and an index that does not
-// match it is corrupt. Files are written whole under a temporary name and
+// file is read at each jump (PlanGtidSeek) and the index is corrupt when
+// what is there does not match: at the entry, the recorded header CRC and
+// a GTID event its state does not hold; where each gap jumped over
+// begins, a GTID event the state holds; where it ends, an event outside
+// any transaction. Nothing else of the file is compared: not the
+// transactions inside a gap after its first, the entry's gtid_transactions,
+// nor a MariaDB domain's last GTID and last_is_new_max. So an index crafted
+// with a state that leaves out the GTID of a transaction inside a gap (or
+// with a wrong last GTID or count) passes these checks and makes a reader
+// skip, send or count what the full scan would not. Only VerifyGtidIndex
+// (binlogtool verify), which compares every entry with a scan of the file,
+// finds that; against it stands only the log directory's permissions
+// (whoever can write the index can rewrite the binlog files beside it).
+// Files are written whole under a temporary name and
 // renamed (no fsync: after a power cut the checks above refuse whatever the
 // rename left), so a crash between a binlog file and its index leaves either
 // no index, a complete one, or one the checks refuse: a reader then scans

@@ -47,8 +47,13 @@
 // the start file's events the replica needs whatever its position (the
 // file-level events, anonymous transactions), then continues at the index
 // entry nearest the replica's position: exactly the events of reading the
-// file from its start, in far fewer reads. The newest file may have no
-// index: it is read from its start.
+// file from its start, in far fewer reads, for an index the library wrote.
+// The CRCs of an index are not keyed: against a crafted one the reader
+// checks only the events where it jumps (at the entry, and where each gap
+// jumped over begins and ends), not a transaction inside a gap, so an
+// entry whose GTID state leaves one out makes it skip that transaction
+// (binlog/gtid_index.h; VerifyGtidIndexFile checks the rest). The newest
+// file may have no index: it is read from its start.
 //
 // Transaction_payload events (compressed transactions) under PayloadMode::
 // kDecoded: the payload ends its transaction, as the payload event does
@@ -215,7 +220,9 @@ absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
 
 // The GTID index file of the binlog file at `binlog_path`: `<file>.gidx`
 // beside it (FORMAT.md, "GTID index files"). Derived data: a reader checks
-// it and rebuilds what does not check out; removing it loses nothing.
+// its structure and the binlog file's events where it jumps, and rebuilds
+// an index that does not check out; VerifyGtidIndexFile checks every entry
+// against the file. Removing it loses nothing.
 std::string GtidIndexFilePath(const std::string& binlog_path);
 
 // For verifiers (binlogtool verify): checks the GTID index file beside the
