@@ -28,8 +28,19 @@ namespace {
 
 // Version 3: entries only at GTID events (a reader checks the event there).
 constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\3'};
+constexpr int kVersion = kMagic[7];
 constexpr size_t kFileHeaderSize = 44;  // FORMAT.md
 constexpr size_t kRecordHeaderSize = 8;  // length, crc
+// The format version of an index file (its magic's last byte), or -1
+// when `data` does not begin as one.
+int FormatVersion(absl::string_view data) {
+  if (data.size() < sizeof(kMagic) ||
+      data.substr(0, sizeof(kMagic) - 1) != absl::string_view(kMagic, sizeof(kMagic) - 1)) {
+    return -1;
+  }
+  return static_cast<uint8_t>(data[sizeof(kMagic) - 1]);
+}
+
 // A temporary index file's name: `<file>.gidx.tmp.<16 hex digits>`.
 constexpr absl::string_view kTmpSuffix = ".tmp.";
 
@@ -401,12 +412,11 @@ std::string EncodeGtidIndex(const GtidIndex& index) {
 absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
   if (data.size() < kFileHeaderSize ||
       data.substr(0, sizeof(kMagic)) != absl::string_view(kMagic, sizeof(kMagic))) {
-    if (data.size() >= sizeof(kMagic) &&
-        data.substr(0, sizeof(kMagic) - 1) == absl::string_view(kMagic, sizeof(kMagic) - 1) &&
-        data[sizeof(kMagic) - 1] != kMagic[sizeof(kMagic) - 1]) {
-      return absl::DataLossError(absl::StrCat(
-          "a GTID index of format version ", static_cast<int>(data[sizeof(kMagic) - 1]),
-          " (this library writes and reads version ", static_cast<int>(kMagic[7]), ")"));
+    const int version = FormatVersion(data);
+    if (version >= 0 && version != kVersion) {
+      return absl::DataLossError(absl::StrCat("a GTID index of format version ", version,
+                                              " (this library writes and reads version ",
+                                              kVersion, ")"));
     }
     return absl::DataLossError("not a GTID index file");
   }
@@ -547,20 +557,12 @@ std::string EventThere(io::RandomAccessFile* f, uint64_t offset) {
   return absl::StrCat("a ", EventTypeName(DecodeHeader(*h).type), " event header");
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
-                             const ReaderOptions& options) {
+// VerifyGtidIndex's checks of the index `data` of the binlog file `path`
+// (of this library's format version): "" or the first discrepancy.
+absl::StatusOr<std::string> IndexDiscrepancy(io::FileSystem* fs, const std::string& path,
+                                             const ReaderOptions& options,
+                                             absl::string_view data) {
   const std::string ipath = GtidIndexPath(path);
-  std::string data;
-  {
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(ipath));
-    BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
-    if (size > kMaxGtidIndexSize) {
-      return absl::StrCat(size, " bytes (at most ", kMaxGtidIndexSize, ")");
-    }
-    BINLOG_ASSIGN_OR_RETURN(data, ReadRange(f.get(), 0, size));
-  }
   LogFlavor flavor;
   std::unique_ptr<io::RandomAccessFile> bin;
   {
@@ -651,6 +653,35 @@ absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::strin
                                             we.size()));
   }
   return std::string();
+}
+
+}  // namespace
+
+absl::StatusOr<GtidIndexCheck> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
+                                               const ReaderOptions& options) {
+  using Verdict = GtidIndexCheck::Verdict;
+  std::string data;
+  {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
+                            fs->OpenReadable(GtidIndexPath(path)));
+    BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+    if (size > kMaxGtidIndexSize) {
+      return GtidIndexCheck{Verdict::kBad,
+                            absl::StrCat(size, " bytes (at most ", kMaxGtidIndexSize, ")")};
+    }
+    BINLOG_ASSIGN_OR_RETURN(data, ReadRange(f.get(), 0, size));
+  }
+  // What a library before this format version wrote: readers refuse it as
+  // another format and rebuild it, as a missing one.
+  const int version = FormatVersion(data);
+  if (version >= 0 && version < kVersion) {
+    return GtidIndexCheck{Verdict::kOlderVersion,
+                          absl::StrCat("format version ", version,
+                                       " (this library writes version ", kVersion, ")")};
+  }
+  BINLOG_ASSIGN_OR_RETURN(std::string what, IndexDiscrepancy(fs, path, options, data));
+  if (what.empty()) return GtidIndexCheck{};
+  return GtidIndexCheck{Verdict::kBad, std::move(what)};
 }
 
 absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path) {

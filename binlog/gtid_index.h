@@ -171,13 +171,14 @@ absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& p
 // builder writes for the file at the index's interval (each at a GTID
 // event that starts a transaction, with that event's header CRC, the GTID
 // state and GTID transaction count a scan has there, and the returned
-// ranges). Returns "" when it checks out, else the first discrepancy (an
-// index of a file that gets none, an encrypted one, is one: it holds the
-// file's GTID states in clear). Errors: NotFound without an index; the
-// binlog file's (I/O, DataLoss or Unimplemented when its
-// Format_description does not read); I/O errors reading the index.
-absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
-                                            const ReaderOptions& options);
+// ranges). kOlderVersion for an index of an older format version (before
+// the binlog file is read); kBad with the first discrepancy (an index of a
+// file that gets none, an encrypted one, is one: it holds the file's GTID
+// states in clear). Errors: NotFound without an index; the binlog file's
+// (I/O, DataLoss or Unimplemented when its Format_description does not
+// read); I/O errors reading the index.
+absl::StatusOr<GtidIndexCheck> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
+                                               const ReaderOptions& options);
 
 // Removes, of the files `names` of `dir` (a listing), the GTID index
 // files of `basename` no binlog file needs: temporary files (leftovers of
