@@ -28,8 +28,19 @@ namespace {
 
 // Version 3: entries only at GTID events (a reader checks the event there).
 constexpr char kMagic[8] = {'B', 'L', 'G', 'I', 'D', 'X', '\0', '\3'};
+constexpr int kVersion = kMagic[7];
 constexpr size_t kFileHeaderSize = 44;  // FORMAT.md
 constexpr size_t kRecordHeaderSize = 8;  // length, crc
+// The format version of an index file (its magic's last byte), or -1
+// when `data` does not begin as one.
+int FormatVersion(absl::string_view data) {
+  if (data.size() < sizeof(kMagic) ||
+      data.substr(0, sizeof(kMagic) - 1) != absl::string_view(kMagic, sizeof(kMagic) - 1)) {
+    return -1;
+  }
+  return static_cast<uint8_t>(data[sizeof(kMagic) - 1]);
+}
+
 // A temporary index file's name: `<file>.gidx.tmp.<16 hex digits>`.
 constexpr absl::string_view kTmpSuffix = ".tmp.";
 
@@ -150,6 +161,9 @@ bool DecodeEntry(absl::string_view payload, LogFlavor flavor, uint64_t prev_offs
       d.max_seq_no = c.Get(8);
       d.last_is_new_max = c.Get(1) != 0;
       if (d.last_seq_no > d.max_seq_no) return false;
+      // Strictly increasing domain ids (the builder writes them so):
+      // GrowsFrom and StateHolds rely on the order.
+      if (!e->domains.empty() && d.domain_id <= e->domains.back().domain_id) return false;
       e->domains.push_back(d);
     }
   } else {
@@ -165,14 +179,18 @@ bool DecodeEntry(absl::string_view payload, LogFlavor flavor, uint64_t prev_offs
 
 // True when `e`'s state holds `prev`'s (the entry before it): states only
 // grow along a file (MariaDB: no domain disappears, no highest seq_no
-// goes down).
+// goes down). The domains of both are sorted by domain_id (DecodeEntry):
+// one walk over both, linear in their sizes.
 bool GrowsFrom(const GtidIndexEntry& prev, const GtidIndexEntry& e) {
   if (e.gtid_transactions < prev.gtid_transactions) return false;
   if (!prev.gtids.IsSubsetOf(e.gtids)) return false;
+  auto it = e.domains.begin();
   for (const GtidIndexDomain& d : prev.domains) {
-    auto it = std::find_if(e.domains.begin(), e.domains.end(),
-                           [&](const GtidIndexDomain& x) { return x.domain_id == d.domain_id; });
-    if (it == e.domains.end() || it->max_seq_no < d.max_seq_no) return false;
+    while (it != e.domains.end() && it->domain_id < d.domain_id) ++it;
+    if (it == e.domains.end() || it->domain_id != d.domain_id ||
+        it->max_seq_no < d.max_seq_no) {
+      return false;
+    }
   }
   return true;
 }
@@ -394,12 +412,11 @@ std::string EncodeGtidIndex(const GtidIndex& index) {
 absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data) {
   if (data.size() < kFileHeaderSize ||
       data.substr(0, sizeof(kMagic)) != absl::string_view(kMagic, sizeof(kMagic))) {
-    if (data.size() >= sizeof(kMagic) &&
-        data.substr(0, sizeof(kMagic) - 1) == absl::string_view(kMagic, sizeof(kMagic) - 1) &&
-        data[sizeof(kMagic) - 1] != kMagic[sizeof(kMagic) - 1]) {
-      return absl::DataLossError(absl::StrCat(
-          "a GTID index of format version ", static_cast<int>(data[sizeof(kMagic) - 1]),
-          " (this library writes and reads version ", static_cast<int>(kMagic[7]), ")"));
+    const int version = FormatVersion(data);
+    if (version >= 0 && version != kVersion) {
+      return absl::DataLossError(absl::StrCat("a GTID index of format version ", version,
+                                              " (this library writes and reads version ",
+                                              kVersion, ")"));
     }
     return absl::DataLossError("not a GTID index file");
   }
@@ -540,20 +557,12 @@ std::string EventThere(io::RandomAccessFile* f, uint64_t offset) {
   return absl::StrCat("a ", EventTypeName(DecodeHeader(*h).type), " event header");
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
-                             const ReaderOptions& options) {
+// VerifyGtidIndex's checks of the index `data` of the binlog file `path`
+// (of this library's format version): "" or the first discrepancy.
+absl::StatusOr<std::string> IndexDiscrepancy(io::FileSystem* fs, const std::string& path,
+                                             const ReaderOptions& options,
+                                             absl::string_view data) {
   const std::string ipath = GtidIndexPath(path);
-  std::string data;
-  {
-    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f, fs->OpenReadable(ipath));
-    BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
-    if (size > kMaxGtidIndexSize) {
-      return absl::StrCat(size, " bytes (at most ", kMaxGtidIndexSize, ")");
-    }
-    BINLOG_ASSIGN_OR_RETURN(data, ReadRange(f.get(), 0, size));
-  }
   LogFlavor flavor;
   std::unique_ptr<io::RandomAccessFile> bin;
   {
@@ -574,7 +583,8 @@ absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::strin
   if (canonical.size() != data.size()) {
     return std::string(absl::StrCat(
         "record ", stored->entries.size(), " at byte ", canonical.size(),
-        " does not check out (torn, damaged, out of order or a state that shrinks): readers "
+        " does not check out (torn, damaged, out of order, MariaDB domains out of order or "
+        "repeated, or a state that shrinks): readers "
         "ignore it and every record after it (", data.size() - canonical.size(),
         " bytes)"));
   }
@@ -643,6 +653,35 @@ absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::strin
                                             we.size()));
   }
   return std::string();
+}
+
+}  // namespace
+
+absl::StatusOr<GtidIndexCheck> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
+                                               const ReaderOptions& options) {
+  using Verdict = GtidIndexCheck::Verdict;
+  std::string data;
+  {
+    BINLOG_ASSIGN_OR_RETURN(std::unique_ptr<io::RandomAccessFile> f,
+                            fs->OpenReadable(GtidIndexPath(path)));
+    BINLOG_ASSIGN_OR_RETURN(uint64_t size, f->Size());
+    if (size > kMaxGtidIndexSize) {
+      return GtidIndexCheck{Verdict::kBad,
+                            absl::StrCat(size, " bytes (at most ", kMaxGtidIndexSize, ")")};
+    }
+    BINLOG_ASSIGN_OR_RETURN(data, ReadRange(f.get(), 0, size));
+  }
+  // What a library before this format version wrote: readers refuse it as
+  // another format and rebuild it, as a missing one.
+  const int version = FormatVersion(data);
+  if (version >= 0 && version < kVersion) {
+    return GtidIndexCheck{Verdict::kOlderVersion,
+                          absl::StrCat("format version ", version,
+                                       " (this library writes version ", kVersion, ")")};
+  }
+  BINLOG_ASSIGN_OR_RETURN(std::string what, IndexDiscrepancy(fs, path, options, data));
+  if (what.empty()) return GtidIndexCheck{};
+  return GtidIndexCheck{Verdict::kBad, std::move(what)};
 }
 
 absl::Status RemoveGtidIndex(io::FileSystem* fs, const std::string& path) {
@@ -766,13 +805,15 @@ absl::StatusOr<AnyGtid> GtidAt(const JumpCheck& c, uint64_t offset) {
 }
 
 // Whether entry `e`'s state holds `g` (MariaDB: its domain is there and
-// its seq_no is not above the domain's highest).
+// its seq_no is not above the domain's highest). The domains are sorted
+// by domain_id (DecodeEntry): a binary search.
 bool StateHolds(const GtidIndexEntry& e, const AnyGtid& g) {
   if (!g.maria) return e.gtids.Contains(g.my.tsid(), g.my.gno);
-  for (const GtidIndexDomain& d : e.domains) {
-    if (d.domain_id == g.mg.domain_id) return g.mg.seq_no <= d.max_seq_no;
-  }
-  return false;
+  auto it = std::lower_bound(
+      e.domains.begin(), e.domains.end(), g.mg.domain_id,
+      [](const GtidIndexDomain& d, uint32_t id) { return d.domain_id < id; });
+  return it != e.domains.end() && it->domain_id == g.mg.domain_id &&
+         g.mg.seq_no <= it->max_seq_no;
 }
 
 // True when an event that belongs to no open transaction may start at

@@ -34,8 +34,20 @@
 // size (kMaxGtidIndexSize) or first entry does not check out is not used;
 // a damaged or torn tail ends the entries there. The CRCs catch damage,
 // not a forgery (they are not keyed): before a reader jumps, the binlog
-// file is read at each jump (PlanGtidSeek) and an index that does not
-// match it is corrupt. Files are written whole under a temporary name and
+// file is read at each jump (PlanGtidSeek) and the index is corrupt when
+// what is there does not match: at the entry, the recorded header CRC and
+// a GTID event its state does not hold; where each gap jumped over
+// begins, a GTID event the state holds; where it ends, an event outside
+// any transaction. Nothing else of the file is compared: not the
+// transactions inside a gap after its first, the entry's gtid_transactions,
+// nor a MariaDB domain's last GTID and last_is_new_max. So an index crafted
+// with a state that leaves out the GTID of a transaction inside a gap (or
+// with a wrong last GTID or count) passes these checks and makes a reader
+// skip, send or count what the full scan would not. Only VerifyGtidIndex
+// (binlogtool verify), which compares every entry with a scan of the file,
+// finds that; against it stands only the log directory's permissions
+// (whoever can write the index can rewrite the binlog files beside it).
+// Files are written whole under a temporary name and
 // renamed (no fsync: after a power cut the checks above refuse whatever the
 // rename left), so a crash between a binlog file and its index leaves either
 // no index, a complete one, or one the checks refuse: a reader then scans
@@ -104,7 +116,8 @@ struct GtidIndexEntry {
   // entry's begin with the Format_description at offset 4).
   std::vector<std::pair<uint64_t, uint64_t>> returned;
   GtidSet gtids;                        // MySQL flavor
-  std::vector<GtidIndexDomain> domains;  // MariaDB flavor, by domain_id
+  // MariaDB flavor, by strictly increasing domain_id.
+  std::vector<GtidIndexDomain> domains;
 };
 
 struct GtidIndex {
@@ -133,8 +146,9 @@ absl::StatusOr<GtidIndex> BuildGtidIndex(io::FileSystem* fs, const std::string& 
 // The file format (FORMAT.md). DecodeGtidIndex returns DataLoss when the
 // header does not check out (also: `data` larger than kMaxGtidIndexSize,
 // a Format_description end past kMagicSize + kMaxFormatDescriptionSize);
-// entries end at the first one that does not (its CRC, its order, a
-// state that does not contain the one of the entry before it).
+// entries end at the first one that does not (its CRC, its order,
+// MariaDB domain ids not strictly increasing, a state that does not
+// contain the one of the entry before it). Linear in the size of `data`.
 std::string EncodeGtidIndex(const GtidIndex& index);
 absl::StatusOr<GtidIndex> DecodeGtidIndex(absl::string_view data);
 
@@ -157,13 +171,14 @@ absl::StatusOr<GtidIndex> LoadGtidIndex(io::FileSystem* fs, const std::string& p
 // builder writes for the file at the index's interval (each at a GTID
 // event that starts a transaction, with that event's header CRC, the GTID
 // state and GTID transaction count a scan has there, and the returned
-// ranges). Returns "" when it checks out, else the first discrepancy (an
-// index of a file that gets none, an encrypted one, is one: it holds the
-// file's GTID states in clear). Errors: NotFound without an index; the
-// binlog file's (I/O, DataLoss or Unimplemented when its
-// Format_description does not read); I/O errors reading the index.
-absl::StatusOr<std::string> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
-                                            const ReaderOptions& options);
+// ranges). kOlderVersion for an index of an older format version (before
+// the binlog file is read); kBad with the first discrepancy (an index of a
+// file that gets none, an encrypted one, is one: it holds the file's GTID
+// states in clear). Errors: NotFound without an index; the binlog file's
+// (I/O, DataLoss or Unimplemented when its Format_description does not
+// read); I/O errors reading the index.
+absl::StatusOr<GtidIndexCheck> VerifyGtidIndex(io::FileSystem* fs, const std::string& path,
+                                               const ReaderOptions& options);
 
 // Removes, of the files `names` of `dir` (a listing), the GTID index
 // files of `basename` no binlog file needs: temporary files (leftovers of

@@ -196,9 +196,9 @@ std::string GtidIndexFilePath(const std::string& binlog_path) {
   return internal::GtidIndexPath(binlog_path);
 }
 
-absl::StatusOr<std::string> VerifyGtidIndexFile(io::FileSystem* fs,
-                                                const std::string& binlog_path,
-                                                const ReaderOptions& options) {
+absl::StatusOr<GtidIndexCheck> VerifyGtidIndexFile(io::FileSystem* fs,
+                                                   const std::string& binlog_path,
+                                                   const ReaderOptions& options) {
   return internal::VerifyGtidIndex(fs, binlog_path, options);
 }
 

@@ -47,8 +47,13 @@
 // the start file's events the replica needs whatever its position (the
 // file-level events, anonymous transactions), then continues at the index
 // entry nearest the replica's position: exactly the events of reading the
-// file from its start, in far fewer reads. The newest file may have no
-// index: it is read from its start.
+// file from its start, in far fewer reads, for an index the library wrote.
+// The CRCs of an index are not keyed: against a crafted one the reader
+// checks only the events where it jumps (at the entry, and where each gap
+// jumped over begins and ends), not a transaction inside a gap, so an
+// entry whose GTID state leaves one out makes it skip that transaction
+// (binlog/gtid_index.h; VerifyGtidIndexFile checks the rest). The newest
+// file may have no index: it is read from its start.
 //
 // Transaction_payload events (compressed transactions) under PayloadMode::
 // kDecoded: the payload ends its transaction, as the payload event does
@@ -215,23 +220,40 @@ absl::StatusOr<std::unique_ptr<GtidReader>> OpenMariaGtidReaderAtRest(
 
 // The GTID index file of the binlog file at `binlog_path`: `<file>.gidx`
 // beside it (FORMAT.md, "GTID index files"). Derived data: a reader checks
-// it and rebuilds what does not check out; removing it loses nothing.
+// its structure and the binlog file's events where it jumps, and rebuilds
+// an index that does not check out; VerifyGtidIndexFile checks every entry
+// against the file. Removing it loses nothing.
 std::string GtidIndexFilePath(const std::string& binlog_path);
 
+// What VerifyGtidIndexFile finds.
+struct GtidIndexCheck {
+  enum class Verdict {
+    kChecksOut,
+    // An index of an older format version: GTID readers refuse it and
+    // rebuild it as a missing one (not a bad index).
+    kOlderVersion,
+    kBad,  // does not check out
+  };
+  Verdict verdict = Verdict::kChecksOut;
+  // kOlderVersion: its version and this library's; kBad: the first
+  // discrepancy; kChecksOut: "".
+  std::string what;
+};
+
 // For verifiers (binlogtool verify): checks the GTID index file beside the
-// binlog file `binlog_path` against a scan of that file: its structure
-// and CRCs, its limits, that it is this file's (size, Format_description,
-// flavor), and that every entry is the one the library's builder writes
-// there (at a GTID event that starts a transaction, with the GTID state, the
-// count of GTID transactions and the returned ranges a scan has there).
-// Reads the whole binlog file. Returns "" when the index checks out, else
-// a description of the first discrepancy. Errors: NotFound when there is
-// no index; the binlog file's errors (I/O; DataLoss or Unimplemented when
-// its Format_description does not read); I/O errors reading the index.
+// binlog file `binlog_path` against a scan of that file: its format
+// version, its structure and CRCs, its limits, that it is this file's
+// (size, Format_description, flavor), and that every entry is the one the
+// library's builder writes there (at a GTID event that starts a
+// transaction, with the GTID state, the count of GTID transactions and the
+// returned ranges a scan has there). Reads the whole binlog file (not for
+// an index of an older format version). Errors: NotFound when there is no
+// index; the binlog file's errors (I/O; DataLoss or Unimplemented when its
+// Format_description does not read); I/O errors reading the index.
 // `options` supplies keys (MariaDB-encrypted files). Thread-safe.
-absl::StatusOr<std::string> VerifyGtidIndexFile(io::FileSystem* fs,
-                                                const std::string& binlog_path,
-                                                const ReaderOptions& options);
+absl::StatusOr<GtidIndexCheck> VerifyGtidIndexFile(io::FileSystem* fs,
+                                                   const std::string& binlog_path,
+                                                   const ReaderOptions& options);
 
 }  // namespace binlog
 

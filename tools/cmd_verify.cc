@@ -184,6 +184,15 @@ class Verifier final : public FileWalker::Observer {
         "\n");
   }
 
+  // A GTID index file of an older format version: GTID readers rebuild
+  // it. A note, not a bad index: the exit status does not change.
+  void OlderIndex(absl::string_view path, absl::string_view what) {
+    Out(Printable(absl::StrCat(path, ": note: GTID index of ", what,
+                               ": GTID readers rebuild it (derived data; removing it "
+                               "loses nothing)")) +
+        "\n");
+  }
+
   uint64_t files() const { return files_; }
   uint64_t bad_indexes() const { return bad_indexes_; }
   uint64_t transactions() const { return transactions_; }
@@ -256,7 +265,8 @@ absl::Status CheckUnlistedFiles(io::FileSystem* fs, const Source& src,
 // Checks the GTID index beside each of `paths` that has one
 // (VerifyGtidIndexFile, binlog/gtid_reader.h). An index that cannot be checked
 // because its binlog file does not read is a warning (the file's own
-// finding is reported by the walk); I/O errors are returned.
+// finding is reported by the walk), one of an older format version a note;
+// I/O errors are returned.
 absl::Status CheckGtidIndexes(io::FileSystem* fs, const std::vector<std::string>& paths,
                               const ReaderOptions& o, Verifier* v) {
   for (const std::string& p : paths) {
@@ -264,7 +274,7 @@ absl::Status CheckGtidIndexes(io::FileSystem* fs, const std::vector<std::string>
     absl::StatusOr<bool> exists = fs->Exists(ipath);
     if (!exists.ok()) return exists.status();
     if (!*exists) continue;
-    absl::StatusOr<std::string> r = VerifyGtidIndexFile(fs, p, o);
+    absl::StatusOr<GtidIndexCheck> r = VerifyGtidIndexFile(fs, p, o);
     if (absl::IsNotFound(r.status())) continue;  // removed meanwhile
     if (absl::IsDataLoss(r.status()) || absl::IsUnimplemented(r.status())) {
       v->GeneralWarning(ipath, absl::StrCat("GTID index not checked: its binlog file: ",
@@ -272,7 +282,16 @@ absl::Status CheckGtidIndexes(io::FileSystem* fs, const std::vector<std::string>
       continue;
     }
     if (!r.ok()) return r.status();
-    if (!r->empty()) v->BadIndex(ipath, *r);
+    switch (r->verdict) {
+      case GtidIndexCheck::Verdict::kChecksOut:
+        break;
+      case GtidIndexCheck::Verdict::kOlderVersion:
+        v->OlderIndex(ipath, r->what);
+        break;
+      case GtidIndexCheck::Verdict::kBad:
+        v->BadIndex(ipath, r->what);
+        break;
+    }
   }
   return absl::OkStatus();
 }

@@ -8,15 +8,21 @@
 // GTID dump), an entry moved inside a transaction with its header CRC
 // recomputed, an entry whose GTID state is that of a later point (it
 // claims transactions the file has only after the entry). And the
-// builder never writes an index past the limit the readers apply.
+// builder never writes an index past the limit the readers apply. A
+// MariaDB entry whose domain ids are not strictly increasing (unsorted or
+// repeated) ends the entries; decoding is not quadratic in the domains.
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "binlog/checksum.h"
 #include "binlog/event_builder.h"
 #include "binlog/format.h"
@@ -55,6 +61,13 @@ class GtidIndexHostileTest : public ::testing::TestWithParam<LogFlavor> {
     log_ = std::move(*log);
     Commit(300);
     ASSERT_GE(log_->ListFiles().size(), 3u);
+    // The builder indexes closed files in a thread of its own: Close waits
+    // for it, so the first file's index is there when the log reopens.
+    ASSERT_TRUE(log_->Close().ok());
+    log_.reset();
+    log = Binlog::Open(dir_, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    log_ = std::move(*log);
     bin_ = io::JoinPath(dir_, log_->ListFiles()[0].name);
     ipath_ = GtidIndexPath(bin_);
     good_ = testing_util::ReadFile(ipath_);
@@ -296,6 +309,85 @@ INSTANTIATE_TEST_SUITE_P(Flavors, GtidIndexHostileTest,
                          [](const ::testing::TestParamInfo<LogFlavor>& p) {
                            return p.param == LogFlavor::kMariaDB ? "MariaDB" : "MySQL";
                          });
+
+// A MariaDB index of `entries` entries with `domains` domains each (ids
+// 0, 1, ...; the state grows from entry to entry), for a binlog file large
+// enough to hold them: what the decoder sees, not a file's.
+GtidIndex MariaIndexOfDomains(size_t entries, uint32_t domains) {
+  GtidIndex index;
+  index.flavor = LogFlavor::kMariaDB;
+  index.interval = 4096;
+  index.file_size = 1 << 20;
+  index.fde_end = 120;
+  for (size_t i = 0; i < entries; ++i) {
+    internal::GtidIndexEntry e;
+    e.offset = 4096 * (i + 1);
+    e.gtid_transactions = (i + 1) * domains;
+    if (i == 0) e.returned.emplace_back(kMagicSize, index.fde_end);
+    for (uint32_t d = 0; d < domains; ++d) {
+      internal::GtidIndexDomain x;
+      x.domain_id = d;
+      x.last_server_id = 1;
+      x.last_seq_no = x.max_seq_no = i + 1;
+      x.last_is_new_max = true;
+      e.domains.push_back(x);
+    }
+    index.entries.push_back(std::move(e));
+  }
+  return index;
+}
+
+// The decoder requires a MariaDB entry's domain ids strictly increasing
+// (the builder writes them so): an entry with domains out of order, or one
+// twice, does not check out and ends the entries, as a damaged one does
+// (readers use the entries before it; verify reports it).
+TEST(GtidIndexDomainOrder, UnsortedOrRepeatedDomainsEndTheEntries) {
+  const GtidIndex good = MariaIndexOfDomains(3, 4);
+  auto d = internal::DecodeGtidIndex(internal::EncodeGtidIndex(good));
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->entries.size(), 3u);
+  for (const bool repeat : {false, true}) {
+    for (size_t at : {0u, 1u}) {
+      GtidIndex bad = good;
+      auto& domains = bad.entries[at].domains;
+      if (repeat) {
+        domains.insert(domains.begin() + 2, domains[1]);  // domain 1 twice
+      } else {
+        std::swap(domains[1], domains[2]);
+      }
+      auto r = internal::DecodeGtidIndex(internal::EncodeGtidIndex(bad));
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->entries.size(), at)
+          << (repeat ? "a repeated" : "unsorted") << " domain in entry " << at;
+    }
+  }
+}
+
+// Decoding checks that each entry's state holds the one before it, domain
+// by domain: a merge of two sorted lists, not a search per domain. Two
+// entries of 100000 domains (5 MB, under kMaxGtidIndexSize) decode in
+// about the time of 25000 ones times four; a generous bound, and a
+// floor under which any ratio passes, so a stall of the machine does not
+// decide. (Measured, 2 shared cores, optimized: a search per domain took
+// 54 ms and 1.7 s; the merge, both sizes with the encoding, 44 ms.)
+TEST(GtidIndexDomainOrder, DecodingIsLinearInTheDomains) {
+  auto fastest_decode = [](uint32_t domains) {
+    const std::string data = internal::EncodeGtidIndex(MariaIndexOfDomains(2, domains));
+    EXPECT_LE(data.size(), internal::kMaxGtidIndexSize);
+    absl::Duration best = absl::InfiniteDuration();
+    for (int i = 0; i < 3; ++i) {
+      const absl::Time start = absl::Now();
+      auto d = internal::DecodeGtidIndex(data);
+      best = std::min(best, absl::Now() - start);
+      EXPECT_TRUE(d.ok() && d->entries.size() == 2) << domains << " domains";
+    }
+    return best;
+  };
+  const absl::Duration small = fastest_decode(25000);
+  const absl::Duration large = fastest_decode(100000);
+  EXPECT_LT(large, std::max(8 * small, absl::Milliseconds(500)))
+      << "25000 domains: " << small << ", 100000: " << large;
+}
 
 }  // namespace
 }  // namespace binlog

@@ -3,8 +3,9 @@
 binlog files of a log //tools:binlog_gen writes: good ones verify; a
 damaged one, or one crafted so that its CRCs check out (a GTID state, an
 entry moved off its transaction start), is reported as a bad GTID index,
-a finding of its own with exit status 5; damage to the binlog files still
-exits 1.
+a finding of its own with exit status 5; an index of an older format
+version, which readers rebuild, is a note; damage to the binlog files
+still exits 1.
 
 Started by binlogtool_gidx_test.sh (an sh_test, so python3 comes from
 PATH).
@@ -137,6 +138,36 @@ class VerifyGtidIndexTest(unittest.TestCase):
         self.assertIn(f"{path}: bad GTID index: entry 0 at offset "
                       f"{offset + size}: a QUERY_EVENT event header; a scan of "
                       f"the file puts entry 0 at {offset}", out)
+
+    def with_version(self, header, version):
+        """`header` as a file of format `version` would have it (its CRC
+        recomputed)."""
+        h = bytearray(header)
+        h[7] = version
+        h[40:44] = struct.pack("<I", zlib.crc32(bytes(h[:40])))
+        return bytes(h)
+
+    def test_an_older_format_version_is_a_note_not_a_bad_index(self):
+        d = self.copy_log()
+        path, data = self.first_index(d)
+        header, recs = self.records(data)
+        self.assertEqual(header[7], 3)
+        with open(path, "wb") as f:
+            f.write(self.encode(self.with_version(header, 2), recs))
+        rc, out, _ = run("verify", d)
+        self.assertEqual(rc, 0, out)
+        self.assertIn(f"{path}: note: GTID index of format version 2 (this "
+                      "library writes version 3): GTID readers rebuild it",
+                      out)
+        self.assertNotIn("bad GTID index", out)
+        self.assertRegex(out, r"transactions: OK\n$")
+        # A newer version is not one readers of this version know.
+        with open(path, "wb") as f:
+            f.write(self.encode(self.with_version(header, 4), recs))
+        rc, out, _ = run("verify", d)
+        self.assertEqual(rc, 5, out)
+        self.assertIn(f"{path}: bad GTID index: a GTID index of format "
+                      "version 4", out)
 
     def test_files_given_on_the_command_line_have_theirs_checked(self):
         d = self.copy_log()
