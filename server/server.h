@@ -49,8 +49,9 @@
 // server remember that replica, by server id and @replica_uuid /
 // @slave_uuid, with the end of the last event sent to it, after it
 // disconnects too, until ServerOptions::replica_expire_after has passed;
-// at most max_replicas of them (a new one beyond that gets 1236 and is
-// logged). A dump with a server id (not 0) ends every older dump with the
+// at most max_replicas of them, and max_replica_uuids_per_server_id with
+// one server id (a new one beyond either gets 1236 and is logged), until
+// an operator forgets one (ForgetReplica). A dump with a server id (not 0) ends every older dump with the
 // same server id, as MySQL and MariaDB do: the older one gets 1236 (MySQL
 // flavor) or 4052 (MariaDB's ER_SLAVE_SAME_ID) within a heartbeat slice.
 //

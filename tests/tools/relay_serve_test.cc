@@ -575,6 +575,35 @@ TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
   EXPECT_EQ(CopyFiles(), std::vector<std::string>{before.back()});
 }
 
+// A consumer's store created ahead of the consumer (tools/README.md: the
+// library's PositionStore::Open with create_if_missing, then Close) holds
+// an empty record: the relay starts with it, and it holds every file
+// until the consumer records one of the copy's files.
+TEST_F(RelayServeTest, AStoreCreatedAheadOfItsConsumerHoldsEveryFile) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(40);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 2u);
+  const std::string store_path = src_dir_ + "/ahead.pos";
+  {
+    auto store = PositionStore::Open(store_path, PositionStoreOptions());
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Close().ok());
+  }
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.consumers = {{"later", store_path}};
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(pass->kept_reason, "consumer later (no file of the copy: '')");
+  EXPECT_EQ(CopyFiles(), before);
+}
+
 // An operator limit forces the purge past a replica that is behind: the
 // purge is logged naming it, and the replica coming back for its purged
 // position gets 1236 (by file and position) and 1789 (by GTID set).
