@@ -623,11 +623,14 @@ absl::Status MirrorLog::AppendLocked(absl::string_view event) {
       }
       // The copy's last file is closed now: its close time (its age for
       // retention, ListFileFacts) is this moment on the local clock, kept
-      // durably as its modification time before the next file exists.
+      // durably as its modification time before the next file exists. A
+      // file system that refuses it (a file another user owns, some
+      // network mounts) leaves the file's last write time, which is at
+      // most a moment earlier: counted, never a reason to stop copying.
       if (!m->files.empty()) {
         absl::Status s = m->fs->SetModificationTime(
             io::JoinPath(dir_, m->last_name), options_.clock ? options_.clock() : absl::Now());
-        if (!s.ok()) return Poison(s);
+        if (!s.ok()) ++m->stats.close_times_not_set;
       }
       // Start the file: magic and the source's event, durable, and its
       // name durable, before the index names it.

@@ -73,7 +73,10 @@
 // before the new file exists. A file's age for retention (ListFileFacts)
 // is measured from that time, never from the source's event timestamps,
 // and it survives restarts with the file (binlog/FORMAT.md, "Mirror
-// mode"). Append itself never lets more
+// mode"). When the file system refuses to set it (a file another user
+// owns, some NFS or FUSE mounts), the copy goes on: the file keeps its
+// last write time, at most a moment before its close, as its close time,
+// and Stats::close_times_not_set counts it. Append itself never lets more
 // than MirrorOptions::max_unsynced_bytes sit in the last file past its last
 // completed fdatasync (it syncs first), which bounds what a power cut can
 // tear (see recovery).
@@ -130,7 +133,9 @@
 //   FailedPrecondition after Close(), or after an I/O error: the copy is
 //                      poisoned (every later call fails, carrying the
 //                      first error; nothing is retried: reopen to recover).
-//   I/O errors         from the FileSystem (they poison the copy).
+//   I/O errors         from the FileSystem (they poison the copy), except a
+//                      refused close time (SetModificationTime; counted in
+//                      Stats::close_times_not_set, see Durability).
 // Lifetime: MirrorOptions::file_system must outlive the MirrorLog.
 // Readers: NewReader() gives tailing readers that follow the copy as a
 // live log's readers follow it (binlog/reader.h): they read only below the
@@ -431,6 +436,9 @@ class MirrorLog {
     uint64_t syncs = 0;         // fdatasyncs of the copy's files
     uint64_t files_started = 0;
     uint64_t files_purged = 0;  // files PurgeTo removed
+    // Files whose close time could not be set (SetModificationTime
+    // failed): each ages from its last write instead (see Durability).
+    uint64_t close_times_not_set = 0;
   };
   Stats stats() const;
 

@@ -3,6 +3,7 @@
 #include "server/replica_registry.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -23,21 +24,46 @@ std::string ReplicaUuidKey(absl::string_view value) {
 
 ReplicaRegistry::ReplicaRegistry(ReplicaRegistryOptions options) : o_(std::move(options)) {}
 
-bool ReplicaRegistry::Room() {
-  if (replicas_.size() < o_.max_replicas) return true;
-  ForgetExpired();
-  return replicas_.size() < o_.max_replicas;
+size_t ReplicaRegistry::UuidsOf(uint32_t server_id) const {
+  size_t n = 0;
+  for (auto it = replicas_.lower_bound(Key(server_id, std::string()));
+       it != replicas_.end() && it->first.first == server_id && n < o_.max_uuids_per_server_id;
+       ++it) {
+    ++n;
+  }
+  return n;
+}
+
+absl::Status ReplicaRegistry::Room(uint32_t server_id,
+                                   std::vector<RememberedReplica>* forgotten) {
+  auto full = [&] { return replicas_.size() >= o_.max_replicas; };
+  auto id_full = [&] { return UuidsOf(server_id) >= o_.max_uuids_per_server_id; };
+  if (!full() && !id_full()) return absl::OkStatus();
+  std::vector<RememberedReplica> gone = ForgetExpired();
+  if (forgotten != nullptr) {
+    forgotten->insert(forgotten->end(), std::make_move_iterator(gone.begin()),
+                      std::make_move_iterator(gone.end()));
+  }
+  if (full()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        o_.max_replicas, " replicas (max_replicas) are remembered already"));
+  }
+  if (id_full()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(o_.max_uuids_per_server_id, " replicas with server_id ", server_id,
+                     " (max_replica_uuids_per_server_id) are remembered already"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ReplicaRegistry::BeginDump(uint32_t session, uint32_t server_id,
-                                        const std::string& uuid) {
+                                        const std::string& uuid,
+                                        std::vector<RememberedReplica>* forgotten) {
   Key k(server_id, uuid);
   auto it = replicas_.find(k);
   if (it == replicas_.end()) {
-    if (!Room()) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          o_.max_replicas, " replicas (max_replicas) are remembered already"));
-    }
+    absl::Status room = Room(server_id, forgotten);
+    if (!room.ok()) return room;
     Entry e;
     e.r.server_id = server_id;
     e.r.uuid = uuid;
@@ -80,10 +106,11 @@ void ReplicaRegistry::EndDump(uint32_t session, uint32_t server_id, const std::s
   Disconnect(it->first, &it->second, Now());
 }
 
-bool ReplicaRegistry::Remember(const RememberedReplica& r) {
+bool ReplicaRegistry::Remember(const RememberedReplica& r,
+                               std::vector<RememberedReplica>* forgotten) {
   if (r.file.empty()) return false;
   Key k(r.server_id, r.uuid);
-  if (replicas_.count(k) != 0 || !Room()) return false;
+  if (replicas_.count(k) != 0 || !Room(r.server_id, forgotten).ok()) return false;
   Entry e;
   e.r = r;
   e.r.connected = false;
@@ -105,6 +132,25 @@ std::vector<RememberedReplica> ReplicaRegistry::ForgetExpired() {
     out.push_back(std::move(it->second.r));
     replicas_.erase(it);
   }
+  return out;
+}
+
+absl::StatusOr<RememberedReplica> ReplicaRegistry::Forget(uint32_t server_id,
+                                                          const std::string& uuid) {
+  auto it = replicas_.find(Key(server_id, uuid));
+  if (it == replicas_.end()) {
+    return absl::NotFoundError(absl::StrCat("no replica server_id ", server_id,
+                                            uuid.empty() ? "" : " uuid ", uuid,
+                                            " is remembered"));
+  }
+  if (it->second.r.connected) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "replica server_id ", server_id, uuid.empty() ? "" : " uuid ", uuid,
+        " is dumping: it is forgotten only once disconnected"));
+  }
+  idle_.erase({it->second.r.last_active, it->first});
+  RememberedReplica out = std::move(it->second.r);
+  replicas_.erase(it);
   return out;
 }
 

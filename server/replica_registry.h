@@ -22,10 +22,13 @@
 //     nothing, once `expire_after` has passed since its last activity (the
 //     end of its last dump, or when it was restored), on the local clock
 //     `now` (ForgetExpired; also done when a new replica needs room).
-//   - At most `max_replicas` are remembered. A new replica beyond that is
-//     refused (BeginDump: ResourceExhausted) rather than a remembered one
-//     forgotten to make room: a replica with a position is dropped only by
-//     expiry.
+//   - At most `max_replicas` are remembered, and at most
+//     `max_uuids_per_server_id` of them with one server id (so a
+//     replication account dumping under one server id with a new
+//     @replica_uuid each time holds at most that many). A new replica
+//     beyond either cap is refused (BeginDump: ResourceExhausted) rather
+//     than a remembered one forgotten to make room: a replica with a
+//     position is dropped only by expiry or by an operator (Forget).
 // Costs: every operation is O(log n) in the replicas remembered (an
 // ordered map by (server id, UUID), and an ordered set of the
 // disconnected ones by last activity), ForgetExpired O(log n) per replica
@@ -46,6 +49,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
@@ -55,6 +59,9 @@ namespace server {
 struct ReplicaRegistryOptions {
   // How many replicas are remembered at most (>= 1).
   size_t max_replicas = 1000;
+  // How many replicas with the same server id (and different UUIDs) are
+  // remembered at most (>= 1).
+  size_t max_uuids_per_server_id = 4;
   // A disconnected replica is forgotten this long after its last
   // activity. Zero: never.
   absl::Duration expire_after = absl::Hours(7 * 24);
@@ -90,9 +97,11 @@ class ReplicaRegistry {
   // remembered, as connected, and `session` is the one whose NoteSent
   // moves its position (a dump of another session for the same replica
   // stops counting). A replica not remembered yet needs room: expired
-  // replicas are forgotten first; ResourceExhausted if max_replicas are
-  // still remembered (nothing changes).
-  absl::Status BeginDump(uint32_t session, uint32_t server_id, const std::string& uuid);
+  // replicas are forgotten first (appended to *forgotten if not null);
+  // ResourceExhausted if max_replicas are still remembered, or
+  // max_uuids_per_server_id with its server id (nothing else changes).
+  absl::Status BeginDump(uint32_t session, uint32_t server_id, const std::string& uuid,
+                         std::vector<RememberedReplica>* forgotten = nullptr);
   // The dump of `session` sent up to file:position. Ignored unless
   // `session` is the replica's current dump.
   void NoteSent(uint32_t session, uint32_t server_id, const std::string& uuid,
@@ -106,8 +115,16 @@ class ReplicaRegistry {
   // saved before a restart), active at r.last_active (at most now;
   // InfinitePast: now). false
   // (nothing changes) for a replica already remembered, one without a
-  // position, or no room (after forgetting the expired ones).
-  bool Remember(const RememberedReplica& r);
+  // position, or no room (after forgetting the expired ones, appended to
+  // *forgotten if not null; both caps apply).
+  bool Remember(const RememberedReplica& r,
+                std::vector<RememberedReplica>* forgotten = nullptr);
+
+  // Forgets the replica (server_id, uuid) at once (an operator's choice:
+  // it holds nothing from now on); returns what was remembered of it.
+  // NotFound if it is not remembered; FailedPrecondition while a dump of
+  // it is in progress (its files stay held while it reads them).
+  absl::StatusOr<RememberedReplica> Forget(uint32_t server_id, const std::string& uuid);
 
   // Forgets the disconnected replicas inactive for expire_after or more;
   // returns them (oldest activity first).
@@ -125,8 +142,12 @@ class ReplicaRegistry {
     uint32_t session = 0;  // the current dump's session (connected)
   };
   absl::Time Now() const { return o_.now ? o_.now() : absl::Now(); }
-  // Makes room for one more: forgets expired replicas; false if full.
-  bool Room();
+  // Makes room for one more with `server_id`: forgets expired replicas
+  // (appended to *forgotten if not null); ResourceExhausted if full.
+  absl::Status Room(uint32_t server_id, std::vector<RememberedReplica>* forgotten);
+  // How many replicas with `server_id` are remembered, counting up to
+  // max_uuids_per_server_id at most.
+  size_t UuidsOf(uint32_t server_id) const;
   void Disconnect(const Key& k, Entry* e, absl::Time at);
 
   const ReplicaRegistryOptions o_;

@@ -576,7 +576,7 @@ class Session {
       return Fatal(absl::StrCat(
           "binlog_server refuses replica server_id ", server_id, ": ", s.message(),
           " and none has expired (a replica is forgotten replica_expire_after since its "
-          "last dump; an operator can raise max_replicas)"));
+          "last dump; an operator can raise the limit or forget a replica)"));
     }
     if (remember) {
       remembered_.emplace(dump_id_, dump_uuid_);
@@ -1050,9 +1050,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& o) {
 
 absl::Status Server::Init() {
   auth_ = std::make_unique<Authenticator>(options_.users, options_.rsa_keys);
-  if (options_.max_replicas < 1 || options_.replica_expire_after < absl::ZeroDuration()) {
+  if (options_.max_replicas < 1 || options_.max_replica_uuids_per_server_id < 1 ||
+      options_.replica_expire_after < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
-        "ServerOptions: max_replicas must be >= 1 and replica_expire_after >= 0");
+        "ServerOptions: max_replicas and max_replica_uuids_per_server_id must be >= 1 and "
+        "replica_expire_after >= 0");
   }
   if (options_.live != nullptr && options_.mirror != nullptr) {
     return absl::InvalidArgumentError("ServerOptions: live and mirror are exclusive");

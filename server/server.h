@@ -49,8 +49,9 @@
 // server remember that replica, by server id and @replica_uuid /
 // @slave_uuid, with the end of the last event sent to it, after it
 // disconnects too, until ServerOptions::replica_expire_after has passed;
-// at most max_replicas of them (a new one beyond that gets 1236 and is
-// logged). A dump with a server id (not 0) ends every older dump with the
+// at most max_replicas of them, and max_replica_uuids_per_server_id with
+// one server id (a new one beyond either gets 1236 and is logged), until
+// an operator forgets one (ForgetReplica). A dump with a server id (not 0) ends every older dump with the
 // same server id, as MySQL and MariaDB do: the older one gets 1236 (MySQL
 // flavor) or 4052 (MariaDB's ER_SLAVE_SAME_ID) within a heartbeat slice.
 //
@@ -228,12 +229,17 @@ struct ServerOptions {
   // registry and then is refused, it cannot push real replicas out.
   // Create() refuses 0 (InvalidArgument).
   size_t max_replicas = 1000;
+  // At most this many of them with one server id (different @replica_uuid
+  // values): a replication account setting a new UUID for each dump under
+  // one server id is refused (1236, logged) as by a full registry once
+  // this many are remembered, and holds no more. Create() refuses 0.
+  size_t max_replica_uuids_per_server_id = 4;
   // A disconnected replica is forgotten (and holds no file for a
   // retention policy) this long after its last dump ended. Zero: never;
   // Create() refuses a negative one (InvalidArgument).
   absl::Duration replica_expire_after = absl::Hours(7 * 24);
   // Where the server reports what an operator should know (a replica
-  // refused by max_replicas), one line each, without a newline; nullptr:
+  // refused by max_replicas, replicas forgotten), one line each, without a newline; nullptr:
   // not reported. binlog_server: standard error.
   std::function<void(const std::string&)> log;
   // The clock replicas' inactivity is measured with; nullptr: absl::Now().
@@ -306,6 +312,12 @@ class Server {
   // Forgets the replicas disconnected for replica_expire_after; returns
   // them.
   std::vector<ReplicaPosition> ForgetExpiredReplicas();
+  // An operator forgets the disconnected replica (server_id, uuid: the
+  // UUID as ReplicaPositions lists it, "" for none) at once: it holds no
+  // file from now on (a retention policy's next pass saves the list
+  // without it), and the server logs it. NotFound if it is not
+  // remembered; FailedPrecondition while a dump of it is in progress.
+  absl::Status ForgetReplica(uint32_t server_id, const std::string& uuid);
   // Ends every dump whose replica's last sent position is in a file the
   // log numbers below `file_number`, or that has sent nothing yet and
   // starts below it (a dump is known from its start, before it has read
@@ -343,8 +355,9 @@ class Server {
   // A dump of `session` begins for the replica (server_id, uuid):
   // remembered if `remember` (the session registered under server_id),
   // and every older dump with the same server id (not 0) is ended.
-  // ResourceExhausted (nothing changes) when max_replicas are remembered;
-  // the refusal is logged.
+  // ResourceExhausted (nothing changes) when max_replicas are remembered,
+  // or max_replica_uuids_per_server_id with its server id; the refusal is
+  // logged, as are the expired replicas forgotten to make room.
   absl::Status BeginReplicaDump(uint32_t session, uint32_t server_id, const std::string& uuid,
                                 bool remember);
   // The dump BeginReplicaDump began has ended.

@@ -22,9 +22,28 @@ namespace {
 ReplicaRegistryOptions RegistryOptions(const ServerOptions& o) {
   ReplicaRegistryOptions r;
   r.max_replicas = std::max<size_t>(1, o.max_replicas);
+  r.max_uuids_per_server_id = std::max<size_t>(1, o.max_replica_uuids_per_server_id);
   r.expire_after = o.replica_expire_after;
   r.now = o.now;
   return r;
+}
+
+// The log line for replicas forgotten (expired) to make room for a new
+// one; "" for none.
+std::string ForgottenLine(const std::vector<Server::ReplicaPosition>& gone) {
+  if (gone.empty()) return std::string();
+  constexpr size_t kMaxNames = 10;
+  std::string line = absl::StrCat("forgot ", gone.size(),
+                                  " replica(s) disconnected longer than replica_expire_after, "
+                                  "to make room for a new one:");
+  for (size_t i = 0; i < gone.size() && i < kMaxNames; ++i) {
+    absl::StrAppend(&line, i == 0 ? " " : ", ", gone[i].server_id,
+                    gone[i].uuid.empty() ? "" : " (", gone[i].uuid,
+                    gone[i].uuid.empty() ? "" : ")", " at ", gone[i].file, ":",
+                    gone[i].position);
+  }
+  if (gone.size() > kMaxNames) absl::StrAppend(&line, ", ...");
+  return line;
 }
 
 }  // namespace
@@ -53,10 +72,11 @@ void Server::UnregisterReplica(uint32_t session) {
 absl::Status Server::BeginReplicaDump(uint32_t session, uint32_t server_id,
                                       const std::string& uuid, bool remember) {
   std::string line;
+  std::vector<ReplicaPosition> forgotten;
   absl::Status s;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (remember) s = registry_.BeginDump(session, server_id, uuid);
+    if (remember) s = registry_.BeginDump(session, server_id, uuid, &forgotten);
     if (s.ok()) {
       // As MySQL's and MariaDB's kill_zombie_dump_threads: the replica
       // reconnected (its old connection may not be known dead yet), or
@@ -85,7 +105,10 @@ absl::Status Server::BeginReplicaDump(uint32_t session, uint32_t server_id,
       }
     }
   }
-  if (!line.empty() && options_.log) options_.log(line);
+  if (options_.log) {
+    if (!forgotten.empty()) options_.log(ForgottenLine(forgotten));
+    if (!line.empty()) options_.log(line);
+  }
   return s;
 }
 
@@ -95,6 +118,10 @@ void Server::EndReplicaDump(uint32_t session, uint32_t server_id, const std::str
   if (remembered) registry_.EndDump(session, server_id, uuid);
   dump_ids_.erase(session);
   superseded_dumps_.erase(session);
+  // The session is back in its command loop: a forced purge no longer
+  // counts it, and its next dump starts afresh.
+  dump_files_.erase(session);
+  ended_dumps_.erase(session);
 }
 
 void Server::NoteSentLocked(uint32_t session, std::optional<uint32_t> registered_id,
@@ -123,8 +150,29 @@ std::vector<Server::ReplicaPosition> Server::ReplicaPositions() const {
 }
 
 bool Server::RememberReplica(const ReplicaPosition& r) {
-  std::lock_guard<std::mutex> l(mu_);
-  return registry_.Remember(r);
+  std::vector<ReplicaPosition> forgotten;
+  bool ok;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ok = registry_.Remember(r, &forgotten);
+  }
+  if (!forgotten.empty() && options_.log) options_.log(ForgottenLine(forgotten));
+  return ok;
+}
+
+absl::Status Server::ForgetReplica(uint32_t server_id, const std::string& uuid) {
+  absl::StatusOr<ReplicaPosition> gone;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    gone = registry_.Forget(server_id, uuid);
+  }
+  if (!gone.ok()) return gone.status();
+  if (options_.log) {
+    options_.log(absl::StrCat("forgot replica server_id ", server_id,
+                              uuid.empty() ? "" : " (", uuid, uuid.empty() ? "" : ")", " at ",
+                              gone->file, ":", gone->position, " (ForgetReplica)"));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<Server::ReplicaPosition> Server::ForgetExpiredReplicas() {

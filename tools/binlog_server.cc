@@ -115,6 +115,11 @@ ABSL_FLAG(uint64_t, max_replicas, ServerOptions().max_replicas,
           "from their first dump; in relay mode their positions hold the copy's "
           "files); a dump of a new one beyond them gets 1236 and is logged, none "
           "is forgotten to make room");
+ABSL_FLAG(uint64_t, max_replica_uuids_per_server_id,
+          ServerOptions().max_replica_uuids_per_server_id,
+          "most downstream replicas remembered with one server id (different "
+          "@replica_uuid values); a dump with a new UUID beyond them gets 1236 "
+          "and is logged");
 ABSL_FLAG(uint64_t, replica_expire_seconds,
           absl::ToInt64Seconds(ServerOptions().replica_expire_after),
           "a disconnected replica is forgotten (its position holds no file any "
@@ -263,6 +268,7 @@ int main(int argc, char** argv) {
   o.max_session_variables = absl::GetFlag(FLAGS_max_session_variables);
   o.max_session_variable_bytes = absl::GetFlag(FLAGS_max_session_variable_bytes);
   o.max_replicas = absl::GetFlag(FLAGS_max_replicas);
+  o.max_replica_uuids_per_server_id = absl::GetFlag(FLAGS_max_replica_uuids_per_server_id);
   if (absl::GetFlag(FLAGS_replica_expire_seconds) > (uint64_t{1} << 40)) {
     return Usage("--replica_expire_seconds must be at most 2^40");
   }
@@ -289,6 +295,9 @@ int main(int argc, char** argv) {
     return Usage("--ssl_ca needs --ssl_cert and --ssl_key");
   }
   if (o.max_replicas < 1) return Usage("--max_replicas must be >= 1");
+  if (o.max_replica_uuids_per_server_id < 1) {
+    return Usage("--max_replica_uuids_per_server_id must be >= 1");
+  }
   if (o.max_connections < 1 || o.max_unauthenticated_connections < 1) {
     return Usage("--max_connections and --max_unauthenticated_connections must be >= 1");
   }

@@ -159,6 +159,8 @@ class FlagsTest(ServerBase):
             (base + ["--port=0", "--source=127.0.0.1:1", "--source_user=u",
                      "--server_id=5", "--binlog_expire_logs_seconds=60",
                      "--retention_interval=0s"], "--retention_interval must be > 0"),
+            (base + ["--port=0", "--max_replica_uuids_per_server_id=0"],
+             "--max_replica_uuids_per_server_id must be >= 1"),
             (base + ["--port=0", "--source=127.0.0.1:3306,somewhere"],
              "--source must be HOST:PORT"),
             (base + ["--port=0", "--source=127.0.0.1:3306,127.0.0.1:3307",

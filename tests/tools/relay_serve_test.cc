@@ -575,6 +575,35 @@ TEST_F(RelayServeTest, ANamedConsumerHoldsItsFiles) {
   EXPECT_EQ(CopyFiles(), std::vector<std::string>{before.back()});
 }
 
+// A consumer's store created ahead of the consumer (tools/README.md: the
+// library's PositionStore::Open with create_if_missing, then Close) holds
+// an empty record: the relay starts with it, and it holds every file
+// until the consumer records one of the copy's files.
+TEST_F(RelayServeTest, AStoreCreatedAheadOfItsConsumerHoldsEveryFile) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(40);
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> before = CopyFiles();
+  ASSERT_GE(before.size(), 2u);
+  const std::string store_path = src_dir_ + "/ahead.pos";
+  {
+    auto store = PositionStore::Open(store_path, PositionStoreOptions());
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Close().ok());
+  }
+  CopyRetentionOptions o;
+  o.max_total_bytes = 1;
+  o.consumers = {{"later", store_path}};
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  auto pass = ret->RunOnce();
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_TRUE(pass->purged.empty());
+  EXPECT_EQ(pass->kept_reason, "consumer later (no file of the copy: '')");
+  EXPECT_EQ(CopyFiles(), before);
+}
+
 // An operator limit forces the purge past a replica that is behind: the
 // purge is logged naming it, and the replica coming back for its purged
 // position gets 1236 (by file and position) and 1789 (by GTID set).
@@ -1086,6 +1115,95 @@ TEST_F(RelayServeTest, AFullRegistryRefusesANewReplicaAndForgetsNone) {
   now_s_ += 1800;
   ReplicaReadsToTheEnd(903);
   EXPECT_EQ(RememberedIds(), (std::vector<uint32_t>{901, 903}));
+  // Who was forgotten to make room is said.
+  EXPECT_TRUE(absl::StrContains(LogText(), "forgot 1 replica(s) disconnected longer than "
+                                           "replica_expire_after, to make room for a new "
+                                           "one: 902 at "))
+      << LogText();
+}
+
+// A replication account dumping under one server id with a new
+// @replica_uuid each time holds at most max_replica_uuids_per_server_id
+// entries: the next is refused (1236, logged) as by a full registry, and
+// an operator's ForgetReplica makes room at once; the retention pass then
+// saves the list without the replica forgotten.
+TEST_F(RelayServeTest, NewUuidsUnderOneServerIdAreCappedAndAReplicaCanBeForgotten) {
+  tweak_ = [](ServerOptions* so) { so->max_replica_uuids_per_server_id = 2; };
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(10);
+  if (HasFatalFailure()) return;
+  ReplicaReadsToTheEnd(905, "", 4, "phantom-1");
+  ReplicaReadsToTheEnd(905, "", 4, "phantom-2");
+  auto c = ConnectDownstream();
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->Query("SET @replica_uuid = 'phantom-3'").ok());
+  ASSERT_TRUE(c->Register(905, "h", 1).ok());
+  ASSERT_TRUE(c->Dump("", 4, kDumpNonBlock, 905).ok());
+  auto r = c->Read(absl::Now() + absl::Seconds(30));
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->kind, ClientReply::kError);
+  EXPECT_EQ(r->error_code, 1236);
+  EXPECT_TRUE(absl::StrContains(r->message,
+                                "binlog_server refuses replica server_id 905: 2 replicas with "
+                                "server_id 905 (max_replica_uuids_per_server_id)"))
+      << r->message;
+  EXPECT_TRUE(absl::StrContains(LogText(), "refused a dump of replica server_id 905 (phantom-3)"))
+      << LogText();
+  // Another server id is served.
+  ReplicaReadsToTheEnd(906);
+  EXPECT_EQ(RememberedIds(), (std::vector<uint32_t>{905, 905, 906}));
+
+  const std::string saved = src_dir_ + "/binlog.replicas";
+  CopyRetentionOptions o;
+  o.replicas_file = saved;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  ASSERT_TRUE(ret->RunOnce().ok());
+  EXPECT_TRUE(absl::IsNotFound(downstream_.server->ForgetReplica(905, "phantom-3")));
+  ASSERT_TRUE(downstream_.server->ForgetReplica(905, "phantom-1").ok());
+  EXPECT_TRUE(absl::StrContains(LogText(), "forgot replica server_id 905 (phantom-1) at "))
+      << LogText();
+  ReplicaReadsToTheEnd(905, "", 4, "phantom-3");
+  ASSERT_TRUE(downstream_.server->ForgetReplica(905, "phantom-3").ok());
+  ASSERT_TRUE(ret->RunOnce().ok());
+  std::string text;
+  ASSERT_EQ(testing_util::RunCommand("cat '" + saved + "'", &text), 0);
+  EXPECT_FALSE(absl::StrContains(text, "phantom-1")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "phantom-3")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "replica 905 phantom-2 ")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "replica 906 - ")) << text;
+}
+
+// The operator's procedure without a running server (tools/README.md):
+// with binlog_server stopped, a line removed from <basename>.replicas is a
+// replica forgotten; the others are restored at the next start.
+TEST_F(RelayServeTest, ALineRemovedFromTheReplicasFileIsAReplicaForgotten) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(10);
+  if (HasFatalFailure()) return;
+  ReplicaReadsToTheEnd(907, "", 4, "keep-me");
+  ReplicaReadsToTheEnd(908, "", 4, "drop-me");
+  const std::string saved = src_dir_ + "/binlog.replicas";
+  CopyRetentionOptions o;
+  o.replicas_file = saved;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  ASSERT_TRUE(ret->RunOnce().ok());
+  ret.reset();
+  downstream_.Stop();
+  std::string out;
+  ASSERT_EQ(testing_util::RunCommand("sed -i '/^replica 908 drop-me /d' '" + saved + "'", &out),
+            0)
+      << out;
+  Serve(DownstreamOptions(), &downstream_);
+  ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  std::vector<Server::ReplicaPosition> restored = downstream_.server->ReplicaPositions();
+  ASSERT_EQ(restored.size(), 1u);
+  EXPECT_EQ(restored[0].server_id, 907u);
+  EXPECT_EQ(restored[0].uuid, "keep-me");
 }
 
 // The registry's options are checked at Create.

@@ -18,9 +18,11 @@ namespace {
 
 class ReplicaRegistryTest : public ::testing::Test {
  protected:
-  ReplicaRegistryOptions Options(size_t max_replicas, absl::Duration expire_after) {
+  ReplicaRegistryOptions Options(size_t max_replicas, absl::Duration expire_after,
+                                 size_t max_uuids_per_server_id = 4) {
     ReplicaRegistryOptions o;
     o.max_replicas = max_replicas;
+    o.max_uuids_per_server_id = max_uuids_per_server_id;
     o.expire_after = expire_after;
     o.now = [this] { return now_; };
     return o;
@@ -64,6 +66,78 @@ TEST_F(ReplicaRegistryTest, AFullRegistryRefusesANewReplicaAndKeepsTheOthers) {
   now_ += absl::Hours(1);
   EXPECT_TRUE(r.BeginDump(5, 9, "").ok());
   EXPECT_EQ(Ids(r), (std::vector<uint32_t>{7, 9}));
+}
+
+// The replicas expired to make room for a new one are returned, as
+// ForgetExpired returns them, so the caller can say who was forgotten.
+TEST_F(ReplicaRegistryTest, ReplicasForgottenToMakeRoomAreReturned) {
+  ReplicaRegistry r(Options(2, absl::Hours(1)));
+  DumpTo(&r, 1, 7, "", "b.000001", 100);
+  DumpTo(&r, 2, 8, "", "b.000002", 200);
+  now_ += absl::Hours(1);
+  std::vector<RememberedReplica> gone;
+  ASSERT_TRUE(r.BeginDump(3, 9, "", &gone).ok());
+  ASSERT_EQ(gone.size(), 2u);
+  EXPECT_EQ(gone[0].server_id, 7u);
+  EXPECT_EQ(gone[0].file, "b.000001");
+  EXPECT_EQ(gone[1].server_id, 8u);
+  RememberedReplica back;
+  back.server_id = 10;
+  back.file = "b.000003";
+  back.position = 4;
+  std::vector<RememberedReplica> none;
+  EXPECT_TRUE(r.Remember(back, &none));
+  EXPECT_TRUE(none.empty());
+}
+
+// One server id with a new UUID for each dump holds at most
+// max_uuids_per_server_id entries; other server ids are not affected.
+TEST_F(ReplicaRegistryTest, OneServerIdHoldsAtMostItsUuidCap) {
+  ReplicaRegistry r(Options(100, absl::Hours(1), 2));
+  DumpTo(&r, 1, 7, "u-1", "b.000001", 100);
+  DumpTo(&r, 2, 7, "u-2", "b.000001", 200);
+  absl::Status s = r.BeginDump(3, 7, "u-3");
+  EXPECT_TRUE(absl::IsResourceExhausted(s)) << s;
+  EXPECT_EQ(s.message(),
+            "2 replicas with server_id 7 (max_replica_uuids_per_server_id) are remembered "
+            "already");
+  EXPECT_EQ(r.size(), 2u);
+  // A UUID remembered already, and another server id, need no room of 7's.
+  EXPECT_TRUE(r.BeginDump(4, 7, "u-1").ok());
+  EXPECT_TRUE(r.BeginDump(5, 8, "u-3").ok());
+  EXPECT_TRUE(r.BeginDump(6, 6, "u-3").ok());
+  RememberedReplica saved;
+  saved.server_id = 7;
+  saved.uuid = "u-4";
+  saved.file = "b.000001";
+  EXPECT_FALSE(r.Remember(saved));
+  // Once 7/u-2 has expired, a new UUID fits.
+  now_ += absl::Hours(1);
+  EXPECT_TRUE(r.BeginDump(7, 7, "u-3").ok());
+}
+
+// An operator forgets a disconnected replica at once; one dumping is
+// forgotten only once disconnected.
+TEST_F(ReplicaRegistryTest, ForgetDropsADisconnectedReplicaAndMakesRoom) {
+  ReplicaRegistry r(Options(2, absl::Hours(1)));
+  DumpTo(&r, 1, 7, "u-1", "b.000001", 100);
+  ASSERT_TRUE(r.BeginDump(2, 8, "").ok());
+  r.NoteSent(2, 8, "", "b.000002", 200);
+  EXPECT_TRUE(absl::IsNotFound(r.Forget(7, "u-2").status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(r.Forget(8, "").status()));
+  EXPECT_TRUE(absl::IsResourceExhausted(r.BeginDump(3, 9, "")));
+  auto gone = r.Forget(7, "u-1");
+  ASSERT_TRUE(gone.ok()) << gone.status();
+  EXPECT_EQ(gone->file, "b.000001");
+  EXPECT_EQ(gone->position, 100u);
+  EXPECT_EQ(Ids(r), (std::vector<uint32_t>{8}));
+  EXPECT_TRUE(r.BeginDump(3, 9, "").ok());
+  // Its expiry entry went with it: nothing is returned for it later.
+  r.EndDump(2, 8, "");
+  now_ += absl::Hours(1);
+  std::vector<RememberedReplica> expired = r.ForgetExpired();
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].server_id, 8u);
 }
 
 TEST_F(ReplicaRegistryTest, ADisconnectedReplicaExpiresFromItsLastActivity) {

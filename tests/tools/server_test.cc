@@ -672,6 +672,26 @@ TEST_P(ServerTest, DumpByPositionSendsEveryTransactionOnce) {
   EXPECT_GT(std::count(got.types.begin(), got.types.end(), kRotateEvent), 2);
 }
 
+// A non-blocking dump that ended (EOF) leaves its session in the command
+// loop: a forced purge (Server::EndDumpsBefore) does not count it, and the
+// session's next dump is served, not ended with the purge's error.
+TEST_P(ServerTest, AForcedPurgeDoesNotEndTheNextDumpOfAnIdleSession) {
+  StartServer();
+  ReplicationClient c = Replica();
+  ASSERT_TRUE(c.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  Received first = ReadDump(&c);
+  ASSERT_EQ(first.end.kind, ClientReply::kEof);
+  // A statement's answer: the session has left its dump.
+  auto q = c.Query("SHOW MASTER STATUS");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(server_->EndDumpsBefore(UINT64_MAX, "purged while idle"), 0);
+  ASSERT_TRUE(c.Dump("binlog.000001", 4, kDumpNonBlock).ok());
+  Received second = ReadDump(&c);
+  EXPECT_EQ(second.end.kind, ClientReply::kEof) << second.end.error_code << " "
+                                                << second.end.message;
+  EXPECT_EQ(second.gnos, Range(1, 40));
+}
+
 // mysqlbinlog and go-mysql announce checksums with
 // @master_binlog_checksum='NONE': MySQL serves them, with the first fake
 // Rotate (ahead of the Format_description) unchecksummed and every event
