@@ -129,6 +129,16 @@ absl::Status CopyRetention::LoadReplicas() {
     }
     restored.push_back(std::move(p));
   }
+  // The caps (max_replicas, max_replica_uuids_per_server_id) may be lower
+  // than when the file was saved: the replicas connected then, then the
+  // most recently active, are restored first, so the caps drop the oldest.
+  std::stable_sort(restored.begin(), restored.end(),
+                   [](const Server::ReplicaPosition& a, const Server::ReplicaPosition& b) {
+                     const bool ac = a.last_active == absl::InfinitePast();
+                     const bool bc = b.last_active == absl::InfinitePast();
+                     if (ac != bc) return ac;
+                     return a.last_active > b.last_active;
+                   });
   std::vector<std::string> refused;
   for (const Server::ReplicaPosition& p : restored) {
     if (server_ != nullptr && !server_->RememberReplica(p)) {
@@ -138,7 +148,8 @@ absl::Status CopyRetention::LoadReplicas() {
   if (!refused.empty()) {
     Log(absl::StrCat("retention: ", o_.replicas_file, ": ", refused.size(),
                      " replica(s) not restored (known already, or past the server's "
-                     "max_replicas): ", absl::StrJoin(refused, ", ")));
+                     "max_replicas or max_replica_uuids_per_server_id; the least "
+                     "recently active go first): ", absl::StrJoin(refused, ", ")));
   }
   saved_ = *text;
   return absl::OkStatus();

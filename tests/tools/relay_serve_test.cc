@@ -1206,6 +1206,43 @@ TEST_F(RelayServeTest, ALineRemovedFromTheReplicasFileIsAReplicaForgotten) {
   EXPECT_EQ(restored[0].uuid, "keep-me");
 }
 
+// A replicas file that holds more UUIDs under one server id than
+// max_replica_uuids_per_server_id (saved before the cap, or the cap
+// lowered since): the most recently active are restored, not the first by
+// UUID. (Before, the file's order, by UUID, decided.)
+TEST_F(RelayServeTest, RestoringPastTheUuidCapKeepsTheMostRecentlyActive) {
+  StartRelayAndDownstream();
+  if (HasFatalFailure()) return;
+  CommitMany(3);
+  if (HasFatalFailure()) return;
+  downstream_.Stop();
+  const std::string saved = src_dir_ + "/binlog.replicas";
+  const int64_t now = now_s_.load();  // the server's clock
+  // "a" the least recently active, "e" the most.
+  std::string text = "binlog-relay-replicas 2\n";
+  const char* uuids[] = {"a", "b", "c", "d", "e"};
+  for (int i = 0; i < 5; ++i) {
+    absl::StrAppend(&text, "replica 909 ", uuids[i], " binlog.000001 4 ", now - 500 + 100 * i,
+                    "\n");
+  }
+  std::string out;
+  ASSERT_EQ(testing_util::RunCommand("printf '%s' '" + text + "' > '" + saved + "'", &out), 0)
+      << out;
+  ServerOptions so = DownstreamOptions();
+  so.max_replica_uuids_per_server_id = 4;
+  Serve(so, &downstream_);
+  CopyRetentionOptions o;
+  o.replicas_file = saved;
+  auto ret = Retention(o);
+  ASSERT_NE(ret, nullptr);
+  std::vector<std::string> kept;
+  for (const Server::ReplicaPosition& p : downstream_.server->ReplicaPositions()) {
+    kept.push_back(p.uuid);
+  }
+  EXPECT_EQ(kept, (std::vector<std::string>{"b", "c", "d", "e"}));
+  EXPECT_TRUE(absl::StrContains(LogText(), "max_replica_uuids_per_server_id")) << LogText();
+}
+
 // The registry's options are checked at Create.
 TEST_F(RelayServeTest, BadRegistryOptionsAreRefusedAtCreate) {
   StartRelayAndDownstream();
