@@ -511,9 +511,15 @@ class BinlogSystem : public System {
       if (s.ok()) {
         bytes += ev.data.size();
         slot->bytes.store(bytes, std::memory_order_relaxed);
-        if (lag && !slot->lag.overrun()) {
+        // Only a transaction's last event can end a group, so the lag is
+        // observed there: a look at the writer's group marks per event
+        // (a cache miss at the tail) was the harness's cost, not the
+        // reader's. A group whose end was read before it was recorded is
+        // resolved from the pending read's own time, as before.
+        if (lag && ev.header.type == binlog::kXidEvent &&
+            !slot->lag.overrun()) {
           Observe(slot, GroupMarks::Key(ev.file_number, ev.end_offset),
-                  ev.header.type == binlog::kXidEvent);
+                  /*txn_end=*/true);
         }
         continue;
       }

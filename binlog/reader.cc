@@ -481,6 +481,14 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
         got = seq->InWindow(pos_, h.event_size);
         if (!got.empty() && !ring_view_.empty()) DropRingView();
       }
+      if (got.empty() && ring_view_.empty() && RingAt(limit)) {
+        // The file window ends inside this event: a reader that was behind
+        // and has come within the ring's reach takes the rest from the
+        // ring (the same bytes) instead of reading the file on. Once per
+        // window, not per event.
+        got = InRing(pos_, h.event_size);
+        from_ring = !got.empty();
+      }
       if (got.empty()) {
         DropRingView();  // across the ring's wrap point or end
         BINLOG_RETURN_IF_ERROR(Fill(pos_, h.event_size, limit, &got));
@@ -662,6 +670,13 @@ absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
   return absl::OkStatus();
 }
 
+bool Reader::WholeEventInWindow() const {
+  absl::string_view h = buffers_->seq->InWindow(pos_, kHeaderSize);
+  if (h.empty()) return false;
+  const uint32_t size = LoadLe32(h.data() + kEventSizeOffset);
+  return size >= kHeaderSize && !buffers_->seq->InWindow(pos_, size).empty();
+}
+
 absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
                                bool* done) {
   *done = false;
@@ -677,7 +692,10 @@ absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
   // place: no system call, no copy.
   absl::string_view got = RingRest();
   if (got.size() < kHeaderSize && ring_ != nullptr &&
-      seq->Buffered(pos_) < kHeaderSize && RingAt(limit)) {
+      !WholeEventInWindow() && RingAt(limit)) {
+    // Also when the window ends inside the next event: a reader that was
+    // behind comes back to the ring as soon as the ring holds its
+    // position, not only when a window happens to end between events.
     got = RingRest();
   }
   // Never past the readable end, whatever the ring's own bound says.

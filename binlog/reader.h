@@ -300,6 +300,9 @@ class Reader {
   // `*done` false: none (the caller reads one event with ReadEvent).
   absl::Status FillBatch(EventBatch* batch, const BatchOptions& options,
                          bool* done);
+  // The file window holds the whole event at pos_ (false if it holds less
+  // than its header).
+  bool WholeEventInWindow() const;
   // A Rotate event ending at `end` ends the file.
   void EndFileAtRotate(uint64_t end, uint64_t limit);
   absl::Status OpenFile(uint64_t number);

@@ -51,10 +51,10 @@ void FlipByte(const std::string& path, uint64_t offset) {
   ASSERT_TRUE((*f)->Close().ok());
 }
 
-void CommitTransactions(Binlog* log, int first, int n) {
+void CommitTransactions(Binlog* log, int first, int n, size_t payload = 200) {
   TransactionBuffer txn;
   for (int i = first; i < first + n; ++i) {
-    BuildTransaction(&txn, static_cast<uint64_t>(i), 200);
+    BuildTransaction(&txn, static_cast<uint64_t>(i), payload);
     ASSERT_TRUE(log->Commit(&txn).ok());
   }
 }
@@ -428,6 +428,43 @@ TEST_P(TailRingReaderTest, AReaderBehindTheRingReadsTheFileAndComesBack) {
   ASSERT_TRUE((*log)->Close().ok());
   ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
   ExpectSameAsAtRest(dir, tail, batch());
+}
+
+// A reader behind the writer by less than the ring: it reads the file
+// only until its first window ends, wherever that end falls, and takes the
+// rest from the ring. Transactions of one size make every window end at
+// the same place in a transaction; the sizes here put that place inside
+// an event's header for some and inside its body for others.
+TEST_P(TailRingReaderTest, AReaderWithinTheRingLeavesTheFileAtItsWindowsEnd) {
+  for (size_t payload : {200, 220, 250, 280, 310}) {
+    SCOPED_TRACE(absl::StrCat("payload ", payload));
+    const std::string dir = NewTempDir(absl::StrCat("ring_within_", payload));
+    Options o = RingOptions();
+    o.reader_ring_bytes = 1 << 20;
+    o.max_file_size = 8 << 20;
+    o.sync_every_n = 0;  // one sync at the end publishes it all
+    auto log = Binlog::Open(dir, "binlog", o);
+    ASSERT_TRUE(log.ok()) << log.status();
+    ReaderOptions ro;
+    ro.buffer_size = 64 << 10;
+    // The ring copies only while a reader is registered.
+    auto keep = (*log)->NewReader(ro);
+    ASSERT_TRUE(keep.ok());
+    // ~700 KiB: eleven windows, all of it in the ring.
+    CommitTransactions(log->get(), 0, 2000, payload);
+    ASSERT_TRUE((*log)->Sync().ok());
+    // Created now, the reader starts with a full window of the file.
+    auto r = (*log)->NewReader(ro);
+    ASSERT_TRUE(r.ok());
+    std::vector<EventRef> tail;
+    ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+    // The first window, and a Peek at its end for an event across it at
+    // most; not window after window.
+    EXPECT_LE(Reads(**r), 2u);
+    ASSERT_TRUE((*log)->Close().ok());
+    ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+    ExpectSameAsAtRest(dir, tail, batch());
+  }
 }
 
 TEST_P(TailRingReaderTest, AHeldViewIsNotOverwrittenWhileTheRingWraps) {
