@@ -59,6 +59,19 @@ inline EventHeader DecodeHeader(absl::string_view bytes) {
   return h;
 }
 
+// DecodeHeader into `*out`, field by field: for a header that is decoded
+// into its final place (an Event's), where building it on the stack and
+// copying it would stall the copy on store forwarding again.
+// REQUIRES: p[0, 19) readable.
+inline void DecodeHeaderInto(const char* p, EventHeader* out) {
+  out->timestamp = LoadLe32(p + kTimestampOffset);
+  out->type = static_cast<uint8_t>(p[kTypeOffset]);
+  out->server_id = LoadLe32(p + kServerIdOffset);
+  out->event_size = LoadLe32(p + kEventSizeOffset);
+  out->log_pos = LoadLe32(p + kLogPosOffset);
+  out->flags = LoadLe16(p + kFlagsOffset);
+}
+
 // Encodes `h` into out[0, 19).
 void EncodeHeader(const EventHeader& h, char* out);
 

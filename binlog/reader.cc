@@ -365,9 +365,66 @@ absl::Status Reader::ReadFormatDescription() {
 absl::Status Reader::Next(Event* ev) {
   if (!sticky_.ok()) return sticky_;
   if (in_payload_) return NextInPayload(ev);
+  const bool trust = !options_.verify_published_checksums;
+  if (NextInRingView(ev, trust)) return absl::OkStatus();
   return ReadEvent(ev, options_.payloads == PayloadMode::kDecoded,
-                   options_.checksum_mode,
-                   /*trust_written_here=*/!options_.verify_published_checksums);
+                   options_.checksum_mode, trust);
+}
+
+bool Reader::LogPosOk(uint32_t log_pos, uint16_t flags, uint8_t type,
+                      uint64_t end) const {
+  return !options_.check_log_pos || fde_.relay_log ||
+         log_pos == static_cast<uint32_t>(end) ||
+         (flags & kFlagArtificial) != 0 ||
+         (log_pos == 0 && LogPosMayBeZero(fde_, type));
+}
+
+bool Reader::NextInRingView(Event* ev, bool trust_written_here) {
+  // The common case of a caught-up reader: the next event lies whole in
+  // the ring view it holds, and is one ReadEvent would return as it is.
+  // Anything else (the view's end, a checksum to verify, an event that
+  // changes how the file is read, a header ReadEvent would refuse) goes
+  // to ReadEvent, which decides and reports. The view lies below the
+  // readable end the reader loaded, so no limit is checked here.
+  if (ring_view_.empty() || need_fde_ || file_done_ || decrypting_ ||
+      fde_pending_return_ || pos_ < ring_off_) {
+    return false;
+  }
+  if (has_checksums_ && options_.checksum_mode != ChecksumMode::kSkip &&
+      !(trust_written_here && written_here_)) {
+    return false;
+  }
+  const uint64_t d = pos_ - ring_off_;
+  if (d + kHeaderSize > ring_view_.size()) return false;
+  const char* p = ring_view_.data() + d;
+  const uint32_t size = LoadLe32(p + kEventSizeOffset);
+  const size_t min_size = kHeaderSize + (has_checksums_ ? kChecksumSize : 0);
+  if (size < min_size || size > ring_view_.size() - d) return false;
+  const uint8_t type = static_cast<uint8_t>(p[kTypeOffset]);
+  switch (type) {
+    case kFormatDescriptionEvent:
+    case kRotateEvent:
+    case kMariaStartEncryptionEvent:
+    case kTransactionPayloadEvent:
+      return false;
+    default:
+      break;
+  }
+  const uint64_t end = pos_ + size;
+  if (!LogPosOk(LoadLe32(p + kLogPosOffset), LoadLe16(p + kFlagsOffset), type,
+                end)) {
+    return false;
+  }
+  ev->data = absl::string_view(p, size);
+  DecodeHeaderInto(p, &ev->header);
+  ev->file_number = file_number_;
+  ev->offset = pos_;
+  ev->end_offset = end;
+  ev->checksum = ChecksumState::kNone;
+  ev->file_has_checksums = has_checksums_;
+  ev->from_payload = false;
+  pos_ = end;
+  return true;
 }
 
 absl::Status Reader::ReadEvent(Event* ev, bool expand,
@@ -553,10 +610,7 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
         !(h.flags & kFlagArtificial) && cs != ChecksumState::kBad) {
       fde_.relay_log = true;
     }
-    if (options_.check_log_pos && !fde_.relay_log && cs != ChecksumState::kBad &&
-        h.log_pos != static_cast<uint32_t>(end) &&
-        !(h.flags & kFlagArtificial) &&
-        !(h.log_pos == 0 && LogPosMayBeZero(fde_, h.type))) {
+    if (cs != ChecksumState::kBad && !LogPosOk(h.log_pos, h.flags, h.type, end)) {
       return Corrupt(pos_, absl::StrCat("log_pos ", h.log_pos,
                                         " does not match the event end ", end));
     }
@@ -576,7 +630,9 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     }
     if (fde_pending_return_) fde_pending_return_ = false;
     ev->data = data;
-    ev->header = h;
+    // The header of `data` (h's bytes) decoded in place, not copied from
+    // h: the copy stalls on store forwarding.
+    DecodeHeaderInto(data.data(), &ev->header);
     ev->file_number = file_number_;
     ev->offset = pos_;
     ev->end_offset = end;
@@ -740,13 +796,9 @@ absl::Status Reader::FillBatch(EventBatch* b, const BatchOptions& bo,
     }
     // log_pos as Next() checks it: one load, and what tells a torn event
     // (followed by zeros or garbage) from a whole one without its CRC.
-    if (options_.check_log_pos) {
-      const uint32_t log_pos = LoadLe32(p + kLogPosOffset);
-      if (log_pos != static_cast<uint32_t>(pos_ + off + size) &&
-          (LoadLe16(p + kFlagsOffset) & kFlagArtificial) == 0 &&
-          !(log_pos == 0 && LogPosMayBeZero(fde_, type))) {
-        break;
-      }
+    if (!LogPosOk(LoadLe32(p + kLogPosOffset), LoadLe16(p + kFlagsOffset),
+                  type, pos_ + off + size)) {
+      break;
     }
     if (verify && !EventChecksumMatches(absl::string_view(p, size))) break;
     b->starts.push_back(static_cast<uint32_t>(off));

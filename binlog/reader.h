@@ -300,6 +300,14 @@ class Reader {
   // `*done` false: none (the caller reads one event with ReadEvent).
   absl::Status FillBatch(EventBatch* batch, const BatchOptions& options,
                          bool* done);
+  // Next()'s path for the common case of a caught-up reader (reader.cc);
+  // false: ReadEvent reads the event.
+  bool NextInRingView(Event* ev, bool trust_written_here);
+  // log_pos of an event ending at `end` is as the reader requires
+  // (ReaderOptions::check_log_pos; relay logs, artificial events and
+  // MariaDB 11.4+ cache events excepted).
+  bool LogPosOk(uint32_t log_pos, uint16_t flags, uint8_t type,
+                uint64_t end) const;
   // The file window holds the whole event at pos_ (false if it holds less
   // than its header).
   bool WholeEventInWindow() const;

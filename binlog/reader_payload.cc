@@ -48,14 +48,14 @@ absl::Status Reader::NextInPayload(Event* ev) {
   // DecodePayload validated the tiling: every header is complete and every
   // event_size fits in what is left.
   const char* p = buffers_->payload.data() + payload_next_;
-  EventHeader h = DecodeHeader(absl::string_view(p, kHeaderSize));
+  const uint32_t size = LoadLe32(p + kEventSizeOffset);
   *ev = payload_event_;
-  ev->data = absl::string_view(p, h.event_size);
-  ev->header = h;
+  ev->data = absl::string_view(p, size);
+  DecodeHeaderInto(p, &ev->header);  // in place: no stalled copy
   ev->file_has_checksums = false;
   ev->from_payload = true;
   ev->payload_index = payload_event_.payload_index++;
-  payload_next_ += h.event_size;
+  payload_next_ += size;
   if (payload_next_ >= buffers_->payload.size()) in_payload_ = false;
   return absl::OkStatus();
 }
