@@ -512,7 +512,8 @@ class BinlogSystem : public System {
         bytes += ev.data.size();
         slot->bytes.store(bytes, std::memory_order_relaxed);
         // Only a transaction's last event can end a group, so the lag is
-        // observed there: a look at the writer's group marks per event
+        // observed there (every transaction commit_bench writes ends with
+        // an Xid, a compressed payload's inner one included): a look at the writer's group marks per event
         // (a cache miss at the tail) was the harness's cost, not the
         // reader's. A group whose end was read before it was recorded is
         // resolved from the pending read's own time, as before.

@@ -460,8 +460,16 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
     // Then the ring (a caught-up reader of a live log), and only then a
     // read of the file.
     absl::string_view got = InRing(pos_, kHeaderSize);
+    bool header_from_ring = !got.empty();
+    bool ring_tried = false;  // RingAt at most once per event
     if (got.empty()) got = seq->InWindow(pos_, kHeaderSize);
-    if (got.empty() && RingAt(limit)) got = InRing(pos_, kHeaderSize);
+    if (got.empty()) {
+      ring_tried = true;
+      if (RingAt(limit)) {
+        got = InRing(pos_, kHeaderSize);
+        header_from_ring = !got.empty();
+      }
+    }
     if (got.empty()) {
       DropRingView();
       BINLOG_RETURN_IF_ERROR(seq->Peek(pos_, kHeaderSize, &got));
@@ -530,21 +538,32 @@ absl::Status Reader::ReadEvent(Event* ev, bool expand,
       got = absl::string_view();
     } else {
       got = InRing(pos_, h.event_size);
-      if (got.empty() && !ring_view_.empty() && RingAt(limit)) {
-        got = InRing(pos_, h.event_size);  // past the view's end
+      if (got.empty() && !ring_view_.empty() && !ring_tried) {
+        ring_tried = true;
+        if (RingAt(limit)) got = InRing(pos_, h.event_size);  // past the view's end
       }
       from_ring = !got.empty();
       if (got.empty()) {
         got = seq->InWindow(pos_, h.event_size);
         if (!got.empty() && !ring_view_.empty()) DropRingView();
       }
-      if (got.empty() && ring_view_.empty() && RingAt(limit)) {
+      if (got.empty() && !ring_tried) {
         // The file window ends inside this event: a reader that was behind
         // and has come within the ring's reach takes the rest from the
-        // ring (the same bytes) instead of reading the file on. Once per
-        // window, not per event.
-        got = InRing(pos_, h.event_size);
+        // ring instead of reading the file on. Once per window, not per
+        // event.
+        ring_tried = true;
+        if (RingAt(limit)) got = InRing(pos_, h.event_size);
         from_ring = !got.empty();
+      }
+      if (from_ring && !header_from_ring &&
+          std::memcmp(p, got.data(), kHeaderSize) != 0) {
+        // The header came from the file, the rest from the ring, and they
+        // differ: the file's copy was damaged after it was written (the
+        // ring holds what the writer wrote). The event is read from the
+        // file, whose bytes are verified, not assembled from both.
+        from_ring = false;
+        got = absl::string_view();
       }
       if (got.empty()) {
         DropRingView();  // across the ring's wrap point or end
@@ -726,7 +745,7 @@ absl::Status Reader::NextBatch(EventBatch* b, const BatchOptions& bo) {
   return absl::OkStatus();
 }
 
-bool Reader::WholeEventInWindow() const {
+bool Reader::WholeEventInWindow() {
   absl::string_view h = buffers_->seq->InWindow(pos_, kHeaderSize);
   if (h.empty()) return false;
   const uint32_t size = LoadLe32(h.data() + kEventSizeOffset);

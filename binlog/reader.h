@@ -310,7 +310,7 @@ class Reader {
                 uint64_t end) const;
   // The file window holds the whole event at pos_ (false if it holds less
   // than its header).
-  bool WholeEventInWindow() const;
+  bool WholeEventInWindow();
   // A Rotate event ending at `end` ends the file.
   void EndFileAtRotate(uint64_t end, uint64_t limit);
   absl::Status OpenFile(uint64_t number);
