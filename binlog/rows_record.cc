@@ -83,17 +83,53 @@ __attribute__((target("avx2"))) size_t TrimmedAvx2(const uint8_t* p, size_t n,
   return TrimmedTail(p, n, pad);
 }
 
-// Before main (a caller from another static initializer may see false and
-// take the SSE2 path, which gives the same lengths).
-const bool kHasAvx2 = [] {
+// 64 bytes a step with AVX-512 BW: one compare gives a 64-bit mask whose
+// highest set bit is the last byte kept, and a masked load reads the
+// slot's first bytes without touching memory before it.
+__attribute__((target("avx512f,avx512bw"))) size_t TrimmedAvx512(const uint8_t* p,
+                                                                size_t n,
+                                                                uint8_t pad) {
+  const __m512i v = _mm512_set1_epi8(static_cast<char>(pad));
+  auto other = [&](size_t at) __attribute__((target("avx512f,avx512bw"))) {
+    return static_cast<uint64_t>(_mm512_cmpneq_epi8_mask(
+        _mm512_loadu_si512(reinterpret_cast<const void*>(p + at)), v));
+  };
+  while (n >= 128) {
+    const uint64_t hi = other(n - 64);
+    if (hi != 0) return n - static_cast<size_t>(__builtin_clzll(hi));
+    const uint64_t lo = other(n - 128);
+    if (lo != 0) return n - 64 - static_cast<size_t>(__builtin_clzll(lo));
+    n -= 128;
+  }
+  if (n >= 64) {
+    const uint64_t hi = other(n - 64);
+    if (hi != 0) return n - static_cast<size_t>(__builtin_clzll(hi));
+    n -= 64;
+  }
+  if (n == 0) return 0;
+  // The first n (1..63) bytes, right-aligned into a 64-bit mask's top.
+  const __mmask64 k = (uint64_t{1} << n) - 1;
+  const uint64_t rest = static_cast<uint64_t>(
+      _mm512_mask_cmpneq_epi8_mask(k, _mm512_maskz_loadu_epi8(k, p), v));
+  return rest == 0 ? 0 : 64 - static_cast<size_t>(__builtin_clzll(rest));
+}
+
+// Before main (a caller from another static initializer may see 0 and
+// take the SSE2 path, which gives the same lengths). 2: AVX-512 BW, 1:
+// AVX2, 0: neither.
+const int kTrimLevel = [] {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
+  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f")) return 2;
+  return __builtin_cpu_supports("avx2") ? 1 : 0;
 }();
 #endif
 
 size_t TrimmedLength(const uint8_t* p, size_t n, uint8_t pad) {
+  // A value that fills its slot (or an empty slot) needs no scan.
+  if (n == 0 || p[n - 1] != pad) return n;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (kHasAvx2) return TrimmedAvx2(p, n, pad);
+  if (kTrimLevel == 2) return TrimmedAvx512(p, n, pad);
+  if (kTrimLevel == 1) return TrimmedAvx2(p, n, pad);
 #endif
   return TrimmedTail(p, n, pad);
 }
@@ -278,6 +314,23 @@ absl::Status StoreRecord(const TableDef& def, const RecordLayout& layout,
 }
 
 namespace record_internal {
+
+int TrimLevel() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return kTrimLevel;
+#else
+  return 0;
+#endif
+}
+
+size_t TrimmedLengthAt(int level, const uint8_t* p, size_t n, uint8_t pad) {
+  if (level > TrimLevel()) level = TrimLevel();
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (level == 2) return TrimmedAvx512(p, n, pad);
+  if (level == 1) return TrimmedAvx2(p, n, pad);
+#endif
+  return TrimmedTail(p, n, pad);
+}
 
 absl::Status ResolveColumns(const TableDef& def, const RecordLayout& layout,
                             std::vector<RecordColumn>* out) {

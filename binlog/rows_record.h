@@ -130,6 +130,14 @@ struct RecordColumn {
   uint32_t size = 0;     // kFixed: bytes; kVarchar: max length; kChar: slot
 };
 
+// CHAR trimming: the length of p[0, n) without its trailing `pad` bytes,
+// by implementation `level` (0: SSE2 or portable, 1: AVX2, 2: AVX-512 BW;
+// a level the CPU lacks falls back to TrimLevel()). Every level gives the
+// same lengths; the writer uses TrimLevel(), the best the CPU has. For
+// tests, which compare the levels.
+int TrimLevel();
+size_t TrimmedLengthAt(int level, const uint8_t* p, size_t n, uint8_t pad);
+
 // Resolves every column of `def` (CheckRecordLayout first).
 absl::Status ResolveColumns(const TableDef& def, const RecordLayout& layout,
                             std::vector<RecordColumn>* out);

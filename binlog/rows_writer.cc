@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/writeset.h"
 
@@ -320,7 +321,19 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
   if (!tm.ok()) return tm.status();
   Table t;
   t.def = def;
-  t.table_map = *std::move(tm);
+  // The header fields AppendPreparedEvent takes as they are: type,
+  // server_id and flags (0).
+  auto head = [&](uint8_t type, size_t reserve) {
+    std::string h(kHeaderSize, '\0');
+    h.reserve(kHeaderSize + reserve);
+    EventHeader eh;
+    eh.type = type;
+    eh.server_id = o_.server_id;
+    EncodeHeader(eh, h.data());
+    return h;
+  };
+  t.table_map = head(kTableMapEvent, tm->size());
+  t.table_map += *tm;
   const size_t n = def.columns.size();
   for (const ColumnDef& c : def.columns) t.codecs.push_back(*MakeColumnCodec(c));
   {
@@ -345,6 +358,28 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
       Columns(n, [&](size_t i) { return !has_key || key[i] || !t.codecs[i].is_blob; },
               &t.before_bits, &t.before_cols);
       break;
+  }
+  {
+    // Rows event heads: table_id, flags 0, (v2) extra_data_len 2, the
+    // column count, the bitmaps.
+    const bool v2 = o_.flavor == LogFlavor::kMySQL;
+    char b[16];
+    StoreLeN(b, def.table_id, 6);
+    StoreLe16(b + 6, 0);
+    size_t len = 8;
+    if (v2) {
+      StoreLe16(b + len, 2);  // extra_data_len: the length field alone
+      len += 2;
+    }
+    len = static_cast<size_t>(StorePackedInt(b + len, n) - b);
+    const RowsKind kinds[3] = {RowsKind::kWrite, RowsKind::kUpdate, RowsKind::kDelete};
+    for (RowsKind k : kinds) {
+      std::string& h = t.rows_head[static_cast<int>(k)];
+      h = head(RowsType(k), len + 2 * t.all_bits.size());
+      h.append(b, len);
+      h += k == RowsKind::kWrite ? t.all_bits : t.before_bits;
+      if (k == RowsKind::kUpdate) h += t.all_bits;
+    }
   }
   tables_.push_back(std::move(t));
   // tables_ may have moved: forget the bitmap sources that pointed into it.
@@ -396,15 +431,18 @@ absl::Status RowsWriter::BeginStatement(TransactionBuffer* txn,
   timestamp_ = timestamp;
   ++statement_;
   annotated_ = query.empty();
-  query_.assign(query.data(), query.size());
+  // query_ is read only when there is one, stmt_tables_ always.
+  if (!query.empty()) query_.assign(query.data(), query.size());
   rows_written_ = false;
   cur_open_ = false;
-  stmt_tables_.assign(tables.begin(), tables.end());
+  if (!tables.empty() || !stmt_tables_.empty()) {
+    stmt_tables_.assign(tables.begin(), tables.end());
+  }
   return absl::OkStatus();
 }
 
 void RowsWriter::MapTable(Table* tab) {
-  txn_->AppendEvent(kTableMapEvent, o_.server_id, timestamp_, 0, tab->table_map);
+  txn_->AppendPreparedEvent(tab->table_map, timestamp_, 0);
   tab->mapped_in = statement_;
 }
 
@@ -626,30 +664,40 @@ char* RowsWriter::StartRowsEvent(TableHandle t, RowsKind kind,
     }
     if (tab.mapped_in != statement_) MapTable(&tab);
   }
-  const bool v2 = o_.flavor == LogFlavor::kMySQL;
   const size_t nb = (ncols + 7) / 8;
-  const size_t head = 8 + (v2 ? 2 : 0) + PackedIntSize(ncols) + nb * (update ? 2 : 1);
   // The event header, its post-header and bitmaps, and the first row in
-  // one reservation.
-  char* p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0,
-                              head + row_size);
-  StoreLeN(p, tab.def.table_id, 6);
-  StoreLe16(p + 6, 0);
-  p += 8;
-  if (v2) {
-    StoreLe16(p, 2);  // extra_data_len: the length field alone
-    p += 2;
+  // one reservation: the prepared head when the bitmaps are the kind's
+  // default ones (every INSERT and DELETE, and UPDATEs without `changed`).
+  char* p;
+  const std::string* def1 = kind == RowsKind::kWrite ? &tab.all_bits : &tab.before_bits;
+  if (bits1 == def1 && (!update || bits2 == &tab.all_bits)) {
+    p = txn_->AppendPreparedEvent(tab.rows_head[static_cast<int>(kind)], timestamp_,
+                                  row_size);
+  } else {
+    const bool v2 = o_.flavor == LogFlavor::kMySQL;
+    const size_t head =
+        8 + (v2 ? 2 : 0) + PackedIntSize(ncols) + nb * (update ? 2 : 1);
+    p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0, head + row_size);
+    StoreLeN(p, tab.def.table_id, 6);
+    StoreLe16(p + 6, 0);
+    p += 8;
+    if (v2) {
+      StoreLe16(p, 2);  // extra_data_len: the length field alone
+      p += 2;
+    }
+    p = StorePackedInt(p, ncols);
+    std::memcpy(p, bits1->data(), nb);
+    p += nb;
+    if (update) {
+      std::memcpy(p, bits2->data(), nb);
+      p += nb;
+    }
   }
-  p = StorePackedInt(p, ncols);
-  std::memcpy(p, bits1->data(), nb);
-  p += nb;
   if (cur_bits_src_[0] != bits1 || bits1 == &scratch_bits_) {
     cur_bits_[0].assign(*bits1);
     cur_bits_src_[0] = bits1 == &scratch_bits_ ? nullptr : bits1;
   }
   if (update) {
-    std::memcpy(p, bits2->data(), nb);
-    p += nb;
     if (cur_bits_src_[1] != bits2 || bits2 == &scratch_bits_) {
       cur_bits_[1].assign(*bits2);
       cur_bits_src_[1] = bits2 == &scratch_bits_ ? nullptr : bits2;

@@ -153,7 +153,7 @@ class RowsWriter {
   const TableDef& table(TableHandle t) const { return tables_[t].def; }
   // The prepared Table_map body of `t` (what each statement copies).
   absl::string_view table_map_body(TableHandle t) const {
-    return tables_[t].table_map;
+    return absl::string_view(tables_[t].table_map).substr(kTableMapHead);
   }
 
   // Starts a statement whose events go to `txn` with header `timestamp`.
@@ -224,9 +224,17 @@ class RowsWriter {
     std::vector<KeyPart> parts;
   };
 
+  // The event header before a prepared event's body.
+  static constexpr size_t kTableMapHead = 19;
   struct Table {
     TableDef def;
+    // The Table_map event's header and body, as each statement copies
+    // them (TransactionBuffer::AppendPreparedEvent).
     std::string table_map;
+    // The head of a Rows event of each kind (RowsKind's order) with the
+    // default images' bitmaps: header, post-header, column count and
+    // bitmaps, up to the first row.
+    std::string rows_head[3];
     std::vector<ColumnCodec> codecs;
     // Columns of each image by default, as bitmaps and index lists.
     std::string all_bits, before_bits;

@@ -298,6 +298,18 @@ class TransactionBuffer {
   void AppendEvent(uint8_t type, uint32_t server_id, uint32_t timestamp,
                    uint16_t flags, absl::string_view body);
 
+  // Appends an event whose first bytes the caller prepared once for many
+  // events: `head` is its 19-byte header, whose type, server_id and flags
+  // are taken as they are (timestamp, event_size and log_pos are written
+  // here: `timestamp`, the event's size, 0), then the start of its body.
+  // `tail` more body bytes follow, uninitialized; returns a pointer to
+  // them. The event equals AppendEvent(type, server_id, timestamp, flags,
+  // head.size() - 19 + tail) with the body's start copied from `head`, in
+  // one copy (binlog/rows_writer.h keeps its Table_map events and Rows
+  // event heads so). REQUIRES: head.size() >= 19.
+  char* AppendPreparedEvent(absl::string_view head, uint32_t timestamp,
+                            size_t tail);
+
   // Appends an event the caller encoded completely: a 19-byte header whose
   // event_size equals event.size(), the body, and (with checksums) a 4-byte
   // footer whose value is ignored. log_pos is ignored. InvalidArgument if

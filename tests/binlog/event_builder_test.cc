@@ -655,6 +655,42 @@ TEST_P(BufferEventTest, AppendEventWithBodyCopiesIt) {
   EXPECT_EQ(ev.substr(19, 9), absl::string_view("\x02" "abcdefgh", 9));
 }
 
+// A prepared head (header and the body's start) with a tail: the event
+// AppendEvent writes for the same fields and body, whatever the head's
+// timestamp, event_size and log_pos held.
+TEST_P(BufferEventTest, AppendPreparedEventEqualsAppendEvent) {
+  for (size_t tail : {size_t{0}, size_t{1}, size_t{300}, size_t{5000}}) {
+    std::string head(19, '\xee');
+    EventHeader h;
+    h.timestamp = 0xdeadbeef;
+    h.type = kWriteRowsEvent;
+    h.server_id = 77;
+    h.event_size = 0x12345678;
+    h.log_pos = 999;
+    h.flags = 0x0040;
+    EncodeHeader(h, head.data());
+    head += "post-header and bitmaps";
+    const std::string body_tail(tail, 'q');
+    TransactionBuffer prepared(checksums()), plain(checksums());
+    for (TransactionBuffer* t : {&prepared, &plain}) {
+      t->AppendEvent(kQueryEvent, 1, 2, 0, absl::string_view("before"));
+    }
+    char* p = prepared.AppendPreparedEvent(head, 1234, tail);
+    if (tail != 0) std::memcpy(p, body_tail.data(), tail);
+    char* q = plain.AppendEvent(kWriteRowsEvent, 77, 1234, 0x0040,
+                                head.size() - 19 + tail);
+    std::memcpy(q, head.data() + 19, head.size() - 19);
+    if (tail != 0) std::memcpy(q + head.size() - 19, body_tail.data(), tail);
+    EXPECT_EQ(prepared.appended_data(), plain.appended_data()) << tail;
+    ASSERT_EQ(prepared.appended_event_count(), 2u);
+    EXPECT_EQ(prepared.appended_event_size(1), plain.appended_event_size(1));
+    // And it can grow in place as AppendEvent's can.
+    std::memcpy(prepared.ExtendLastEvent(3), "end", 3);
+    std::memcpy(plain.ExtendLastEvent(3), "end", 3);
+    EXPECT_EQ(prepared.appended_data(), plain.appended_data()) << tail;
+  }
+}
+
 // --- AppendEncodedEvent -----------------------------------------------------
 
 // A header-only event (19 bytes, plus the footer with checksums), built

@@ -448,6 +448,33 @@ TEST(RecordPathTest, CharTrimmingFindsTheLastNonPadByte) {
   }
 }
 
+// Each trimming implementation the CPU has (AVX-512 BW, AVX2, SSE2: they
+// differ in block sizes and in how they end) against a byte loop, for
+// every slot size 0..300 and a few larger ones, every used length, both
+// pads, at several alignments, with non-pad bytes just outside the slot.
+TEST(RecordPathTest, EveryTrimLevelGivesTheSameLengths) {
+  std::vector<uint32_t> slots;
+  for (uint32_t s = 0; s <= 300; ++s) slots.push_back(s);
+  for (uint32_t s : {383u, 384u, 385u, 480u, 511u, 512u, 1020u}) slots.push_back(s);
+  std::vector<uint8_t> buf(8 + 1024 + 8);
+  for (int level = 0; level <= record_internal::TrimLevel(); ++level) {
+    for (uint8_t pad : {uint8_t{' '}, uint8_t{0}}) {
+      for (uint32_t slot : slots) {
+        const size_t at = 1 + slot % 7;  // alignment
+        for (uint32_t len = 0; len <= slot; ++len) {
+          std::fill(buf.begin(), buf.end(), uint8_t{'x'});
+          std::memset(buf.data() + at, pad, slot);
+          for (uint32_t i = 0; i < len; ++i) buf[at + i] = (i % 5 == 2) ? pad : 'a';
+          if (len > 0) buf[at + len - 1] = 'z';
+          ASSERT_EQ(record_internal::TrimmedLengthAt(level, buf.data() + at, slot, pad),
+                    len)
+              << "level " << level << " slot " << slot << " pad " << int{pad};
+        }
+      }
+    }
+  }
+}
+
 // Strings of every length 0..300 (the copies take size-dependent paths):
 // the same bytes as the Value path.
 TEST(RecordPathTest, EveryStringLengthCopiesExactly) {
