@@ -1,9 +1,11 @@
 // The record path of RowsWriter: see rows_record.h for the record forms.
 //
-// RecordImagePlan packs an image in two passes over its steps, as the
-// Value path does: Size reads the NULL flags and the variable lengths
-// (checking them) so that the writer grows its buffer once and a refused
-// row leaves no trace; Pack then copies. Fixed-size NOT NULL columns that
+// RecordImagePlan packs an image in one pass over its steps, after a
+// check of the lengths a record can get wrong: Bound reads the VARCHAR
+// and BLOB lengths (checking them) and bounds the image's size, counting
+// CHARs at their slots, so that a refused row leaves no trace and the
+// writer makes room once; Pack then trims the CHARs as it copies them and
+// the writer keeps the bytes Pack wrote. Fixed-size NOT NULL columns that
 // sit next to each other in the record and in the image are one step and
 // one memcpy.
 
@@ -400,6 +402,8 @@ bool VariableBytes(const RecordColumn& c, const uint8_t* rec, const char** data,
 void RecordImagePlan::Compile(absl::Span<const RecordColumn> cols,
                               absl::Span<const uint32_t> image, bool maria) {
   steps_.clear();
+  checked_.clear();
+  char_slots_ = 0;
   nb_ = static_cast<uint32_t>((image.size() + 7) / 8);
   fixed_ = nb_;
   last_init_ = 0;
@@ -435,95 +439,90 @@ void RecordImagePlan::Compile(absl::Span<const RecordColumn> cols,
         continue;
       }
     }
+    if (s.form == RecordColumn::kChar) char_slots_ += s.size;
+    if (s.form == RecordColumn::kVarchar || s.form == RecordColumn::kBlob) {
+      checked_.push_back(static_cast<uint32_t>(steps_.size()));
+    }
     steps_.push_back(s);
   }
 }
 
-int64_t RecordImagePlan::Size(const uint8_t* rec, uint32_t* lens,
-                              uint32_t* bad) const {
-  int64_t size = fixed_;
-  if (!any_nullable_ && !any_variable_) return size;
-  const size_t n = steps_.size();
-  for (size_t j = 0; j < n; ++j) {
+int64_t RecordImagePlan::Bound(const uint8_t* rec, uint32_t* bad) const {
+  int64_t size = int64_t{fixed_} + char_slots_;
+  for (uint32_t j : checked_) {
     const Step& s = steps_[j];
-    if (s.null_bit != 0 && (rec[s.null_byte] & s.null_bit) != 0) {
-      size -= s.fixed;
-      continue;
-    }
+    if (s.null_bit != 0 && (rec[s.null_byte] & s.null_bit) != 0) continue;
     const uint8_t* p = rec + s.offset;
-    uint32_t len;
-    switch (s.form) {
-      case RecordColumn::kFixed:
-        continue;
-      case RecordColumn::kVarchar:
-        len = s.prefix == 1 ? p[0] : LoadLe16(reinterpret_cast<const char*>(p));
-        if (len > s.size) {
-          *bad = s.column;
-          return -1;
-        }
-        break;
-      case RecordColumn::kChar:
-        len = static_cast<uint32_t>(TrimmedLength(p, s.size, s.pad));
-        break;
-      case RecordColumn::kBlob: {
-        len = static_cast<uint32_t>(LoadLeN(reinterpret_cast<const char*>(p), s.prefix));
-        if (len != 0 && LoadPointer(p + s.prefix) == nullptr) {
-          *bad = s.column;
-          return -1;
-        }
-        break;
+    if (s.form == RecordColumn::kVarchar) {
+      const uint32_t len =
+          s.prefix == 1 ? p[0] : LoadLe16(reinterpret_cast<const char*>(p));
+      if (len > s.size) {
+        *bad = s.column;
+        return -1;
       }
-      default:
-        continue;
+      size += len;
+    } else {
+      const uint32_t len =
+          static_cast<uint32_t>(LoadLeN(reinterpret_cast<const char*>(p), s.prefix));
+      if (len != 0 && LoadPointer(p + s.prefix) == nullptr) {
+        *bad = s.column;
+        return -1;
+      }
+      size += len;
     }
-    lens[j] = len;
-    size += len;
   }
   return size;
 }
 
-char* RecordImagePlan::Pack(const uint8_t* rec, const uint32_t* lens,
-                            char* out) const {
+char* RecordImagePlan::Pack(const uint8_t* rec, char* out) const {
   char* nulls = out;
   if (nb_ != 0) {
     std::memset(nulls, 0, nb_);
     nulls[nb_ - 1] = static_cast<char>(last_init_);
   }
   char* p = out + nb_;
-  const size_t n = steps_.size();
-  for (size_t j = 0; j < n; ++j) {
-    const Step& s = steps_[j];
-    if (s.null_bit != 0 && (rec[s.null_byte] & s.null_bit) != 0) {
-      nulls[s.bit / 8] = static_cast<char>(nulls[s.bit / 8] | (1 << (s.bit % 8)));
+  const Step* s = steps_.data();
+  const Step* const end = s + steps_.size();
+  for (; s != end; ++s) {
+    if (s->null_bit != 0 && (rec[s->null_byte] & s->null_bit) != 0) {
+      nulls[s->bit / 8] = static_cast<char>(nulls[s->bit / 8] | (1 << (s->bit % 8)));
       continue;
     }
-    const uint8_t* src = rec + s.offset;
-    switch (s.form) {
+    const uint8_t* src = rec + s->offset;
+    switch (s->form) {
       case RecordColumn::kFixed:
-        CopyBytes(p, src, s.size);
-        p += s.size;
+        CopyBytes(p, src, s->size);
+        p += s->size;
         break;
-      case RecordColumn::kVarchar:
-        // The record's length prefix is the image's.
-        CopyBytes(p, src, s.prefix + lens[j]);
-        p += s.prefix + lens[j];
+      case RecordColumn::kVarchar: {
+        // The record's length prefix is the image's (Bound checked it; the
+        // bound holds even if the record changed since).
+        size_t len = s->prefix == 1 ? src[0] : LoadLe16(reinterpret_cast<const char*>(src));
+        if (len > s->size) len = s->size;
+        CopyBytes(p, src, s->prefix + len);
+        p += s->prefix + len;
         break;
-      case RecordColumn::kChar:
-        if (s.prefix == 1) {
-          *p++ = static_cast<char>(lens[j]);
+      }
+      case RecordColumn::kChar: {
+        const size_t len = TrimmedLength(src, s->size, s->pad);
+        if (s->prefix == 1) {
+          *p++ = static_cast<char>(len);
         } else {
-          StoreLe16(p, static_cast<uint16_t>(lens[j]));
+          StoreLe16(p, static_cast<uint16_t>(len));
           p += 2;
         }
-        CopyBytes(p, src, lens[j]);
-        p += lens[j];
+        CopyBytes(p, src, len);
+        p += len;
         break;
-      case RecordColumn::kBlob:
-        CopyBytes(p, src, s.prefix);
-        p += s.prefix;
-        if (lens[j] != 0) CopyBytes(p, LoadPointer(src + s.prefix), lens[j]);
-        p += lens[j];
+      }
+      case RecordColumn::kBlob: {
+        const size_t len = LoadLeN(reinterpret_cast<const char*>(src), s->prefix);
+        CopyBytes(p, src, s->prefix);
+        p += s->prefix;
+        if (len != 0) CopyBytes(p, LoadPointer(src + s->prefix), len);
+        p += len;
         break;
+      }
     }
   }
   return p;

@@ -2,9 +2,12 @@
 //
 // The current Rows event is always the last event of the buffer: each row
 // grows it with TransactionBuffer::ExtendLastEvent and is packed straight
-// into the returned bytes. Sizes are computed (and every value checked)
-// before anything is written, so a refused row leaves no trace, and the
-// buffer is grown once per row.
+// into the returned bytes. Values: sizes are computed (and every value
+// checked) before anything is written, so a refused row leaves no trace,
+// and the buffer is grown once per row. Records: the lengths a record can
+// get wrong are checked first, then the row is packed in one pass into
+// room past the event's end (TransactionBuffer::LastEventRoom) and kept;
+// CHARs are trimmed once, as they are copied.
 
 #include "binlog/rows_writer.h"
 
@@ -412,7 +415,6 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
   tab.before_plan.Compile(tab.rec_cols, tab.before_cols, maria);
   const size_t n = def.columns.size();
   scratch_plan_.Reserve(n);
-  if (lens_.size() < 2 * n) lens_.resize(2 * n);
   return t;
 }
 
@@ -611,12 +613,17 @@ absl::Status RowsWriter::UnmappedError(const Table& tab) const {
       "event was already written: name it in BeginStatement"));
 }
 
+bool RowsWriter::Continues(TableHandle t, RowsKind kind, const std::string* bits1,
+                           const std::string* bits2) const {
+  return cur_open_ && cur_table_ == t && cur_kind_ == kind &&
+         txn_->appended_event_count() == cur_event_ + 1 && SameBits(0, bits1) &&
+         (bits2 == nullptr || SameBits(1, bits2));
+}
+
 char* RowsWriter::RowSpace(TableHandle t, RowsKind kind, const std::string* bits1,
                            const std::string* bits2, size_t row_size) {
   const bool fits =
-      cur_open_ && cur_table_ == t && cur_kind_ == kind &&
-      txn_->appended_event_count() == cur_event_ + 1 && SameBits(0, bits1) &&
-      (bits2 == nullptr || SameBits(1, bits2)) &&
+      Continues(t, kind, bits1, bits2) &&
       txn_->appended_event_size(cur_event_) + row_size <= o_.max_event_size;
   if (__builtin_expect(fits, 1)) return txn_->ExtendLastEvent(row_size);
   return StartRowsEvent(t, kind, bits1, bits2, row_size);
@@ -767,21 +774,34 @@ absl::Status RowsWriter::RecordRow(TableHandle t, RowsKind kind,
       plan2 = &scratch_plan_;
     }
   }
-  uint32_t* lens1 = lens_.data();
-  uint32_t* lens2 = lens1 + plan1->step_count();
   uint32_t bad = 0;
-  int64_t size = plan1->Size(first.data(), lens1, &bad);
-  int64_t size2 = 0;
-  if (size >= 0 && update) size2 = plan2->Size(second.data(), lens2, &bad);
-  if (size < 0 || size2 < 0) return RecordError(tab, bad);
-  const size_t row_size = static_cast<size_t>(size + size2);
+  int64_t bound = plan1->Bound(first.data(), &bad);
+  int64_t bound2 = 0;
+  if (bound >= 0 && update) bound2 = plan2->Bound(second.data(), &bad);
+  if (bound < 0 || bound2 < 0) return RecordError(tab, bad);
   if (tab.mapped_in != statement_ && rows_written_) return UnmappedError(tab);
 
   if (o_.writeset) AddWritesetRecord(tab, first.data(), update ? second.data() : nullptr);
 
-  char* p = RowSpace(t, kind, bits1, bits2, row_size);
-  p = plan1->Pack(first.data(), lens1, p);
-  if (update) plan2->Pack(second.data(), lens2, p);
+  // Packed in one pass into room at the end of the current Rows event (a
+  // new one first if the row cannot join it), then kept.
+  const bool joins = Continues(t, kind, bits1, bits2);
+  if (!joins) StartRowsEvent(t, kind, bits1, bits2, 0);
+  char* p = txn_->LastEventRoom(static_cast<size_t>(bound + bound2));
+  char* end = plan1->Pack(first.data(), p);
+  if (update) end = plan2->Pack(second.data(), end);
+  const size_t row_size = static_cast<size_t>(end - p);
+  if (__builtin_expect(
+          joins && txn_->appended_event_size(cur_event_) + row_size > o_.max_event_size,
+          0)) {
+    // The row opens the next event instead (an event holds at least one).
+    txn_->ExtendLastEvent(0);
+    p = StartRowsEvent(t, kind, bits1, bits2, row_size);
+    end = plan1->Pack(first.data(), p);
+    if (update) plan2->Pack(second.data(), end);
+    return absl::OkStatus();
+  }
+  txn_->ExtendLastEvent(row_size);
   return absl::OkStatus();
 }
 

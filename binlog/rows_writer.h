@@ -259,6 +259,10 @@ class RowsWriter {
   explicit RowsWriter(const RowsWriterOptions& o) : o_(o) {}
   absl::Status Row(TableHandle t, RowsKind kind, const Image& first,
                    const Image& second);
+  // True if a row of table `t`, `kind` and these bitmaps belongs in the
+  // current Rows event (size aside).
+  bool Continues(TableHandle t, RowsKind kind, const std::string* bits1,
+                 const std::string* bits2) const;
   // Where a row of `row_size` bytes goes: the end of the current Rows
   // event when it fits there, else (StartRowsEvent) a new one.
   // FailedPrecondition (null) if the table is not mapped in the statement
@@ -354,10 +358,8 @@ class RowsWriter {
   // Scratch for an UPDATE's after image with `changed` columns.
   std::string scratch_bits_;
   std::vector<uint32_t> scratch_cols_;
-  // The record path: the plan of an after image with `changed` columns,
-  // and the variable lengths of a row's images (two images' steps).
+  // The record path: the plan of an after image with `changed` columns.
   record_internal::RecordImagePlan scratch_plan_;
-  std::vector<uint32_t> lens_;
 };
 
 }  // namespace binlog

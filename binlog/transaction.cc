@@ -240,6 +240,11 @@ char* TransactionBuffer::Reserve(size_t n) {
   return p;
 }
 
+void TransactionBuffer::GrowCapacity(size_t n) {
+  Reserve(n);
+  size_ -= n;
+}
+
 char* TransactionBuffer::AppendEvent(uint8_t type, uint32_t server_id,
                                      uint32_t timestamp, uint16_t flags,
                                      size_t body_size) {

@@ -286,6 +286,20 @@ class TransactionBuffer {
     return p;
   }
 
+  // Room for up to `n` more bytes at the last event's end: where
+  // ExtendLastEvent(k) for any k <= n puts its bytes, and it will not move
+  // the buffer. For encoders that learn a piece's size as they write it:
+  // they write it here, then ExtendLastEvent(size) keeps it. The event is
+  // unchanged until then but for its footer placeholder, which the room
+  // overlaps and ExtendLastEvent rewrites (ExtendLastEvent(0) rewrites it
+  // alone). May move the buffer: earlier pointers into it become invalid.
+  // REQUIRES: an event was appended since the last Clear().
+  char* LastEventRoom(size_t n) {
+    written_ = nullptr;
+    if (size_ + n > capacity_) GrowCapacity(n);
+    return buf_.get() + size_ - (checksums_ ? kChecksumSize : 0);
+  }
+
   // The body of the last appended event, writable in place (for example
   // to set a flag once the event is complete). Valid until the next
   // Append*/Extend*/Clear call. REQUIRES: !empty().
@@ -497,6 +511,8 @@ class TransactionBuffer {
   }
 
   char* Reserve(size_t n);
+  // Capacity for `n` more bytes (LastEventRoom).
+  void GrowCapacity(size_t n);
   char* ExtendLastEventSlow(size_t n);
   // Before appending an event of `n` bytes: spills the completed events if
   // the memory limit would be passed, and checks max_size.

@@ -691,6 +691,30 @@ TEST_P(BufferEventTest, AppendPreparedEventEqualsAppendEvent) {
   }
 }
 
+// Bytes written into LastEventRoom and kept with ExtendLastEvent equal
+// ExtendLastEvent's own; room written and not kept (ExtendLastEvent(0))
+// leaves the event as it was, footer placeholder included; the room
+// survives growing the buffer.
+TEST_P(BufferEventTest, LastEventRoomKeepsWhatExtendLastEventKeeps) {
+  TransactionBuffer room(checksums()), plain(checksums());
+  for (TransactionBuffer* t : {&room, &plain}) {
+    std::memcpy(t->AppendEvent(kWriteRowsEvent, 3, 4, 0, 5), "head.", 5);
+  }
+  for (size_t n : {size_t{0}, size_t{7}, size_t{3000}, size_t{70000}}) {
+    const std::string piece(n, static_cast<char>('a' + n % 26));
+    char* r = room.LastEventRoom(n + 100);
+    std::memcpy(r, piece.data(), n);
+    std::memset(r + n, 'x', 100);  // written, not kept
+    EXPECT_EQ(room.ExtendLastEvent(n), r);
+    if (n != 0) std::memcpy(plain.ExtendLastEvent(n), piece.data(), n);
+    EXPECT_EQ(room.appended_data(), plain.appended_data()) << n;
+    const std::string before(room.appended_data());
+    std::memset(room.LastEventRoom(64), 'y', 64);
+    room.ExtendLastEvent(0);
+    EXPECT_EQ(room.appended_data(), before) << n;
+  }
+}
+
 // --- AppendEncodedEvent -----------------------------------------------------
 
 // A header-only event (19 bytes, plus the footer with checksums), built
