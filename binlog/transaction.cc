@@ -227,22 +227,12 @@ absl::Status TransactionBuffer::TruncatedSpill() const {
       "the transaction buffer wrote to it"));
 }
 
-char* TransactionBuffer::Reserve(size_t n) {
-  if (size_ + n > capacity_) {
-    size_t cap = std::max<size_t>({capacity_ * 2, size_ + n, 4096});
-    std::unique_ptr<char[]> nb(new char[cap]);
-    if (size_ > 0) std::memcpy(nb.get(), buf_.get(), size_);
-    buf_ = std::move(nb);
-    capacity_ = cap;
-  }
-  char* p = buf_.get() + size_;
-  size_ += n;
-  return p;
-}
-
-void TransactionBuffer::GrowCapacity(size_t n) {
-  Reserve(n);
-  size_ -= n;
+void TransactionBuffer::Grow(size_t n) {
+  const size_t cap = std::max<size_t>({capacity_ * 2, size_ + n, 4096});
+  std::unique_ptr<char[]> nb(new char[cap]);
+  if (size_ > 0) std::memcpy(nb.get(), buf_.get(), size_);
+  buf_ = std::move(nb);
+  capacity_ = cap;
 }
 
 char* TransactionBuffer::AppendEvent(uint8_t type, uint32_t server_id,
@@ -302,7 +292,24 @@ char* TransactionBuffer::AppendPreparedEvent(absl::string_view head,
   BeforeAppend(total);
   const size_t start = size_;
   char* p = Reserve(total);
-  std::memcpy(p, head.data(), head.size());
+  // Heads are short (a sysbench Table_map event 60 bytes, a Rows head
+  // 31): up to 64 bytes as two overlapping copies instead of a call.
+  const size_t n = head.size();
+  if (n >= 32 && n <= 64) {
+    char a[32], b[32];
+    std::memcpy(a, head.data(), 32);
+    std::memcpy(b, head.data() + n - 32, 32);
+    std::memcpy(p, a, 32);
+    std::memcpy(p + n - 32, b, 32);
+  } else if (n >= 19 && n < 32) {
+    char a[16], b[16];
+    std::memcpy(a, head.data(), 16);
+    std::memcpy(b, head.data() + n - 16, 16);
+    std::memcpy(p, a, 16);
+    std::memcpy(p + n - 16, b, 16);
+  } else {
+    std::memcpy(p, head.data(), n);
+  }
   StoreLe32(p + kTimestampOffset, timestamp);
   StoreLe32(p + kEventSizeOffset, static_cast<uint32_t>(total));
   StoreLe32(p + kLogPosOffset, 0);

@@ -296,7 +296,7 @@ class TransactionBuffer {
   // REQUIRES: an event was appended since the last Clear().
   char* LastEventRoom(size_t n) {
     written_ = nullptr;
-    if (size_ + n > capacity_) GrowCapacity(n);
+    if (size_ + n > capacity_) Grow(n);
     return buf_.get() + size_ - (checksums_ ? kChecksumSize : 0);
   }
 
@@ -510,9 +510,14 @@ class TransactionBuffer {
     return events_[i < head_events_ ? i : i - spilled_events_];
   }
 
-  char* Reserve(size_t n);
-  // Capacity for `n` more bytes (LastEventRoom).
-  void GrowCapacity(size_t n);
+  // `n` more bytes at the end; Grow makes room for `n` more (out of line).
+  char* Reserve(size_t n) {
+    if (__builtin_expect(size_ + n > capacity_, 0)) Grow(n);
+    char* p = buf_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  void Grow(size_t n);
   char* ExtendLastEventSlow(size_t n);
   // Before appending an event of `n` bytes: spills the completed events if
   // the memory limit would be passed, and checks max_size.
