@@ -172,7 +172,6 @@ class RecordImagePlan {
   char* Pack(const uint8_t* rec, char* out) const;
   size_t step_count() const { return steps_.size(); }
 
- private:
   struct Step {
     RecordColumn::Form form;
     uint8_t prefix;
@@ -185,6 +184,8 @@ class RecordImagePlan {
     uint32_t fixed;     // bytes counted in fixed_ (left out when NULL)
     uint32_t column;    // for errors
   };
+
+ private:
   std::vector<Step> steps_;
   // The VARCHAR and BLOB steps (Bound reads their lengths).
   std::vector<uint32_t> checked_;
