@@ -563,5 +563,18 @@ char* RecordImagePlan::Pack(const uint8_t* rec, char* out) const {
   return PackSteps(s, end, rec, nulls, out + nb_, TrimmedLength);
 }
 
+char* RecordImagePlan::PackAt(int level, const uint8_t* rec, char* out) const {
+  if (level >= TrimLevel()) return Pack(rec, out);
+  char* nulls = out;
+  if (nb_ != 0) {
+    std::memset(nulls, 0, nb_);
+    nulls[nb_ - 1] = static_cast<char>(last_init_);
+  }
+  return PackSteps(steps_.data(), steps_.data() + steps_.size(), rec, nulls, out + nb_,
+                   [level](const uint8_t* q, size_t n, uint8_t pad) {
+                     return TrimmedLengthAt(level, q, n, pad);
+                   });
+}
+
 }  // namespace record_internal
 }  // namespace binlog

@@ -170,6 +170,9 @@ class RecordImagePlan {
   // Writes the image of a record Bound accepted (at most Bound's bytes)
   // and returns its end.
   char* Pack(const uint8_t* rec, char* out) const;
+  // Pack with the CHAR trimming of `level` (TrimmedLengthAt; at or above
+  // TrimLevel(): Pack itself). For tests: every level packs alike.
+  char* PackAt(int level, const uint8_t* rec, char* out) const;
   size_t step_count() const { return steps_.size(); }
 
   struct Step {

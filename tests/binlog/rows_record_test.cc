@@ -475,6 +475,52 @@ TEST(RecordPathTest, EveryTrimLevelGivesTheSameLengths) {
   }
 }
 
+// Pack's variants (its loop compiled for AVX-512 BW, and the portable one
+// with each trimming level) write the same images: CHARs of every used
+// length in two slot sizes and both pads, with VARCHAR, BLOB, fixed
+// columns and NULLs around them.
+TEST(RecordPathTest, EveryPackVariantWritesTheSameImage) {
+  TableDef t;
+  t.table_id = 9;
+  t.table = "t";
+  t.columns = {Col(kColString, 40, 8), Col(kColLong), Col(kColString, 1020, 255),
+               Col(kColVarchar, 300, 8), Col(kColString, 20, 63), Col(kColBlob, 2),
+               Col(kColTiny)};
+  for (ColumnDef& c : t.columns) c.nullable = true;
+  const RecordLayout l = ServerRecordLayout(t);
+  std::vector<record_internal::RecordColumn> cols;
+  ASSERT_TRUE(record_internal::ResolveColumns(t, l, &cols).ok());
+  record_internal::RecordImagePlan plan;
+  const std::vector<uint32_t> image = {0, 1, 2, 3, 4, 5, 6};
+  plan.Compile(cols, image, true);
+  std::string text;
+  for (int i = 0; i < 1020; ++i) text.push_back(i % 9 == 4 ? ' ' : static_cast<char>('a' + i % 26));
+  for (size_t len = 0; len <= 1020; ++len) {
+    const absl::string_view v(text.data(), len);
+    const std::string binary(len % 21, '\x07');
+    std::vector<Value> row = {Value::Bytes(v.substr(0, std::min<size_t>(len, 40))),
+                              Value::Int(static_cast<int>(len)),
+                              Value::Bytes(v),
+                              Value::Bytes(v.substr(0, std::min<size_t>(len, 300))),
+                              Value::Bytes(binary),
+                              Value::Bytes(v),
+                              Value::Int(1)};
+    if (len % 5 == 1) row[len % 7] = Value::Null();
+    const Record rec = ToRecord(t, l, row);
+    uint32_t bad = 0;
+    const int64_t bound = plan.Bound(rec.data(), &bad);
+    ASSERT_GE(bound, 0);
+    std::string best(static_cast<size_t>(bound), '\0');
+    const size_t n = static_cast<size_t>(plan.Pack(rec.data(), best.data()) - best.data());
+    best.resize(n);
+    for (int level = 0; level <= record_internal::TrimLevel(); ++level) {
+      std::string got(static_cast<size_t>(bound), '\0');
+      got.resize(static_cast<size_t>(plan.PackAt(level, rec.data(), got.data()) - got.data()));
+      ASSERT_EQ(got, best) << "level " << level << " length " << len;
+    }
+  }
+}
+
 // Strings of every length 0..300 (the copies take size-dependent paths):
 // the same bytes as the Value path.
 TEST(RecordPathTest, EveryStringLengthCopiesExactly) {
