@@ -369,7 +369,7 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
     // Rows event heads: table_id, flags 0, (v2) extra_data_len 2, the
     // column count, the bitmaps.
     const bool v2 = o_.flavor == LogFlavor::kMySQL;
-    char b[16];
+    char b[8 + 2 + 9];  // the widest packed column count
     StoreLeN(b, def.table_id, 6);
     StoreLe16(b + 6, 0);
     size_t len = 8;
