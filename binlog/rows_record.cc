@@ -1,9 +1,11 @@
 // The record path of RowsWriter: see rows_record.h for the record forms.
 //
-// RecordImagePlan packs an image in two passes over its steps, as the
-// Value path does: Size reads the NULL flags and the variable lengths
-// (checking them) so that the writer grows its buffer once and a refused
-// row leaves no trace; Pack then copies. Fixed-size NOT NULL columns that
+// RecordImagePlan packs an image in one pass over its steps, after a
+// check of the lengths a record can get wrong: Bound reads the VARCHAR
+// and BLOB lengths (checking them) and bounds the image's size, counting
+// CHARs at their slots, so that a refused row leaves no trace and the
+// writer makes room once; Pack then trims the CHARs as it copies them and
+// the writer keeps the bytes Pack wrote. Fixed-size NOT NULL columns that
 // sit next to each other in the record and in the image are one step and
 // one memcpy.
 
@@ -83,17 +85,58 @@ __attribute__((target("avx2"))) size_t TrimmedAvx2(const uint8_t* p, size_t n,
   return TrimmedTail(p, n, pad);
 }
 
-// Before main (a caller from another static initializer may see false and
-// take the SSE2 path, which gives the same lengths).
-const bool kHasAvx2 = [] {
+// 64 bytes a step with AVX-512 BW: one compare gives a 64-bit mask whose
+// highest set bit is the last byte kept, and a masked load reads the
+// slot's first bytes without touching memory before it.
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline size_t
+TrimmedAvx512Inline(const uint8_t* p, size_t n, uint8_t pad) {
+  const __m512i v = _mm512_set1_epi8(static_cast<char>(pad));
+  auto other = [&](size_t at) __attribute__((target("avx512f,avx512bw"))) {
+    return static_cast<uint64_t>(_mm512_cmpneq_epi8_mask(
+        _mm512_loadu_si512(reinterpret_cast<const void*>(p + at)), v));
+  };
+  while (n >= 128) {
+    const uint64_t hi = other(n - 64);
+    if (hi != 0) return n - static_cast<size_t>(__builtin_clzll(hi));
+    const uint64_t lo = other(n - 128);
+    if (lo != 0) return n - 64 - static_cast<size_t>(__builtin_clzll(lo));
+    n -= 128;
+  }
+  if (n >= 64) {
+    const uint64_t hi = other(n - 64);
+    if (hi != 0) return n - static_cast<size_t>(__builtin_clzll(hi));
+    n -= 64;
+  }
+  if (n == 0) return 0;
+  // The first n (1..63) bytes, right-aligned into a 64-bit mask's top.
+  const __mmask64 k = (uint64_t{1} << n) - 1;
+  const uint64_t rest = static_cast<uint64_t>(
+      _mm512_mask_cmpneq_epi8_mask(k, _mm512_maskz_loadu_epi8(k, p), v));
+  return rest == 0 ? 0 : 64 - static_cast<size_t>(__builtin_clzll(rest));
+}
+
+__attribute__((target("avx512f,avx512bw"))) size_t TrimmedAvx512(const uint8_t* p,
+                                                                size_t n,
+                                                                uint8_t pad) {
+  return TrimmedAvx512Inline(p, n, pad);
+}
+
+// Before main (a caller from another static initializer may see 0 and
+// take the SSE2 path, which gives the same lengths). 2: AVX-512 BW, 1:
+// AVX2, 0: neither.
+const int kTrimLevel = [] {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") != 0;
+  if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512f")) return 2;
+  return __builtin_cpu_supports("avx2") ? 1 : 0;
 }();
 #endif
 
 size_t TrimmedLength(const uint8_t* p, size_t n, uint8_t pad) {
+  // A value that fills its slot (or an empty slot) needs no scan.
+  if (n == 0 || p[n - 1] != pad) return n;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (kHasAvx2) return TrimmedAvx2(p, n, pad);
+  if (kTrimLevel == 2) return TrimmedAvx512(p, n, pad);
+  if (kTrimLevel == 1) return TrimmedAvx2(p, n, pad);
 #endif
   return TrimmedTail(p, n, pad);
 }
@@ -279,6 +322,23 @@ absl::Status StoreRecord(const TableDef& def, const RecordLayout& layout,
 
 namespace record_internal {
 
+int TrimLevel() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return kTrimLevel;
+#else
+  return 0;
+#endif
+}
+
+size_t TrimmedLengthAt(int level, const uint8_t* p, size_t n, uint8_t pad) {
+  if (level > TrimLevel()) level = TrimLevel();
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (level == 2) return TrimmedAvx512(p, n, pad);
+  if (level == 1) return TrimmedAvx2(p, n, pad);
+#endif
+  return TrimmedTail(p, n, pad);
+}
+
 absl::Status ResolveColumns(const TableDef& def, const RecordLayout& layout,
                             std::vector<RecordColumn>* out) {
   absl::Status s = CheckRecordLayout(def, layout);
@@ -347,6 +407,8 @@ bool VariableBytes(const RecordColumn& c, const uint8_t* rec, const char** data,
 void RecordImagePlan::Compile(absl::Span<const RecordColumn> cols,
                               absl::Span<const uint32_t> image, bool maria) {
   steps_.clear();
+  checked_.clear();
+  char_slots_ = 0;
   nb_ = static_cast<uint32_t>((image.size() + 7) / 8);
   fixed_ = nb_;
   last_init_ = 0;
@@ -382,98 +444,136 @@ void RecordImagePlan::Compile(absl::Span<const RecordColumn> cols,
         continue;
       }
     }
+    if (s.form == RecordColumn::kChar) char_slots_ += s.size;
+    if (s.form == RecordColumn::kVarchar || s.form == RecordColumn::kBlob) {
+      checked_.push_back(static_cast<uint32_t>(steps_.size()));
+    }
     steps_.push_back(s);
   }
 }
 
-int64_t RecordImagePlan::Size(const uint8_t* rec, uint32_t* lens,
-                              uint32_t* bad) const {
-  int64_t size = fixed_;
-  if (!any_nullable_ && !any_variable_) return size;
-  const size_t n = steps_.size();
-  for (size_t j = 0; j < n; ++j) {
+int64_t RecordImagePlan::Bound(const uint8_t* rec, uint32_t* bad) const {
+  int64_t size = int64_t{fixed_} + char_slots_;
+  for (uint32_t j : checked_) {
     const Step& s = steps_[j];
-    if (s.null_bit != 0 && (rec[s.null_byte] & s.null_bit) != 0) {
-      size -= s.fixed;
-      continue;
-    }
+    if (s.null_bit != 0 && (rec[s.null_byte] & s.null_bit) != 0) continue;
     const uint8_t* p = rec + s.offset;
-    uint32_t len;
-    switch (s.form) {
-      case RecordColumn::kFixed:
-        continue;
-      case RecordColumn::kVarchar:
-        len = s.prefix == 1 ? p[0] : LoadLe16(reinterpret_cast<const char*>(p));
-        if (len > s.size) {
-          *bad = s.column;
-          return -1;
-        }
-        break;
-      case RecordColumn::kChar:
-        len = static_cast<uint32_t>(TrimmedLength(p, s.size, s.pad));
-        break;
-      case RecordColumn::kBlob: {
-        len = static_cast<uint32_t>(LoadLeN(reinterpret_cast<const char*>(p), s.prefix));
-        if (len != 0 && LoadPointer(p + s.prefix) == nullptr) {
-          *bad = s.column;
-          return -1;
-        }
-        break;
+    if (s.form == RecordColumn::kVarchar) {
+      const uint32_t len =
+          s.prefix == 1 ? p[0] : LoadLe16(reinterpret_cast<const char*>(p));
+      if (len > s.size) {
+        *bad = s.column;
+        return -1;
       }
-      default:
-        continue;
+      size += len;
+    } else {
+      const uint32_t len =
+          static_cast<uint32_t>(LoadLeN(reinterpret_cast<const char*>(p), s.prefix));
+      if (len != 0 && LoadPointer(p + s.prefix) == nullptr) {
+        *bad = s.column;
+        return -1;
+      }
+      size += len;
     }
-    lens[j] = len;
-    size += len;
   }
   return size;
 }
 
-char* RecordImagePlan::Pack(const uint8_t* rec, const uint32_t* lens,
-                            char* out) const {
+namespace {
+
+// Pack's loop over its steps; `Trim` gives a CHAR's length. Inlined into
+// each Pack variant.
+template <typename Trim>
+__attribute__((always_inline)) inline char* PackSteps(const RecordImagePlan::Step* s,
+                                                      const RecordImagePlan::Step* end,
+                                                      const uint8_t* rec, char* nulls,
+                                                      char* p, Trim trim) {
+  for (; s != end; ++s) {
+    if (s->null_bit != 0 && (rec[s->null_byte] & s->null_bit) != 0) {
+      nulls[s->bit / 8] = static_cast<char>(nulls[s->bit / 8] | (1 << (s->bit % 8)));
+      continue;
+    }
+    const uint8_t* src = rec + s->offset;
+    switch (s->form) {
+      case RecordColumn::kFixed:
+        CopyBytes(p, src, s->size);
+        p += s->size;
+        break;
+      case RecordColumn::kVarchar: {
+        // The record's length prefix is the image's (Bound checked it; the
+        // bound holds even if the record changed since).
+        size_t len = s->prefix == 1 ? src[0] : LoadLe16(reinterpret_cast<const char*>(src));
+        if (len > s->size) len = s->size;
+        CopyBytes(p, src, s->prefix + len);
+        p += s->prefix + len;
+        break;
+      }
+      case RecordColumn::kChar: {
+        const size_t len = trim(src, s->size, s->pad);
+        if (s->prefix == 1) {
+          *p++ = static_cast<char>(len);
+        } else {
+          StoreLe16(p, static_cast<uint16_t>(len));
+          p += 2;
+        }
+        CopyBytes(p, src, len);
+        p += len;
+        break;
+      }
+      case RecordColumn::kBlob: {
+        const size_t len = LoadLeN(reinterpret_cast<const char*>(src), s->prefix);
+        CopyBytes(p, src, s->prefix);
+        p += s->prefix;
+        if (len != 0) CopyBytes(p, LoadPointer(src + s->prefix), len);
+        p += len;
+        break;
+      }
+    }
+  }
+  return p;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The AVX-512 BW variant: the trimming inlined into the loop (no call and
+// no vzeroupper per CHAR).
+__attribute__((target("avx512f,avx512bw"), flatten)) char* PackStepsAvx512(
+    const RecordImagePlan::Step* s, const RecordImagePlan::Step* end,
+    const uint8_t* rec, char* nulls, char* p) {
+  return PackSteps(s, end, rec, nulls, p,
+                   [](const uint8_t* q, size_t n, uint8_t pad)
+                       __attribute__((target("avx512f,avx512bw"))) {
+                         return n == 0 || q[n - 1] != pad ? n : TrimmedAvx512Inline(q, n, pad);
+                       });
+}
+#endif
+
+}  // namespace
+
+char* RecordImagePlan::Pack(const uint8_t* rec, char* out) const {
   char* nulls = out;
   if (nb_ != 0) {
     std::memset(nulls, 0, nb_);
     nulls[nb_ - 1] = static_cast<char>(last_init_);
   }
-  char* p = out + nb_;
-  const size_t n = steps_.size();
-  for (size_t j = 0; j < n; ++j) {
-    const Step& s = steps_[j];
-    if (s.null_bit != 0 && (rec[s.null_byte] & s.null_bit) != 0) {
-      nulls[s.bit / 8] = static_cast<char>(nulls[s.bit / 8] | (1 << (s.bit % 8)));
-      continue;
-    }
-    const uint8_t* src = rec + s.offset;
-    switch (s.form) {
-      case RecordColumn::kFixed:
-        CopyBytes(p, src, s.size);
-        p += s.size;
-        break;
-      case RecordColumn::kVarchar:
-        // The record's length prefix is the image's.
-        CopyBytes(p, src, s.prefix + lens[j]);
-        p += s.prefix + lens[j];
-        break;
-      case RecordColumn::kChar:
-        if (s.prefix == 1) {
-          *p++ = static_cast<char>(lens[j]);
-        } else {
-          StoreLe16(p, static_cast<uint16_t>(lens[j]));
-          p += 2;
-        }
-        CopyBytes(p, src, lens[j]);
-        p += lens[j];
-        break;
-      case RecordColumn::kBlob:
-        CopyBytes(p, src, s.prefix);
-        p += s.prefix;
-        if (lens[j] != 0) CopyBytes(p, LoadPointer(src + s.prefix), lens[j]);
-        p += lens[j];
-        break;
-    }
+  const Step* s = steps_.data();
+  const Step* const end = s + steps_.size();
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (kTrimLevel == 2) return PackStepsAvx512(s, end, rec, nulls, out + nb_);
+#endif
+  return PackSteps(s, end, rec, nulls, out + nb_, TrimmedLength);
+}
+
+char* RecordImagePlan::PackAt(int level, const uint8_t* rec, char* out) const {
+  if (level >= TrimLevel()) return Pack(rec, out);
+  char* nulls = out;
+  if (nb_ != 0) {
+    std::memset(nulls, 0, nb_);
+    nulls[nb_ - 1] = static_cast<char>(last_init_);
   }
-  return p;
+  return PackSteps(steps_.data(), steps_.data() + steps_.size(), rec, nulls, out + nb_,
+                   [level](const uint8_t* q, size_t n, uint8_t pad) {
+                     return TrimmedLengthAt(level, q, n, pad);
+                   });
 }
 
 }  // namespace record_internal

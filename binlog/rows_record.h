@@ -130,6 +130,14 @@ struct RecordColumn {
   uint32_t size = 0;     // kFixed: bytes; kVarchar: max length; kChar: slot
 };
 
+// CHAR trimming: the length of p[0, n) without its trailing `pad` bytes,
+// by implementation `level` (0: SSE2 or portable, 1: AVX2, 2: AVX-512 BW;
+// a level the CPU lacks falls back to TrimLevel()). Every level gives the
+// same lengths; the writer uses TrimLevel(), the best the CPU has. For
+// tests, which compare the levels.
+int TrimLevel();
+size_t TrimmedLengthAt(int level, const uint8_t* p, size_t n, uint8_t pad);
+
 // Resolves every column of `def` (CheckRecordLayout first).
 absl::Status ResolveColumns(const TableDef& def, const RecordLayout& layout,
                             std::vector<RecordColumn>* out);
@@ -146,20 +154,27 @@ bool VariableBytes(const RecordColumn& c, const uint8_t* rec, const char** data,
 // does not allocate.
 class RecordImagePlan {
  public:
-  void Reserve(size_t columns) { steps_.reserve(columns); }
+  void Reserve(size_t columns) {
+    steps_.reserve(columns);
+    checked_.reserve(columns);
+  }
   // `image`: the columns of the image in column order. `maria`: set the
   // unused high bits of the last NULL byte, as MariaDB's pack_row does.
   void Compile(absl::Span<const RecordColumn> cols,
                absl::Span<const uint32_t> image, bool maria);
-  // The image's size for `rec`, with each variable step's length in
-  // `lens` (room for step_count()); -1 with `*bad` the column whose length
-  // is invalid.
-  int64_t Size(const uint8_t* rec, uint32_t* lens, uint32_t* bad) const;
-  // Writes the image (Size's bytes) and returns its end.
-  char* Pack(const uint8_t* rec, const uint32_t* lens, char* out) const;
+  // Checks `rec`'s VARCHAR and BLOB lengths and returns at least the
+  // image's size: the exact size but for CHARs, counted at their slots'
+  // sizes (trimming them is Pack's). -1 with `*bad` the column whose
+  // length is invalid.
+  int64_t Bound(const uint8_t* rec, uint32_t* bad) const;
+  // Writes the image of a record Bound accepted (at most Bound's bytes)
+  // and returns its end.
+  char* Pack(const uint8_t* rec, char* out) const;
+  // Pack with the CHAR trimming of `level` (TrimmedLengthAt; at or above
+  // TrimLevel(): Pack itself). For tests: every level packs alike.
+  char* PackAt(int level, const uint8_t* rec, char* out) const;
   size_t step_count() const { return steps_.size(); }
 
- private:
   struct Step {
     RecordColumn::Form form;
     uint8_t prefix;
@@ -172,8 +187,13 @@ class RecordImagePlan {
     uint32_t fixed;     // bytes counted in fixed_ (left out when NULL)
     uint32_t column;    // for errors
   };
+
+ private:
   std::vector<Step> steps_;
+  // The VARCHAR and BLOB steps (Bound reads their lengths).
+  std::vector<uint32_t> checked_;
   uint32_t fixed_ = 0;  // NULL bitmap + fixed sizes + length prefixes
+  uint32_t char_slots_ = 0;  // the CHAR steps' slot sizes
   uint32_t nb_ = 0;     // NULL bitmap bytes
   uint8_t last_init_ = 0;  // initial last NULL byte (MariaDB's high bits)
   bool any_nullable_ = false;

@@ -2,15 +2,19 @@
 //
 // The current Rows event is always the last event of the buffer: each row
 // grows it with TransactionBuffer::ExtendLastEvent and is packed straight
-// into the returned bytes. Sizes are computed (and every value checked)
-// before anything is written, so a refused row leaves no trace, and the
-// buffer is grown once per row.
+// into the returned bytes. Values: sizes are computed (and every value
+// checked) before anything is written, so a refused row leaves no trace,
+// and the buffer is grown once per row. Records: the lengths a record can
+// get wrong are checked first, then the row is packed in one pass into
+// room past the event's end (TransactionBuffer::LastEventRoom) and kept;
+// CHARs are trimmed once, as they are copied.
 
 #include "binlog/rows_writer.h"
 
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/writeset.h"
 
@@ -211,7 +215,10 @@ bool RowsWriter::KeyHashOfRecord(const Table& tab, const Key& key,
     switch (p.mode) {
       case KeyPart::kInteger:
         // The stored bytes as an integer: the Value path's masked value.
-        part = LoadLeN(field, c.size);
+        // INT and BIGINT (most keys) without the byte loop.
+        part = c.size == 4   ? LoadLe32(field)
+               : c.size == 8 ? LoadLe64(field)
+                             : LoadLeN(field, c.size);
         break;
       case KeyPart::kBytes:
       case KeyPart::kBytesPadded:
@@ -320,7 +327,19 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
   if (!tm.ok()) return tm.status();
   Table t;
   t.def = def;
-  t.table_map = *std::move(tm);
+  // The header fields AppendPreparedEvent takes as they are: type,
+  // server_id and flags (0).
+  auto head = [&](uint8_t type, size_t reserve) {
+    std::string h(kHeaderSize, '\0');
+    h.reserve(kHeaderSize + reserve);
+    EventHeader eh;
+    eh.type = type;
+    eh.server_id = o_.server_id;
+    EncodeHeader(eh, h.data());
+    return h;
+  };
+  t.table_map = head(kTableMapEvent, tm->size());
+  t.table_map += *tm;
   const size_t n = def.columns.size();
   for (const ColumnDef& c : def.columns) t.codecs.push_back(*MakeColumnCodec(c));
   {
@@ -345,6 +364,28 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
       Columns(n, [&](size_t i) { return !has_key || key[i] || !t.codecs[i].is_blob; },
               &t.before_bits, &t.before_cols);
       break;
+  }
+  {
+    // Rows event heads: table_id, flags 0, (v2) extra_data_len 2, the
+    // column count, the bitmaps.
+    const bool v2 = o_.flavor == LogFlavor::kMySQL;
+    char b[8 + 2 + 9];  // the widest packed column count
+    StoreLeN(b, def.table_id, 6);
+    StoreLe16(b + 6, 0);
+    size_t len = 8;
+    if (v2) {
+      StoreLe16(b + len, 2);  // extra_data_len: the length field alone
+      len += 2;
+    }
+    len = static_cast<size_t>(StorePackedInt(b + len, n) - b);
+    const RowsKind kinds[3] = {RowsKind::kWrite, RowsKind::kUpdate, RowsKind::kDelete};
+    for (RowsKind k : kinds) {
+      std::string& h = t.rows_head[static_cast<int>(k)];
+      h = head(RowsType(k), len + 2 * t.all_bits.size());
+      h.append(b, len);
+      h += k == RowsKind::kWrite ? t.all_bits : t.before_bits;
+      if (k == RowsKind::kUpdate) h += t.all_bits;
+    }
   }
   tables_.push_back(std::move(t));
   // tables_ may have moved: forget the bitmap sources that pointed into it.
@@ -377,7 +418,6 @@ absl::StatusOr<RowsWriter::TableHandle> RowsWriter::DescribeTable(
   tab.before_plan.Compile(tab.rec_cols, tab.before_cols, maria);
   const size_t n = def.columns.size();
   scratch_plan_.Reserve(n);
-  if (lens_.size() < 2 * n) lens_.resize(2 * n);
   return t;
 }
 
@@ -396,15 +436,18 @@ absl::Status RowsWriter::BeginStatement(TransactionBuffer* txn,
   timestamp_ = timestamp;
   ++statement_;
   annotated_ = query.empty();
-  query_.assign(query.data(), query.size());
+  // query_ is read only when there is one, stmt_tables_ always.
+  if (!query.empty()) query_.assign(query.data(), query.size());
   rows_written_ = false;
   cur_open_ = false;
-  stmt_tables_.assign(tables.begin(), tables.end());
+  if (!tables.empty() || !stmt_tables_.empty()) {
+    stmt_tables_.assign(tables.begin(), tables.end());
+  }
   return absl::OkStatus();
 }
 
 void RowsWriter::MapTable(Table* tab) {
-  txn_->AppendEvent(kTableMapEvent, o_.server_id, timestamp_, 0, tab->table_map);
+  txn_->AppendPreparedEvent(tab->table_map, timestamp_, 0);
   tab->mapped_in = statement_;
 }
 
@@ -573,12 +616,17 @@ absl::Status RowsWriter::UnmappedError(const Table& tab) const {
       "event was already written: name it in BeginStatement"));
 }
 
+bool RowsWriter::Continues(TableHandle t, RowsKind kind, const std::string* bits1,
+                           const std::string* bits2) const {
+  return cur_open_ && cur_table_ == t && cur_kind_ == kind &&
+         txn_->appended_event_count() == cur_event_ + 1 && SameBits(0, bits1) &&
+         (bits2 == nullptr || SameBits(1, bits2));
+}
+
 char* RowsWriter::RowSpace(TableHandle t, RowsKind kind, const std::string* bits1,
                            const std::string* bits2, size_t row_size) {
   const bool fits =
-      cur_open_ && cur_table_ == t && cur_kind_ == kind &&
-      txn_->appended_event_count() == cur_event_ + 1 && SameBits(0, bits1) &&
-      (bits2 == nullptr || SameBits(1, bits2)) &&
+      Continues(t, kind, bits1, bits2) &&
       txn_->appended_event_size(cur_event_) + row_size <= o_.max_event_size;
   if (__builtin_expect(fits, 1)) return txn_->ExtendLastEvent(row_size);
   return StartRowsEvent(t, kind, bits1, bits2, row_size);
@@ -626,30 +674,40 @@ char* RowsWriter::StartRowsEvent(TableHandle t, RowsKind kind,
     }
     if (tab.mapped_in != statement_) MapTable(&tab);
   }
-  const bool v2 = o_.flavor == LogFlavor::kMySQL;
   const size_t nb = (ncols + 7) / 8;
-  const size_t head = 8 + (v2 ? 2 : 0) + PackedIntSize(ncols) + nb * (update ? 2 : 1);
   // The event header, its post-header and bitmaps, and the first row in
-  // one reservation.
-  char* p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0,
-                              head + row_size);
-  StoreLeN(p, tab.def.table_id, 6);
-  StoreLe16(p + 6, 0);
-  p += 8;
-  if (v2) {
-    StoreLe16(p, 2);  // extra_data_len: the length field alone
-    p += 2;
+  // one reservation: the prepared head when the bitmaps are the kind's
+  // default ones (every INSERT and DELETE, and UPDATEs without `changed`).
+  char* p;
+  const std::string* def1 = kind == RowsKind::kWrite ? &tab.all_bits : &tab.before_bits;
+  if (bits1 == def1 && (!update || bits2 == &tab.all_bits)) {
+    p = txn_->AppendPreparedEvent(tab.rows_head[static_cast<int>(kind)], timestamp_,
+                                  row_size);
+  } else {
+    const bool v2 = o_.flavor == LogFlavor::kMySQL;
+    const size_t head =
+        8 + (v2 ? 2 : 0) + PackedIntSize(ncols) + nb * (update ? 2 : 1);
+    p = txn_->AppendEvent(RowsType(kind), o_.server_id, timestamp_, 0, head + row_size);
+    StoreLeN(p, tab.def.table_id, 6);
+    StoreLe16(p + 6, 0);
+    p += 8;
+    if (v2) {
+      StoreLe16(p, 2);  // extra_data_len: the length field alone
+      p += 2;
+    }
+    p = StorePackedInt(p, ncols);
+    std::memcpy(p, bits1->data(), nb);
+    p += nb;
+    if (update) {
+      std::memcpy(p, bits2->data(), nb);
+      p += nb;
+    }
   }
-  p = StorePackedInt(p, ncols);
-  std::memcpy(p, bits1->data(), nb);
-  p += nb;
   if (cur_bits_src_[0] != bits1 || bits1 == &scratch_bits_) {
     cur_bits_[0].assign(*bits1);
     cur_bits_src_[0] = bits1 == &scratch_bits_ ? nullptr : bits1;
   }
   if (update) {
-    std::memcpy(p, bits2->data(), nb);
-    p += nb;
     if (cur_bits_src_[1] != bits2 || bits2 == &scratch_bits_) {
       cur_bits_[1].assign(*bits2);
       cur_bits_src_[1] = bits2 == &scratch_bits_ ? nullptr : bits2;
@@ -719,21 +777,34 @@ absl::Status RowsWriter::RecordRow(TableHandle t, RowsKind kind,
       plan2 = &scratch_plan_;
     }
   }
-  uint32_t* lens1 = lens_.data();
-  uint32_t* lens2 = lens1 + plan1->step_count();
   uint32_t bad = 0;
-  int64_t size = plan1->Size(first.data(), lens1, &bad);
-  int64_t size2 = 0;
-  if (size >= 0 && update) size2 = plan2->Size(second.data(), lens2, &bad);
-  if (size < 0 || size2 < 0) return RecordError(tab, bad);
-  const size_t row_size = static_cast<size_t>(size + size2);
+  int64_t bound = plan1->Bound(first.data(), &bad);
+  int64_t bound2 = 0;
+  if (bound >= 0 && update) bound2 = plan2->Bound(second.data(), &bad);
+  if (bound < 0 || bound2 < 0) return RecordError(tab, bad);
   if (tab.mapped_in != statement_ && rows_written_) return UnmappedError(tab);
 
   if (o_.writeset) AddWritesetRecord(tab, first.data(), update ? second.data() : nullptr);
 
-  char* p = RowSpace(t, kind, bits1, bits2, row_size);
-  p = plan1->Pack(first.data(), lens1, p);
-  if (update) plan2->Pack(second.data(), lens2, p);
+  // Packed in one pass into room at the end of the current Rows event (a
+  // new one first if the row cannot join it), then kept.
+  const bool joins = Continues(t, kind, bits1, bits2);
+  if (!joins) StartRowsEvent(t, kind, bits1, bits2, 0);
+  char* p = txn_->LastEventRoom(static_cast<size_t>(bound + bound2));
+  char* end = plan1->Pack(first.data(), p);
+  if (update) end = plan2->Pack(second.data(), end);
+  const size_t row_size = static_cast<size_t>(end - p);
+  if (__builtin_expect(
+          joins && txn_->appended_event_size(cur_event_) + row_size > o_.max_event_size,
+          0)) {
+    // The row opens the next event instead (an event holds at least one).
+    txn_->ExtendLastEvent(0);
+    p = StartRowsEvent(t, kind, bits1, bits2, row_size);
+    end = plan1->Pack(first.data(), p);
+    if (update) plan2->Pack(second.data(), end);
+    return absl::OkStatus();
+  }
+  txn_->ExtendLastEvent(row_size);
   return absl::OkStatus();
 }
 

@@ -153,7 +153,7 @@ class RowsWriter {
   const TableDef& table(TableHandle t) const { return tables_[t].def; }
   // The prepared Table_map body of `t` (what each statement copies).
   absl::string_view table_map_body(TableHandle t) const {
-    return tables_[t].table_map;
+    return absl::string_view(tables_[t].table_map).substr(kTableMapHead);
   }
 
   // Starts a statement whose events go to `txn` with header `timestamp`.
@@ -224,9 +224,17 @@ class RowsWriter {
     std::vector<KeyPart> parts;
   };
 
+  // The event header before a prepared event's body.
+  static constexpr size_t kTableMapHead = 19;
   struct Table {
     TableDef def;
+    // The Table_map event's header and body, as each statement copies
+    // them (TransactionBuffer::AppendPreparedEvent).
     std::string table_map;
+    // The head of a Rows event of each kind (RowsKind's order) with the
+    // default images' bitmaps: header, post-header, column count and
+    // bitmaps, up to the first row.
+    std::string rows_head[3];
     std::vector<ColumnCodec> codecs;
     // Columns of each image by default, as bitmaps and index lists.
     std::string all_bits, before_bits;
@@ -251,6 +259,10 @@ class RowsWriter {
   explicit RowsWriter(const RowsWriterOptions& o) : o_(o) {}
   absl::Status Row(TableHandle t, RowsKind kind, const Image& first,
                    const Image& second);
+  // True if a row of table `t`, `kind` and these bitmaps belongs in the
+  // current Rows event (size aside).
+  bool Continues(TableHandle t, RowsKind kind, const std::string* bits1,
+                 const std::string* bits2) const;
   // Where a row of `row_size` bytes goes: the end of the current Rows
   // event when it fits there, else (StartRowsEvent) a new one.
   // FailedPrecondition (null) if the table is not mapped in the statement
@@ -346,10 +358,8 @@ class RowsWriter {
   // Scratch for an UPDATE's after image with `changed` columns.
   std::string scratch_bits_;
   std::vector<uint32_t> scratch_cols_;
-  // The record path: the plan of an after image with `changed` columns,
-  // and the variable lengths of a row's images (two images' steps).
+  // The record path: the plan of an after image with `changed` columns.
   record_internal::RecordImagePlan scratch_plan_;
-  std::vector<uint32_t> lens_;
 };
 
 }  // namespace binlog

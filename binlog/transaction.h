@@ -286,6 +286,20 @@ class TransactionBuffer {
     return p;
   }
 
+  // Room for up to `n` more bytes at the last event's end: where
+  // ExtendLastEvent(k) for any k <= n puts its bytes, and it will not move
+  // the buffer. For encoders that learn a piece's size as they write it:
+  // they write it here, then ExtendLastEvent(size) keeps it. The event is
+  // unchanged until then but for its footer placeholder, which the room
+  // overlaps and ExtendLastEvent rewrites (ExtendLastEvent(0) rewrites it
+  // alone). May move the buffer: earlier pointers into it become invalid.
+  // REQUIRES: an event was appended since the last Clear().
+  char* LastEventRoom(size_t n) {
+    written_ = nullptr;
+    if (size_ + n > capacity_) Grow(n);
+    return buf_.get() + size_ - (checksums_ ? kChecksumSize : 0);
+  }
+
   // The body of the last appended event, writable in place (for example
   // to set a flag once the event is complete). Valid until the next
   // Append*/Extend*/Clear call. REQUIRES: !empty().
@@ -297,6 +311,18 @@ class TransactionBuffer {
   // Appends an event whose body is `body` (one copy).
   void AppendEvent(uint8_t type, uint32_t server_id, uint32_t timestamp,
                    uint16_t flags, absl::string_view body);
+
+  // Appends an event whose first bytes the caller prepared once for many
+  // events: `head` is its 19-byte header, whose type, server_id and flags
+  // are taken as they are (timestamp, event_size and log_pos are written
+  // here: `timestamp`, the event's size, 0), then the start of its body.
+  // `tail` more body bytes follow, uninitialized; returns a pointer to
+  // them. The event equals AppendEvent(type, server_id, timestamp, flags,
+  // head.size() - 19 + tail) with the body's start copied from `head`, in
+  // one copy (binlog/rows_writer.h keeps its Table_map events and Rows
+  // event heads so). REQUIRES: head.size() >= 19.
+  char* AppendPreparedEvent(absl::string_view head, uint32_t timestamp,
+                            size_t tail);
 
   // Appends an event the caller encoded completely: a 19-byte header whose
   // event_size equals event.size(), the body, and (with checksums) a 4-byte
@@ -484,7 +510,14 @@ class TransactionBuffer {
     return events_[i < head_events_ ? i : i - spilled_events_];
   }
 
-  char* Reserve(size_t n);
+  // `n` more bytes at the end; Grow makes room for `n` more (out of line).
+  char* Reserve(size_t n) {
+    if (__builtin_expect(size_ + n > capacity_, 0)) Grow(n);
+    char* p = buf_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  void Grow(size_t n);
   char* ExtendLastEventSlow(size_t n);
   // Before appending an event of `n` bytes: spills the completed events if
   // the memory limit would be passed, and checks max_size.

@@ -655,6 +655,66 @@ TEST_P(BufferEventTest, AppendEventWithBodyCopiesIt) {
   EXPECT_EQ(ev.substr(19, 9), absl::string_view("\x02" "abcdefgh", 9));
 }
 
+// A prepared head (header and the body's start) with a tail: the event
+// AppendEvent writes for the same fields and body, whatever the head's
+// timestamp, event_size and log_pos held.
+TEST_P(BufferEventTest, AppendPreparedEventEqualsAppendEvent) {
+  for (size_t tail : {size_t{0}, size_t{1}, size_t{300}, size_t{5000}}) {
+    std::string head(19, '\xee');
+    EventHeader h;
+    h.timestamp = 0xdeadbeef;
+    h.type = kWriteRowsEvent;
+    h.server_id = 77;
+    h.event_size = 0x12345678;
+    h.log_pos = 999;
+    h.flags = 0x0040;
+    EncodeHeader(h, head.data());
+    head += "post-header and bitmaps";
+    const std::string body_tail(tail, 'q');
+    TransactionBuffer prepared(checksums()), plain(checksums());
+    for (TransactionBuffer* t : {&prepared, &plain}) {
+      t->AppendEvent(kQueryEvent, 1, 2, 0, absl::string_view("before"));
+    }
+    char* p = prepared.AppendPreparedEvent(head, 1234, tail);
+    if (tail != 0) std::memcpy(p, body_tail.data(), tail);
+    char* q = plain.AppendEvent(kWriteRowsEvent, 77, 1234, 0x0040,
+                                head.size() - 19 + tail);
+    std::memcpy(q, head.data() + 19, head.size() - 19);
+    if (tail != 0) std::memcpy(q + head.size() - 19, body_tail.data(), tail);
+    EXPECT_EQ(prepared.appended_data(), plain.appended_data()) << tail;
+    ASSERT_EQ(prepared.appended_event_count(), 2u);
+    EXPECT_EQ(prepared.appended_event_size(1), plain.appended_event_size(1));
+    // And it can grow in place as AppendEvent's can.
+    std::memcpy(prepared.ExtendLastEvent(3), "end", 3);
+    std::memcpy(plain.ExtendLastEvent(3), "end", 3);
+    EXPECT_EQ(prepared.appended_data(), plain.appended_data()) << tail;
+  }
+}
+
+// Bytes written into LastEventRoom and kept with ExtendLastEvent equal
+// ExtendLastEvent's own; room written and not kept (ExtendLastEvent(0))
+// leaves the event as it was, footer placeholder included; the room
+// survives growing the buffer.
+TEST_P(BufferEventTest, LastEventRoomKeepsWhatExtendLastEventKeeps) {
+  TransactionBuffer room(checksums()), plain(checksums());
+  for (TransactionBuffer* t : {&room, &plain}) {
+    std::memcpy(t->AppendEvent(kWriteRowsEvent, 3, 4, 0, 5), "head.", 5);
+  }
+  for (size_t n : {size_t{0}, size_t{7}, size_t{3000}, size_t{70000}}) {
+    const std::string piece(n, static_cast<char>('a' + n % 26));
+    char* r = room.LastEventRoom(n + 100);
+    std::memcpy(r, piece.data(), n);
+    std::memset(r + n, 'x', 100);  // written, not kept
+    EXPECT_EQ(room.ExtendLastEvent(n), r);
+    if (n != 0) std::memcpy(plain.ExtendLastEvent(n), piece.data(), n);
+    EXPECT_EQ(room.appended_data(), plain.appended_data()) << n;
+    const std::string before(room.appended_data());
+    std::memset(room.LastEventRoom(64), 'y', 64);
+    room.ExtendLastEvent(0);
+    EXPECT_EQ(room.appended_data(), before) << n;
+  }
+}
+
 // --- AppendEncodedEvent -----------------------------------------------------
 
 // A header-only event (19 bytes, plus the footer with checksums), built

@@ -448,6 +448,79 @@ TEST(RecordPathTest, CharTrimmingFindsTheLastNonPadByte) {
   }
 }
 
+// Each trimming implementation the CPU has (AVX-512 BW, AVX2, SSE2: they
+// differ in block sizes and in how they end) against a byte loop, for
+// every slot size 0..300 and a few larger ones, every used length, both
+// pads, at several alignments, with non-pad bytes just outside the slot.
+TEST(RecordPathTest, EveryTrimLevelGivesTheSameLengths) {
+  std::vector<uint32_t> slots;
+  for (uint32_t s = 0; s <= 300; ++s) slots.push_back(s);
+  for (uint32_t s : {383u, 384u, 385u, 480u, 511u, 512u, 1020u}) slots.push_back(s);
+  std::vector<uint8_t> buf(8 + 1024 + 8);
+  for (int level = 0; level <= record_internal::TrimLevel(); ++level) {
+    for (uint8_t pad : {uint8_t{' '}, uint8_t{0}}) {
+      for (uint32_t slot : slots) {
+        const size_t at = 1 + slot % 7;  // alignment
+        for (uint32_t len = 0; len <= slot; ++len) {
+          std::fill(buf.begin(), buf.end(), uint8_t{'x'});
+          std::memset(buf.data() + at, pad, slot);
+          for (uint32_t i = 0; i < len; ++i) buf[at + i] = (i % 5 == 2) ? pad : 'a';
+          if (len > 0) buf[at + len - 1] = 'z';
+          ASSERT_EQ(record_internal::TrimmedLengthAt(level, buf.data() + at, slot, pad),
+                    len)
+              << "level " << level << " slot " << slot << " pad " << int{pad};
+        }
+      }
+    }
+  }
+}
+
+// Pack's variants (its loop compiled for AVX-512 BW, and the portable one
+// with each trimming level) write the same images: CHARs of every used
+// length in two slot sizes and both pads, with VARCHAR, BLOB, fixed
+// columns and NULLs around them.
+TEST(RecordPathTest, EveryPackVariantWritesTheSameImage) {
+  TableDef t;
+  t.table_id = 9;
+  t.table = "t";
+  t.columns = {Col(kColString, 40, 8), Col(kColLong), Col(kColString, 1020, 255),
+               Col(kColVarchar, 300, 8), Col(kColString, 20, 63), Col(kColBlob, 2),
+               Col(kColTiny)};
+  for (ColumnDef& c : t.columns) c.nullable = true;
+  const RecordLayout l = ServerRecordLayout(t);
+  std::vector<record_internal::RecordColumn> cols;
+  ASSERT_TRUE(record_internal::ResolveColumns(t, l, &cols).ok());
+  record_internal::RecordImagePlan plan;
+  const std::vector<uint32_t> image = {0, 1, 2, 3, 4, 5, 6};
+  plan.Compile(cols, image, true);
+  std::string text;
+  for (int i = 0; i < 1020; ++i) text.push_back(i % 9 == 4 ? ' ' : static_cast<char>('a' + i % 26));
+  for (size_t len = 0; len <= 1020; ++len) {
+    const absl::string_view v(text.data(), len);
+    const std::string binary(len % 21, '\x07');
+    std::vector<Value> row = {Value::Bytes(v.substr(0, std::min<size_t>(len, 40))),
+                              Value::Int(static_cast<int>(len)),
+                              Value::Bytes(v),
+                              Value::Bytes(v.substr(0, std::min<size_t>(len, 300))),
+                              Value::Bytes(binary),
+                              Value::Bytes(v),
+                              Value::Int(1)};
+    if (len % 5 == 1) row[len % 7] = Value::Null();
+    const Record rec = ToRecord(t, l, row);
+    uint32_t bad = 0;
+    const int64_t bound = plan.Bound(rec.data(), &bad);
+    ASSERT_GE(bound, 0);
+    std::string best(static_cast<size_t>(bound), '\0');
+    const size_t n = static_cast<size_t>(plan.Pack(rec.data(), best.data()) - best.data());
+    best.resize(n);
+    for (int level = 0; level <= record_internal::TrimLevel(); ++level) {
+      std::string got(static_cast<size_t>(bound), '\0');
+      got.resize(static_cast<size_t>(plan.PackAt(level, rec.data(), got.data()) - got.data()));
+      ASSERT_EQ(got, best) << "level " << level << " length " << len;
+    }
+  }
+}
+
 // Strings of every length 0..300 (the copies take size-dependent paths):
 // the same bytes as the Value path.
 TEST(RecordPathTest, EveryStringLengthCopiesExactly) {
