@@ -8,8 +8,10 @@
 // Each case builds insert transactions of one statement: its Table_map and
 // one Rows event of `rows` rows (1 or 5), for `table` 0 (sysbench's
 // sbtest1: id INT, k INT, c CHAR(120), pad CHAR(60), utf8mb4, about 190
-// bytes a row) or 1 (a 20-column table of mixed types). Gtid, BEGIN and
-// Xid are left out: they are the same in all three paths.
+// bytes a row) or 1 (a 20-column table of mixed types); records also 2
+// (an INT and a 16 KiB MEDIUMBLOB: each row larger than max_event_size,
+// in a Rows event of its own). Gtid, BEGIN and Xid are left out: they are
+// the same in all three paths.
 //
 //   BM_RowWriter             the table described once; per transaction
 //                            Clear, BeginStatement, Insert x rows,
@@ -94,6 +96,16 @@ Fixture MakeFixture(int table) {
     f.strings.push_back(std::move(s));
     return Value::Bytes(f.strings.back());
   };
+  if (table == 2) {
+    // Rows larger than an event (16 KiB MEDIUMBLOBs, max_event_size 8192):
+    // each row opens an event of its own.
+    f.def.schema = "shop";
+    f.def.table = "images";
+    f.def.columns = {Col(kColLong), Col(kColBlob, 3)};
+    f.def.primary_key = {0};
+    f.row = {Value::Int(1), str(std::string(16 << 10, 'b'))};
+    return f;
+  }
   if (table == 0) {
     f.def = testutil::SbtestTable(84);
     // sysbench's c and pad: groups of 11 digits joined by '-'.
@@ -449,6 +461,7 @@ BENCHMARK(BM_RowWriter)
     ->ArgNames({"rows", "table", "writeset"});
 BENCHMARK(BM_RowWriterRecord)
     ->ArgsProduct({{1, 5}, {0, 1}, {0, 1}})
+    ->Args({5, 2, 0})
     ->ArgNames({"rows", "table", "writeset"});
 BENCHMARK(BM_WritesetAssign)
     ->ArgsProduct({{1, 5}, {1000, 1000000}})

@@ -415,8 +415,7 @@ void RecordImagePlan::Compile(absl::Span<const RecordColumn> cols,
   if (maria && image.size() % 8 != 0) {
     last_init_ = static_cast<uint8_t>(0xff << (image.size() % 8));
   }
-  any_nullable_ = false;
-  any_variable_ = false;
+  slack_ = 0;
   for (size_t k = 0; k < image.size(); ++k) {
     const RecordColumn& c = cols[image[k]];
     Step s;
@@ -431,8 +430,7 @@ void RecordImagePlan::Compile(absl::Span<const RecordColumn> cols,
     s.fixed = c.form == RecordColumn::kFixed ? c.size : c.prefix;
     s.column = image[k];
     fixed_ += s.fixed;
-    any_nullable_ |= c.null_bit != 0;
-    any_variable_ |= c.form != RecordColumn::kFixed;
+    if (c.null_bit != 0) slack_ += s.fixed;  // not written when NULL
     // A NOT NULL fixed column right after the previous one in the record
     // joins its copy.
     if (!steps_.empty() && s.form == RecordColumn::kFixed && s.null_bit == 0) {
@@ -444,7 +442,10 @@ void RecordImagePlan::Compile(absl::Span<const RecordColumn> cols,
         continue;
       }
     }
-    if (s.form == RecordColumn::kChar) char_slots_ += s.size;
+    if (s.form == RecordColumn::kChar) {
+      char_slots_ += s.size;
+      slack_ += s.size;  // trimmed to nothing at most
+    }
     if (s.form == RecordColumn::kVarchar || s.form == RecordColumn::kBlob) {
       checked_.push_back(static_cast<uint32_t>(steps_.size()));
     }
@@ -500,8 +501,9 @@ __attribute__((always_inline)) inline char* PackSteps(const RecordImagePlan::Ste
         p += s->size;
         break;
       case RecordColumn::kVarchar: {
-        // The record's length prefix is the image's (Bound checked it; the
-        // bound holds even if the record changed since).
+        // The record's length prefix is the image's (Bound checked it;
+        // the record must not change between Bound and Pack: see
+        // RowsWriter::InsertRecord).
         size_t len = s->prefix == 1 ? src[0] : LoadLe16(reinterpret_cast<const char*>(src));
         if (len > s->size) len = s->size;
         CopyBytes(p, src, s->prefix + len);

@@ -170,6 +170,10 @@ class RecordImagePlan {
   // Writes the image of a record Bound accepted (at most Bound's bytes)
   // and returns its end.
   char* Pack(const uint8_t* rec, char* out) const;
+  // How much smaller than Bound's value the image can be: the CHAR slots
+  // (trimmed) and the bytes of nullable columns (left out when NULL). An
+  // image is at least Bound() - slack() bytes.
+  uint32_t slack() const { return slack_; }
   // Pack with the CHAR trimming of `level` (TrimmedLengthAt; at or above
   // TrimLevel(): Pack itself). For tests: every level packs alike.
   char* PackAt(int level, const uint8_t* rec, char* out) const;
@@ -196,8 +200,7 @@ class RecordImagePlan {
   uint32_t char_slots_ = 0;  // the CHAR steps' slot sizes
   uint32_t nb_ = 0;     // NULL bitmap bytes
   uint8_t last_init_ = 0;  // initial last NULL byte (MariaDB's high bits)
-  bool any_nullable_ = false;
-  bool any_variable_ = false;
+  uint32_t slack_ = 0;  // see slack()
 };
 
 }  // namespace record_internal

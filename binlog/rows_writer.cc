@@ -787,8 +787,19 @@ absl::Status RowsWriter::RecordRow(TableHandle t, RowsKind kind,
   if (o_.writeset) AddWritesetRecord(tab, first.data(), update ? second.data() : nullptr);
 
   // Packed in one pass into room at the end of the current Rows event (a
-  // new one first if the row cannot join it), then kept.
-  const bool joins = Continues(t, kind, bits1, bits2);
+  // new one first if the row cannot join it), then kept. A row that cannot
+  // fit even at its smallest (CHARs empty, nullable columns NULL) opens
+  // the next event before it is packed: packed once, not twice (a large
+  // BLOB row).
+  bool joins = Continues(t, kind, bits1, bits2);
+  if (joins) {
+    const int64_t least = bound + bound2 - plan1->slack() -
+                          (update ? plan2->slack() : 0);
+    if (txn_->appended_event_size(cur_event_) + static_cast<uint64_t>(least) >
+        o_.max_event_size) {
+      joins = false;
+    }
+  }
   if (!joins) StartRowsEvent(t, kind, bits1, bits2, 0);
   char* p = txn_->LastEventRoom(static_cast<size_t>(bound + bound2));
   char* end = plan1->Pack(first.data(), p);

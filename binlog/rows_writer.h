@@ -181,7 +181,9 @@ class RowsWriter {
   // and errors as the Value calls for the same rows; the bytes of
   // fixed-size columns are taken as they are (unchecked), the lengths of
   // variable ones are checked (InvalidArgument). InvalidArgument if the
-  // table was described without a layout.
+  // table was described without a layout. The record, and the bytes its
+  // BLOB pointers reach, must not change during the call: the row is
+  // sized from them, then copied from them.
   absl::Status InsertRecord(TableHandle t, absl::Span<const uint8_t> record);
   absl::Status UpdateRecord(TableHandle t, absl::Span<const uint8_t> before,
                             absl::Span<const uint8_t> after,

@@ -293,6 +293,8 @@ class TransactionBuffer {
   // unchanged until then but for its footer placeholder, which the room
   // overlaps and ExtendLastEvent rewrites (ExtendLastEvent(0) rewrites it
   // alone). May move the buffer: earlier pointers into it become invalid.
+  // The memory limit (spilling) and max_size are not checked here: the
+  // next Append* checks them, as after ExtendLastEvent.
   // REQUIRES: an event was appended since the last Clear().
   char* LastEventRoom(size_t n) {
     written_ = nullptr;

@@ -512,6 +512,10 @@ TEST(RecordPathTest, EveryPackVariantWritesTheSameImage) {
     ASSERT_GE(bound, 0);
     std::string best(static_cast<size_t>(bound), '\0');
     const size_t n = static_cast<size_t>(plan.Pack(rec.data(), best.data()) - best.data());
+    // Bound is what the writer reserves, Bound - slack what it assumes at
+    // least when it decides a row opens the next event.
+    ASSERT_LE(n, static_cast<size_t>(bound)) << "length " << len;
+    ASSERT_GE(n, static_cast<size_t>(bound) - plan.slack()) << "length " << len;
     best.resize(n);
     for (int level = 0; level <= record_internal::TrimLevel(); ++level) {
       std::string got(static_cast<size_t>(bound), '\0');
