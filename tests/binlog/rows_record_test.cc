@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "binlog/event.h"
 #include "binlog/format.h"
 #include "binlog/rows.h"
 #include "binlog/rows_decode.h"
@@ -703,6 +704,80 @@ TEST(DecimalBinaryTest, PacksAsTheTextFormAndIsChecked) {
   ASSERT_TRUE(w.KeyHash(*h, 0, {Value::Decimal("0.000")}, &h1));
   ASSERT_TRUE(w.KeyHash(*h, 0, {Value::DecimalBinary(neg_zero)}, &h2));
   EXPECT_EQ(h1, h2);
+}
+
+// The Table_map and Rows heads are built once per described table and
+// copied per statement: what changes per statement (timestamp, size,
+// STMT_END_F) is patched into each copy, and what belongs to the writer or
+// the table (server id, table id) is the writer's and the table's, also
+// for a table described again under another id.
+TEST(RecordPathTest, PreparedHeadsCarryEachStatementsOwnFields) {
+  for (bool records : {false, true}) {
+    SCOPED_TRACE(records ? "records" : "values");
+    RowsWriterOptions o;
+    o.server_id = 4242;
+    o.max_event_size = 600;  // 5 sysbench rows: more than one Rows event
+    RowsWriter w = *RowsWriter::Create(o);
+    TableDef t1 = testutil::SbtestTable(84);
+    TableDef t2 = t1;
+    t2.table_id = 85;  // the same table described again
+    const RecordLayout l = ServerRecordLayout(t1);
+    auto h1 = w.DescribeTable(t1, l);
+    auto h2 = w.DescribeTable(t2, l);
+    ASSERT_TRUE(h1.ok() && h2.ok());
+    const std::string c(119, '1'), pad(59, '2');
+    const std::vector<Value> row = {Value::Int(1), Value::Int(7), Value::Bytes(c),
+                                    Value::Bytes(pad)};
+    Record rec = ToRecord(t1, l, row);
+    auto insert = [&](RowsWriter::TableHandle h) {
+      return records ? w.InsertRecord(h, rec) : w.Insert(h, row);
+    };
+    TransactionBuffer txn(true);
+    // Statement 1 at 1000: 5 rows of table 84; statement 2 at 2000: a row
+    // of table 85, then 5 of table 84.
+    ASSERT_TRUE(w.BeginStatement(&txn, 1000, "", {*h1}).ok());
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(insert(*h1).ok());
+    ASSERT_TRUE(w.EndStatement().ok());
+    const size_t first_statement_events = txn.appended_event_count();
+    ASSERT_TRUE(w.BeginStatement(&txn, 2000, "", {*h2, *h1}).ok());
+    ASSERT_TRUE(insert(*h2).ok());
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(insert(*h1).ok());
+    ASSERT_TRUE(w.EndStatement().ok());
+
+    const std::string data(txn.appended_data());
+    size_t at = 0, index = 0;
+    std::vector<uint64_t> maps[2], rows_of[2];
+    std::vector<uint16_t> rows_flags[2];
+    while (at < data.size()) {
+      const EventHeader h = DecodeHeader(absl::string_view(data).substr(at));
+      ASSERT_GE(h.event_size, kHeaderSize + 6 + kChecksumSize);
+      ASSERT_LE(at + h.event_size, data.size());
+      const int st = index < first_statement_events ? 0 : 1;
+      EXPECT_EQ(h.server_id, 4242u) << "event " << index;
+      EXPECT_EQ(h.timestamp, st == 0 ? 1000u : 2000u) << "event " << index;
+      const char* body = data.data() + at + kHeaderSize;
+      const uint64_t table_id = LoadLeN(body, 6);
+      if (h.type == kTableMapEvent) maps[st].push_back(table_id);
+      if (h.type == kWriteRowsEvent) {
+        rows_of[st].push_back(table_id);
+        rows_flags[st].push_back(static_cast<uint16_t>(LoadLeN(body + 6, 2)));
+      }
+      at += h.event_size;
+      ++index;
+    }
+    EXPECT_EQ(maps[0], (std::vector<uint64_t>{84}));
+    EXPECT_EQ(maps[1], (std::vector<uint64_t>{85, 84}));
+    for (int st = 0; st < 2; ++st) {
+      ASSERT_GE(rows_of[st].size(), 2u) << "statement " << st;
+      for (size_t i = 0; i < rows_flags[st].size(); ++i) {
+        const bool last = i + 1 == rows_flags[st].size();
+        EXPECT_EQ((rows_flags[st][i] & kRowsStmtEndF) != 0, last)
+            << "statement " << st << " Rows event " << i;
+      }
+    }
+    EXPECT_EQ(rows_of[1].front(), 85u);
+    EXPECT_EQ(rows_of[1].back(), 84u);
+  }
 }
 
 TEST(RecordPathTest, SteadyStateAllocatesNothing) {
