@@ -433,17 +433,27 @@ TEST_P(TailRingReaderTest, AReaderBehindTheRingReadsTheFileAndComesBack) {
 // A log of 2000 transactions of `payload` bytes, all of them in a 1 MiB
 // ring (a reader, `keep`, is registered while they are written: the ring
 // copies nothing without one), published by one sync.
+enum class RingLogKind { kPlain, kEncrypted, kCompressed };
 struct RingLog {
   std::string dir;
+  std::unique_ptr<MemoryKeyring> keyring;  // kEncrypted
   std::unique_ptr<Binlog> log;
   std::unique_ptr<Reader> keep;
 };
-void OpenRingLog(size_t payload, RingLog* out) {
-  out->dir = NewTempDir(absl::StrCat("ring_within_", payload));
+void OpenRingLog(size_t payload, RingLog* out,
+                 RingLogKind kind = RingLogKind::kPlain) {
+  out->dir = NewTempDir(absl::StrCat("ring_within_", payload, "_",
+                                     static_cast<int>(kind)));
   Options o = RingOptions();
   o.reader_ring_bytes = 1 << 20;
   o.max_file_size = 8 << 20;
   o.sync_every_n = 0;
+  if (kind == RingLogKind::kEncrypted) {
+    out->keyring = std::make_unique<MemoryKeyring>();
+    o.keyring = out->keyring.get();
+    o.encryption = true;
+  }
+  if (kind == RingLogKind::kCompressed) o.compression = io::Codec::kZstd;
   auto log = Binlog::Open(out->dir, "binlog", o);
   ASSERT_TRUE(log.ok()) << log.status();
   out->log = std::move(*log);
@@ -493,6 +503,68 @@ TEST_P(TailRingReaderTest, AReaderWithinTheRingLeavesTheFileAtItsWindowsEnd) {
   }
   EXPECT_GT(in_header, 0);
   EXPECT_GT(in_body, 0);
+}
+
+// The same in an encrypted log (the file window is decrypted, the ring
+// holds plaintext) and a compressed one (Transaction_payload events, raw
+// for batches, expanded by Next), and for a reader that mixes Next and
+// NextBatch.
+TEST_P(TailRingReaderTest, EncryptedAndCompressedLogsLeaveTheFileAtTheWindowsEnd) {
+  for (RingLogKind kind : {RingLogKind::kEncrypted, RingLogKind::kCompressed}) {
+    SCOPED_TRACE(kind == RingLogKind::kEncrypted ? "encrypted" : "compressed");
+    RingLog rl;
+    OpenRingLog(250, &rl, kind);
+    ReaderOptions ro;
+    ro.buffer_size = kSmallWindow;
+    if (batch()) ro.payloads = PayloadMode::kRaw;
+    auto r = rl.log->NewReader(ro);
+    ASSERT_TRUE(r.ok());
+    std::vector<EventRef> tail;
+    ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+    EXPECT_EQ(Reads(**r), 1u) << "the first window only";
+    ASSERT_TRUE(rl.log->Close().ok());
+    ASSERT_TRUE(Drain(r->get(), batch(), &tail).ok());
+    std::unique_ptr<io::FileSystem> fs;
+    if (rl.keyring != nullptr) {
+      fs = NewDecryptingFileSystem(io::FileSystem::Default(), rl.keyring.get());
+    }
+    ExpectSameAsAtRest(rl.dir, tail, batch(), fs.get());
+  }
+}
+
+TEST(TailRingWindowTest, AReaderMixingNextAndNextBatchGetsEveryEventOnce) {
+  RingLog rl;
+  OpenRingLog(250, &rl);
+  ReaderOptions ro;
+  ro.buffer_size = kSmallWindow;
+  auto r = rl.log->NewReader(ro);
+  ASSERT_TRUE(r.ok());
+  std::vector<EventRef> tail;
+  EventBatch b;
+  Event ev;
+  for (int call = 0;; ++call) {
+    if (call % 3 == 2) {
+      absl::Status s = (*r)->NextBatch(&b);
+      if (absl::IsOutOfRange(s)) break;
+      ASSERT_TRUE(s.ok()) << s;
+      for (size_t i = 0; i < b.size(); ++i) {
+        absl::string_view e = b.event(i);
+        const uint64_t off = b.offset + b.starts[i];
+        tail.push_back(EventRef{b.file_number, off, off + e.size(),
+                                static_cast<uint8_t>(e[kTypeOffset]), std::string(e)});
+      }
+    } else {
+      absl::Status s = (*r)->Next(&ev);
+      if (absl::IsOutOfRange(s)) break;
+      ASSERT_TRUE(s.ok()) << s;
+      tail.push_back(EventRef{ev.file_number, ev.offset, ev.end_offset,
+                              ev.header.type, std::string(ev.data)});
+    }
+  }
+  EXPECT_EQ(Reads(**r), 1u) << "the first window only";
+  ASSERT_TRUE(rl.log->Close().ok());
+  ASSERT_TRUE(Drain(r->get(), /*batch=*/false, &tail).ok());
+  ExpectSameAsAtRest(rl.dir, tail, /*batch=*/false);
 }
 
 // The event across the window's end has its header in the window (file
