@@ -65,7 +65,11 @@
 // (Options::reader_ring_bytes, binlog/tail_ring.h; NextBatch returns views
 // of it), without a system call or a copy; a reader behind the ring reads
 // the file in windows of ReaderOptions::buffer_size and returns to the
-// ring when it reaches it. The events are the same either way.
+// ring at the end of the first window after the ring holds its position
+// (the file is read at most one window past that point). The events are
+// the same either way; an event whose header came from the file window
+// and whose rest from the ring is returned only if the file's header
+// equals the ring's, else it is read from the file and verified.
 //
 // Errors (absl::Status from Next):
 //   OutOfRange   no more events now. For a live log, more may come: call
